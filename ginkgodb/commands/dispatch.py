@@ -1,0 +1,51 @@
+"""The one boundary where exceptions become reply documents."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import CommandError, ErrorCode, StorageError
+from .context import CommandContext
+from .registry import COMMANDS
+
+log = logging.getLogger("ginkgodb.commands")
+
+_STORAGE_CODES = {
+    "map_full": (ErrorCode.OperationFailed, "storage is full: {}"),
+    "locked": (ErrorCode.IllegalOperation, "{}"),
+    "corrupt": (ErrorCode.InternalError, "storage is corrupt: {}"),
+    "closed": (ErrorCode.ShutdownInProgress, "the database is shut down: {}"),
+    "io": (ErrorCode.OperationFailed, "storage error: {}"),
+}
+
+
+def command_name(cmd: Mapping[str, Any]) -> str:
+    for key in cmd:
+        return key
+    raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
+
+
+def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    """Run one command document; always returns a reply with `ok` (never raises CommandError)."""
+    try:
+        name = command_name(cmd)
+        spec = COMMANDS.get(name)
+        if spec is None:
+            raise CommandError(ErrorCode.CommandNotFound, f"no such command: '{name}'")
+        if spec.admin_only and cmd.get("$db", "admin") != "admin":
+            raise CommandError(ErrorCode.Unauthorized,
+                               f"{name} may only be run against the admin database.")
+        reply = spec.handler(ctx, cmd)
+        reply["ok"] = 1.0
+        return reply
+    except CommandError as exc:
+        return exc.to_reply()
+    except StorageError as exc:
+        code, fmt = _STORAGE_CODES[exc.kind]
+        return CommandError(code, fmt.format(exc.message)).to_reply()
+    except RecursionError:
+        return CommandError(ErrorCode.Overflow, "BSON nesting too deep").to_reply()
+    except Exception as exc:  # a bug: report it as mongod reports an internal error, and log it
+        log.exception("internal error running %r", dict(cmd) if len(str(cmd)) < 2000 else "<large>")
+        return CommandError(ErrorCode.InternalError, f"internal error: {type(exc).__name__}: {exc}").to_reply()

@@ -1,0 +1,105 @@
+"""The ordered key-value contract every storage engine meets.
+
+Keys and values are bytes; keys sort by unsigned byte order. A write transaction is atomic: all of
+its puts and deletes become visible together at `commit`, or none at `abort`. Only one write
+transaction runs at a time per engine (callers may rely on that: it is how document and index
+writes stay atomic). Read transactions see committed data only.
+
+Scans are half-open: [lo, hi). `prefix_end(p)` gives the hi that covers every key starting with p.
+"""
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from typing import Optional
+
+
+def prefix_end(prefix: bytes) -> Optional[bytes]:
+    """Smallest key greater than every key that starts with `prefix` (None: no such key)."""
+    p = bytearray(prefix)
+    while p:
+        if p[-1] != 0xFF:
+            p[-1] += 1
+            return bytes(p)
+        p.pop()
+    return None
+
+
+class Txn(abc.ABC):
+    """A transaction; use as a context manager (commit on success, abort on exception)."""
+
+    write: bool
+
+    @abc.abstractmethod
+    def get(self, key: bytes) -> Optional[bytes]: ...
+
+    @abc.abstractmethod
+    def put(self, key: bytes, value: bytes) -> None:
+        """REQUIRES: a write transaction."""
+
+    @abc.abstractmethod
+    def delete(self, key: bytes) -> bool:
+        """Remove `key`; True when it existed. REQUIRES: a write transaction."""
+
+    @abc.abstractmethod
+    def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        """Pairs with lo <= key < hi (hi None: to the end), ascending or descending.
+
+        The iterator is valid only inside the transaction; a write transaction must not modify
+        the range it is iterating (collect first, then write)."""
+
+    @abc.abstractmethod
+    def commit(self) -> None: ...
+
+    @abc.abstractmethod
+    def abort(self) -> None: ...
+
+    def __enter__(self) -> "Txn":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+class KVEngine(abc.ABC):
+    """An ordered key-value store. One instance per data directory, opened once."""
+
+    durable: bool = False
+    path: Optional[str] = None
+
+    @abc.abstractmethod
+    def begin(self, write: bool = False) -> Txn: ...
+
+    def scan_chunked(self, lo: bytes, hi: Optional[bytes], reverse: bool = False,
+                     chunk: int = 512) -> Iterator[tuple[bytes, bytes]]:
+        """Like Txn.scan, but each chunk is read in its own short read transaction.
+
+        Long-running cursors use this so they never pin a snapshot (or a lock) between batches;
+        a key written meanwhile may or may not be seen, as with MongoDB's yielding scans."""
+        while True:
+            with self.begin() as txn:
+                batch = []
+                for item in txn.scan(lo, hi, reverse):
+                    batch.append(item)
+                    if len(batch) >= chunk:
+                        break
+            yield from batch
+            if len(batch) < chunk:
+                return
+            last = batch[-1][0]
+            if reverse:
+                hi = last
+            else:
+                lo = last + b"\x00"
+
+    def sync(self) -> None:
+        """Force everything committed so far onto stable storage."""
+
+    def size_on_disk(self) -> int:
+        return 0
+
+    @abc.abstractmethod
+    def close(self) -> None: ...

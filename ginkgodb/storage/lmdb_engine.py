@@ -1,0 +1,148 @@
+"""LMDB engine: the durable default. One environment per data directory, opened once.
+
+Durability: the environment is opened without a sync at every commit, so a committed write
+reaches the file through write(2) before it is acknowledged; it survives the death of the process
+(kill -9) at once, and a power cut once the periodic flusher (every `sync_interval` seconds) or an
+explicit `sync()` (a `j: true` write) has run. LMDB keeps its copy-on-write B+tree consistent
+either way: a crash loses at most unsynced transactions, never half of one.
+
+A lock file keeps a second process off the same directory with a clear error.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from collections.abc import Iterator
+from typing import Optional
+
+import lmdb
+
+from ..errors import StorageError
+from .kv import KVEngine, Txn
+
+LOCK_FILE = "ginkgodb.lock"
+DEFAULT_MAP_SIZE = 1 << 37  # address space reserved, not disk used: the file grows as needed
+MAX_KEY_SIZE = 511  # LMDB's compiled-in limit
+
+
+class LmdbTxn(Txn):
+    def __init__(self, engine: "LmdbEngine", write: bool) -> None:
+        self._engine = engine
+        self.write = write
+        self._txn = engine._env.begin(write=write, buffers=False)
+        self._open = True
+
+    def get(self, key: bytes) -> Optional[bytes]:
+        return self._txn.get(key)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        try:
+            self._txn.put(key, value)
+        except lmdb.MapFullError as exc:
+            raise StorageError("map_full", "data file reached its maximum size") from exc
+        except lmdb.BadValsizeError as exc:
+            raise StorageError("io", f"key of {len(key)} bytes exceeds the storage limit") from exc
+
+    def delete(self, key: bytes) -> bool:
+        return self._txn.delete(key)
+
+    def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        cur = self._txn.cursor()
+        if not reverse:
+            if not cur.set_range(lo):
+                return
+            for key, value in cur:
+                if hi is not None and key >= hi:
+                    return
+                yield key, value
+            return
+        if hi is None:
+            positioned = cur.last()
+        elif cur.set_range(hi):
+            positioned = cur.prev()
+        else:
+            positioned = cur.last()
+        if not positioned:
+            return
+        for key, value in cur.iterprev():
+            if key < lo:
+                return
+            yield key, value
+
+    def commit(self) -> None:
+        if self._open:
+            self._open = False
+            self._txn.commit()
+            if self.write:
+                self._engine._dirty = True
+
+    def abort(self) -> None:
+        if self._open:
+            self._open = False
+            self._txn.abort()
+
+
+class LmdbEngine(KVEngine):
+    durable = True
+
+    def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1) -> None:
+        os.makedirs(path, exist_ok=True)
+        self.path = path
+        self._lock_fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock_fd)
+            raise StorageError("locked", f"data directory {path!r} is in use by another ginkgodb process")
+        try:
+            self._env = lmdb.open(path, map_size=map_size, subdir=True, max_dbs=0, sync=False,
+                                  metasync=False, writemap=False, readahead=False, max_readers=512,
+                                  lock=True)
+        except lmdb.Error as exc:
+            os.close(self._lock_fd)
+            raise StorageError("corrupt", f"cannot open data directory {path!r}: {exc}") from exc
+        self._dirty = False
+        self._closed = False
+        self._stop = threading.Event()
+        self._flusher: Optional[threading.Thread] = None
+        if sync_interval > 0:
+            self._flusher = threading.Thread(target=self._flush_loop, args=(sync_interval,),
+                                             name="ginkgodb-flusher", daemon=True)
+            self._flusher.start()
+
+    def _flush_loop(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            if self._dirty:
+                self._dirty = False
+                try:
+                    self._env.sync(True)
+                except lmdb.Error:
+                    return  # environment closed under us
+
+    def begin(self, write: bool = False) -> Txn:
+        if self._closed:
+            raise StorageError("closed", "engine is closed")
+        return LmdbTxn(self, write)
+
+    def sync(self) -> None:
+        self._dirty = False
+        self._env.sync(True)
+
+    def size_on_disk(self) -> int:
+        try:
+            return os.path.getsize(os.path.join(self.path, "data.mdb"))
+        except OSError:
+            return 0
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        if self._flusher is not None:
+            self._flusher.join()
+        self._env.sync(True)
+        self._env.close()
+        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        os.close(self._lock_fd)

@@ -30,6 +30,7 @@ class ErrorCode(enum.IntEnum):
     IllegalOperation = 20
     EmptyArrayOperation = 21
     InvalidBSON = 22
+    Interrupted = 11601
     FailedToParse = 9
     ConflictingUpdateOperators = 40
     CursorNotFound = 43

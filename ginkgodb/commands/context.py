@@ -1,8 +1,11 @@
 """What a command handler may use besides its command document."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
+
+from ..errors import CommandError, ErrorCode
 
 
 @dataclass
@@ -11,6 +14,8 @@ class CommandContext:
 
     `engine` is the ginkgodb.engine.Engine; `server` is the wire server's shared state (None when
     embedded); `connection_id` numbers connections as mongod does (1 for the embedded client).
+    `deadline` (monotonic seconds, from maxTimeMS) and `killed` let long operations stop early:
+    the engine calls `check_interrupt()` as it scans.
     """
 
     engine: Any
@@ -18,4 +23,12 @@ class CommandContext:
     client_address: Optional[str] = None
     server: Any = None
     client_metadata: Optional[dict] = None
+    deadline: Optional[float] = None
+    killed: bool = False
     extra: dict = field(default_factory=dict)
+
+    def check_interrupt(self) -> None:
+        if self.killed:
+            raise CommandError(ErrorCode.Interrupted, "operation was interrupted")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise CommandError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")

@@ -80,6 +80,10 @@ class ErrorCode(enum.IntEnum):
     IDLFailedToParse = 40414
     IDLUnknownField = 40415
     QueryFeatureNotAllowed = 224
+    ClientMetadataCannotBeMutated = 186
+    IllegalOpMsgFlag = 223
+    TooManyDocumentSequences = 233
+    ChecksumMismatch = 288
 
 
 _CODE_NAMES = {c.value: c.name for c in ErrorCode}

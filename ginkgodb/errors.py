@@ -80,6 +80,7 @@ class ErrorCode(enum.IntEnum):
     IDLFailedToParse = 40414
     IDLUnknownField = 40415
     QueryFeatureNotAllowed = 224
+    ConversionFailure = 241
     ClientMetadataCannotBeMutated = 186
     IllegalOpMsgFlag = 223
     TooManyDocumentSequences = 233

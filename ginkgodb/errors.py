@@ -81,6 +81,8 @@ class ErrorCode(enum.IntEnum):
     IDLUnknownField = 40415
     QueryFeatureNotAllowed = 224
     ConversionFailure = 241
+    CannotBackfillArray = 34
+    NotExactValueField = 111
     ClientMetadataCannotBeMutated = 186
     IllegalOpMsgFlag = 223
     TooManyDocumentSequences = 233

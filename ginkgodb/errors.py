@@ -87,6 +87,7 @@ class ErrorCode(enum.IntEnum):
     IllegalOpMsgFlag = 223
     TooManyDocumentSequences = 233
     ChecksumMismatch = 288
+    LoadBalancerSupportMismatch = 354
 
 
 _CODE_NAMES = {c.value: c.name for c in ErrorCode}

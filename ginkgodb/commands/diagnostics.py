@@ -1,0 +1,117 @@
+"""Diagnostic commands: ping, buildInfo, hostInfo, whatsmyuri, connectionStatus, listCommands,
+getLog, getCmdLineOpts.
+
+All of them answer without a server (`ctx.server is None`, the embedded client) from facts
+about this process.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import ssl
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from .. import MONGODB_VERSION, __version__
+from ..errors import CommandError, ErrorCode
+from ..bsonutil.types import type_name
+from ._server_view import MAX_BSON_OBJECT_SIZE
+from .context import CommandContext
+from .registry import COMMANDS, command
+from ._system_facts import host_info, target_os
+
+#: commands a client may run before authenticating (mongod's requiresAuth: false)
+_NO_AUTH = frozenset({"hello", "isMaster", "ismaster", "ping", "buildInfo", "buildinfo",
+                      "connectionStatus", "whatsmyuri", "saslStart", "saslContinue", "logout",
+                      "endSessions", "startSession", "getnonce", "authenticate"})
+_LOG_NAMES = ["global", "startupWarnings"]
+
+
+@command("ping", help="a way to check that the server is alive. responds immediately even if server "
+                      "is in a db lock.")
+def ping(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    return {}
+
+
+def build_info() -> dict:
+    """buildInfo's reply body: MongoDB's shape, describing this build of ginkgodb."""
+    parts = [int(p) for p in MONGODB_VERSION.split(".")]
+    machine = platform.machine() or "unknown"
+    return {
+        "version": MONGODB_VERSION,
+        "gitVersion": f"ginkgodb-{__version__}",
+        "modules": [],
+        "allocator": "system",
+        "javascriptEngine": "none",
+        "sysInfo": "deprecated",
+        "versionArray": parts + [0] * (4 - len(parts)),
+        "openssl": {"running": ssl.OPENSSL_VERSION, "compiled": ssl.OPENSSL_VERSION},
+        "buildEnvironment": {
+            "distmod": "", "distarch": machine, "cc": platform.python_compiler(), "ccflags": "",
+            "cxx": "", "cxxflags": "", "linkflags": "", "target_arch": machine,
+            "target_os": target_os(), "cppdefines": "",
+        },
+        "bits": 64 if sys.maxsize > 2 ** 32 else 32,
+        "debug": False,
+        "maxBsonObjectSize": MAX_BSON_OBJECT_SIZE,
+        "storageEngines": ["lmdb", "memory"],
+        "ginkgodb": {"version": __version__, "python": platform.python_version()},
+    }
+
+
+@command("buildInfo", "buildinfo", help="get version #, etc.\n{ buildinfo:1 }")
+def build_info_command(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    return build_info()
+
+
+@command("hostInfo", help="returns information about the daemon's host")
+def host_info_command(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    return host_info()
+
+
+@command("whatsmyuri", help="{whatsmyuri:1}")
+def whatsmyuri(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    return {"you": ctx.client_address or "embedded"}
+
+
+@command("connectionStatus", help="Returns connection-specific information such as logged-in users "
+                                  "and their roles")
+def connection_status(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    info: dict = {"authenticatedUsers": [], "authenticatedUserRoles": []}
+    if cmd.get("showPrivileges"):
+        info["authenticatedUserPrivileges"] = []
+    return {"authInfo": info}
+
+
+@command("listCommands", help="get a list of all db commands")
+def list_commands(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    commands = {}
+    for name in sorted(COMMANDS):
+        spec = COMMANDS[name]
+        commands[name] = {"help": spec.help, "requiresAuth": name not in _NO_AUTH,
+                          "secondaryOk": not spec.write, "adminOnly": spec.admin_only,
+                          "apiVersions": [], "deprecatedApiVersions": []}
+    return {"commands": commands}
+
+
+@command("getLog", admin_only=True, help="{ getLog : '*' }  OR { getLog : 'global' }")
+def get_log(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    name = cmd["getLog"]
+    if not isinstance(name, str):
+        raise CommandError(ErrorCode.TypeMismatch, f"Argument to getLog must be of type String; found "
+                                                   f"{name!r} of type {type_name(name)}")
+    if name == "*":
+        return {"names": list(_LOG_NAMES)}
+    if name not in _LOG_NAMES:
+        raise CommandError(ErrorCode.OperationFailed, f"No log named '{name}'")
+    lines = ctx.server.log_lines(name) if ctx.server is not None else None
+    lines = list(lines or [])
+    return {"totalLinesWritten": len(lines), "log": lines}
+
+
+@command("getCmdLineOpts", admin_only=True, help="get argv")
+def get_cmd_line_opts(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    if ctx.server is None:
+        return {"argv": [os.path.basename(sys.argv[0] or "python")], "parsed": {}}
+    return {"argv": list(ctx.server.argv), "parsed": dict(ctx.server.parsed_options)}

@@ -1,0 +1,121 @@
+"""getParameter / setParameter over the server parameters ginkgodb honours.
+
+Parameters are process-wide, as in mongod. Only parameters that change something are
+registered: accepting a name we ignore would let a client believe it tuned the server.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..errors import CommandError, ErrorCode
+from .context import CommandContext
+from ._server_view import GENERIC_ARGUMENTS, is_number
+from .registry import command
+
+_HELP_SUFFIX = ", use help:true to see options "
+
+
+@dataclass
+class Parameter:
+    name: str
+    value: Any
+    settable_at_runtime: bool = True
+    coerce: Optional[Callable[[Any], Any]] = None   # raises ValueError on a bad value
+    on_change: Optional[Callable[[Any], None]] = None
+
+
+def _log_level(value: Any) -> int:
+    if not is_number(value) or int(value) < 0:
+        raise ValueError
+    return int(value)
+
+
+def _boolean(value: Any) -> bool:
+    if isinstance(value, bool) or is_number(value):
+        return bool(value)
+    raise ValueError
+
+
+def _apply_log_level(level: int) -> None:
+    logging.getLogger("ginkgodb").setLevel(logging.DEBUG if level > 0 else logging.INFO)
+
+
+class ParameterTable:
+    """Thread-safe name -> Parameter map, sorted by name as mongod lists them."""
+
+    def __init__(self, params: list[Parameter]) -> None:
+        self._params = {p.name: p for p in sorted(params, key=lambda p: p.name)}
+        self._lock = threading.Lock()
+
+    def value(self, name: str) -> Any:
+        return self._params[name].value
+
+    def get(self, name: str) -> Optional[Parameter]:
+        return self._params.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._params)
+
+    def set(self, name: str, raw: Any) -> Any:
+        """Set a parameter from a command value; returns the previous value."""
+        param = self._params[name]
+        try:
+            value = param.coerce(raw) if param.coerce else raw
+        except (ValueError, TypeError):
+            raise CommandError(ErrorCode.BadValue, f"Invalid value for {name}: {name}: {raw!r}") from None
+        with self._lock:
+            previous, param.value = param.value, value
+        if param.on_change:
+            param.on_change(value)
+        return previous
+
+
+#: the process-wide table; the server seeds `quiet` and `logLevel` from its command line
+PARAMETERS = ParameterTable([
+    Parameter("featureCompatibilityVersion", {"version": "7.0"}, settable_at_runtime=False),
+    Parameter("logLevel", 0, coerce=_log_level, on_change=_apply_log_level),
+    Parameter("quiet", False, coerce=_boolean),
+])
+
+
+@command("getParameter", admin_only=True,
+         help="get administrative option(s)\nexample:\n{ getParameter:1, notablescan:1 }\n"
+              "{ getParameter:'*' } to get everything\n")
+def get_parameter(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    selector = cmd["getParameter"]
+    details = isinstance(selector, Mapping) and bool(selector.get("showDetails"))
+    everything = selector == "*" or (isinstance(selector, Mapping) and bool(selector.get("allParameters")))
+    reply: dict = {}
+    for name in PARAMETERS.names():
+        if everything or name in cmd:
+            param = PARAMETERS.get(name)
+            reply[name] = ({"value": param.value, "settableAtRuntime": param.settable_at_runtime,
+                            "settableAtStartup": True} if details else param.value)
+    if not reply:
+        raise CommandError(ErrorCode.InvalidOptions, "no option found to get")
+    return reply
+
+
+@command("setParameter", admin_only=True,
+         help="set administrative option(s)\n{ setParameter:1, <param>:<value> }\n")
+def set_parameter(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    requested = [(k, v) for i, (k, v) in enumerate(cmd.items()) if i and k not in GENERIC_ARGUMENTS]
+    for name, _ in requested:  # validate all before changing any
+        param = PARAMETERS.get(name)
+        if param is None:
+            raise CommandError(ErrorCode.InvalidOptions,
+                               f"attempted to set unrecognized parameter [{name}]{_HELP_SUFFIX}")
+        if not param.settable_at_runtime:
+            raise CommandError(ErrorCode.IllegalOperation, f"not allowed to change [{name}] at runtime")
+    if not requested:
+        raise CommandError(ErrorCode.InvalidOptions, f"no option found to set{_HELP_SUFFIX}")
+    reply: dict = {}
+    for index, (name, value) in enumerate(requested):
+        previous = PARAMETERS.set(name, value)
+        if index == 0:
+            reply["was"] = previous  # mongod reports the first parameter's previous value
+    return reply

@@ -1,0 +1,127 @@
+"""Reading command fields with mongod's IDL errors (wrong type 14, unknown field 40415)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.raw_bson import RawBSONDocument
+
+from ..bsonutil.types import type_name
+from ..engine.names import check_collection_name, check_db_name
+from ..errors import CommandError, ErrorCode
+
+# Fields any command may carry that mongod accepts and, on a standalone, ignores or handles generically.
+GENERIC_FIELDS = frozenset({
+    "$db", "lsid", "$clusterTime", "$readPreference", "readConcern", "writeConcern", "comment",
+    "maxTimeMS", "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict",
+    "apiDeprecationErrors", "$audit", "mayBypassWriteBlocking", "$client", "$configServerState",
+    "$topologyTime", "$oplogQueryData", "$replData", "databaseVersion", "shardVersion",
+    "clientOperationKey", "readOnly", "$queryOptions", "$configTime", "let", "maxTimeMSOpOnly",
+    "versionContext", "rawData",
+})
+
+_NUMBER_TYPES = "[long, int, decimal, double]"
+
+
+def check_unknown(cmd: Mapping, allowed: frozenset | set, command: Optional[str] = None) -> None:
+    command = command or next(iter(cmd))
+    for key in cmd:
+        if key not in allowed and key not in GENERIC_FIELDS and key != command:
+            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{key}' is an unknown field.")
+
+
+def _wrong_type(command: str, field: str, value: Any, expected: str) -> CommandError:
+    return CommandError(ErrorCode.TypeMismatch,
+                        f"BSON field '{command}.{field}' is the wrong type '{type_name(value)}', "
+                        f"expected type{'s' if expected.startswith('[') else ''} '{expected}'")
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, Decimal128)) and not isinstance(v, bool)
+
+
+def get_int(cmd: Mapping, field: str, default: Optional[int] = None, *, command: Optional[str] = None,
+            minimum: Optional[int] = None) -> Optional[int]:
+    command = command or next(iter(cmd))
+    v = cmd.get(field)
+    if v is None:
+        return default
+    if not is_number(v):
+        raise _wrong_type(command, field, v, _NUMBER_TYPES)
+    if isinstance(v, Decimal128):
+        v = v.to_decimal()
+    n = int(v)
+    if minimum is not None and n < minimum:
+        raise CommandError(51024 if field == "batchSize" else ErrorCode.BadValue,
+                           f"BSON field '{field}' value must be >= {minimum}, actual value '{n}'")
+    return n
+
+
+def get_bool(cmd: Mapping, field: str, default: bool = False, *, command: Optional[str] = None) -> bool:
+    v = cmd.get(field)
+    if v is None:
+        return default
+    if isinstance(v, bool):
+        return v
+    if is_number(v):
+        return bool(v)
+    raise _wrong_type(command or next(iter(cmd)), field, v, "bool")
+
+
+def get_doc(cmd: Mapping, field: str, default: Any = None, *, command: Optional[str] = None) -> Any:
+    v = cmd.get(field)
+    if v is None:
+        return default
+    if isinstance(v, RawBSONDocument):
+        import bson
+        return bson.decode(v.raw)
+    if not isinstance(v, Mapping):
+        raise _wrong_type(command or next(iter(cmd)), field, v, "object")
+    return dict(v) if not isinstance(v, dict) else v
+
+
+def get_array(cmd: Mapping, field: str, default: Any = None, *, command: Optional[str] = None) -> Any:
+    v = cmd.get(field)
+    if v is None:
+        return default
+    if not isinstance(v, list):
+        raise _wrong_type(command or next(iter(cmd)), field, v, "array")
+    return v
+
+
+def get_str(cmd: Mapping, field: str, default: Optional[str] = None, *, command: Optional[str] = None) -> Optional[str]:
+    v = cmd.get(field)
+    if v is None:
+        return default
+    if not isinstance(v, str):
+        raise _wrong_type(command or next(iter(cmd)), field, v, "string")
+    return v
+
+
+def database(cmd: Mapping) -> str:
+    db = cmd.get("$db", "admin")
+    return check_db_name(db)
+
+
+def collection(cmd: Mapping, db: Optional[str] = None) -> str:
+    """The collection named by the command's first field (a string)."""
+    name = next(iter(cmd))
+    value = cmd[name]
+    if not isinstance(value, str):
+        raise CommandError(ErrorCode.InvalidNamespace,
+                           f"collection name has invalid type {type_name(value)}")
+    return check_collection_name(db or database(cmd), value)
+
+
+def plain(doc: Any) -> Any:
+    """A dict for RawBSONDocument inputs (the wire server hands sub-documents over raw)."""
+    if isinstance(doc, RawBSONDocument):
+        import bson
+        return bson.decode(doc.raw)
+    return doc
+
+
+def int64(n: int) -> Int64:
+    return Int64(n)

@@ -1,0 +1,195 @@
+"""aggregate: leading $match/$sort/$skip/$limit run through the planner, the rest in query.pipeline.
+
+Stages that need the engine itself ($collStats, $indexStats, $out, $merge) are handled here; every
+other stage belongs to `query.pipeline`.
+"""
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from typing import Any, Optional
+
+import bson
+
+from ..errors import CommandError, ErrorCode
+from . import query as Q
+from .ddl import ensure_collection
+from .documents import prepare_insert
+from .records import delete_record, insert_record
+
+SOURCE_STAGES = ("$collStats", "$indexStats", "$documents", "$currentOp", "$listLocalSessions",
+                 "$listSessions", "$changeStream")
+
+
+class EnginePipelineContext:
+    """What pipeline stages may ask of the engine: other collections' documents, variables."""
+
+    def __init__(self, engine, db: str, variables: Optional[dict] = None, ctx=None) -> None:
+        self.engine = engine
+        self.db = db
+        self.variables = variables or {}
+        self.now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        self.command_ctx = ctx
+
+    def collection_docs(self, db: str, coll: str, filter: Optional[dict] = None) -> Iterator[dict]:
+        state = self.engine.collection(db, coll)
+        if state is None:
+            return iter(())
+        return _docs(self.engine, state, Q.FindRequest(filter=filter or {}), self.command_ctx)
+
+
+def _docs(engine, state, req: Q.FindRequest, ctx, reader=None) -> Iterator[dict]:
+    own = reader is None
+    reader = reader or engine.reader()
+    built = Q.build(engine, state, reader, req, ctx)
+    decode = bson.decode
+    try:
+        for _, raw, doc in built.root.rows():
+            yield doc if doc is not None else decode(raw)
+    finally:
+        if own:
+            reader.close()
+
+
+def split_pushdown(pipeline: list) -> tuple[Q.FindRequest, list]:
+    """Move leading $match (merged), then $sort, $skip, $limit into a find request."""
+    req = Q.FindRequest()
+    filters = []
+    i = 0
+    while i < len(pipeline) and _stage_name(pipeline[i]) == "$match" and _plain_match(pipeline[i]["$match"]):
+        filters.append(pipeline[i]["$match"])
+        i += 1
+    if filters:
+        req.filter = filters[0] if len(filters) == 1 else {"$and": filters}
+    if i < len(pipeline) and _stage_name(pipeline[i]) == "$sort" and isinstance(pipeline[i]["$sort"], dict):
+        sort = pipeline[i]["$sort"]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in sort.values()):
+            req.sort = sort
+            i += 1
+            if i < len(pipeline) and _stage_name(pipeline[i]) == "$limit" and _count(pipeline[i]["$limit"]):
+                req.limit = int(pipeline[i]["$limit"])
+                i += 1
+    return req, pipeline[i:]
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _plain_match(spec: Any) -> bool:
+    """$match specs the find planner can take ($expr and $text stay in the pipeline)."""
+    return isinstance(spec, dict) and "$text" not in spec
+
+
+def _stage_name(stage: Any) -> Optional[str]:
+    if isinstance(stage, dict) and len(stage) == 1:
+        return next(iter(stage))
+    return None
+
+
+def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variables: Optional[dict] = None,
+        reader=None) -> Iterator[dict]:
+    """Documents out of the pipeline (decoded). `coll` None is `aggregate: 1`."""
+    from ..query.pipeline import run_pipeline
+    pctx = EnginePipelineContext(engine, db, variables, ctx)
+    out_stage = None
+    if pipeline and _stage_name(pipeline[-1]) in ("$out", "$merge"):
+        out_stage, pipeline = pipeline[-1], pipeline[:-1]
+    first = _stage_name(pipeline[0]) if pipeline else None
+    if first in SOURCE_STAGES and first not in ("$documents",):
+        source = _source_stage(engine, db, coll, pipeline[0])
+        docs = run_pipeline(pipeline[1:], source, pctx)
+    elif coll is None:
+        docs = run_pipeline(pipeline, iter(()), pctx)
+    else:
+        state = engine.collection(db, coll)
+        req, rest = split_pushdown(pipeline)
+        source = _docs(engine, state, req, ctx, reader) if state is not None else iter(())
+        if state is None and req.filter:
+            from ..query.match import compile_filter
+            compile_filter(req.filter)
+        docs = run_pipeline(rest, source, pctx) if rest else source
+    if out_stage is not None:
+        write_out(engine, db, out_stage, docs)
+        return iter(())
+    return docs
+
+
+def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator[dict]:
+    name, spec = next(iter(stage.items()))
+    if name == "$collStats":
+        return iter([_coll_stats(engine, db, coll, spec)])
+    if name == "$indexStats":
+        state = engine.collection(db, coll) if coll else None
+        metas = state.meta.indexes if state is not None else []
+        return iter([{"name": ix.name, "key": dict(ix.key), "host": "localhost",
+                      "accesses": {"ops": 0, "since": datetime.datetime.utcnow()},
+                      "spec": ix.spec()} for ix in metas])
+    if name == "$currentOp":
+        return iter(())
+    raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported by ginkgodb yet")
+
+
+def _coll_stats(engine, db: str, coll: Optional[str], spec: dict) -> dict:
+    from .stats import collection_sizes
+    meta = engine.catalog.get(db, coll) if coll else None
+    if meta is None:
+        raise CommandError(ErrorCode.NamespaceNotFound, f"Collection [{db}.{coll}] not found.")
+    out: dict = {"ns": meta.ns, "host": "localhost",
+                 "localTime": datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)}
+    s = collection_sizes(engine, meta)
+    if isinstance(spec, dict) and "storageStats" in spec:
+        scale = (spec["storageStats"] or {}).get("scale", 1) or 1
+        out["storageStats"] = {
+            "size": s.data_size // scale, "count": s.count,
+            "avgObjSize": s.data_size // s.count if s.count else 0, "numOrphanDocs": 0,
+            "storageSize": s.storage_size // scale, "freeStorageSize": 0,
+            "capped": bool(meta.options.get("capped")), "nindexes": len(meta.indexes),
+            "indexBuilds": [], "totalIndexSize": s.total_index_size // scale,
+            "totalSize": (s.storage_size + s.total_index_size) // scale,
+            "indexSizes": {k: v // scale for k, v in s.index_sizes.items()}, "scaleFactor": scale}
+    if isinstance(spec, dict) and "count" in spec:
+        out["count"] = s.count
+    return out
+
+
+def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
+    """$out replaces the target collection's documents; $merge (basic) upserts by _id."""
+    name, spec = next(iter(stage.items()))
+    target_db, target = db, spec
+    if isinstance(spec, dict):
+        target_db = spec.get("db", db)
+        target = spec.get("coll") if name == "$out" else spec.get("into")
+        if isinstance(target, dict):
+            target_db, target = target.get("db", db), target.get("coll")
+    if not isinstance(target, str):
+        raise CommandError(ErrorCode.FailedToParse, f"{name} requires a target collection name")
+    results = list(docs)
+    with engine.write() as txn:
+        state = ensure_collection(engine, txn, target_db, target)
+        if name == "$out":
+            for rid, raw, doc in list(_all_rows(engine, txn, state)):
+                delete_record(txn, state, rid, doc)
+        for doc in results:
+            d, raw = prepare_insert(doc)
+            if name == "$merge":
+                _merge_one(engine, txn, state, d)
+            else:
+                insert_record(engine, txn, state, d, raw)
+
+
+def _all_rows(engine, txn, state):
+    built = Q.build(engine, state, engine.reader(txn), Q.FindRequest(), for_write=True)
+    for rid, raw, doc in built.root.rows():
+        yield rid, raw, doc if doc is not None else bson.decode(raw)
+
+
+def _merge_one(engine, txn, state, doc: dict) -> None:
+    from .records import update_record
+    built = Q.build(engine, state, engine.reader(txn), Q.FindRequest(filter={"_id": doc["_id"]}, limit=1),
+                    for_write=True)
+    for rid, raw, old in built.root.rows():
+        old = old if old is not None else bson.decode(raw)
+        update_record(engine, txn, state, rid, old, raw, {**old, **doc})
+        return
+    insert_record(engine, txn, state, doc, bson.encode(doc))

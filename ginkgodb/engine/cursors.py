@@ -1,0 +1,147 @@
+"""Server-side cursors: batches, getMore, killCursors, idle timeout.
+
+A cursor wraps a generator of `RawBSONDocument`s and the Reader it pulls through; each batch runs
+inside one short read transaction.
+"""
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, Optional
+
+from bson.int64 import Int64
+from bson.raw_bson import RawBSONDocument
+
+from ..errors import CommandError, ErrorCode
+
+DEFAULT_FIRST_BATCH = 101
+MAX_BATCH_BYTES = 16 * 1024 * 1024
+IDLE_TIMEOUT = 600.0  # seconds, mongod's cursorTimeoutMillis default
+
+
+class ServerCursor:
+    def __init__(self, ns: str, docs: Iterator[RawBSONDocument], reader: Any, *,
+                 limit: int = 0, no_timeout: bool = False, on_close=None) -> None:
+        self.id = 0
+        self.ns = ns
+        self._docs = docs
+        self._reader = reader
+        self.remaining = limit if limit > 0 else None
+        self.no_timeout = no_timeout
+        self.last_used = time.monotonic()
+        self.exhausted = False
+        self.lock = threading.Lock()
+        self.on_close = on_close
+        self.n_returned = 0
+
+    def next_batch(self, size: Optional[int], ctx: Any = None) -> list[RawBSONDocument]:
+        """Up to `size` documents (None: no count limit) and at most 16 MiB, at least one if any."""
+        if self.exhausted:
+            return []
+        if self.remaining is not None:
+            size = self.remaining if size is None else min(size, self.remaining)
+        batch: list[RawBSONDocument] = []
+        nbytes = 0
+        reader = self._reader
+        if reader is not None:
+            reader.open()
+        try:
+            docs = self._docs
+            while size is None or len(batch) < size:
+                try:
+                    doc = next(docs)
+                except StopIteration:
+                    self.exhausted = True
+                    break
+                batch.append(doc)
+                nbytes += len(doc.raw)
+                if nbytes >= MAX_BATCH_BYTES:
+                    break
+                if ctx is not None and not len(batch) & 255:
+                    ctx.check_interrupt()
+        finally:
+            if reader is not None:
+                reader.close()
+        if self.remaining is not None:
+            self.remaining -= len(batch)
+            if self.remaining <= 0:
+                self.exhausted = True
+        self.n_returned += len(batch)
+        self.last_used = time.monotonic()
+        return batch
+
+    def close(self) -> None:
+        self.exhausted = True
+        close = getattr(self._docs, "close", None)
+        if close is not None:
+            close()
+        if self._reader is not None:
+            self._reader.close()
+        if self.on_close is not None:
+            self.on_close(self)
+            self.on_close = None
+
+
+class CursorManager:
+    def __init__(self) -> None:
+        self._cursors: dict[int, ServerCursor] = {}
+        self._lock = threading.Lock()
+
+    def register(self, cursor: ServerCursor) -> int:
+        with self._lock:
+            self._reap_locked()
+            while True:
+                cid = secrets.randbits(62) or 1
+                if cid not in self._cursors:
+                    break
+            cursor.id = cid
+            self._cursors[cid] = cursor
+        return cid
+
+    def get(self, cid: int, ns: str) -> ServerCursor:
+        with self._lock:
+            cursor = self._cursors.get(int(cid))
+        if cursor is None:
+            raise CommandError(ErrorCode.CursorNotFound, f"cursor id {int(cid)} not found")
+        if cursor.ns != ns:
+            raise CommandError(ErrorCode.Unauthorized,
+                               f"Requested getMore on namespace '{ns}', but cursor belongs to a different "
+                               f"namespace {cursor.ns}")
+        return cursor
+
+    def kill(self, cid: int) -> bool:
+        with self._lock:
+            cursor = self._cursors.pop(int(cid), None)
+        if cursor is None:
+            return False
+        cursor.close()
+        return True
+
+    def forget(self, cid: int) -> None:
+        with self._lock:
+            self._cursors.pop(int(cid), None)
+
+    def open_ids(self) -> list[int]:
+        with self._lock:
+            return list(self._cursors)
+
+    def _reap_locked(self) -> None:
+        now = time.monotonic()
+        idle = [c for c in self._cursors.values() if not c.no_timeout and now - c.last_used > IDLE_TIMEOUT]
+        for c in idle:
+            self._cursors.pop(c.id, None)
+            c.close()
+
+    def close_all(self) -> None:
+        with self._lock:
+            cursors = list(self._cursors.values())
+            self._cursors.clear()
+        for c in cursors:
+            c.close()
+
+
+def cursor_reply(cursor_id: int, ns: str, batch: list, first: bool) -> dict:
+    key = "firstBatch" if first else "nextBatch"
+    return {"cursor": {key: batch, "id": Int64(cursor_id), "ns": ns}}

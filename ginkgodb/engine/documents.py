@@ -1,0 +1,82 @@
+"""Turning user documents into stored BSON, with mongod's rules for `_id` and size."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import bson
+from bson.objectid import ObjectId
+from bson.raw_bson import RawBSONDocument
+from bson.regex import Regex
+
+from ..bsonutil.types import Undefined
+from ..errors import CommandError, ErrorCode
+
+MAX_DOC_SIZE = 16 * 1024 * 1024
+# A stored document may exceed the user limit a little (mongod's internal slack for updates).
+MAX_STORED_SIZE = MAX_DOC_SIZE + 16 * 1024
+
+
+def as_dict(doc: Any) -> dict:
+    """A decoded dict for any document-like input (RawBSONDocument decodes once)."""
+    if type(doc) is dict:
+        return doc
+    if isinstance(doc, RawBSONDocument):
+        return bson.decode(doc.raw)
+    return dict(doc)
+
+
+def check_id(value: Any) -> None:
+    if isinstance(value, list):
+        raise CommandError(ErrorCode.InvalidIdField, "The '_id' value cannot be of type array")
+    if isinstance(value, (Regex, re.Pattern)):
+        raise CommandError(ErrorCode.InvalidIdField, "can't use a regex for _id")
+    if isinstance(value, Undefined):
+        raise CommandError(ErrorCode.InvalidIdField, "can't use a undefined for _id")
+    if isinstance(value, Mapping):
+        _check_no_dollar(value)
+
+
+def _check_no_dollar(value: Mapping) -> None:
+    for key, sub in value.items():
+        if key.startswith("$"):
+            raise CommandError(ErrorCode.DollarPrefixedFieldName,
+                               f"_id fields may not contain '$'-prefixed fields: {key} is not valid for storage.")
+        if isinstance(sub, Mapping):
+            _check_no_dollar(sub)
+
+
+def prepare_insert(doc: Any) -> tuple[dict, bytes]:
+    """(decoded document with `_id` first, its BSON) ready to store; raises CommandError."""
+    if isinstance(doc, RawBSONDocument):
+        raw = doc.raw
+        d = bson.decode(raw)
+        if d and next(iter(d)) == "_id":
+            check_id(d["_id"])
+            _check_size(len(raw))
+            return d, raw
+    else:
+        d = doc if type(doc) is dict else dict(doc)
+    if "_id" in d:
+        check_id(d["_id"])
+        if next(iter(d)) != "_id":
+            d = {"_id": d["_id"], **{k: v for k, v in d.items() if k != "_id"}}
+    else:
+        d = {"_id": ObjectId(), **d}
+    raw = bson.encode(d)
+    _check_size(len(raw))
+    return d, raw
+
+
+def _check_size(size: int) -> None:
+    if size > MAX_DOC_SIZE:
+        raise CommandError(ErrorCode.BSONObjectTooLarge,
+                           f"object to insert too large. size in bytes: {size}, max size: {MAX_DOC_SIZE}")
+
+
+def encode_updated(doc: dict) -> bytes:
+    raw = bson.encode(doc)
+    if len(raw) > MAX_DOC_SIZE:
+        raise CommandError(17419, f"Resulting document after update is larger than {MAX_DOC_SIZE}")
+    return raw

@@ -1,0 +1,68 @@
+"""Where things live in the ordered key space. Spec: docs/design/storage-layout.md.
+
+Every byte here is persisted: DO NOT CHANGE the prefixes or widths; bump FORMAT_VERSION and write a
+migration instead.
+"""
+from __future__ import annotations
+
+import struct
+
+FORMAT_VERSION = 1
+
+META = b"\x00"          # META + name -> value (format version, id counters)
+CATALOG = b"\x01"       # CATALOG + db + 0x00 + collection -> BSON collection entry
+RECORD = b"\x02"        # RECORD + collection id (4) + record id (8) -> BSON document
+INDEX = b"\x03"         # INDEX + index id (4) + encoded key + record id (8) -> b""
+
+META_FORMAT = META + b"format"
+META_NEXT_ID = META + b"next_id"
+
+_U32 = struct.Struct(">I")
+_U64 = struct.Struct(">Q")
+RID_WIDTH = 8
+
+
+def catalog_key(db: str, coll: str) -> bytes:
+    return CATALOG + db.encode() + b"\x00" + coll.encode()
+
+
+def catalog_db_prefix(db: str) -> bytes:
+    return CATALOG + db.encode() + b"\x00"
+
+
+def parse_catalog_key(key: bytes) -> tuple[str, str]:
+    db, _, coll = key[1:].partition(b"\x00")
+    return db.decode(), coll.decode()
+
+
+def record_prefix(coll_id: int) -> bytes:
+    return RECORD + _U32.pack(coll_id)
+
+
+def record_key(coll_id: int, rid: int) -> bytes:
+    return RECORD + _U32.pack(coll_id) + _U64.pack(rid)
+
+
+def rid_of_record_key(key: bytes) -> int:
+    return _U64.unpack_from(key, 5)[0]
+
+
+def index_prefix(index_id: int) -> bytes:
+    return INDEX + _U32.pack(index_id)
+
+
+def rid_bytes(rid: int) -> bytes:
+    return _U64.pack(rid)
+
+
+def rid_from_entry(key: bytes) -> int:
+    """The record id at the end of an index entry key."""
+    return _U64.unpack_from(key, len(key) - RID_WIDTH)[0]
+
+
+def pack_u64(n: int) -> bytes:
+    return _U64.pack(n)
+
+
+def unpack_u64(b: bytes) -> int:
+    return _U64.unpack(b)[0]

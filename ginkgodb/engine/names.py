@@ -1,0 +1,37 @@
+"""Database and collection naming rules, with mongod's errors."""
+from __future__ import annotations
+
+from ..errors import CommandError, ErrorCode
+
+_BAD_DB_CHARS = set('/\\. "$\x00')
+MAX_DB_NAME = 63
+MAX_NAMESPACE = 255
+
+
+def check_db_name(db: object) -> str:
+    if not isinstance(db, str) or not db:
+        raise CommandError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
+    if len(db) > MAX_DB_NAME:
+        raise CommandError(ErrorCode.InvalidNamespace,
+                           f"db name is too long. Max length is {MAX_DB_NAME} bytes: '{db}'")
+    if any(ch in _BAD_DB_CHARS for ch in db):
+        raise CommandError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
+    return db
+
+
+def check_collection_name(db: str, coll: object, *, for_create: bool = False) -> str:
+    if not isinstance(coll, str):
+        raise CommandError(ErrorCode.InvalidNamespace,
+                           f"collection name has invalid type {type(coll).__name__}")
+    ns = f"{db}.{coll}"
+    if not coll or "\x00" in coll or coll.startswith(".") or ("$" in coll and not coll.startswith("$cmd")):
+        raise CommandError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{ns}'")
+    if len(ns.encode()) > MAX_NAMESPACE:
+        raise CommandError(ErrorCode.InvalidNamespace,
+                           f"Fully qualified namespace is too long. Namespace: {ns} Max: {MAX_NAMESPACE}")
+    if for_create and coll.startswith("system.") and coll not in _ALLOWED_SYSTEM:
+        raise CommandError(ErrorCode.InvalidNamespace, f"Invalid system namespace: {ns}")
+    return coll
+
+
+_ALLOWED_SYSTEM = {"system.js", "system.views", "system.profile", "system.buckets", "system.users"}

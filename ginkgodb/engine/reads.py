@@ -1,0 +1,105 @@
+"""find, count and distinct over a collection, producing raw BSON for the front ends."""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any, Optional
+
+import bson
+from bson.raw_bson import RawBSONDocument
+
+from ..bsonutil import keycodec
+from .cursors import ServerCursor
+from . import query as Q
+
+
+def _raw_docs(root) -> Iterator[RawBSONDocument]:
+    encode = bson.encode
+    for _, raw, doc in root.rows():
+        yield RawBSONDocument(raw if raw is not None else encode(doc))
+
+
+def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_timeout: bool = False,
+              single_batch: bool = False) -> ServerCursor:
+    """A cursor over the query's results (not yet registered: the caller decides after batch one)."""
+    state = engine.collection(db, coll)
+    reader = engine.reader()
+    built = Q.build(engine, state, reader, req, ctx)
+    return ServerCursor(f"{db}.{coll}", _raw_docs(built.root), reader, no_timeout=no_timeout)
+
+
+def explain_find(engine, db: str, coll: str, req: Q.FindRequest, verbosity: str, command: dict,
+                 ctx=None) -> dict:
+    state = engine.collection(db, coll)
+    with engine.reader() as reader:
+        built = Q.build(engine, state, reader, req, ctx)
+        started = time.monotonic()
+        if verbosity != "queryPlanner":
+            for _ in built.root.rows():
+                pass
+        millis = int((time.monotonic() - started) * 1000)
+    return Q.explain_document(built, state, req, f"{db}.{coll}", verbosity, millis, command)
+
+
+def count(engine, db: str, coll: str, filt: Optional[dict], skip: int = 0, limit: int = 0,
+          hint: Any = None, ctx=None, collation=None) -> int:
+    state = engine.collection(db, coll)
+    if state is None:
+        if filt:
+            from ..query.match import compile_filter
+            compile_filter(filt)
+        return 0
+    if not filt and hint is None:
+        n = _record_count(engine, state)
+        n = max(0, n - skip)
+        return min(n, limit) if limit else n
+    req = Q.FindRequest(filter=filt or {}, skip=skip, limit=limit, hint=hint, collation=collation)
+    with engine.reader() as reader:
+        built = Q.build(engine, state, reader, req, ctx)
+        return sum(1 for _ in built.root.rows())
+
+
+def _record_count(engine, state) -> int:
+    from ..storage.kv import prefix_end
+    with engine.kv.begin() as txn:
+        return sum(1 for _ in txn.scan(state.record_prefix, prefix_end(state.record_prefix)))
+
+
+def distinct(engine, db: str, coll: str, key: str, filt: Optional[dict], ctx=None, collation=None,
+             hint: Any = None) -> list:
+    state = engine.collection(db, coll)
+    if state is None:
+        return []
+    req = Q.FindRequest(filter=filt or {}, hint=hint, collation=collation)
+    seen: dict[bytes, Any] = {}
+    parts = key.split(".")
+    with engine.reader() as reader:
+        built = Q.build(engine, state, reader, req, ctx)
+        for _, raw, doc in built.root.rows():
+            if doc is None:
+                doc = bson.decode(raw)
+            for value in _distinct_values(doc, parts):
+                k = keycodec.encode_key((value,))
+                if k not in seen:
+                    seen[k] = value
+    return [seen[k] for k in sorted(seen)]
+
+
+def _distinct_values(value: Any, parts: list[str]) -> Iterator[Any]:
+    """Values at a dotted path, arrays unwound one level as mongod's distinct does."""
+    if not parts:
+        if isinstance(value, list):
+            yield from value
+        else:
+            yield value
+        return
+    head, rest = parts[0], parts[1:]
+    if isinstance(value, dict):
+        if head in value:
+            yield from _distinct_values(value[head], rest)
+    elif isinstance(value, list):
+        if head.isdigit() and int(head) < len(value):
+            yield from _distinct_values(value[int(head)], rest)
+        for item in value:
+            if isinstance(item, dict) and head in item:
+                yield from _distinct_values(item[head], rest)

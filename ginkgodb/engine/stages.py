@@ -1,0 +1,343 @@
+"""Plan stages: small iterators composed into a query plan, each able to explain itself.
+
+A row is `(rid, raw, doc)`: the record id, the stored BSON, and the decoded document or None
+when nothing has needed it yet (documents stay raw until a filter, sort or projection asks).
+"""
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from typing import Any, Callable, Optional
+
+import bson
+
+from ..storage.kv import prefix_end
+from . import layout
+
+Row = tuple  # (rid: int, raw: bytes, doc: dict | None)
+_decode = bson.decode
+
+
+class Stage:
+    name = "STAGE"
+
+    def __init__(self) -> None:
+        self.n_returned = 0
+        self.works = 0
+
+    def rows(self) -> Iterator[Row]:
+        raise NotImplementedError
+
+    def explain(self, stats: bool) -> dict:
+        out = {"stage": self.name}
+        out.update(self.describe())
+        if stats:
+            out["nReturned"] = self.n_returned
+            out["works"] = self.works
+            out.update(self.stat_fields())
+        child = self.child_explain(stats)
+        if child is not None:
+            out.update(child)
+        return out
+
+    def describe(self) -> dict:
+        return {}
+
+    def stat_fields(self) -> dict:
+        return {}
+
+    def child_explain(self, stats: bool) -> Optional[dict]:
+        return None
+
+    def keys_examined(self) -> int:
+        return 0
+
+    def docs_examined(self) -> int:
+        return 0
+
+
+class CollScan(Stage):
+    name = "COLLSCAN"
+
+    def __init__(self, state, reader, matcher, filter_spec: dict, direction: int = 1, ctx=None) -> None:
+        super().__init__()
+        self.state, self.reader, self.matcher = state, reader, matcher
+        self.filter_spec, self.direction, self.ctx = filter_spec, direction, ctx
+        self.examined = 0
+
+    def rows(self) -> Iterator[Row]:
+        prefix = self.state.record_prefix
+        matcher = self.matcher
+        rid_of = layout.rid_of_record_key
+        ctx = self.ctx
+        n = 0
+        for key, raw in self.reader.scan(prefix, prefix_end(prefix), self.direction < 0):
+            n += 1
+            if ctx is not None and not n & 1023:
+                ctx.check_interrupt()
+            if matcher is None:
+                self.n_returned += 1
+                yield rid_of(key), raw, None
+                continue
+            doc = _decode(raw)
+            if matcher(doc):
+                self.n_returned += 1
+                yield rid_of(key), raw, doc
+            self.examined = n
+        self.examined = n
+        self.works = n + 1
+
+    def describe(self) -> dict:
+        out = {}
+        if self.filter_spec:
+            out["filter"] = self.filter_spec
+        out["direction"] = "forward" if self.direction > 0 else "backward"
+        return out
+
+    def stat_fields(self) -> dict:
+        return {"docsExamined": self.examined}
+
+    def docs_examined(self) -> int:
+        return self.examined
+
+
+class IndexScan(Stage):
+    """Yields record ids of entries inside the byte ranges, de-duplicated when multikey."""
+
+    name = "IXSCAN"
+
+    def __init__(self, index, reader, ranges: list, bounds_explain: dict, direction: int = 1,
+                 multikey: bool = False, ctx=None) -> None:
+        super().__init__()
+        self.index, self.reader, self.ranges = index, reader, ranges
+        self.bounds_explain, self.direction, self.multikey, self.ctx = bounds_explain, direction, multikey, ctx
+        self.examined = 0
+        self.dups = 0
+
+    def rids(self) -> Iterator[int]:
+        prefix = self.index.prefix
+        rid_from = layout.rid_from_entry
+        ranges = self.ranges if self.direction > 0 else list(reversed(self.ranges))
+        seen: Optional[set] = set() if self.multikey else None
+        for lo, hi in ranges:
+            hi_key = prefix + hi if hi is not None else prefix_end(prefix)
+            for key, _ in self.reader.scan(prefix + lo, hi_key, self.direction < 0):
+                self.examined += 1
+                rid = rid_from(key)
+                if seen is not None:
+                    if rid in seen:
+                        self.dups += 1
+                        continue
+                    seen.add(rid)
+                self.n_returned += 1
+                yield rid
+        self.works = self.examined + 1
+
+    def describe(self) -> dict:
+        meta = self.index.meta
+        return {"keyPattern": dict(meta.key), "indexName": meta.name,
+                "isMultiKey": bool(meta.multikey_paths),
+                "multiKeyPaths": {f: ([f] if f in meta.multikey_paths else []) for f in meta.key},
+                "isUnique": meta.unique, "isSparse": meta.sparse, "isPartial": meta.partial is not None,
+                "indexVersion": 2, "direction": "forward" if self.direction > 0 else "backward",
+                "indexBounds": self.bounds_explain}
+
+    def stat_fields(self) -> dict:
+        return {"keysExamined": self.examined, "dupsTested": self.examined if self.multikey else 0,
+                "dupsDropped": self.dups}
+
+    def keys_examined(self) -> int:
+        return self.examined
+
+
+class OrScan(Stage):
+    """Union of index scans, de-duplicated by record id."""
+
+    name = "OR"
+
+    def __init__(self, scans: list[IndexScan]) -> None:
+        super().__init__()
+        self.scans = scans
+        self.dups = 0
+
+    def rids(self) -> Iterator[int]:
+        seen: set = set()
+        for scan in self.scans:
+            for rid in scan.rids():
+                if rid in seen:
+                    self.dups += 1
+                    continue
+                seen.add(rid)
+                self.n_returned += 1
+                yield rid
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStages": [s.explain(stats) for s in self.scans]}
+
+    def stat_fields(self) -> dict:
+        return {"dupsTested": self.n_returned + self.dups, "dupsDropped": self.dups}
+
+    def keys_examined(self) -> int:
+        return sum(s.examined for s in self.scans)
+
+
+class Fetch(Stage):
+    name = "FETCH"
+
+    def __init__(self, state, reader, child, matcher, filter_spec: Optional[dict]) -> None:
+        super().__init__()
+        self.state, self.reader, self.child = state, reader, child
+        self.matcher, self.filter_spec = matcher, filter_spec
+        self.examined = 0
+
+    def rows(self) -> Iterator[Row]:
+        reader, record_key, matcher = self.reader, self.state.record_key, self.matcher
+        for rid in self.child.rids():
+            raw = reader.get(record_key(rid))
+            self.works += 1
+            if raw is None:
+                continue  # deleted since the index entry was read
+            self.examined += 1
+            if matcher is None:
+                self.n_returned += 1
+                yield rid, raw, None
+                continue
+            doc = _decode(raw)
+            if matcher(doc):
+                self.n_returned += 1
+                yield rid, raw, doc
+
+    def describe(self) -> dict:
+        return {"filter": self.filter_spec} if self.filter_spec else {}
+
+    def stat_fields(self) -> dict:
+        return {"docsExamined": self.examined, "alreadyHasObj": 0}
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStage": self.child.explain(stats)}
+
+    def keys_examined(self) -> int:
+        return self.child.keys_examined()
+
+    def docs_examined(self) -> int:
+        return self.examined
+
+
+class SortStage(Stage):
+    """A blocking sort; with a limit it keeps only the top `limit` rows."""
+
+    name = "SORT"
+
+    def __init__(self, child, sort_spec: dict, key: Callable[[dict], bytes], limit: int = 0) -> None:
+        super().__init__()
+        self.child, self.sort_spec, self.key, self.limit = child, sort_spec, key, limit
+
+    def rows(self) -> Iterator[Row]:
+        key = self.key
+        decorated = []
+        for i, (rid, raw, doc) in enumerate(self.child.rows()):
+            if doc is None:
+                doc = _decode(raw)
+            decorated.append((key(doc), i, rid, raw, doc))
+        if self.limit:
+            decorated = heapq.nsmallest(self.limit, decorated)
+        else:
+            decorated.sort()
+        self.works = len(decorated) + 1
+        for _, _, rid, raw, doc in decorated:
+            self.n_returned += 1
+            yield rid, raw, doc
+
+    def describe(self) -> dict:
+        out: dict[str, Any] = {"sortPattern": self.sort_spec, "memLimit": 104857600, "type": "simple"}
+        if self.limit:
+            out["limitAmount"] = self.limit
+        return out
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStage": self.child.explain(stats)}
+
+    def keys_examined(self) -> int:
+        return self.child.keys_examined()
+
+    def docs_examined(self) -> int:
+        return self.child.docs_examined()
+
+
+class PassThrough(Stage):
+    """Base for SKIP, LIMIT and PROJECTION: one child, rows transformed in order."""
+
+    def __init__(self, child) -> None:
+        super().__init__()
+        self.child = child
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStage": self.child.explain(stats)}
+
+    def keys_examined(self) -> int:
+        return self.child.keys_examined()
+
+    def docs_examined(self) -> int:
+        return self.child.docs_examined()
+
+
+class Skip(PassThrough):
+    name = "SKIP"
+
+    def __init__(self, child, n: int) -> None:
+        super().__init__(child)
+        self.n = n
+
+    def rows(self) -> Iterator[Row]:
+        it = self.child.rows()
+        for _ in range(self.n):
+            if next(it, None) is None:
+                return
+        for row in it:
+            self.n_returned += 1
+            yield row
+
+    def describe(self) -> dict:
+        return {"skipAmount": self.n}
+
+
+class Limit(PassThrough):
+    name = "LIMIT"
+
+    def __init__(self, child, n: int) -> None:
+        super().__init__(child)
+        self.n = n
+
+    def rows(self) -> Iterator[Row]:
+        if self.n <= 0:
+            return
+        for row in self.child.rows():
+            self.n_returned += 1
+            yield row
+            if self.n_returned >= self.n:
+                return
+
+    def describe(self) -> dict:
+        return {"limitAmount": self.n}
+
+
+class Project(PassThrough):
+    name = "PROJECTION_DEFAULT"
+
+    def __init__(self, child, spec: dict, projection, matcher) -> None:
+        super().__init__(child)
+        self.spec, self.projection, self.matcher = spec, projection, matcher
+        self.positional = getattr(projection, "needs_position", False)
+
+    def rows(self) -> Iterator[Row]:
+        apply = self.projection.apply
+        for rid, raw, doc in self.child.rows():
+            if doc is None:
+                doc = _decode(raw)
+            position = self.matcher.positional(doc) if self.positional and self.matcher else None
+            out = apply(doc, position=position)
+            self.n_returned += 1
+            yield rid, None, out
+
+    def describe(self) -> dict:
+        return {"transformBy": self.spec}

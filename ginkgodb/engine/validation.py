@@ -1,0 +1,43 @@
+"""Schema validation: a collection's `validator` checked on every insert and update."""
+from __future__ import annotations
+
+import logging
+from typing import Callable, Optional
+
+from ..errors import CommandError, ErrorCode
+
+log = logging.getLogger("ginkgodb.validation")
+
+
+def validator(bypass: bool = False) -> Optional[Callable]:
+    """The `validate(state, new_doc, old_doc)` callback writes use (None when bypassed)."""
+    return None if bypass else check_document
+
+
+def _matcher(state):
+    cached = state.__dict__.get("_validator")
+    if cached is None:
+        from ..query.match import compile_filter
+        cached = compile_filter(state.meta.options["validator"])
+        state._validator = cached
+    return cached
+
+
+def check_document(state, new: dict, old: Optional[dict]) -> None:
+    options = state.meta.options
+    if not options.get("validator"):
+        return
+    level = options.get("validationLevel", "strict")
+    if level == "off":
+        return
+    matcher = _matcher(state)
+    if level == "moderate" and old is not None and not matcher(old):
+        return  # moderate: documents that already failed may keep failing
+    if matcher(new):
+        return
+    if options.get("validationAction", "error") == "warn":
+        log.warning("Document would fail validation: collection %s, _id %r", state.meta.ns, new.get("_id"))
+        return
+    raise CommandError(ErrorCode.DocumentValidationFailure, "Document failed validation",
+                       info={"errInfo": {"failingDocumentId": new.get("_id"),
+                                         "details": {"operatorName": "$and", "schemaRulesNotSatisfied": []}}})

@@ -1,0 +1,219 @@
+"""insert, update, delete and findAndModify: each statement atomic per document, batches ordered or not.
+
+A write command runs in one storage transaction under the engine lock. An ordered batch stops at
+its first failing statement and keeps what came before; an unordered batch records each failure and
+goes on. The target documents of an update/delete are read inside the writer's own transaction, so
+read-modify-write (`$inc`, findAndModify) is atomic against other writers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import bson
+
+from ..errors import CommandError, ErrorCode
+from ..query.update import compile_update, upsert_seed
+from . import query as Q
+from .ddl import ensure_collection
+from .documents import prepare_insert
+from .records import delete_record, insert_record, update_record
+
+
+@dataclass
+class WriteOutcome:
+    n: int = 0
+    n_modified: int = 0
+    upserted: list = field(default_factory=list)   # [{index, _id}]
+    errors: list = field(default_factory=list)     # writeErrors entries
+
+
+def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], out: WriteOutcome) -> None:
+    for i, item in enumerate(items):
+        try:
+            run_one(i, item)
+        except CommandError as exc:
+            out.errors.append(exc.to_write_error(i))
+            if ordered:
+                return
+
+
+def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validate=None) -> WriteOutcome:
+    out = WriteOutcome()
+    with engine.write() as txn:
+        state = ensure_collection(engine, txn, db, coll)
+
+        def one(i: int, doc: Any) -> None:
+            d, raw = prepare_insert(doc)
+            if validate is not None:
+                validate(state, d, None)
+            insert_record(engine, txn, state, d, raw)
+            out.n += 1
+
+        _run_batch(docs, ordered, one, out)
+    return out
+
+
+@dataclass
+class UpdateStatement:
+    q: dict
+    u: Any
+    upsert: bool = False
+    multi: bool = False
+    array_filters: Optional[list] = None
+    hint: Any = None
+    collation: Optional[dict] = None
+    sort: Optional[dict] = None
+
+
+def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordered: bool = True,
+           validate=None) -> WriteOutcome:
+    out = WriteOutcome()
+    with engine.write() as txn:
+        def one(i: int, st: UpdateStatement) -> None:
+            n, modified, upserted_id = _update_one_statement(engine, txn, db, coll, st, validate)
+            out.n += n
+            out.n_modified += modified
+            if upserted_id is not _NONE:
+                out.upserted.append({"index": i, "_id": upserted_id})
+
+        _run_batch(statements, ordered, one, out)
+    return out
+
+
+_NONE = object()
+
+
+def _targets(engine, txn, state, st_q: dict, multi: bool, hint=None, sort=None, collation=None):
+    req = Q.FindRequest(filter=st_q, hint=hint, sort=sort, limit=0 if multi else 1, collation=collation)
+    built = Q.build(engine, state, engine.reader(txn), req, for_write=True)
+    rows = []
+    for rid, raw, doc in built.root.rows():
+        rows.append((rid, raw, doc if doc is not None else bson.decode(raw)))
+        if not multi:
+            break
+    return rows, built.matcher
+
+
+def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):
+    plan = compile_update(st.u, array_filters=st.array_filters, collation=st.collation)
+    if st.multi and plan.is_replacement:
+        raise CommandError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
+    state = engine.collection(db, coll)
+    rows, matcher = ([], None) if state is None else _targets(engine, txn, state, st.q, st.multi, st.hint,
+                                                              st.sort, st.collation)
+    if not rows:
+        if not st.upsert:
+            return 0, 0, _NONE
+        state = ensure_collection(engine, txn, db, coll)
+        new = _upsert_document(plan, st.q)
+        d, raw = prepare_insert(new)
+        if validate is not None:
+            validate(state, d, None)
+        insert_record(engine, txn, state, d, raw)
+        return 1, 0, d["_id"]
+    modified = 0
+    needs_position = getattr(plan, "needs_position", True)
+    for rid, raw, doc in rows:
+        position = matcher.positional(doc) if (needs_position and matcher is not None) else None
+        new = plan.apply(doc, position=position)
+        if validate is not None:
+            validate(state, new, doc)
+        if update_record(engine, txn, state, rid, doc, raw, new) is not None:
+            modified += 1
+    return len(rows), modified, _NONE
+
+
+def _upsert_document(plan, query: dict) -> dict:
+    if plan.is_replacement:
+        seed = upsert_seed(query)
+        new = plan.apply({}, inserting=True)
+        if "_id" not in new and "_id" in seed:
+            new = {"_id": seed["_id"], **new}
+        return new
+    return plan.apply(upsert_seed(query), inserting=True)
+
+
+@dataclass
+class DeleteStatement:
+    q: dict
+    limit: int = 0
+    hint: Any = None
+    collation: Optional[dict] = None
+
+
+def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordered: bool = True) -> WriteOutcome:
+    out = WriteOutcome()
+    with engine.write() as txn:
+        def one(i: int, st: DeleteStatement) -> None:
+            if st.limit not in (0, 1):
+                raise CommandError(ErrorCode.FailedToParse,
+                                   "The limit field in delete objects must be 0 or 1. Got " + str(st.limit))
+            state = engine.collection(db, coll)
+            if state is None:
+                if st.q:
+                    from ..query.match import compile_filter
+                    compile_filter(st.q)  # invalid filters fail even on a missing collection
+                return
+            rows, _ = _targets(engine, txn, state, st.q, st.limit == 0, st.hint, None, st.collation)
+            for rid, _, doc in rows:
+                delete_record(txn, state, rid, doc)
+            out.n += len(rows)
+
+        _run_batch(statements, ordered, one, out)
+    return out
+
+
+@dataclass
+class FindAndModifyRequest:
+    query: dict
+    sort: Optional[dict] = None
+    remove: bool = False
+    update: Any = None
+    new: bool = False
+    fields: Optional[dict] = None
+    upsert: bool = False
+    array_filters: Optional[list] = None
+    hint: Any = None
+    collation: Optional[dict] = None
+
+
+def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, validate=None) -> dict:
+    """The findAndModify reply body: {lastErrorObject, value}."""
+    plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
+                                                  collation=req.collation)
+    with engine.write() as txn:
+        state = engine.collection(db, coll)
+        rows, matcher = ([], None)
+        if state is not None:
+            rows, matcher = _targets(engine, txn, state, req.query, False, req.hint, req.sort, req.collation)
+        if not rows:
+            if req.remove or not req.upsert:
+                return {"lastErrorObject": {"n": 0, "updatedExisting": False}, "value": None}
+            state = ensure_collection(engine, txn, db, coll)
+            d, raw = prepare_insert(_upsert_document(plan, req.query))
+            if validate is not None:
+                validate(state, d, None)
+            insert_record(engine, txn, state, d, raw)
+            value = _project(d, req.fields, None) if req.new else None
+            return {"lastErrorObject": {"n": 1, "updatedExisting": False, "upserted": d["_id"]},
+                    "value": value}
+        rid, raw, doc = rows[0]
+        if req.remove:
+            delete_record(txn, state, rid, doc)
+            return {"lastErrorObject": {"n": 1}, "value": _project(doc, req.fields, None)}
+        position = matcher.positional(doc) if matcher is not None and getattr(plan, "needs_position", True) else None
+        new = plan.apply(doc, position=position)
+        if validate is not None:
+            validate(state, new, doc)
+        new_raw = update_record(engine, txn, state, rid, doc, raw, new)
+        result = (bson.decode(new_raw) if new_raw is not None else doc) if req.new else doc
+        return {"lastErrorObject": {"n": 1, "updatedExisting": True},
+                "value": _project(result, req.fields, position)}
+
+
+def _project(doc: dict, fields: Optional[dict], position: Optional[int]) -> dict:
+    if not fields:
+        return doc
+    from ..query.projection import compile_projection
+    return compile_projection(fields).apply(doc, position=position)

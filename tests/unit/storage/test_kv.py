@@ -1,0 +1,106 @@
+"""The KV contract, on both engines."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ginkgodb.errors import StorageError
+from ginkgodb.storage.kv import prefix_end
+
+
+def test_put_get_delete_round_trip(kv):
+    with kv.begin(write=True) as txn:
+        txn.put(b"a", b"1")
+        txn.put(b"b", b"2")
+    with kv.begin() as txn:
+        assert txn.get(b"a") == b"1"
+        assert txn.get(b"zz") is None
+    with kv.begin(write=True) as txn:
+        assert txn.delete(b"a") is True
+        assert txn.delete(b"a") is False
+    with kv.begin() as txn:
+        assert txn.get(b"a") is None
+
+
+def test_abort_discards_every_write(kv):
+    with kv.begin(write=True) as txn:
+        txn.put(b"keep", b"1")
+    txn = kv.begin(write=True)
+    txn.put(b"new", b"x")
+    txn.put(b"keep", b"changed")
+    txn.delete(b"keep")
+    txn.abort()
+    with kv.begin() as txn:
+        assert txn.get(b"new") is None
+        assert txn.get(b"keep") == b"1"
+
+
+def test_exception_in_context_aborts(kv):
+    with pytest.raises(RuntimeError):
+        with kv.begin(write=True) as txn:
+            txn.put(b"k", b"v")
+            raise RuntimeError("boom")
+    with kv.begin() as txn:
+        assert txn.get(b"k") is None
+
+
+def _fill(kv, keys):
+    with kv.begin(write=True) as txn:
+        for k in keys:
+            txn.put(k, k.upper())
+
+
+def test_scan_is_half_open_and_ordered_by_unsigned_bytes(kv):
+    keys = [b"\x00", b"a", b"ab", b"b", b"\x7f", b"\x80", b"\xff", b"\xff\xff"]
+    _fill(kv, keys)
+    with kv.begin() as txn:
+        assert [k for k, _ in txn.scan(b"", None)] == sorted(keys)
+        assert [k for k, _ in txn.scan(b"a", b"b")] == [b"a", b"ab"]
+        assert [k for k, _ in txn.scan(b"a", b"b", reverse=True)] == [b"ab", b"a"]
+        assert [k for k, _ in txn.scan(b"\x80", None, reverse=True)] == [b"\xff\xff", b"\xff", b"\x80"]
+
+
+def test_reverse_scan_with_bound_beyond_last_key(kv):
+    _fill(kv, [b"a", b"b"])
+    with kv.begin() as txn:
+        assert [k for k, _ in txn.scan(b"", b"zzz", reverse=True)] == [b"b", b"a"]
+        assert list(txn.scan(b"c", b"d", reverse=True)) == []
+
+
+def test_scan_chunked_sees_every_key_across_chunks(kv):
+    keys = [b"k%05d" % i for i in range(1300)]
+    _fill(kv, keys)
+    assert [k for k, _ in kv.scan_chunked(b"k", prefix_end(b"k"), chunk=100)] == keys
+    assert [k for k, _ in kv.scan_chunked(b"k", prefix_end(b"k"), reverse=True, chunk=100)] == keys[::-1]
+
+
+def test_prefix_end():
+    assert prefix_end(b"ab") == b"ac"
+    assert prefix_end(b"a\xff") == b"b"
+    assert prefix_end(b"\xff\xff") is None
+
+
+def test_readers_never_see_uncommitted_writes(kv):
+    with kv.begin(write=True) as txn:
+        txn.put(b"n", b"0")
+    txn = kv.begin(write=True)
+    txn.put(b"n", b"uncommitted")
+    seen = []
+
+    def read():
+        with kv.begin() as r:
+            seen.append(r.get(b"n"))
+
+    t = threading.Thread(target=read)
+    t.start()
+    t.join(timeout=0.2)  # memory engine: blocked behind the writer; LMDB: reads its snapshot
+    txn.abort()
+    t.join()
+    assert seen == [b"0"]
+
+
+def test_closed_engine_refuses_transactions(kv):
+    kv.close()
+    with pytest.raises((StorageError, Exception)):
+        kv.begin()

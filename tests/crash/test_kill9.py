@@ -1,0 +1,85 @@
+"""Acknowledged writes survive kill -9, and data and indexes stay consistent."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import bson
+import pytest
+
+from ginkgodb.commands import CommandContext, dispatch
+from ginkgodb.engine import Engine
+from ginkgodb.engine import layout
+from ginkgodb.storage.kv import prefix_end
+
+WRITER = os.path.join(os.path.dirname(__file__), "writer.py")
+ROUNDS = 4
+
+
+def _run_and_kill(path: str, start: int, rng: random.Random) -> int:
+    """Start the writer, let it acknowledge for a random while, SIGKILL it; the last acked id."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, WRITER, path, str(start)], stdout=subprocess.PIPE, env=env,
+                            text=True)
+    deadline = time.monotonic() + rng.uniform(0.3, 1.2)
+    last = start - 1
+    os.set_blocking(proc.stdout.fileno(), False)
+    buf = ""
+    while time.monotonic() < deadline or last < start:
+        chunk = proc.stdout.read() or ""
+        buf += chunk
+        *lines, buf = buf.split("\n")
+        for line in lines:
+            last = int(line)
+        if proc.poll() is not None:
+            raise AssertionError(f"writer died by itself with {proc.returncode}")
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    buf += proc.stdout.read() or ""
+    for line in buf.split("\n"):
+        if line.strip():
+            last = int(line)
+    return last
+
+
+def _check_consistent(path: str, acked: int) -> int:
+    engine = Engine.open(path)
+    try:
+        ctx = CommandContext(engine=engine)
+        state = engine.collection("crash", "c")
+        ids = []
+        with engine.kv.begin() as txn:
+            docs = {layout.rid_of_record_key(k): bson.decode(v)
+                    for k, v in txn.scan(state.record_prefix, prefix_end(state.record_prefix))}
+            for ix in state.indexes:
+                entries = [layout.rid_from_entry(k) for k, _ in txn.scan(ix.prefix, prefix_end(ix.prefix))]
+                expected = sum(len(ix.keys(d)[0]) for d in docs.values())
+                assert len(entries) == expected, f"index {ix.meta.name} has {len(entries)} entries, want {expected}"
+                assert set(entries) <= set(docs), f"index {ix.meta.name} points at missing records"
+        ids = sorted(d["_id"] for d in docs.values())
+        assert ids == list(range(len(ids))), "documents are missing from the middle"
+        assert len(ids) % 10 == 0, "a batch was half applied"
+        assert ids[-1] >= acked, f"acknowledged id {acked} lost (have up to {ids[-1]})"
+        counter = dispatch(ctx, {"find": "counter", "filter": {}, "$db": "crash"})["cursor"]["firstBatch"]
+        n = bson.decode(counter[0].raw)["n"]
+        assert n in (len(ids), len(ids) - 10), (n, len(ids))
+        found = dispatch(ctx, {"find": "c", "filter": {"k": f"key{acked}"}, "$db": "crash"})
+        assert len(found["cursor"]["firstBatch"]) == 1
+        return len(ids)
+    finally:
+        engine.close()
+
+
+@pytest.mark.slow
+def test_acknowledged_writes_survive_kill9(tmp_path):
+    rng = random.Random(int(os.environ.get("GINKGO_CRASH_SEED", time.time())))
+    path = str(tmp_path / "data")
+    start = 0
+    for _ in range(ROUNDS):
+        acked = _run_and_kill(path, start, rng)
+        start = _check_consistent(path, acked)

@@ -1,0 +1,54 @@
+"""Layers depend one way: storage <- query <- planner <- engine <- commands <- client | server."""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+PKG = pathlib.Path(__file__).resolve().parents[2] / "ginkgodb"
+
+# package -> packages it may import (besides itself, errors and the top-level package)
+ALLOWED = {
+    "bsonutil": set(),
+    "storage": {"bsonutil"},
+    "query": {"bsonutil"},
+    "planner": {"bsonutil", "query"},
+    "engine": {"bsonutil", "storage", "query", "planner"},
+    "commands": {"bsonutil", "storage", "query", "planner", "engine"},
+    "wire": set(),
+    "server": {"wire", "commands", "engine", "storage", "bsonutil"},
+    "client": {"commands", "engine", "bsonutil", "storage"},
+}
+
+
+def _imports(path: pathlib.Path) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    rel = path.relative_to(PKG).parts
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(rel[:-1])[: len(rel) - node.level]
+                parts = base + (node.module.split(".") if node.module else [])
+                if not parts and node.module is None:
+                    parts = [a.name for a in node.names]
+                if parts:
+                    found.add(parts[0])
+                elif node.level > 0 and not base:
+                    found.update(a.name for a in node.names)
+            elif node.module and node.module.startswith("ginkgodb."):
+                found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("ginkgodb."):
+                    found.add(alias.name.split(".")[1])
+    return found
+
+
+def test_each_layer_imports_only_the_layers_below_it():
+    violations = []
+    for layer, allowed in ALLOWED.items():
+        for path in (PKG / layer).rglob("*.py"):
+            for dep in _imports(path):
+                if dep in ALLOWED and dep != layer and dep not in allowed:
+                    violations.append(f"{path.relative_to(PKG)} imports ginkgodb.{dep}")
+    assert not violations, "\n".join(sorted(violations))

@@ -14,9 +14,8 @@ from typing import Any, Optional
 from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
-from ._server_view import OpInfo
+from ._server_view import GENERIC_ARGUMENTS, OpInfo, is_number
 from .context import CommandContext
-from ._server_view import GENERIC_ARGUMENTS, is_number
 from .registry import command
 
 _OPTIONS = frozenset({"currentOp", "$all", "$ownOps", "$truncateOps"})

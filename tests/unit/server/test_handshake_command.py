@@ -1,0 +1,69 @@
+"""hello / isMaster: the standalone reply of mongod 7.0."""
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from ginkgodb import wire
+from ginkgodb.commands import CommandContext, dispatch
+from ginkgodb.commands import _server_view
+from fake_server import FakeServer
+
+
+def run(cmd, **ctx_fields):
+    return dispatch(CommandContext(engine=None, **ctx_fields), cmd)
+
+
+def test_hello_reports_a_writable_standalone_at_wire_version_21():
+    reply = run({"hello": 1, "$db": "admin"}, connection_id=17)
+    assert reply["isWritablePrimary"] is True and reply["ok"] == 1.0
+    assert (reply["minWireVersion"], reply["maxWireVersion"]) == (0, 21)
+    assert reply["logicalSessionTimeoutMinutes"] == 30
+    assert reply["connectionId"] == 17
+    assert reply["maxBsonObjectSize"] == 16 * 1024 * 1024
+    assert reply["maxMessageSizeBytes"] == 48_000_000
+    assert reply["maxWriteBatchSize"] == 100_000
+    assert reply["readOnly"] is False
+    assert isinstance(reply["localTime"], datetime.datetime)
+    assert "topologyVersion" not in reply and "setName" not in reply
+
+
+@pytest.mark.parametrize("name", ["isMaster", "ismaster"])
+def test_is_master_answers_ismaster_true(name):
+    reply = run({name: 1, "$db": "admin"})
+    assert reply["ismaster"] is True and "isWritablePrimary" not in reply
+
+
+def test_hello_ok_is_echoed_only_when_asked():
+    assert run({"hello": 1, "helloOk": True, "$db": "admin"})["helloOk"] is True
+    assert "helloOk" not in run({"hello": 1, "$db": "admin"})
+
+
+def test_compression_echo_is_the_supported_subset_in_client_order():
+    reply = run({"hello": 1, "compression": ["zstd", "zlib", "snappy"], "$db": "admin"}, server=FakeServer())
+    assert reply["compression"] == ["zlib", "snappy"]
+
+
+def test_empty_compression_list_is_echoed_empty_and_absent_list_omitted():
+    assert run({"hello": 1, "compression": [], "$db": "admin"}, server=FakeServer())["compression"] == []
+    assert "compression" not in run({"hello": 1, "$db": "admin"}, server=FakeServer())
+
+
+def test_embedded_hello_agrees_to_no_compression():
+    assert run({"hello": 1, "compression": ["zlib"], "$db": "admin"})["compression"] == []
+
+
+def test_client_metadata_may_only_be_sent_once_per_connection():
+    reply = run({"hello": 1, "client": {"driver": {"name": "x"}}, "$db": "admin"}, client_metadata={"a": 1})
+    assert (reply["code"], reply["codeName"]) == (186, "ClientMetadataCannotBeMutated")
+
+
+def test_load_balanced_hello_is_refused():
+    assert run({"hello": 1, "loadBalanced": True, "$db": "admin"})["code"] == 354
+
+
+def test_advertised_limits_match_the_wire_codec_and_write_commands():
+    assert _server_view.MAX_BSON_OBJECT_SIZE == wire.MAX_BSON_OBJECT_SIZE
+    assert _server_view.MAX_MESSAGE_SIZE == wire.MAX_MESSAGE_SIZE
+    assert _server_view.MAX_WRITE_BATCH_SIZE == wire.MAX_WRITE_BATCH_SIZE

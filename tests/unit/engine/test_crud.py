@@ -1,0 +1,152 @@
+"""CRUD through the command layer, on both storage engines."""
+from __future__ import annotations
+
+import threading
+
+import bson
+import pytest
+from bson.objectid import ObjectId
+
+from support.runner import Runner
+
+
+@pytest.fixture
+def run(engine):
+    return Runner(engine)
+
+
+def test_insert_generates_object_id_first_and_find_returns_in_insertion_order(run):
+    assert run.insert("c", {"a": 1}, {"b": 2, "_id": 7})["n"] == 2
+    docs = run.find("c")
+    assert isinstance(docs[0]["_id"], ObjectId)
+    assert list(docs[1]) == ["_id", "b"] and docs[1]["_id"] == 7
+
+
+def test_duplicate_id_reports_mongod_write_error(run):
+    run.insert("c", {"_id": 1})
+    reply = run.insert("c", {"_id": 1})
+    (err,) = reply["writeErrors"]
+    assert reply["n"] == 0
+    assert err["index"] == 0 and err["code"] == 11000
+    assert err["errmsg"] == "E11000 duplicate key error collection: test.c index: _id_ dup key: { _id: 1 }"
+    assert err["keyPattern"] == {"_id": 1} and err["keyValue"] == {"_id": 1}
+
+
+def test_ordered_insert_stops_at_first_error_and_keeps_earlier_documents(run):
+    reply = run.insert("c", {"_id": 1}, {"_id": 1}, {"_id": 2})
+    assert reply["n"] == 1 and [e["index"] for e in reply["writeErrors"]] == [1]
+    assert [d["_id"] for d in run.find("c")] == [1]
+
+
+def test_unordered_insert_continues_past_errors(run):
+    reply = run.insert("c", {"_id": 1}, {"_id": 1}, {"_id": 2}, {"_id": 2}, ordered=False)
+    assert reply["n"] == 2 and [e["index"] for e in reply["writeErrors"]] == [1, 3]
+
+
+def test_array_id_is_rejected(run):
+    reply = run.insert("c", {"_id": [1, 2]})
+    assert reply["writeErrors"][0]["code"] == 53
+
+
+def test_update_inc_push_and_upsert(run):
+    run.insert("books", {"_id": 123456789, "available": 2, "checkout": []})
+    reply = run({"update": "books", "updates": [
+        {"q": {"_id": 123456789, "available": {"$gt": 0}},
+         "u": {"$inc": {"available": -1}, "$push": {"checkout": {"by": "abc"}}}}]})
+    assert reply["n"] == 1 and reply["nModified"] == 1
+    assert run.find("books") == [{"_id": 123456789, "available": 1, "checkout": [{"by": "abc"}]}]
+    reply = run({"update": "books", "updates": [{"q": {"_id": 5, "x": 1}, "u": {"$set": {"y": 2}}, "upsert": True}]})
+    assert reply["n"] == 1 and reply["nModified"] == 0 and reply["upserted"] == [{"index": 0, "_id": 5}]
+    assert run.find("books", {"_id": 5}) == [{"_id": 5, "x": 1, "y": 2}]
+
+
+def test_noop_update_is_matched_but_not_modified(run):
+    run.insert("c", {"_id": 1, "a": 1})
+    reply = run({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"a": 1}}}]})
+    assert reply["n"] == 1 and reply["nModified"] == 0
+
+
+def test_update_cannot_change_id(run):
+    run.insert("c", {"_id": 1, "a": 1})
+    reply = run({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"_id": 2, "a": 1}}]})
+    assert reply["writeErrors"][0]["code"] == 66
+
+
+def test_update_many_and_delete(run):
+    run.insert("c", *({"_id": i, "g": i % 2} for i in range(10)))
+    assert run({"update": "c", "updates": [{"q": {"g": 0}, "u": {"$set": {"even": True}}, "multi": True}]})["nModified"] == 5
+    assert run({"delete": "c", "deletes": [{"q": {"even": True}, "limit": 0}]})["n"] == 5
+    assert run({"delete": "c", "deletes": [{"q": {}, "limit": 1}]})["n"] == 1
+    assert len(run.find("c")) == 4
+
+
+def test_find_and_modify_returns_old_or_new_document(run):
+    run.insert("c", {"_id": 1, "n": 1})
+    old = run({"findAndModify": "c", "query": {"_id": 1}, "update": {"$inc": {"n": 1}}})
+    assert old["value"] == {"_id": 1, "n": 1} and old["lastErrorObject"] == {"n": 1, "updatedExisting": True}
+    new = run({"findAndModify": "c", "query": {"_id": 1}, "update": {"$inc": {"n": 1}}, "new": True,
+               "fields": {"_id": 0}})
+    assert new["value"] == {"n": 3}
+    removed = run({"findAndModify": "c", "query": {"_id": 1}, "remove": True})
+    assert removed["value"]["n"] == 3 and run.find("c") == []
+    up = run({"findAndModify": "c", "query": {"_id": 9}, "update": {"$set": {"a": 1}}, "upsert": True, "new": True})
+    assert up["value"] == {"_id": 9, "a": 1} and up["lastErrorObject"]["upserted"] == 9
+
+
+def test_concurrent_increments_are_atomic(run, engine):
+    run.insert("c", {"_id": 1, "n": 0})
+
+    def work():
+        r = Runner(engine)
+        for _ in range(1000):
+            r({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$inc": {"n": 1}}}]})
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert run.find("c") == [{"_id": 1, "n": 4000}]
+
+
+def test_cursor_batches_and_get_more(run):
+    run.insert("c", *({"_id": i} for i in range(250)))
+    first = run({"find": "c", "filter": {}})
+    assert len(first["cursor"]["firstBatch"]) == 101 and first["cursor"]["id"] != 0
+    cid = first["cursor"]["id"]
+    second = run({"getMore": cid, "collection": "c", "batchSize": 100})
+    assert [d["_id"] for d in second["cursor"]["nextBatch"]] == list(range(101, 201))
+    third = run({"getMore": cid, "collection": "c"})
+    assert len(third["cursor"]["nextBatch"]) == 49 and third["cursor"]["id"] == 0
+    assert run.error({"getMore": cid, "collection": "c"})["code"] == 43
+
+
+def test_kill_cursors(run):
+    run.insert("c", *({"_id": i} for i in range(10)))
+    cid = run({"find": "c", "batchSize": 2})["cursor"]["id"]
+    reply = run({"killCursors": "c", "cursors": [cid, 12345]})
+    assert reply["cursorsKilled"] == [cid] and reply["cursorsNotFound"] == [12345]
+
+
+def test_sort_skip_limit_projection(run):
+    run.insert("c", *({"_id": i, "a": i % 3, "b": -i} for i in range(9)))
+    docs = run.find("c", {}, sort={"a": -1, "b": 1}, skip=1, limit=3, projection={"b": 1})
+    assert docs == [{"_id": 5, "b": -5}, {"_id": 2, "b": -2}, {"_id": 7, "b": -7}]
+
+
+def test_count_and_distinct(run):
+    run.insert("c", {"a": [1, 2]}, {"a": 2}, {"a": "x"}, {"b": 1})
+    assert run({"count": "c"})["n"] == 4
+    assert run({"count": "c", "query": {"a": 2}})["n"] == 2
+    assert sorted(run({"distinct": "c", "key": "a"})["values"], key=str) == [1, 2, "x"]
+
+
+def test_unknown_command_and_unknown_field(run):
+    assert run.error({"frobnicate": 1}) ["code"] == 59
+    err = run.error({"find": "c", "bogus": 1})
+    assert err["code"] == 40415 and err["errmsg"] == "BSON field 'find.bogus' is an unknown field."
+
+
+def test_document_too_large(run):
+    reply = run.insert("c", {"_id": 1, "big": "x" * (16 * 1024 * 1024)})
+    assert reply["writeErrors"][0]["code"] == 10334

@@ -1,0 +1,12 @@
+"""The update language: operator updates, replacements, pipeline updates and upsert seeds.
+
+    plan = compile_update({"$inc": {"n": 1}})
+    new_doc = plan.apply(doc, position=matcher.positional(doc))
+"""
+from .plan import UpdatePlan, compile_update
+from .replacement import validate_replacement
+from .storage import check_id_value
+from .upsert import upsert_seed
+
+__all__ = ["UpdatePlan", "compile_update", "upsert_seed", "validate_replacement",
+           "check_id_value"]

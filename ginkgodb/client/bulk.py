@@ -1,0 +1,263 @@
+"""Bulk writes: pymongo's InsertOne/UpdateOne/... models -> batched insert/update/delete commands.
+
+Operations are grouped into runs of one kind (consecutive ones when ordered; all inserts, then
+updates, then deletes when unordered), each run is split into batches within the server's
+limits, and the replies are merged into pymongo's bulk result document
+{writeErrors, writeConcernErrors, nInserted, nUpserted, nMatched, nModified, nRemoved, upserted}
+with every index mapped back to the caller's operation index.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Optional
+
+from bson.raw_bson import RawBSONDocument
+from bson.objectid import ObjectId
+from pymongo.errors import ConfigurationError, DocumentTooLarge, InvalidOperation, OperationFailure
+from pymongo.write_concern import WriteConcern
+
+from .codec import encode_and_size, encode_document, plain_reply, wire_value
+from .raising import raise_bulk_write_error, write_concern_error_of
+from .session import check_session_for_write
+from .validation import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
+
+INSERT, UPDATE, DELETE = 0, 1, 2
+COMMAND_NAMES = ("insert", "update", "delete")
+SEQUENCE_FIELDS = ("documents", "updates", "deletes")
+MAX_WRITE_BATCH_SIZE = 100_000
+MAX_MESSAGE_SIZE = 48_000_000
+MAX_BSON_SIZE = 16 * 1024 * 1024
+_COMMAND_OVERHEAD = 16_382
+
+
+class Run:
+    """Consecutive operations of one kind, remembering each one's original index."""
+
+    def __init__(self, op_type: int) -> None:
+        self.op_type = op_type
+        self.index_map: list[int] = []
+        self.ops: list[Any] = []
+
+    def add(self, original_index: int, operation: Any) -> None:
+        self.index_map.append(original_index)
+        self.ops.append(operation)
+
+
+def new_result() -> dict:
+    """An empty bulk result in pymongo's shape."""
+    return {"writeErrors": [], "writeConcernErrors": [], "nInserted": 0, "nUpserted": 0,
+            "nMatched": 0, "nModified": 0, "nRemoved": 0, "upserted": []}
+
+
+def merge_reply(run: Run, full: dict, offset: int, result: Mapping[str, Any]) -> None:
+    """Add one batch's reply (its statements start at `offset` within `run`) to `full`."""
+    affected = result.get("n", 0)
+    if run.op_type == INSERT:
+        full["nInserted"] += affected
+    elif run.op_type == DELETE:
+        full["nRemoved"] += affected
+    else:
+        upserted = result.get("upserted")
+        if upserted:
+            for doc in upserted:
+                doc["index"] = run.index_map[doc["index"] + offset]
+            full["upserted"].extend(upserted)
+            full["nUpserted"] += len(upserted)
+            full["nMatched"] += affected - len(upserted)
+        else:
+            full["nMatched"] += affected
+        full["nModified"] += result.get("nModified", 0)
+    for error in result.get("writeErrors") or ():
+        entry = dict(error)
+        idx = error["index"] + offset
+        entry["index"] = run.index_map[idx]
+        entry["op"] = run.ops[idx]
+        full["writeErrors"].append(entry)
+    wce = write_concern_error_of(result)
+    if wce:
+        full["writeConcernErrors"].append(wce)
+
+
+class Bulk:
+    """Collects write operations for one collection and executes them as write commands.
+
+    pymongo's operation models add themselves through add_insert/add_update/add_replace/
+    add_delete, so `bulk_write` accepts pymongo.InsertOne & co. unchanged.
+    """
+
+    def __init__(self, collection: Any, ordered: bool, bypass_document_validation: Optional[bool],
+                 comment: Any = None, let: Any = None) -> None:
+        if let is not None:
+            validate_is_document_type("let", let)
+        self.collection = collection
+        self.ordered = ordered
+        self.bypass_doc_val = bypass_document_validation
+        self.comment = comment
+        self.let = let
+        self.ops: list[tuple[int, Any]] = []
+        self.executed = False
+        self.uses_collation = self.uses_array_filters = self.uses_sort = False
+
+    # -------------------------------------------------------------- building (pymongo's protocol)
+    def add_insert(self, document: Any) -> None:
+        validate_is_document_type("document", document)
+        if not (isinstance(document, RawBSONDocument) or "_id" in document):
+            document["_id"] = ObjectId()
+        self.ops.append((INSERT, document))
+
+    def add_update(self, selector: Mapping, update: Any, multi: bool, upsert: Optional[bool],
+                   collation: Any = None, array_filters: Any = None, hint: Any = None,
+                   sort: Any = None) -> None:
+        validate_ok_for_update(update)
+        stmt: dict = {"q": selector, "u": update, "multi": multi}
+        self._add_statement(UPDATE, stmt, upsert, collation, hint, sort, array_filters)
+
+    def add_replace(self, selector: Mapping, replacement: Any, upsert: Optional[bool],
+                    collation: Any = None, hint: Any = None, sort: Any = None) -> None:
+        validate_ok_for_replace(replacement)
+        self._add_statement(UPDATE, {"q": selector, "u": replacement}, upsert, collation, hint,
+                            sort, None)
+
+    def add_delete(self, selector: Mapping, limit: int, collation: Any = None,
+                   hint: Any = None) -> None:
+        self._add_statement(DELETE, {"q": selector, "limit": limit}, None, collation, hint,
+                            None, None)
+
+    def _add_statement(self, op_type: int, stmt: dict, upsert: Optional[bool], collation: Any,
+                       hint: Any, sort: Any, array_filters: Any) -> None:
+        if upsert is not None:
+            stmt["upsert"] = upsert
+        if collation is not None:
+            self.uses_collation = True
+            stmt["collation"] = collation
+        if array_filters is not None:
+            self.uses_array_filters = True
+            stmt["arrayFilters"] = array_filters
+        if hint is not None:
+            stmt["hint"] = hint
+        if sort is not None:
+            self.uses_sort = True
+            stmt["sort"] = sort
+        self.ops.append((op_type, stmt))
+
+    # -------------------------------------------------------------- executing
+    def runs(self) -> Iterator[Run]:
+        if self.ordered:
+            run: Optional[Run] = None
+            for idx, (op_type, op) in enumerate(self.ops):
+                if run is None or run.op_type != op_type:
+                    if run is not None:
+                        yield run
+                    run = Run(op_type)
+                run.add(idx, op)
+            if run is not None:
+                yield run
+            return
+        grouped = [Run(INSERT), Run(UPDATE), Run(DELETE)]
+        for idx, (op_type, op) in enumerate(self.ops):
+            grouped[op_type].add(idx, op)
+        yield from (run for run in grouped if run.ops)
+
+    def execute(self, write_concern: WriteConcern, session: Any) -> Optional[dict]:
+        """Run every operation; the merged result, or None for unacknowledged writes."""
+        if not self.ops:
+            raise InvalidOperation("No operations to execute")
+        if self.executed:
+            raise InvalidOperation("Bulk operations can only be executed once.")
+        self.executed = True
+        check_session_for_write(session, write_concern)
+        if not write_concern.acknowledged:
+            self._execute_unacknowledged(write_concern)
+            return None
+        full = new_result()
+        self._execute_runs(full, write_concern, session, ordered=self.ordered)
+        if full["writeErrors"] or full["writeConcernErrors"]:
+            raise_bulk_write_error(full)
+        return full
+
+    def _execute_runs(self, full: dict, write_concern: WriteConcern, session: Any,
+                      ordered: bool) -> None:
+        for run in self.runs():
+            offset = 0
+            while offset < len(run.ops):
+                statements = self._batch(run, offset, write_concern.acknowledged)
+                reply = self._send(run.op_type, statements, write_concern, session, ordered)
+                merge_reply(run, full, offset, plain_reply(reply, self._reply_options()))
+                offset += len(statements)
+                if ordered and reply.get("writeErrors"):
+                    break
+            if ordered and full["writeErrors"]:
+                return
+
+    def _execute_unacknowledged(self, write_concern: WriteConcern) -> None:
+        if self.uses_collation:
+            raise ConfigurationError("Collation is unsupported for unacknowledged writes.")
+        if self.uses_array_filters:
+            raise ConfigurationError("arrayFilters is unsupported for unacknowledged writes.")
+        if self.uses_sort:
+            raise ConfigurationError("Must be connected to MongoDB 8.0+ to use sort on "
+                                     "unacknowledged update commands.")
+        if self.bypass_doc_val:
+            raise OperationFailure("Cannot set bypass_document_validation with unacknowledged "
+                                   "write concern")
+        if self.ordered:
+            # as pymongo: ordered unacknowledged writes run acknowledged so they can stop at
+            # the first error, and every outcome is discarded
+            try:
+                self._execute_runs(new_result(), WriteConcern(), None, ordered=True)
+            except OperationFailure:
+                pass
+            return
+        for run in self.runs():
+            offset = 0
+            while offset < len(run.ops):
+                statements = self._batch(run, offset, acknowledged=False)
+                self._send(run.op_type, statements, write_concern, None, ordered=False)
+                offset += len(statements)
+
+    def _batch(self, run: Run, offset: int, acknowledged: bool) -> list:
+        """Wire-ready statements of `run` from `offset`, within the batch count and size limits."""
+        opts = self.collection.codec_options
+        statements: list = []
+        total = 0
+        for op in run.ops[offset:offset + MAX_WRITE_BATCH_SIZE]:
+            if run.op_type == INSERT:
+                stmt = encode_document(op, opts)
+                size = len(stmt.raw)
+            else:
+                stmt, size = encode_and_size(op, opts)
+            too_large = (not statements and size > MAX_MESSAGE_SIZE) or (
+                not acknowledged and size > MAX_BSON_SIZE)
+            if too_large:
+                raise _too_large(run.op_type, size)
+            if total + size > MAX_MESSAGE_SIZE - _COMMAND_OVERHEAD and statements:
+                break
+            statements.append(stmt)
+            total += size
+        return statements
+
+    def _send(self, op_type: int, statements: list, write_concern: WriteConcern, session: Any,
+              ordered: bool) -> Mapping[str, Any]:
+        opts = self.collection.codec_options
+        cmd: dict = {COMMAND_NAMES[op_type]: self.collection.name, "ordered": ordered}
+        if self.comment:
+            cmd["comment"] = wire_value(self.comment, opts)
+        if self.bypass_doc_val is not None:
+            cmd["bypassDocumentValidation"] = self.bypass_doc_val
+        if self.let is not None and op_type in (DELETE, UPDATE):
+            cmd["let"] = wire_value(self.let, opts)
+        cmd[SEQUENCE_FIELDS[op_type]] = statements
+        client = self.collection.database.client
+        return client._runner.run(self.collection.database.name, cmd, codec_options=opts,
+                                  session=session, write_concern=write_concern, encoded=True)
+
+    def _reply_options(self) -> Any:
+        return self.collection.codec_options.with_options(document_class=dict,
+                                                          unicode_decode_error_handler="replace")
+
+
+def _too_large(op_type: int, size: int) -> DocumentTooLarge:
+    if op_type == INSERT:
+        return DocumentTooLarge(f"BSON document too large ({size} bytes) - the connected server "
+                                f"supports BSON document sizes up to {MAX_BSON_SIZE} bytes.")
+    return DocumentTooLarge(f"{COMMAND_NAMES[op_type]} command document too large")

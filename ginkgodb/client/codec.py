@@ -1,0 +1,100 @@
+"""BSON in both directions: what the engine is given and what the caller gets back.
+
+Going in, values are normalised exactly as pymongo's encoder would put them on the wire (UUIDs
+per uuidRepresentation, tuples as arrays, SON as documents, compiled regexes, custom types from
+the type registry), so the engine sees the same values a server would. Inserted documents are
+encoded once to BSON and handed over as RawBSONDocument. Coming out, documents (raw BSON from
+the engine) are decoded with the caller's codec options, as pymongo decodes replies.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import bson
+from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
+from bson.raw_bson import RawBSONDocument
+
+# A reply whose values are all of these needs no decoding.
+_SCALARS = (int, float, str, bool, type(None))
+
+
+def is_raw_class(codec_options: CodecOptions) -> bool:
+    """True when the caller asked for RawBSONDocument results."""
+    cls = codec_options.document_class
+    return isinstance(cls, type) and issubclass(cls, RawBSONDocument)
+
+
+def encode_document(doc: Mapping[str, Any], codec_options: CodecOptions) -> RawBSONDocument:
+    """One document to BSON with the caller's options (a RawBSONDocument passes as is)."""
+    if isinstance(doc, RawBSONDocument):
+        return doc
+    return RawBSONDocument(bson.encode(doc, False, codec_options))
+
+
+def to_wire(doc: Mapping[str, Any], codec_options: CodecOptions) -> dict:
+    """`doc` as the engine would receive it from a server connection (plain decoded BSON)."""
+    return bson.decode(bson.encode(doc, False, codec_options))
+
+
+def wire_value(value: Any, codec_options: CodecOptions) -> Any:
+    """A single value (a comment, a `let` document) as the engine would receive it."""
+    if type(value) in _SCALARS:
+        return value
+    return to_wire({"v": value}, codec_options)["v"]
+
+
+def encode_and_size(doc: Mapping[str, Any], codec_options: CodecOptions) -> tuple[dict, int]:
+    """A wire-normalised statement and its BSON size (for batch splitting)."""
+    data = bson.encode(doc, False, codec_options)
+    return bson.decode(data), len(data)
+
+
+def decode_document(doc: Any, codec_options: CodecOptions) -> Any:
+    """One result document, decoded with the caller's codec options."""
+    if isinstance(doc, RawBSONDocument):
+        if is_raw_class(codec_options):
+            return codec_options.document_class(doc.raw, codec_options)
+        return bson.decode(doc.raw, codec_options)
+    if isinstance(doc, Mapping):
+        data = bson.encode(doc)
+        if is_raw_class(codec_options):
+            return codec_options.document_class(data, codec_options)
+        return bson.decode(data, codec_options)
+    return doc
+
+
+def decode_documents(docs: Iterable[Any], codec_options: CodecOptions) -> list:
+    return [decode_document(doc, codec_options) for doc in docs]
+
+
+def decode_value(value: Any, codec_options: CodecOptions) -> Any:
+    """A non-document value from a reply (e.g. a distinct value) as the caller's options see it."""
+    if type(value) in _SCALARS:
+        return value
+    return bson.decode(bson.encode({"v": value}), codec_options)["v"]
+
+
+def decode_reply(reply: Mapping[str, Any], codec_options: CodecOptions = DEFAULT_CODEC_OPTIONS) -> Any:
+    """A whole reply decoded with `codec_options` (what Database.command returns)."""
+    data = bson.encode(reply)
+    if is_raw_class(codec_options):
+        return codec_options.document_class(data, codec_options)
+    return bson.decode(data, codec_options)
+
+
+def plain_reply(reply: Mapping[str, Any], codec_options: CodecOptions = DEFAULT_CODEC_OPTIONS) -> dict:
+    """A reply as a dict tree decoded with `codec_options` (document class forced to dict).
+
+    Flat replies (the common {n: 1, ok: 1.0}) are returned as they are: nothing in them depends
+    on codec options.
+    """
+    if type(reply) is dict and all(isinstance(v, _SCALARS) for v in reply.values()):
+        return reply
+    return bson.decode(bson.encode(reply), _plain(codec_options))
+
+
+def _plain(codec_options: CodecOptions) -> CodecOptions:
+    if codec_options.document_class is dict and codec_options.unicode_decode_error_handler == "replace":
+        return codec_options
+    return codec_options.with_options(document_class=dict, unicode_decode_error_handler="replace")

@@ -1,0 +1,60 @@
+"""One Engine per data directory per process, shared by every client that opens it.
+
+LMDB allows a single environment per path in a process, so two MongoClient("./data") must share
+one Engine. Entries are keyed by the directory's real path and reference counted: the last
+release closes the engine. In-memory engines are never shared: each MongoClient() is its own
+database set.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+_lock = threading.Lock()
+_shared: dict[str, list] = {}      # real path -> [engine, reference count]
+
+
+def data_key(path: str) -> str:
+    """The registry key of a data directory: symlinks and relative forms name one entry."""
+    return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+
+
+def acquire(path: Optional[str]) -> tuple["Engine", Optional[str]]:
+    """The engine for `path` (None: a new in-memory engine) and the key to release it with."""
+    from ..engine import Engine
+    if path is None:
+        return Engine.open(None), None
+    key = data_key(path)
+    with _lock:
+        entry = _shared.get(key)
+        if entry is None:
+            entry = _shared[key] = [Engine.open(key), 0]
+        entry[1] += 1
+        return entry[0], key
+
+
+def release(engine: "Engine", key: Optional[str]) -> None:
+    """Drop one reference; the engine closes when no client uses it any more."""
+    if key is None:
+        engine.close()
+        return
+    with _lock:
+        entry = _shared.get(key)
+        if entry is None or entry[0] is not engine:
+            return
+        entry[1] -= 1
+        if entry[1] > 0:
+            return
+        del _shared[key]
+    engine.close()
+
+
+def open_count(path: str) -> int:
+    """How many clients hold the engine of `path` (0 when it is closed)."""
+    with _lock:
+        entry = _shared.get(data_key(path))
+        return entry[1] if entry else 0

@@ -1,0 +1,155 @@
+"""Accumulators used as expressions ($sum: [..] or $sum: "$array"), the N-forms, and misc."""
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+import bson
+from bson.binary import Binary
+
+from ginkgodb.errors import CommandError, ErrorCode
+
+from .accumulate import avg_values, extreme, std_dev, sum_values
+from .compiler import Fn, Scope, compile_node, nary, operator
+from .ops_logic import cmp_values
+from .values import MISSING, as_int64, bson_repr, nullish, type_name
+
+
+def _accumulator(name: str, fold: Callable[[list], Any]) -> None:
+    @nary(name)
+    def build(args: list[Fn]) -> Fn:
+        if len(args) == 1:
+            (arg,) = args
+
+            def ev1(doc: Any, vars: Any) -> Any:
+                v = arg(doc, vars)
+                return fold(v if type(v) is list else [v])
+            return ev1
+        return lambda doc, vars: fold([fn(doc, vars) for fn in args])
+
+
+_accumulator("$sum", sum_values)
+_accumulator("$avg", avg_values)
+_accumulator("$min", lambda vs: extreme(vs, -1))
+_accumulator("$max", lambda vs: extreme(vs, 1))
+_accumulator("$stdDevPop", lambda vs: std_dev(vs, False))
+_accumulator("$stdDevSamp", lambda vs: std_dev(vs, True))
+
+
+# ---- $firstN / $lastN / $maxN / $minN over arrays --------------------------------------------
+
+
+def validate_n(name: str, n: Any) -> int:
+    i = as_int64(n) if not isinstance(n, bool) and not nullish(n) else None
+    if i is None:
+        raise CommandError(5787902, f"Value for 'n' must be of integral type, but found "
+                                    f"{bson_repr(n)}")
+    if i <= 0:
+        raise CommandError(5787908, f"'n' must be greater than 0, found {i}")
+    return i
+
+
+def _n_operator(name: str, pick: Callable[[list, int], list]) -> None:
+    @operator(name)
+    def parse(spec: Any, scope: Scope) -> Fn:
+        if not isinstance(spec, dict):
+            raise CommandError(5787801, f"specification must be an object; found {bson_repr(spec)}")
+        for key in spec:
+            if key not in ("n", "input"):
+                raise CommandError(5787901, f"Unknown argument for 'n' operator: {key}")
+        if "n" not in spec:
+            raise CommandError(5787906, f"Missing value for 'n'")
+        if "input" not in spec:
+            raise CommandError(5787907, f"Missing value for 'input'")
+        n_fn, inp = compile_node(spec["n"], scope), compile_node(spec["input"], scope)
+
+        def ev(doc: Any, vars: Any) -> Any:
+            n = validate_n(name, n_fn(doc, vars))
+            arr = inp(doc, vars)
+            if type(arr) is not list:
+                raise CommandError(5788200, f"Input must be an array")
+            return pick(arr, n)
+        return ev
+
+
+def _top(arr: list, n: int, sign: int) -> list:
+    import functools
+    vals = [v for v in arr if not nullish(v)]
+    vals.sort(key=functools.cmp_to_key(cmp_values), reverse=sign > 0)
+    return vals[:n]
+
+
+_n_operator("$firstN", lambda arr, n: arr[:n])
+_n_operator("$lastN", lambda arr, n: arr[-n:] if n < len(arr) else arr[:])
+_n_operator("$maxN", lambda arr, n: _top(arr, n, 1))
+_n_operator("$minN", lambda arr, n: _top(arr, n, -1))
+
+
+# ---- misc --------------------------------------------------------------------------------------
+
+
+@nary("$rand", 0, 0, foldable=False)
+def _rand(args: list[Fn]) -> Fn:
+    return lambda doc, vars: random.random()
+
+
+@nary("$binarySize", 1, 1)
+def _binary_size(args: list[Fn]) -> Fn:
+    (arg,) = args
+
+    def ev(doc: Any, vars: Any) -> Any:
+        v = arg(doc, vars)
+        if nullish(v):
+            return None
+        if type(v) is str:
+            return len(v.encode())
+        if isinstance(v, (bytes, Binary)):
+            return len(v)
+        raise CommandError(51276, f"$binarySize requires a string or BinData argument, found: "
+                                  f"{type_name(v)}")
+    return ev
+
+
+@nary("$bsonSize", 1, 1)
+def _bson_size(args: list[Fn]) -> Fn:
+    (arg,) = args
+
+    def ev(doc: Any, vars: Any) -> Any:
+        v = arg(doc, vars)
+        if nullish(v):
+            return None
+        if not isinstance(v, dict):
+            raise CommandError(31393, f"$bsonSize requires a document input, found: "
+                                      f"{type_name(v)}")
+        return len(bson.encode(v))
+    return ev
+
+
+META_NAMES = ("textScore", "randVal", "searchScore", "searchHighlights", "geoNearDistance",
+              "geoNearPoint", "recordId", "indexKey", "sortKey", "searchScoreDetails",
+              "searchSequenceToken", "vectorSearchScore", "score", "scoreDetails")
+
+
+@operator("$meta")
+def _meta(spec: Any, scope: Scope) -> Fn:
+    if type(spec) is not str:
+        raise CommandError(17307, "$meta only supports string arguments")
+    if spec not in META_NAMES:
+        raise CommandError(17308, f"Unsupported argument to $meta: {spec}")
+    if spec == "randVal":
+        return lambda doc, vars: random.random()
+    raise CommandError(ErrorCode.NotImplemented, f"$meta: '{spec}' metadata is not supported")
+
+
+def _unsupported(name: str) -> None:
+    @operator(name)
+    def parse(spec: Any, scope: Scope) -> Fn:
+        raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported")
+
+
+for _name in ("$function", "$accumulator", "$toHashedIndexKey", "$tsSecond", "$tsIncrement",
+              "$getField_", "$percentile", "$median"):
+    if _name != "$getField_":
+        _unsupported(_name)
+
+_ = MISSING

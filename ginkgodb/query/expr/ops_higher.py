@@ -1,0 +1,226 @@
+"""Operators that bind variables per element: $map, $filter, $reduce; plus $zip, $sortArray."""
+from __future__ import annotations
+
+from typing import Any
+
+from ginkgodb.errors import CommandError, ErrorCode
+
+from .compiler import Fn, Scope, compile_node, operator, validate_var_write
+from .values import as_int32, bson_repr, nullish, num_kind, number_str, truthy, type_name
+
+
+def _fields(name: str, spec: Any, allowed: tuple[str, ...], not_object: int,
+            unknown: int) -> dict[str, Any]:
+    if not isinstance(spec, dict):
+        raise CommandError(not_object, f"{name} only supports an object as its argument")
+    for key in spec:
+        if key not in allowed:
+            raise CommandError(unknown, f"Unrecognized parameter to {name}: {key}")
+    return spec
+
+
+def _var_name(spec: dict, default: str) -> str:
+    name = spec.get("as", default)
+    if not isinstance(name, str):
+        raise CommandError(ErrorCode.FailedToParse, f"'as' must be a string, got {type_name(name)}")
+    validate_var_write(name)
+    return name
+
+
+@operator("$map")
+def _map(spec: Any, scope: Scope) -> Fn:
+    spec = _fields("$map", spec, ("input", "as", "in"), 16878, 16879)
+    if "input" not in spec:
+        raise CommandError(16880, "Missing 'input' parameter to $map")
+    if "in" not in spec:
+        raise CommandError(16882, "Missing 'in' parameter to $map")
+    name = _var_name(spec, "this")
+    inp = compile_node(spec["input"], scope)
+    body = compile_node(spec["in"], scope.bind(name))
+
+    def ev(doc: Any, vars: Any) -> Any:
+        arr = inp(doc, vars)
+        if nullish(arr):
+            return None
+        if type(arr) is not list:
+            raise CommandError(16883, f"input to $map must be an array not {type_name(arr)}")
+        inner = dict(vars) if vars else {}
+        out = []
+        for x in arr:
+            inner[name] = x
+            v = body(doc, inner)
+            out.append(None if v is _MISSING else v)
+        return out
+    return ev
+
+
+from .values import MISSING as _MISSING  # noqa: E402
+
+
+@operator("$filter")
+def _filter(spec: Any, scope: Scope) -> Fn:
+    spec = _fields("$filter", spec, ("input", "as", "cond", "limit"), 28646, 28647)
+    if "input" not in spec:
+        raise CommandError(28648, "Missing 'input' parameter to $filter")
+    if "cond" not in spec:
+        raise CommandError(28650, "Missing 'cond' parameter to $filter")
+    name = _var_name(spec, "this")
+    inp = compile_node(spec["input"], scope)
+    cond = compile_node(spec["cond"], scope.bind(name))
+    limit_fn = compile_node(spec["limit"], scope) if "limit" in spec else None
+
+    def ev(doc: Any, vars: Any) -> Any:
+        arr = inp(doc, vars)
+        if nullish(arr):
+            return None
+        if type(arr) is not list:
+            raise CommandError(28651, f"input to $filter must be an array not {type_name(arr)}")
+        limit = _limit(limit_fn(doc, vars)) if limit_fn is not None else None
+        inner = dict(vars) if vars else {}
+        out = []
+        for x in arr:
+            if limit is not None and len(out) >= limit:
+                break
+            inner[name] = x
+            if truthy(cond(doc, inner)):
+                out.append(x)
+        return out
+    return ev
+
+
+def _limit(v: Any) -> int | None:
+    if nullish(v):
+        return None
+    n = as_int32(v) if num_kind(v) >= 0 else None
+    if n is None:
+        raise CommandError(327391, "$filter: limit must be represented as a 32-bit integral "
+                                   f"value: {bson_repr(v)}")
+    if n < 1:
+        raise CommandError(327392, f"$filter: limit must be greater than 0: {n}")
+    return n
+
+
+@operator("$reduce")
+def _reduce(spec: Any, scope: Scope) -> Fn:
+    if not isinstance(spec, dict):
+        raise CommandError(40075, f"$reduce requires an object as an argument, found: "
+                                  f"{type_name(spec)}")
+    for key in spec:
+        if key not in ("input", "initialValue", "in"):
+            raise CommandError(40076, f"$reduce found an unknown argument: {key}")
+    for key, code in (("input", 40077), ("initialValue", 40078), ("in", 40079)):
+        if key not in spec:
+            raise CommandError(code, f"$reduce requires '{key}' to be specified")
+    inp = compile_node(spec["input"], scope)
+    init = compile_node(spec["initialValue"], scope)
+    body = compile_node(spec["in"], scope.bind("this", "value"))
+
+    def ev(doc: Any, vars: Any) -> Any:
+        arr = inp(doc, vars)
+        if nullish(arr):
+            return None
+        if type(arr) is not list:
+            raise CommandError(40080, f"$reduce requires that 'input' be an array, found: "
+                                      f"{bson_repr(arr)}")
+        acc = init(doc, vars)
+        inner = dict(vars) if vars else {}
+        for x in arr:
+            inner["this"], inner["value"] = x, acc
+            acc = body(doc, inner)
+        return acc
+    return ev
+
+
+@operator("$zip")
+def _zip(spec: Any, scope: Scope) -> Fn:
+    if not isinstance(spec, dict):
+        raise CommandError(34460, f"$zip only supports an object as an argument, found "
+                                  f"{type_name(spec)}")
+    inputs: list[Fn] = []
+    defaults: list[Fn] = []
+    longest = False
+    for key, value in spec.items():
+        if key == "inputs":
+            if type(value) is not list:
+                raise CommandError(34461, "inputs must be an array of expressions, found "
+                                          f"{type_name(value)}")
+            inputs = [compile_node(v, scope) for v in value]
+        elif key == "defaults":
+            if type(value) is not list:
+                raise CommandError(34462, "defaults must be an array of expressions, found "
+                                          f"{type_name(value)}")
+            defaults = [compile_node(v, scope) for v in value]
+        elif key == "useLongestLength":
+            if type(value) is not bool:
+                raise CommandError(34463, f"useLongestLength must be a bool, found "
+                                          f"{type_name(value)}")
+            longest = value
+        else:
+            raise CommandError(34464, f"$zip found an unknown argument: {key}")
+    if not inputs:
+        raise CommandError(34465, "$zip requires at least one input array")
+    if defaults and not longest:
+        raise CommandError(34466, "cannot specify defaults unless useLongestLength is true")
+    if defaults and len(defaults) != len(inputs):
+        raise CommandError(34467, "defaults and inputs must have the same length")
+    return _zip_fn(inputs, defaults, longest)
+
+
+def _zip_fn(inputs: list[Fn], defaults: list[Fn], longest: bool) -> Fn:
+    def ev(doc: Any, vars: Any) -> Any:
+        arrays = []
+        for fn in inputs:
+            v = fn(doc, vars)
+            if nullish(v):
+                return None
+            if type(v) is not list:
+                raise CommandError(34468, "$zip found a non-array expression in input: "
+                                          f"{bson_repr(v)}")
+            arrays.append(v)
+        fill = [d(doc, vars) for d in defaults] or [None] * len(arrays)
+        n = max(map(len, arrays)) if longest else min(map(len, arrays))
+        return [[a[i] if i < len(a) else fill[j] for j, a in enumerate(arrays)]
+                for i in range(n)]
+    return ev
+
+
+@operator("$sortArray")
+def _sort_array(spec: Any, scope: Scope) -> Fn:
+    if not isinstance(spec, dict):
+        raise CommandError(2942500, "$sortArray requires an object as an argument, found: "
+                                    f"{type_name(spec)}")
+    for key in spec:
+        if key not in ("input", "sortBy"):
+            raise CommandError(2942501, f"$sortArray found an unknown argument: {key}")
+    if "input" not in spec:
+        raise CommandError(2942502, "$sortArray requires 'input' to be specified")
+    if "sortBy" not in spec:
+        raise CommandError(2942503, "$sortArray requires 'sortBy' to be specified")
+    inp = compile_node(spec["input"], scope)
+    key = _sort_by(spec["sortBy"])
+
+    def ev(doc: Any, vars: Any) -> Any:
+        arr = inp(doc, vars)
+        if nullish(arr):
+            return None
+        if type(arr) is not list:
+            raise CommandError(2942504, "The input argument to $sortArray must be an array, but "
+                                        f"was of type: {type_name(arr)}")
+        return sorted(arr, key=key)
+    return ev
+
+
+def _sort_by(sort_by: Any) -> Any:
+    from ginkgodb.bsonutil.keycodec import encode_key
+    if num_kind(sort_by) >= 0:
+        if sort_by not in (1, -1):
+            raise CommandError(ErrorCode.BadValue, "$sortArray sortBy must be either 1 or -1 "
+                                                   f"(found: {number_str(sort_by)})")
+        direction = [int(sort_by)]
+        return lambda v: encode_key([v], direction)
+    if not isinstance(sort_by, dict):
+        raise CommandError(ErrorCode.BadValue, "$sortArray sortBy must be either a document or 1 "
+                                               f"or -1 (found: {type_name(sort_by)})")
+    from ginkgodb.query.sort import compile_sort
+    spec = compile_sort(sort_by)
+    return lambda v: spec.key(v if isinstance(v, dict) else {})

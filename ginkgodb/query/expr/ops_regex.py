@@ -1,0 +1,125 @@
+"""$regexMatch, $regexFind, $regexFindAll over Python's `re` (PCRE-compatible for common use)."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from bson.regex import Regex
+
+from ginkgodb.errors import CommandError
+
+from .compiler import Fn, Scope, compile_node, operator
+from .values import nullish, type_name
+
+_FLAGS = {"i": re.I, "m": re.M, "s": re.S, "x": re.X, "u": 0}
+
+
+@lru_cache(maxsize=512)
+def compile_regex(pattern: str, options: str, name: str) -> re.Pattern:
+    flags = 0
+    for ch in options:
+        if ch not in _FLAGS:
+            raise CommandError(51108, f"{name} invalid flag in regex options: {ch}")
+        flags |= _FLAGS[ch]
+    try:
+        return re.compile(pattern, flags)
+    except re.error as exc:
+        raise CommandError(51111, f"Invalid Regex in {name}: {exc}") from None
+
+
+def _parse(name: str, spec: Any, scope: Scope) -> tuple[Fn, Fn, Fn | None]:
+    if not isinstance(spec, dict):
+        raise CommandError(51103, f"{name} expects an object of named arguments but found: "
+                                  f"{type_name(spec)}")
+    parts: dict[str, Fn] = {}
+    for key, value in spec.items():
+        if key not in ("input", "regex", "options"):
+            raise CommandError(31024, f"{name} found an unknown argument: {key}")
+        parts[key] = compile_node(value, scope)
+    if "input" not in parts:
+        raise CommandError(31022, f"{name} requires 'input' parameter")
+    if "regex" not in parts:
+        raise CommandError(31023, f"{name} requires 'regex' parameter")
+    return parts["input"], parts["regex"], parts.get("options")
+
+
+def _prepare(name: str, inp: Fn, rx: Fn, opts: Fn | None, doc: Any, vars: Any
+             ) -> tuple[str, re.Pattern] | None:
+    """(input, compiled regex), or None when input or regex is null/missing."""
+    s = inp(doc, vars)
+    r = rx(doc, vars)
+    options = opts(doc, vars) if opts is not None else None
+    if not nullish(options) and type(options) is not str:
+        raise CommandError(51106, f"{name} needs 'options' to be of type string")
+    if isinstance(r, Regex):
+        pattern, flags = r.pattern, r.flags if isinstance(r.flags, str) else ""
+        if flags and not nullish(options) and options:
+            raise CommandError(51107, f"{name} found regex option(s) specified in both 'regex' "
+                                      "and 'option' fields")
+        options = flags or options
+    elif isinstance(r, re.Pattern):
+        pattern, options = r.pattern, options
+    elif type(r) is str:
+        pattern = r
+    elif nullish(r):
+        pattern = None
+    else:
+        raise CommandError(51105, f"{name} needs 'regex' to be of type string or regex")
+    if not nullish(s) and type(s) is not str:
+        raise CommandError(51104, f"{name} needs 'input' to be of type string")
+    if pattern is None or nullish(s):
+        return None
+    if "\0" in pattern:
+        raise CommandError(51109, f"{name}: regular expression cannot contain an embedded null "
+                                  "byte")
+    return s, compile_regex(pattern, options if type(options) is str else "", name)
+
+
+def _match_doc(m: re.Match) -> dict:
+    return {"match": m.group(0), "idx": m.start(),
+            "captures": [g for g in m.groups()]}
+
+
+def find_all(rx: re.Pattern, s: str) -> list[dict]:
+    out, pos = [], 0
+    while pos <= len(s):
+        m = rx.search(s, pos)
+        if m is None:
+            break
+        out.append(_match_doc(m))
+        pos = m.end() if m.end() > m.start() else m.end() + 1
+    return out
+
+
+@operator("$regexMatch")
+def _regex_match(spec: Any, scope: Scope) -> Fn:
+    inp, rx, opts = _parse("$regexMatch", spec, scope)
+
+    def ev(doc: Any, vars: Any) -> Any:
+        p = _prepare("$regexMatch", inp, rx, opts, doc, vars)
+        return p is not None and p[1].search(p[0]) is not None
+    return ev
+
+
+@operator("$regexFind")
+def _regex_find(spec: Any, scope: Scope) -> Fn:
+    inp, rx, opts = _parse("$regexFind", spec, scope)
+
+    def ev(doc: Any, vars: Any) -> Any:
+        p = _prepare("$regexFind", inp, rx, opts, doc, vars)
+        if p is None:
+            return None
+        m = p[1].search(p[0])
+        return _match_doc(m) if m else None
+    return ev
+
+
+@operator("$regexFindAll")
+def _regex_find_all(spec: Any, scope: Scope) -> Fn:
+    inp, rx, opts = _parse("$regexFindAll", spec, scope)
+
+    def ev(doc: Any, vars: Any) -> Any:
+        p = _prepare("$regexFindAll", inp, rx, opts, doc, vars)
+        return [] if p is None else find_all(p[1], p[0])
+    return ev

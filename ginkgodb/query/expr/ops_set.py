@@ -1,0 +1,118 @@
+"""Set operators over arrays; equality is mongod's value equality (1 == 1.0)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ginkgodb.errors import CommandError
+
+from .compiler import Fn, nary, operator, parse_args, Scope, fold
+from .values import hash_key, nullish, type_name
+
+
+def _unique(values: list) -> list:
+    seen: set = set()
+    out = []
+    for v in values:
+        k = hash_key(v)
+        if k not in seen:
+            seen.add(k)
+            out.append(v)
+    return out
+
+
+@nary("$setUnion")
+def _set_union(args: list[Fn]) -> Fn:
+    def ev(doc: Any, vars: Any) -> Any:
+        out: list = []
+        for fn in args:
+            v = fn(doc, vars)
+            if nullish(v):
+                return None
+            if type(v) is not list:
+                raise CommandError(17043, "All operands of $setUnion must be arrays. One argument"
+                                          f" is of type: {type_name(v)}")
+            out.extend(v)
+        return _unique(out)
+    return ev
+
+
+@nary("$setIntersection")
+def _set_intersection(args: list[Fn]) -> Fn:
+    def ev(doc: Any, vars: Any) -> Any:
+        result: list | None = None
+        null = False
+        for fn in args:
+            v = fn(doc, vars)
+            if nullish(v):
+                null = True
+                continue
+            if type(v) is not list:
+                raise CommandError(17047, "All operands of $setIntersection must be arrays. One "
+                                          f"argument is of type: {type_name(v)}")
+            if result is None:
+                result = _unique(v)
+            else:
+                keys = {hash_key(x) for x in v}
+                result = [x for x in result if hash_key(x) in keys]
+        if null:
+            return None
+        return result if result is not None else []
+    return ev
+
+
+@nary("$setDifference", 2, 2)
+def _set_difference(args: list[Fn]) -> Fn:
+    a, b = args
+
+    def ev(doc: Any, vars: Any) -> Any:
+        x, y = a(doc, vars), b(doc, vars)
+        if nullish(x) or nullish(y):
+            return None
+        if type(x) is not list:
+            raise CommandError(17048, "both operands of $setDifference must be arrays. First "
+                                      f"argument is of type: {type_name(x)}")
+        if type(y) is not list:
+            raise CommandError(17049, "both operands of $setDifference must be arrays. Second "
+                                      f"argument is of type: {type_name(y)}")
+        drop = {hash_key(v) for v in y}
+        return [v for v in _unique(x) if hash_key(v) not in drop]
+    return ev
+
+
+@operator("$setEquals")
+def _set_equals(spec: Any, scope: Scope) -> Fn:
+    args = parse_args("$setEquals", spec, scope)
+    if len(args) < 2:
+        raise CommandError(17045, f"$setEquals needs at least two arguments had: {len(args)}")
+
+    def ev(doc: Any, vars: Any) -> Any:
+        first = None
+        for fn in args:
+            v = fn(doc, vars)
+            if type(v) is not list:
+                raise CommandError(17044, "All operands of $setEquals must be arrays. One "
+                                          f"argument is of type: {type_name(v)}")
+            keys = {hash_key(x) for x in v}
+            if first is None:
+                first = keys
+            elif keys != first:
+                return False
+        return True
+    return fold(ev, args)
+
+
+@nary("$isSubset", 2, 2)
+def _is_subset(args: list[Fn]) -> Fn:
+    a, b = args
+
+    def ev(doc: Any, vars: Any) -> Any:
+        x, y = a(doc, vars), b(doc, vars)
+        if type(x) is not list:
+            raise CommandError(17046, "both operands of $isSubset must be arrays. First argument "
+                                      f"is of type: {type_name(x)}")
+        if type(y) is not list:
+            raise CommandError(17042, "both operands of $isSubset must be arrays. Second argument "
+                                      f"is of type: {type_name(y)}")
+        keys = {hash_key(v) for v in y}
+        return all(hash_key(v) in keys for v in x)
+    return ev

@@ -116,6 +116,11 @@ def compile_update(spec: Any, *, array_filters: list | None = None,
 
 
 def _comparator(collation: Any) -> Callable[[Any, Any], int]:
+    """Value comparison for $min/$max/$addToSet/$pull/$push $sort (simple collation only)."""
+    if collation and collation.get("locale") != "simple":
+        raise CommandError(ErrorCode.NotImplemented,
+                           "collations other than {locale: 'simple'} are not supported by "
+                           "ginkgodb")
     return compare
 
 
@@ -125,12 +130,14 @@ def _compile_filter() -> Callable:
 
 
 def _factories(cmp: Callable[[Any, Any], int], collation: Any) -> dict[str, Callable]:
-    def pull(field: str, value: Any) -> array_ops.PullNode:
-        compile_filter = _compile_filter()
+    def matcher(spec: Any) -> Callable[[Any], bool]:
+        """The query matcher is imported only when a condition needs it."""
         if collation is not None:
-            return array_ops.PullNode(field, value, cmp,
-                                      lambda spec: compile_filter(spec, collation=collation))
-        return array_ops.PullNode(field, value, cmp, compile_filter)
+            return _compile_filter()(spec, collation=collation)
+        return _compile_filter()(spec)
+
+    def pull(field: str, value: Any) -> array_ops.PullNode:
+        return array_ops.PullNode(field, value, cmp, matcher)
 
     return {
         "$set": field_ops.SetNode,

@@ -1,9 +1,10 @@
 """Fused closures for the filters that dominate real workloads.
 
-`{field: scalar}` and `{field: {$gt|$gte|$lt|$lte|$eq: scalar}}` on a top-level field, with a
-number (not NaN), string, ObjectId or bool operand, compile to one closure that does a dict
-`get`, an exact-type check and a native Python comparison; arrays and unusual types fall back
-to the general single-value predicate. Results are identical to the general path.
+`{path: scalar}` and `{path: {$eq|$gt|$gte|$lt|$lte: scalar}}` with a number (not NaN),
+string, ObjectId or bool operand, on a top-level field or a two-part path (`address.zip`,
+`items.sku`), compile to one closure doing dict `get`s, an exact-type check and a native Python
+comparison. Anything unusual on the way (a DBRef, a numeric path component, a Decimal128 value)
+is handed to the general single-value predicate or path walker, so results are identical.
 """
 from __future__ import annotations
 
@@ -16,9 +17,14 @@ from bson.objectid import ObjectId
 
 from .comparison import comparison_predicate
 from .nodes import Node, PathNode
+from .paths import path_predicate
+from .values import is_all_digits
 
-_CMP = {"$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
+_CMP = {"$eq": operator.eq, "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt,
+        "$lte": operator.le}
 _NUMBER_TYPES = frozenset({int, float, Int64})
+
+Elem = Callable[[Any], bool]
 
 
 def fast_equality(path: str, value: Any) -> Node | None:
@@ -27,7 +33,8 @@ def fast_equality(path: str, value: Any) -> Node | None:
 
 def fast_leaf(path: str, op: str, value: Any) -> Node | None:
     """A fused node for `{path: {op: value}}`, or None when the general path is needed."""
-    if "." in path or (op != "$eq" and op not in _CMP):
+    parts = path.split(".")
+    if op not in _CMP or len(parts) > 2 or any(is_all_digits(p) for p in parts):
         return None
     t = type(value)
     if t is int or t is Int64 or (t is float and value == value):
@@ -37,44 +44,95 @@ def fast_leaf(path: str, op: str, value: Any) -> Node | None:
     else:
         return None
     elem = comparison_predicate(op, value)
-    if op == "$eq":
-        match = _fused_equality(path, value, scalar_types, elem)
-    else:
-        match = _fused_order(path, value, scalar_types, _CMP[op], elem)
+    test = _scalar_test(op, value, scalar_types, elem)
     node = PathNode(path, elem)
-    node.match = match
+    if len(parts) == 1:
+        node.match = _fused_field(parts[0], op, value, scalar_types, elem)
+    else:
+        node.match = _fused_subfield(parts[0], parts[1], test, path_predicate(path, elem))
     return node
 
 
-def _fused_equality(key: str, r: Any, scalar_types: frozenset,
-                    elem: Callable[[Any], bool]) -> Callable[[Mapping], bool]:
-    def equals(doc: Mapping) -> bool:
-        v = doc.get(key)
+def _scalar_test(op: str, r: Any, scalar_types: frozenset, elem: Elem) -> Elem:
+    """The leaf test: a value (or each element of an array value) compared with `r`."""
+    cmp = _CMP[op]
+    if op == "$eq" and type(r) is str:
+        def str_equal(v: Any) -> bool:
+            t = type(v)
+            if t is str:
+                return v == r
+            if t is list:  # `in` runs in C; a str subclass (Code) could fool it, so confirm
+                return r in v and any(type(x) is str and x == r for x in v)
+            return v is not None and elem(v)
+        return str_equal
+
+    def scalar_compare(v: Any) -> bool:
         t = type(v)
         if t in scalar_types:
-            return v == r
+            return cmp(v, r)
         if t is list:
             for x in v:
-                if elem(x):
+                if type(x) in scalar_types:
+                    if cmp(x, r):
+                        return True
+                elif elem(x):
                     return True
             return False
         return v is not None and elem(v)
 
-    return equals
+    return scalar_compare
 
 
-def _fused_order(key: str, r: Any, scalar_types: frozenset, cmp: Callable[[Any, Any], bool],
-                 elem: Callable[[Any], bool]) -> Callable[[Mapping], bool]:
-    def ordered(doc: Mapping) -> bool:
+def _fused_field(key: str, op: str, r: Any, scalar_types: frozenset,
+                 elem: Elem) -> Callable[[Mapping], bool]:
+    """_scalar_test inlined after the dict lookup: one Python call per document."""
+    cmp = _CMP[op]
+    if op == "$eq" and type(r) is str:
+        def str_field_equal(doc: Mapping) -> bool:
+            v = doc.get(key)
+            t = type(v)
+            if t is str:
+                return v == r
+            if t is list:
+                return r in v and any(type(x) is str and x == r for x in v)
+            return v is not None and elem(v)
+        return str_field_equal
+
+    def field_compare(doc: Mapping) -> bool:
         v = doc.get(key)
         t = type(v)
         if t in scalar_types:
             return cmp(v, r)
         if t is list:
             for x in v:
-                if elem(x):
+                if type(x) in scalar_types:
+                    if cmp(x, r):
+                        return True
+                elif elem(x):
                     return True
             return False
         return v is not None and elem(v)
 
-    return ordered
+    return field_compare
+
+
+def _fused_subfield(outer: str, inner: str, test: Elem,
+                    general: Callable[[Mapping], bool]) -> Callable[[Mapping], bool]:
+    def subfield_matches(doc: Mapping) -> bool:
+        sub = doc.get(outer)
+        t = type(sub)
+        if t is dict:
+            return test(sub.get(inner))
+        if t is list:
+            for x in sub:
+                if type(x) is dict:
+                    if test(x.get(inner)):
+                        return True
+                elif type(x) is not list and x is not None and not isinstance(x, (str, int)):
+                    return general(doc)  # a DBRef or other mapping: let the walker decide
+            return False
+        if sub is None:
+            return False
+        return general(doc)
+
+    return subfield_matches

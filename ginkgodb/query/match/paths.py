@@ -77,19 +77,25 @@ def path_predicate(path: str, elem: ElemPredicate, keep_leaf_array: bool = False
     if len(parts) == 1:
         return _top_level_predicate(parts[0], elem, keep_leaf_array)
     first, rest = parts[0], parts[1:]
+    indexes = tuple(_array_index(p) for p in parts)
 
     def slow(doc: Mapping) -> bool:
-        for value, _ in walk(doc, parts, keep_leaf_array):
-            if elem(value):
-                return True
-        return False
+        return _any_value(doc, parts, indexes, 0, elem, keep_leaf_array)
 
     def match_dotted(doc: Mapping) -> bool:
         v = doc.get(first, MISSING)
+        i = 1
         for p in rest:
-            if type(v) is not dict:
-                return elem(MISSING) if v is MISSING else slow(doc)
-            v = v.get(p, MISSING)
+            t = type(v)
+            if t is dict:
+                v = v.get(p, MISSING)
+                i += 1
+            elif t is list:
+                return _any_in_array(v, parts, indexes, i, elem, keep_leaf_array)
+            elif v is MISSING or not is_object(v):
+                return elem(MISSING)  # a scalar on the way: the path reaches nothing
+            else:
+                return slow(doc)
         if type(v) is list and not keep_leaf_array:
             for x in v:
                 if elem(x):
@@ -97,6 +103,75 @@ def path_predicate(path: str, elem: ElemPredicate, keep_leaf_array: bool = False
         return elem(v)
 
     return match_dotted
+
+
+def _array_index(part: str) -> int:
+    """The array index a path component selects, or -1 ("01" and "x" select none)."""
+    return int(part) if is_all_digits(part) and str(int(part)) == part else -1
+
+
+def _any_value(container: Any, parts: tuple[str, ...], indexes: tuple[int, ...], i: int,
+               elem: ElemPredicate, keep_leaf_array: bool) -> bool:
+    """`walk` specialised to "does any value satisfy elem", without generators or offsets."""
+    n = len(parts)
+    v = get_field(container, parts[i])
+    while i + 1 < n and (type(v) is dict or is_object(v)):
+        i += 1
+        v = get_field(v, parts[i])
+    if type(v) is not list:
+        return elem(v if i + 1 == n else MISSING)
+    if i + 1 == n:
+        if not keep_leaf_array:
+            for x in v:
+                if elem(x):
+                    return True
+        return elem(v)
+    return _any_in_array(v, parts, indexes, i + 1, elem, keep_leaf_array)
+
+
+def _any_in_array(arr: list, parts: tuple[str, ...], indexes: tuple[int, ...], j: int,
+                  elem: ElemPredicate, keep_leaf_array: bool) -> bool:
+    index = indexes[j]
+    last = j + 1 == len(parts)
+    if last and index < 0:
+        return _any_leaf_in_documents(arr, parts[j], elem, keep_leaf_array)
+    for idx, x in enumerate(arr):
+        if type(x) is dict or is_object(x):
+            if _any_value(x, parts, indexes, j, elem, keep_leaf_array):
+                return True
+            if idx == index:
+                if last:
+                    if elem(x):
+                        return True
+                elif _any_value(x, parts, indexes, j + 1, elem, keep_leaf_array):
+                    return True
+        elif idx == index:
+            if last:
+                if elem(x):
+                    return True
+            elif type(x) is list and _any_in_array(x, parts, indexes, j + 1, elem,
+                                                   keep_leaf_array):
+                return True
+    return False
+
+
+def _any_leaf_in_documents(arr: list, key: str, elem: ElemPredicate,
+                           keep_leaf_array: bool) -> bool:
+    """The common `items.sku` case: a plain field of each document element."""
+    for x in arr:
+        if type(x) is dict:
+            y = x.get(key, MISSING)
+        elif is_object(x):
+            y = get_field(x, key)
+        else:
+            continue
+        if type(y) is list and not keep_leaf_array:
+            for z in y:
+                if elem(z):
+                    return True
+        if elem(y):
+            return True
+    return False
 
 
 def _top_level_predicate(key: str, elem: ElemPredicate, keep_leaf_array: bool) -> DocPredicate:

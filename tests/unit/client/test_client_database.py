@@ -1,0 +1,191 @@
+"""Database and MongoClient: commands, listing, creating and dropping, sessions, names."""
+from __future__ import annotations
+
+import pytest
+from bson.codec_options import CodecOptions
+from bson.dbref import DBRef
+from bson.son import SON
+from pymongo.errors import (
+    CollectionInvalid,
+    ConfigurationError,
+    InvalidName,
+    InvalidOperation,
+    OperationFailure,
+)
+from pymongo.write_concern import WriteConcern
+
+from ginkgodb.client import MongoClient
+from support.client_fakes import cursor_reply, error_reply
+
+
+def test_command_accepts_a_name_or_a_document_and_decodes_the_reply(client, channel):
+    channel.on("ping", {"ok": 1.0})
+    assert client.admin.command("ping") == {"ok": 1.0}
+    assert channel.last == {"ping": 1, "$db": "admin"}
+    client.db.command(SON([("collStats", "c"), ("scale", 1024)]), comment="x")
+    assert channel.last == {"collStats": "c", "scale": 1024, "comment": "x", "$db": "db"}
+
+
+def test_command_reply_uses_requested_codec_options(client, channel):
+    channel.on("dbStats", {"db": "db", "sub": {"a": 1}, "ok": 1.0})
+    reply = client.db.command("dbStats", codec_options=CodecOptions(document_class=SON))
+    assert isinstance(reply, SON) and isinstance(reply["sub"], SON)
+
+
+def test_command_error_raises_operation_failure_unless_check_is_false(client, channel):
+    channel.on("nope", error_reply(59, "no such command: 'nope'", "CommandNotFound"))
+    with pytest.raises(OperationFailure) as info:
+        client.db.command("nope")
+    assert info.value.code == 59 and info.value.details["errmsg"] == "no such command: 'nope'"
+    assert client.db.command("nope", check=False)["ok"] == 0.0
+    assert client.db.command("nope", allowable_errors=[59])["code"] == 59
+
+
+def test_list_collection_names_sends_name_only_and_reads_the_cursor(client, channel):
+    channel.on("listCollections", cursor_reply([{"name": "a"}, {"name": "b"}], ns="db.$cmd"))
+    assert client.db.list_collection_names() == ["a", "b"]
+    assert channel.last == {"listCollections": 1, "cursor": {}, "nameOnly": True, "$db": "db"}
+    client.db.list_collection_names(filter={"type": "view"})
+    assert channel.last["filter"] == {"type": "view"} and "nameOnly" not in channel.last
+
+
+def test_create_collection_checks_existence_and_sends_options(client, channel):
+    channel.on("listCollections", cursor_reply([]))
+    coll = client.db.create_collection("c", capped=True, size=1024, collation={"locale": "en"})
+    assert coll.name == "c"
+    assert channel.last == {"create": "c", "capped": True, "size": 1024.0,
+                            "collation": {"locale": "en"}, "$db": "db"}
+    channel.on("listCollections", cursor_reply([{"name": "c"}]))
+    with pytest.raises(CollectionInvalid, match="collection c already exists"):
+        client.db.create_collection("c")
+
+
+def test_drop_collection_tolerates_a_missing_namespace(client, channel):
+    channel.on("drop", error_reply(26, "ns not found", "NamespaceNotFound"))
+    client.db.drop_collection("c")
+    client.db.c.drop()
+    assert channel.named("drop")[0] == {"drop": "c", "$db": "db"}
+
+
+def test_drop_database_sends_comment_null_like_pymongo(client, channel):
+    client.drop_database("db")
+    assert channel.last == {"dropDatabase": 1, "comment": None, "$db": "db"}
+    with pytest.raises(TypeError):
+        client.drop_database(1)
+
+
+def test_list_database_names(client, channel):
+    channel.on("listDatabases", {"databases": [{"name": "admin"}, {"name": "db"}], "ok": 1.0})
+    assert client.list_database_names() == ["admin", "db"]
+    assert channel.last == {"listDatabases": 1, "nameOnly": True, "$db": "admin"}
+
+
+def test_server_info_is_build_info(client, channel):
+    channel.on("buildinfo", {"version": "7.0.14", "versionArray": [7, 0, 14, 0], "ok": 1.0})
+    assert client.server_info()["version"] == "7.0.14"
+
+
+def test_write_concern_error_raises_on_drop(client, channel):
+    channel.on("drop", {"ok": 1.0, "writeConcernError": {"code": 64, "errmsg": "waiting",
+                                                         "errInfo": {"wtimeout": True}}})
+    with pytest.raises(OperationFailure) as info:
+        client.db.drop_collection("c")
+    assert info.value.code == 64 and info.value.timeout
+
+
+def test_rename_runs_on_admin_with_full_names(client, channel):
+    client.db.c.rename("d", dropTarget=True)
+    assert channel.last == {"renameCollection": "db.c", "to": "db.d", "dropTarget": True,
+                            "$db": "admin"}
+    with pytest.raises(InvalidName):
+        client.db.c.rename("a$b")
+
+
+def test_options_returns_creation_options(client, channel):
+    channel.on("listCollections", cursor_reply([{"name": "c", "options": {"capped": True}}]))
+    assert client.db.c.options() == {"capped": True}
+
+
+def test_names_are_validated_like_pymongo(client):
+    with pytest.raises(InvalidName, match="database names cannot contain"):
+        client["a.b"]
+    with pytest.raises(InvalidName, match="collection names cannot be empty"):
+        client.db[""]
+    with pytest.raises(InvalidName, match="must not contain '\\$'"):
+        client.db["a$b"]
+    with pytest.raises(AttributeError, match="use database\\['_x'\\]"):
+        client.db._x  # noqa: B018
+
+
+def test_sub_collections_and_settings_inheritance(client):
+    wc = WriteConcern(w=1)
+    db = client.get_database("db", write_concern=wc)
+    assert db.a.b.full_name == "db.a.b" and db.a.b.write_concern is wc
+    assert db.with_options(codec_options=CodecOptions(tz_aware=True)).codec_options.tz_aware
+    assert client.db == client["db"] and client.db.a == client.db["a"]
+
+
+def test_truth_testing_is_refused_as_in_pymongo(client):
+    with pytest.raises(NotImplementedError):
+        bool(client.db)
+    with pytest.raises(NotImplementedError):
+        bool(client.db.c)
+
+
+def test_dereference_finds_by_id_in_this_database(client, channel):
+    channel.on("find", cursor_reply([{"_id": 1}]))
+    assert client.db.dereference(DBRef("c", 1)) == {"_id": 1}
+    assert channel.last["find"] == "c" and channel.last["filter"] == {"_id": 1}
+    with pytest.raises(ValueError):
+        client.db.dereference(DBRef("c", 1, "other"))
+
+
+def test_explicit_session_adds_lsid_and_belongs_to_its_client(client, channel):
+    with client.start_session() as session:
+        client.db.c.insert_one({}, session=session)
+        assert channel.last["lsid"] == session.session_id
+        other = MongoClient(_channel=channel)
+        with pytest.raises(InvalidOperation, match="Can only use session with the MongoClient"):
+            other.db.c.insert_one({}, session=session)
+    with pytest.raises(InvalidOperation, match="Cannot use ended session"):
+        client.db.c.insert_one({}, session=session)
+
+
+def test_transactions_fail_as_on_a_standalone_server(client):
+    session = client.start_session()
+    with pytest.raises(OperationFailure) as info:
+        session.start_transaction()
+    assert info.value.code == 20
+    assert not session.in_transaction
+
+
+def test_explicit_session_with_unacknowledged_write_is_refused(client):
+    coll = client.db.get_collection("c", write_concern=WriteConcern(w=0))
+    with pytest.raises(ConfigurationError, match="Explicit sessions are incompatible"):
+        coll.insert_one({}, session=client.start_session())
+
+
+def test_watch_and_client_bulk_write_are_not_supported(client):
+    for target in (client, client.db, client.db.c):
+        with pytest.raises(OperationFailure, match="only supported on replica sets"):
+            target.watch()
+    with pytest.raises(InvalidOperation, match="8.0"):
+        client.bulk_write([])
+
+
+def test_closed_client_refuses_operations(channel):
+    client = MongoClient(_channel=channel)
+    client.close()
+    client.close()
+    with pytest.raises(InvalidOperation, match="Cannot use MongoClient after close"):
+        client.db.c.find_one()
+
+
+def test_client_properties(client):
+    assert client.address is None and client.is_primary and not client.is_mongos
+    assert client.path is None
+    with pytest.raises(ConfigurationError):
+        client.get_default_database()
+    assert client.get_default_database("x").name == "x"
+    with pytest.raises(TypeError, match="not iterable"):
+        next(client)

@@ -1,0 +1,41 @@
+"""Registry of benchmark targets: ginkgodb's three front ends and the peers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import Target, dir_size
+from .ginkgo import GinkgoLmdb, GinkgoMemory, GinkgoWire
+from .peers import MongitaDisk, MongitaMemory, Mongomock, MontydbLightning, SecantusWire
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    name: str
+    cls: type[Target]
+    family: str  # "ginkgodb" or "peer"
+    requires: tuple[tuple[str, str], ...]  # (import name, pip name)
+    description: str
+
+
+TARGETS: dict[str, TargetSpec] = {s.name: s for s in (
+    TargetSpec("ginkgo-lmdb", GinkgoLmdb, "ginkgodb", (), "ginkgodb embedded, LMDB"),
+    TargetSpec("ginkgo-memory", GinkgoMemory, "ginkgodb", (), "ginkgodb embedded, in memory"),
+    TargetSpec("ginkgo-wire", GinkgoWire, "ginkgodb", (), "pymongo -> `ginkgodb serve` (LMDB)"),
+    TargetSpec("mongomock", Mongomock, "peer", (("mongomock", "mongomock"),), "mongomock, in memory"),
+    TargetSpec("montydb-lmdb", MontydbLightning, "peer", (("montydb", "montydb"), ("lmdb", "lmdb")),
+               "montydb, LMDB (lightning) storage"),
+    TargetSpec("mongita-memory", MongitaMemory, "peer", (("mongita", "mongita"),), "mongita, in memory"),
+    TargetSpec("mongita-disk", MongitaDisk, "peer", (("mongita", "mongita"),), "mongita, disk"),
+    TargetSpec("secantus-wire", SecantusWire, "peer", (("secantus", "secantusdb"),),
+               "pymongo -> SecantusDB server (WiredTiger)"),
+)}
+
+GINKGO_TARGETS = tuple(n for n, s in TARGETS.items() if s.family == "ginkgodb")
+PEER_TARGETS = tuple(n for n, s in TARGETS.items() if s.family == "peer")
+
+
+def make_target(name: str, workdir: str) -> Target:
+    return TARGETS[name].cls(workdir)
+
+
+__all__ = ["TARGETS", "GINKGO_TARGETS", "PEER_TARGETS", "Target", "TargetSpec", "make_target", "dir_size"]

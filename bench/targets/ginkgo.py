@@ -1,0 +1,55 @@
+"""The three ways to run ginkgodb: embedded on LMDB, embedded in memory, and over the wire."""
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Target, storage_dir
+from .server_process import ServerProcess, python_argv
+
+# The console script `ginkgodb` may not be installed in a source checkout; this is the same entry point.
+_CLI = "import sys; from ginkgodb.cli import main; sys.exit(main())"
+
+
+class GinkgoLmdb(Target):
+    name = "ginkgo-lmdb"
+    durable = True
+
+    def _connect(self) -> Any:
+        from ginkgodb import MongoClient
+        return MongoClient(self.data_dir())
+
+    def data_dir(self) -> str:
+        return storage_dir(self.workdir, "ginkgo")
+
+
+class GinkgoMemory(Target):
+    name = "ginkgo-memory"
+
+    def _connect(self) -> Any:
+        from ginkgodb import MongoClient
+        return MongoClient()
+
+
+class GinkgoWire(Target):
+    name = "ginkgo-wire"
+    durable = True
+
+    def __init__(self, workdir: str) -> None:
+        super().__init__(workdir)
+        self.server = ServerProcess(self._argv, f"{workdir}/ginkgo-serve.log", workdir)
+
+    def _argv(self, port: int) -> list[str]:
+        return python_argv("-c", _CLI, "serve", "--port", str(port), "--dbpath", self.data_dir())
+
+    def _connect(self) -> Any:
+        return self.server.start()
+
+    def _disconnect(self, client: Any) -> None:
+        client.close()
+        self.server.stop()
+
+    def data_dir(self) -> str:
+        return storage_dir(self.workdir, "ginkgo")
+
+    def server_peak_rss(self) -> int:
+        return self.server.current_peak_rss()

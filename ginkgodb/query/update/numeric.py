@@ -102,8 +102,9 @@ def identical(a: Any, b: Any) -> bool:
     if ka != kind(b):
         return False
     if ka == DECIMAL:
-        return a.to_decimal() == b.to_decimal()
-    return a == b
+        x, y = a.to_decimal(), b.to_decimal()
+        return x == y or (x.is_nan() and y.is_nan())
+    return a == b or (ka == DOUBLE and math.isnan(a) and math.isnan(b))
 
 
 def debug_string(v: Any) -> str:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bson.code import Code
+
 from ginkgodb.bsonutil.types import TYPE_ALIASES, bson_type
 from ginkgodb.errors import CommandError, ErrorCode
 
@@ -42,9 +44,16 @@ def parse_type(ctx: ParseContext, path: str | None, arg: Any, spec: Any, in_sub:
         raise CommandError(ErrorCode.FailedToParse, f"{path or ''} must match at least one type")
 
     def has_type(v: Any) -> bool:
-        return v is not MISSING and bson_type(v) in codes
+        return v is not MISSING and type_code(v) in codes
 
     return leaf(path, has_type)
+
+
+def type_code(v: Any) -> int:
+    """bson_type, except that Code (a str subclass) is JavaScript, not a string."""
+    if isinstance(v, Code):
+        return 15 if v.scope is not None else 13
+    return bson_type(v)
 
 
 def type_codes(arg: Any) -> frozenset[int]:

@@ -13,9 +13,7 @@ from bson.regex import Regex
 from ginkgodb.errors import CommandError
 from ginkgodb.query.match import compile_filter
 
-
-def matches(spec, doc):
-    return compile_filter(spec)(doc)
+from matchkit import compile_error, matches
 
 
 def test_equality_to_scalar_matches_equal_value():

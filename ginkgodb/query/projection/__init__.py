@@ -1,0 +1,95 @@
+"""Projections for find and $project: `compile_projection(spec).apply(doc, position=None)`.
+
+Inclusion and exclusion (dotted paths reach into arrays of documents), `_id` handling, find's
+$slice / $elemMatch / positional `a.$`, and aggregation expressions as computed fields.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ginkgodb.errors import CommandError, ErrorCode
+from ginkgodb.query.expr.compiler import Scope
+
+from . import apply as A
+from .parse import Parser
+from .tree import EXCLUDE, INCLUDE, Computed, ElemMatch, Node
+
+__all__ = ["Projection", "compile_projection"]
+
+
+class Projection:
+    """A compiled projection.
+
+    `is_inclusion`: the output holds only the named fields (plus `_id` unless excluded).
+    `fields`: the top-level field names the projection reads, or None when it needs the whole
+    document (exclusion projections, $$ROOT in expressions); the planner uses it for covering.
+    `has_positional`: apply() needs the query's positional match (`position=`).
+    """
+
+    __slots__ = ("spec", "root", "is_inclusion", "has_positional", "has_computed", "paths",
+                 "fields", "_fast")
+
+    def __init__(self, spec: dict, parser: Parser) -> None:
+        self.spec = spec
+        self.root = parser.root
+        self.is_inclusion = parser.kind == "inclusion"
+        if self.is_inclusion and "_id" not in self.root.entries:
+            self.root.entries = {"_id": INCLUDE, **self.root.entries}
+        self.has_positional = parser.positional_path is not None
+        self.has_computed = any(isinstance(e, (Computed, ElemMatch)) for _, e in
+                                self.root.leaves())
+        self.paths = [p for p, e in self.root.leaves() if e is not EXCLUDE]
+        self.fields = self._fields()
+        self._fast = self._fast_fields()
+
+    def _fields(self) -> list[str] | None:
+        if not self.is_inclusion or self.has_computed:
+            return None
+        return [n for n, e in self.root.entries.items() if e is not EXCLUDE]
+
+    def _fast_fields(self) -> frozenset | None:
+        if not self.is_inclusion or self.has_computed or self.has_positional:
+            return None
+        if any(type(e) is not type(INCLUDE) and e is not EXCLUDE
+               for e in self.root.entries.values()):
+            return None
+        return frozenset(n for n, e in self.root.entries.items() if e is INCLUDE)
+
+    def apply(self, doc: dict, *, position: int | None = None, variables: dict | None = None
+              ) -> dict:
+        """A new document shaped by the projection. `position` is the array index the query's
+        positional `$` matched (Matcher.positional), needed only by `a.$` projections."""
+        if self._fast is not None:
+            keep = self._fast
+            return {k: v for k, v in doc.items() if k in keep}
+        if not self.is_inclusion:
+            return A.exclude(self.root, doc)
+        pos = A.new_position(position, self.has_positional)
+        out = A.include(self.root, doc, pos)
+        if self.has_computed:
+            A.add_computed(self.root, out, doc, doc, variables)
+        return out
+
+    __call__ = apply
+
+    def __repr__(self) -> str:
+        return f"Projection({self.spec!r})"
+
+
+def compile_projection(spec: Any, *, for_aggregation: bool = False,
+                       known_vars: Any = None) -> Projection:
+    """Parse a projection as find does (or as `$project` does with `for_aggregation`)."""
+    if not isinstance(spec, dict):
+        raise CommandError(ErrorCode.TypeMismatch if not for_aggregation else 15969,
+                           "projection must be an object" if not for_aggregation else
+                           "$project specification must be an object")
+    if for_aggregation and not spec:
+        raise CommandError(51272, "Invalid $project :: caused by :: projection specification "
+                                  "must have at least one field")
+    scope = Scope(known_vars or (), open_=known_vars is None)
+    parser = Parser(find=not for_aggregation, scope=scope)
+    parser.parse(spec)
+    return Projection(spec, parser)
+
+
+_ = (INCLUDE, Node)

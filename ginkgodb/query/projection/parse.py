@@ -1,0 +1,192 @@
+"""Parse a projection document into a tree, enforcing mongod's rules and error codes."""
+from __future__ import annotations
+
+from typing import Any
+
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+
+from ginkgodb.errors import CommandError, ErrorCode
+from ginkgodb.query.expr.compiler import Scope, compile_node
+
+from .tree import EXCLUDE, INCLUDE, POSITIONAL, Computed, ElemMatch, Node, Slice
+
+_OPERATOR_MSG = "Cannot use expression other than $meta in exclusion projection"
+
+
+class Parser:
+    """One parse of one projection. `find` enables $elemMatch, `$` and find's $slice."""
+
+    def __init__(self, find: bool, scope: Scope) -> None:
+        self.find, self.scope = find, scope
+        self.root = Node()
+        self.kind: str | None = None
+        self.id_choice: bool | None = None
+        self.positional_path: str | None = None
+        self.elem_match_paths: list[str] = []
+
+    # ---- entry points --------------------------------------------------------------------
+
+    def parse(self, spec: dict) -> None:
+        self.document(spec, [])
+        if self.kind is None:
+            self.kind = "inclusion" if self.id_choice else "exclusion"
+
+    def document(self, spec: dict, prefix: list[str]) -> None:
+        for name, value in spec.items():
+            parts = self.split(name, prefix)
+            self.field(parts, value)
+
+    def split(self, name: str, prefix: list[str]) -> list[str]:
+        if not name:
+            raise CommandError(40352, "FieldPath cannot be constructed with empty string")
+        parts = name.split(".")
+        for i, part in enumerate(parts):
+            if not part:
+                raise CommandError(15998, "FieldPath field names may not be empty strings.")
+            if part.startswith("$") and not (part == "$" and i > 0):
+                raise CommandError(16410, "FieldPath field names may not start with '$'. "
+                                          "Consider using $getField or $setField.")
+        return prefix + parts
+
+    # ---- one field -----------------------------------------------------------------------
+
+    def field(self, parts: list[str], value: Any) -> None:
+        if parts[-1] == "$":
+            return self.positional(parts[:-1], value)
+        if "$" in parts:
+            raise CommandError(31394, "As of 4.4, it's illegal to specify positional operator in "
+                                      "the middle of a path.Positional projection may only be "
+                                      "used at the end, for example: a.b.$. If the query "
+                                      "previously used a form like a.b.$.d, remove the parts "
+                                      "following the '$' and the results will be equivalent.")
+        if isinstance(value, bool) or _is_number(value):
+            return self.flag(parts, _truthy(value))
+        if isinstance(value, dict):
+            if not value:
+                raise CommandError(51270, "An empty sub-projection is not a valid value. Found "
+                                          f"empty object at path {'.'.join(parts)}")
+            first = next(iter(value))
+            if first.startswith("$"):
+                return self.operator(parts, value, first)
+            return self.document(value, parts)
+        self.computed(parts, compile_node(value, self.scope), literal=True)
+
+    def flag(self, parts: list[str], include: bool) -> None:
+        path = ".".join(parts)
+        if path == "_id":
+            self.id_choice = include
+            self.root.insert(parts, INCLUDE if include else EXCLUDE)
+            return
+        if include:
+            if self.kind == "exclusion":
+                raise CommandError(31253, f"Cannot do inclusion on field {path} in exclusion "
+                                          "projection")
+            self.kind = "inclusion"
+            self.root.insert(parts, INCLUDE)
+        else:
+            if self.kind == "inclusion":
+                raise CommandError(31254, f"Cannot do exclusion on field {path} in inclusion "
+                                          "projection")
+            self.kind = "exclusion"
+            self.root.insert(parts, EXCLUDE)
+
+    def computed(self, parts: list[str], fn: Any, literal: bool) -> None:
+        if self.kind == "exclusion":
+            raise CommandError(31310 if literal else 31252, _OPERATOR_MSG)
+        self.kind = "inclusion"
+        self.root.insert(parts, Computed(fn))
+
+    def operator(self, parts: list[str], value: dict, name: str) -> None:
+        if len(value) != 1:
+            raise CommandError(15983, "An object representing an expression must have exactly one"
+                                      f" field: {_show(value)}")
+        arg = value[name]
+        if name == "$meta":
+            self.root.insert(parts, Computed(compile_node(value, self.scope)))
+            return
+        if self.find and name == "$slice" and _slice_form(arg):
+            self.root.insert(parts, _parse_slice(arg))
+            return
+        if self.find and name == "$elemMatch":
+            return self.elem_match(parts, arg)
+        self.computed(parts, compile_node(value, self.scope), literal=False)
+
+    def elem_match(self, parts: list[str], arg: Any) -> None:
+        if not isinstance(arg, dict):
+            from ginkgodb.query.expr.values import type_name
+            raise CommandError(31274, "elemMatch: Invalid argument, object required, but got "
+                                      f"{type_name(arg)}")
+        if len(parts) > 1:
+            raise CommandError(31275, "Cannot use $elemMatch projection on a nested field.")
+        if self.positional_path is not None:
+            raise CommandError(31255, "Cannot specify positional operator and $elemMatch.")
+        from ginkgodb.query.match import compile_filter
+        matcher = compile_filter({"e": {"$elemMatch": arg}})
+        if self.kind == "exclusion":
+            raise CommandError(31253, f"Cannot do inclusion on field {parts[0]} in exclusion "
+                                      "projection")
+        self.kind = "inclusion"
+        self.elem_match_paths.append(parts[0])
+        self.root.insert(parts, ElemMatch(matcher))
+
+    def positional(self, parts: list[str], value: Any) -> None:
+        path = ".".join(parts)
+        if not self.find:
+            raise CommandError(31324, "Cannot use positional projection in aggregation "
+                                      "projection")
+        if not (isinstance(value, bool) or _is_number(value)):
+            raise CommandError(31308, "positional projection cannot be used with a literal")
+        if not _truthy(value):
+            raise CommandError(31395, "positional projection cannot be used with exclusion")
+        if self.positional_path is not None:
+            raise CommandError(31276, "Cannot specify more than one positional projection per "
+                                      "query.")
+        if self.elem_match_paths:
+            raise CommandError(31256, "Cannot specify positional operator and $elemMatch.")
+        if self.kind == "exclusion":
+            raise CommandError(31253, f"Cannot do inclusion on field {path} in exclusion "
+                                      "projection")
+        self.kind = "inclusion"
+        self.positional_path = path
+        self.root.insert(parts, POSITIONAL)
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) in (int, float, Int64, Decimal128)
+
+
+def _truthy(v: Any) -> bool:
+    if type(v) is Decimal128:
+        return not v.to_decimal().is_zero()
+    return bool(v)
+
+
+def _slice_form(arg: Any) -> bool:
+    """find's $slice takes a number or [skip, limit]; anything else is the expression."""
+    if _is_number(arg):
+        return True
+    return isinstance(arg, list) and len(arg) == 2 and all(_is_number(a) for a in arg)
+
+
+def _parse_slice(arg: Any) -> Slice:
+    if _is_number(arg):
+        return Slice(None, _as_int(arg))
+    skip, limit = _as_int(arg[0]), _as_int(arg[1])
+    if limit <= 0:
+        raise CommandError(ErrorCode.BadValue, f"$slice limit must be positive")
+    return Slice(skip, limit)
+
+
+def _as_int(v: Any) -> int:
+    if type(v) is Decimal128:
+        v = v.to_decimal()
+    try:
+        return int(v)
+    except (ValueError, OverflowError):
+        return 0
+
+
+def _show(v: Any) -> str:
+    from ginkgodb.query.expr.values import bson_repr
+    return bson_repr(v)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bson.dbref import DBRef
+
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .nodes import MISSING, NOOP, UNSET, ApplyState, ArrayNode, LeafNode, Node, ObjectNode
@@ -84,12 +86,15 @@ def _apply_array(node: ArrayNode, value: Any, path: list[str], state: ApplyState
 
 def lookup(container: Any, field: str) -> Any:
     """The child `field` of a document or array element, or MISSING."""
-    if isinstance(container, dict):
+    t = type(container)
+    if t is dict:
         return container.get(field, MISSING)
-    if isinstance(container, list):
+    if t is list:
         idx = array_index(field)
         if idx is not None and idx < len(container):
             return container[idx]
+    elif t is DBRef:
+        return container.as_doc().get(field, MISSING)
     return MISSING
 
 
@@ -183,7 +188,7 @@ def _nest(parts: list[str], value: Any) -> Any:
 
 def check_creatable(parent: Any, parent_path: list[str], field: str) -> None:
     """mongod's createPathAt preconditions: objects take any name, arrays only an index."""
-    if isinstance(parent, dict):
+    if isinstance(parent, (dict, DBRef)):
         return
     if isinstance(parent, list):
         idx = array_index(field)
@@ -200,7 +205,7 @@ def check_creatable(parent: Any, parent_path: list[str], field: str) -> None:
 def check_viability(parent: Any, parent_path: list[str], to_create: list[str]) -> None:
     """A missing path is fine for $pop/$pull unless something blocks it (a scalar, an array
     addressed by name)."""
-    if isinstance(parent, dict):
+    if isinstance(parent, (dict, DBRef)):
         return
     if isinstance(parent, list) and array_index(to_create[0]) is not None:
         return
@@ -213,14 +218,16 @@ def check_viability(parent: Any, parent_path: list[str], to_create: list[str]) -
 def _writable(container: Any, state: ApplyState) -> Any:
     if id(container) in state.owned:
         return container
-    copy = dict(container) if isinstance(container, dict) else list(container)
+    t = type(container)
+    copy = dict(container) if t is dict else list(container) if t is list \
+        else dict(container.as_doc())
     state.owned[id(copy)] = copy
     return copy
 
 
 def _insert(container: Any, field: str, value: Any, state: ApplyState) -> Any:
     new = _writable(container, state)
-    if isinstance(new, dict):
+    if type(new) is dict:
         new[field] = value
     else:
         idx = array_index(field)
@@ -232,7 +239,7 @@ def _insert(container: Any, field: str, value: Any, state: ApplyState) -> Any:
 
 def _replace(container: Any, field: str, value: Any, state: ApplyState) -> Any:
     new = _writable(container, state)
-    if isinstance(new, dict):
+    if type(new) is dict:
         if value is UNSET:
             del new[field]
         else:

@@ -5,6 +5,7 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
+from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
@@ -24,6 +25,9 @@ def binary_equal(a: Any, b: Any) -> bool:
     if ta is list and tb is list:
         return len(a) == len(b) and all(binary_equal(x, y) for x, y in zip(a, b))
     if ta is not tb:
+        if ta is DBRef or tb is DBRef:
+            a = a.as_doc() if ta is DBRef else a
+            b = b.as_doc() if tb is DBRef else b
         if isinstance(a, Mapping) and isinstance(b, Mapping):
             return binary_equal(dict(a), dict(b))
         return False

@@ -57,3 +57,15 @@ def test_values_render_like_mongod_elements(value, text):
 
 def test_element_renders_name_and_value():
     assert render_element("a", {"b": [1]}) == "a: { b: [ 1 ] }"
+
+
+def test_paths_traverse_decoded_dbrefs_as_documents():
+    from bson.dbref import DBRef
+    out = compile_update({"$set": {"r.$id": 2}}).apply({"_id": 1, "r": DBRef("c", 1)})
+    assert out == {"_id": 1, "r": {"$ref": "c", "$id": 2}}
+
+
+def test_setting_dbref_to_equal_document_is_a_no_op():
+    from bson.dbref import DBRef
+    doc = {"_id": 1, "r": DBRef("c", 1)}
+    assert compile_update({"$set": {"r": {"$ref": "c", "$id": 1}}}).apply(doc) is doc

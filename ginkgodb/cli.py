@@ -1,0 +1,80 @@
+"""The `ginkgodb` command: `serve` (the wire-protocol server), `demo`, `--version`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+from . import MONGODB_VERSION, __version__
+
+_DESCRIPTION = "ginkgodb: a MongoDB-compatible document database (embedded, or as a server)."
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .server import config as C
+    parser = argparse.ArgumentParser(prog="ginkgodb", description=_DESCRIPTION)
+    parser.add_argument("--version", action="version",
+                        version=f"ginkgodb {__version__} (MongoDB {MONGODB_VERSION} wire protocol)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = sub.add_parser("serve", help="run the MongoDB wire-protocol server",
+                           description="Serve the MongoDB wire protocol: pymongo, the Node.js driver "
+                                       "and mongosh connect as to a MongoDB 7.0 standalone. Logs are "
+                                       "JSON lines on stdout; SIGINT/SIGTERM stop it cleanly.")
+    serve.add_argument("--port", type=int, default=C.DEFAULT_PORT,
+                       help="TCP port to listen on; 0 picks a free one (default %(default)s)")
+    serve.add_argument("--bind", default=C.DEFAULT_BIND, metavar="ADDRS",
+                       help="comma-separated addresses to listen on (default %(default)s, local "
+                            "only; there is no authentication, so bind wider with care)")
+    serve.add_argument("--dbpath", default=C.DEFAULT_DBPATH,
+                       help="data directory, created if missing; one server per directory "
+                            "(default %(default)s)")
+    serve.add_argument("--in-memory", action="store_true",
+                       help="keep all data in memory instead of --dbpath (lost on exit)")
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                       help="least severe log lines to write; debug also logs every operation "
+                            "(default %(default)s)")
+    serve.add_argument("--slowms", type=int, default=C.DEFAULT_SLOW_MS, dest="slow_ms",
+                       help="log operations slower than this many milliseconds (default %(default)s)")
+    serve.add_argument("--quiet", action="store_true",
+                       help="do not log connection opens, closes and client metadata")
+    serve.add_argument("--workers", type=int, default=16,
+                       help="threads that run commands off the network loop (default %(default)s)")
+    sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args, list(sys.argv if argv is None else ["ginkgodb", *argv]))
+    if args.command == "demo":
+        return _demo()
+    _parser().print_help()
+    return 2
+
+
+def _serve(args: argparse.Namespace, argv: list[str]) -> int:
+    from .server import ServerConfig, run
+    bind = tuple(a.strip() for a in args.bind.split(",") if a.strip())
+    config = ServerConfig(port=args.port, bind=bind, dbpath=None if args.in_memory else args.dbpath,
+                          log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
+                          workers=max(1, args.workers), argv=tuple(argv))
+    return run(config)
+
+
+def _demo() -> int:
+    """Insert, index, query and explain with the embedded client, in memory."""
+    from . import MongoClient
+    fruit = MongoClient().demo.fruit
+    fruit.insert_many([{"_id": i, "name": n, "price": p}
+                       for i, (n, p) in enumerate([("apple", 3), ("kiwi", 1), ("mango", 5), ("pear", 2)])])
+    fruit.create_index("price")
+    print("fruit under 3:", [d["name"] for d in fruit.find({"price": {"$lt": 3}}).sort("price")])
+    print("plan:", fruit.find({"price": {"$lt": 3}}).explain()["queryPlanner"]["winningPlan"])
+    fruit.update_one({"name": "kiwi"}, {"$inc": {"price": 1}})
+    print("kiwi now:", fruit.find_one({"name": "kiwi"}, {"_id": 0}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Running one request: context, deadline, op table, dispatch, encoding, slow-op log.
+
+Cheap commands that never touch the engine run inline on the event loop (a thread hop costs
+more than they do); everything else runs in a worker thread so a slow query on one connection
+does not hold up the others. `Job.run` never raises: it returns the bytes to send (or None).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..commands import CommandContext, dispatch
+from ..commands._server_view import OpInfo, is_number
+from ..errors import CommandError, ErrorCode
+from ..wire import Request, WireConnection
+from ..wire.limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
+from .logs import event, summarize
+
+#: commands answered from memory without the engine: run inline on the event loop
+INLINE_COMMANDS = frozenset({
+    "hello", "isMaster", "ismaster", "ping", "buildInfo", "buildinfo", "getParameter", "setParameter",
+    "whatsmyuri", "connectionStatus", "getLog", "getCmdLineOpts", "listCommands", "hostInfo",
+    "serverStatus", "currentOp", "killOp", "startSession", "endSessions", "refreshSessions",
+    "killSessions", "killAllSessions", "killAllSessionsByPattern",
+})
+_HANDSHAKE = frozenset({"hello", "isMaster", "ismaster"})
+#: getMore's maxTimeMS is the await time of a tailable cursor, not a deadline
+_NO_DEADLINE = frozenset({"getMore"})
+
+
+@dataclass
+class Job:
+    """One request on its way through the server."""
+
+    request: Request
+    ctx: CommandContext
+    wire: WireConnection
+    inline: bool
+    op: Optional[OpInfo] = None
+    started: float = field(default_factory=time.monotonic)
+    reply_ok: bool = True
+    error_code: Optional[int] = None
+
+    def run(self) -> Optional[bytes]:
+        reply = dispatch(self.ctx, self.request.command)
+        self.reply_ok = reply.get("ok") == 1.0
+        self.error_code = reply.get("code") if not self.reply_ok else None
+        return encode(self.wire, self.request, reply)
+
+
+def encode(wire: WireConnection, request: Request, reply: Mapping[str, Any]) -> Optional[bytes]:
+    """Reply bytes; a reply that cannot be encoded or is too large becomes an error reply."""
+    try:
+        out = wire.encode_reply(request, reply)
+    except Exception as exc:  # an unencodable value in a reply is a bug: report it, keep serving
+        logging.getLogger("ginkgodb.server").exception("cannot encode reply to %s", request.name)
+        out = wire.encode_reply(request, CommandError(
+            ErrorCode.InternalError, f"internal error: cannot encode reply: {exc}").to_reply())
+    if out is not None and (len(out) > MAX_MESSAGE_SIZE or len(out) - 21 > MAX_INTERNAL_BSON_SIZE):
+        size = len(out) - 21
+        out = wire.encode_reply(request, CommandError(
+            ErrorCode.BSONObjectTooLarge,
+            f"BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and "
+            f"{MAX_INTERNAL_BSON_SIZE}({MAX_INTERNAL_BSON_SIZE // (1024 * 1024)}MB)").to_reply())
+    return out
+
+
+def deadline_for(command: Mapping[str, Any], name: str, now: float) -> Optional[float]:
+    """Monotonic deadline from a positive maxTimeMS (0 or absent: no limit)."""
+    max_time = command.get("maxTimeMS")
+    if name in _NO_DEADLINE or not is_number(max_time) or max_time <= 0:
+        return None
+    return now + float(max_time) / 1000.0
+
+
+def slow_op_log(job: Job, slow_ms: int) -> None:
+    """mongod's "Slow query" line (id 51803) for operations over --slowms."""
+    millis = int((time.monotonic() - job.started) * 1000)
+    if millis < slow_ms and not logging.getLogger("ginkgodb").isEnabledFor(logging.DEBUG):
+        return
+    from ..commands.operations import namespace_of
+    attr: dict[str, Any] = {"type": "command", "ns": namespace_of(job.request.command),
+                            "command": summarize(job.request.command), "durationMillis": millis}
+    if job.error_code is not None:
+        attr["ok"] = 0
+        attr["errCode"] = job.error_code
+    level = logging.INFO if millis >= slow_ms else logging.DEBUG
+    event(level, "COMMAND", 51803, f"conn{job.ctx.connection_id}", "Slow query", **attr)

@@ -1,0 +1,81 @@
+"""`ginkgodb serve`: open the data directory, serve, stop cleanly on SIGINT/SIGTERM.
+
+Exit codes follow mongod: 0 after a clean stop, 48 when the address is in use, 100 when the
+data directory cannot be opened (another process holds its lock, or it is unusable).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from .. import MONGODB_VERSION, __version__
+from ..commands.parameters import PARAMETERS
+from ..errors import StorageError
+from .config import ServerConfig
+from .lifecycle import Server
+from .logs import configure, event
+
+EXIT_CLEAN = 0
+EXIT_NET_ERROR = 48
+EXIT_DATA_DIR = 100
+
+
+def run(config: ServerConfig) -> int:
+    recent = configure(config.log_level)
+    PARAMETERS.set("quiet", config.quiet)
+    if config.log_level == "debug":
+        PARAMETERS.set("logLevel", 1)
+    event(logging.INFO, "CONTROL", 4615611, "initandlisten", "ginkgodb starting",
+          pid=os.getpid(), port=config.port, dbPath=config.dbpath or ":memory:",
+          version=__version__, mongodbVersion=MONGODB_VERSION)
+    engine = _open_engine(config)
+    if engine is None:
+        return EXIT_DATA_DIR
+    try:
+        return asyncio.run(_serve(Server(config, engine, recent)))
+    finally:
+        engine.close()
+        event(logging.INFO, "STORAGE", 4784917, "initandlisten", "Data directory closed",
+              dbPath=config.dbpath or ":memory:")
+
+
+def _open_engine(config: ServerConfig):
+    from ..engine import Engine
+    try:
+        return Engine.open(config.dbpath)
+    except StorageError as exc:
+        if exc.kind == "locked":
+            why = (f"DBPathInUse: Unable to lock the data directory {config.dbpath}: another ginkgodb "
+                   "(or other process) is already using it")
+        else:
+            why = f"Cannot open the data directory {config.dbpath}: {exc.message}"
+    except OSError as exc:
+        why = f"Cannot open the data directory {config.dbpath}: {exc}"
+    event(logging.ERROR, "STORAGE", 20557, "initandlisten", "Cannot start", error=why)
+    print(f"ginkgodb: {why}", file=sys.stderr)
+    return None
+
+
+async def _serve(server: Server) -> int:
+    try:
+        await server.start()
+    except OSError as exc:
+        why = f"Failed to listen on {','.join(server.config.bind)}:{server.config.port}: {exc.strerror or exc}"
+        event(logging.ERROR, "NETWORK", 23024, "listener", "Error setting up listener", error=why)
+        print(f"ginkgodb: {why}", file=sys.stderr)
+        server.pool.shutdown(wait=False)
+        return EXIT_NET_ERROR
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, _on_signal, server, sig)
+    await server.serve_until_stopped()
+    return EXIT_CLEAN
+
+
+def _on_signal(server: Server, sig: signal.Signals) -> None:
+    event(logging.INFO, "CONTROL", 23377, "SignalHandler", "Received signal",
+          signal=int(sig), error=signal.strsignal(sig) or sig.name)
+    server.request_stop()

@@ -1,0 +1,173 @@
+"""One client connection: an asyncio.Protocol with manual framing around the wire codec.
+
+Requests on a connection run one at a time and in order (MongoDB's contract); while one runs
+in a worker thread, later bytes are buffered (reading pauses past a high-water mark). Writes
+that the peer does not drain also pause request processing.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import uuid
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..commands import CommandContext
+from ..errors import code_name
+from ..wire import ProtocolError, Request, WireConnection
+from .executor import _HANDSHAKE, INLINE_COMMANDS, Job, deadline_for, slow_op_log
+from .logs import event
+
+if TYPE_CHECKING:
+    from .lifecycle import Server
+
+_HIGH_WATER = 64 * 1024 * 1024  # buffered request bytes before reading pauses
+
+
+class ConnectionProtocol(asyncio.Protocol):
+    def __init__(self, server: "Server") -> None:
+        self.server = server
+        self.state = server.state
+        self.wire = WireConnection()
+        self.transport: Optional[asyncio.Transport] = None
+        self.connection_id = 0
+        self.remote = ""
+        self.uuid = str(uuid.uuid4())
+        self.client_metadata: Optional[dict] = None
+        self.extra: dict[str, Any] = {}
+        self.job: Optional[Job] = None
+        self.closed = False
+        self._write_paused = False
+        self._read_paused = False
+
+    # -- asyncio callbacks --------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        peer = transport.get_extra_info("peername")
+        self.remote = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.connection_id = self.server.connection_opened(self)
+        if not self.server.quiet:
+            event(logging.INFO, "NETWORK", 22943, "listener", "Connection accepted",
+                  remote=self.remote, uuid={"uuid": {"$uuid": self.uuid}},
+                  connectionId=self.connection_id, connectionCount=self.state.current_connections)
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        self.closed = True
+        if self.job is not None:  # the client left: stop its operation at the next check
+            self.job.ctx.killed = True
+        self.server.connection_closed(self)
+        if not self.server.quiet:
+            event(logging.INFO, "NETWORK", 22944, f"conn{self.connection_id}", "Connection ended",
+                  remote=self.remote, uuid={"uuid": {"$uuid": self.uuid}},
+                  connectionId=self.connection_id, connectionCount=self.state.current_connections)
+
+    def data_received(self, data: bytes) -> None:
+        self.state.bytes_in += len(data)
+        self.wire.receive_data(data)
+        self._pump()
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._pump()
+
+    # -- request processing -------------------------------------------------------------------
+    def _pump(self) -> None:
+        """Take requests off the buffer until one must wait for a worker thread."""
+        while self.job is None and not self.closed and not self._write_paused:
+            if self.state.shutting_down:
+                self.close()
+                return
+            try:
+                request = self.wire.next_request()
+            except ProtocolError as err:
+                if not self._protocol_error(err):
+                    return
+                continue
+            if request is None:
+                break
+            self._start(request)
+        self._flow_control()
+
+    def _protocol_error(self, err: ProtocolError) -> bool:
+        """Answer or close on a bad message; False when the connection was closed."""
+        if err.fatal:
+            event(logging.WARNING, "NETWORK", 22988, f"conn{self.connection_id}",
+                  "Error receiving request from client. Ending connection from remote",
+                  error=f"{code_name(err.code)}: {err.errmsg}",
+                  remote=self.remote, connectionId=self.connection_id)
+            self.close()
+            return False
+        self._send(self.wire.encode_error(err))
+        return True
+
+    def _start(self, request: Request) -> None:
+        self.state.requests += 1
+        name = request.name
+        self.state.count(name, request.command)
+        ctx = CommandContext(engine=self.server.engine, connection_id=self.connection_id,
+                             client_address=self.remote, server=self.state,
+                             client_metadata=self.client_metadata, extra=self.extra)
+        job = Job(request, ctx, self.wire, inline=name in INLINE_COMMANDS)
+        ctx.deadline = deadline_for(request.command, name, job.started)
+        job.op = self.state.begin_op(self.connection_id, self.remote, request.command, ctx,
+                                     self.client_metadata)
+        if job.inline:
+            self._finish(job, job.run())
+            return
+        self.job = job
+        future = asyncio.get_running_loop().run_in_executor(self.server.pool, job.run)
+        future.add_done_callback(self._job_done)
+
+    def _job_done(self, future: "asyncio.Future[Optional[bytes]]") -> None:
+        job, self.job = self.job, None
+        assert job is not None
+        try:
+            out = future.result()
+        except BaseException:  # Job.run does not raise; a failure here is a bug: drop the connection
+            logging.getLogger("ginkgodb.server").exception("command worker failed")
+            if job.op is not None:
+                self.state.end_op(job.op)
+            self.close()
+            return
+        self._finish(job, out)
+        self._pump()
+
+    def _finish(self, job: Job, out: Optional[bytes]) -> None:
+        if job.op is not None:
+            self.state.end_op(job.op)
+        if job.request.name in _HANDSHAKE and job.reply_ok and self.client_metadata is None:
+            self._remember_client(job.request.command.get("client"))
+        self._send(out)
+        slow_op_log(job, self.server.config.slow_ms)
+
+    def _remember_client(self, client: Any) -> None:
+        if isinstance(client, dict):
+            self.client_metadata = client
+            if not self.server.quiet:
+                event(logging.INFO, "NETWORK", 51800, f"conn{self.connection_id}", "client metadata",
+                      remote=self.remote, client=f"conn{self.connection_id}", doc=client)
+
+    def _send(self, out: Optional[bytes]) -> None:
+        if out and not self.closed and self.transport is not None:
+            self.state.bytes_out += len(out)
+            self.transport.write(out)
+
+    def _flow_control(self) -> None:
+        if self.transport is None or self.closed:
+            return
+        if not self._read_paused and self.wire.buffered > _HIGH_WATER:
+            self.transport.pause_reading()
+            self._read_paused = True
+        elif self._read_paused and self.wire.buffered <= _HIGH_WATER // 2:
+            self.transport.resume_reading()
+            self._read_paused = False
+
+    def close(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()

@@ -14,7 +14,7 @@ from bson.dbref import DBRef
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .nodes import MISSING, NOOP, UNSET, ApplyState, ArrayNode, LeafNode, Node, ObjectNode
-from .paths import array_index, dotted
+from .paths import array_index, dotted, field_before
 from .render import render_element
 from .storage import check_top_level_dollar
 
@@ -48,7 +48,7 @@ def _object_children(node: ObjectNode, path: list[str],
             out.append((field, node.positional_merged_with(field, path)))
             placed = True
             continue
-        if not placed and matched < field:
+        if not placed and field_before(matched, field):
             out.append((matched, node.positional))
             placed = True
         out.append((field, child))

@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 from ginkgodb.errors import CommandError, ErrorCode
 
+from .paths import field_order_key
+
 
 class _Sentinel:
     __slots__ = ("name",)
@@ -84,6 +86,8 @@ class LeafNode(Node):
 
 
 class ObjectNode(Node):
+    """Children by field name, applied in mongod's order (numbers numerically, then strings)."""
+
     __slots__ = ("children", "positional", "_sorted", "_merged")
 
     def __init__(self) -> None:
@@ -104,7 +108,7 @@ class ObjectNode(Node):
 
     def sorted_children(self) -> list[tuple[str, Node]]:
         if self._sorted is None:
-            self._sorted = sorted(self.children.items())
+            self._sorted = sorted(self.children.items(), key=lambda kv: field_order_key(kv[0]))
         return self._sorted
 
     def positional_merged_with(self, field: str, path: list[str]) -> Node:

@@ -5,6 +5,8 @@ identifier `$[]` / `$[<id>]`.
 """
 from __future__ import annotations
 
+import functools
+
 from ginkgodb.errors import CommandError, ErrorCode
 
 
@@ -46,3 +48,20 @@ def array_filter_id(part: str) -> str:
 
 def dotted(parts: list[str]) -> str:
     return ".".join(parts)
+
+
+def _field_cmp(a: str, b: str) -> int:
+    """mongod's cmpPathsAndArrayIndexes: unpadded numbers in numeric order, else string order."""
+    numeric = (a[:1].isdigit() and b[:1].isdigit() and not (a[0] == "0" and len(a) > 1)
+               and not (b[0] == "0" and len(b) > 1))
+    if numeric and len(a) != len(b):
+        return -1 if len(a) < len(b) else 1
+    return (a > b) - (a < b)
+
+
+field_order_key = functools.cmp_to_key(_field_cmp)
+
+
+def field_before(a: str, b: str) -> bool:
+    """True when child `a` applies before child `b`."""
+    return _field_cmp(a, b) < 0

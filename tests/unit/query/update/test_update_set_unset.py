@@ -167,3 +167,15 @@ def test_set_on_insert_alone_is_a_no_op_on_update():
 def test_int64_values_keep_their_type():
     out = apply({"$set": {"a": Int64(5)}}, {"_id": 1})
     assert type(out["a"]) is Int64
+
+
+def test_numeric_fields_are_processed_in_numeric_order():
+    out = apply({"$set": {"a.10": 1, "a.2": 2}}, {"_id": 1, "a": []})
+    assert out["a"] == [None, None, 2, None, None, None, None, None, None, None, 1]
+    out = apply({"$set": {"b.10": 1, "b.9": 2, "b.x": 3, "b.01": 4}}, {"_id": 1, "b": {}})
+    assert list(out["b"]) == ["01", "9", "10", "x"]
+
+
+def test_inc_on_two_indexes_grows_array_in_numeric_order():
+    out = apply({"$inc": {"a.2": 1, "a.10": 1}}, {"_id": 1, "a": []})
+    assert out["a"][2] == 1 and out["a"][10] == 1

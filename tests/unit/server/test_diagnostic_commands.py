@@ -9,7 +9,7 @@ from ginkgodb import MONGODB_VERSION
 from ginkgodb.commands import CommandContext, dispatch
 from ginkgodb.commands._server_view import OpInfo
 from ginkgodb.commands.parameters import PARAMETERS
-from fake_server import FakeServer
+from unit.server.fake_server import FakeServer
 
 
 def run(cmd, server=None, **kw):

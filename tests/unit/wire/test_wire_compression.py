@@ -6,7 +6,7 @@ import struct
 import pytest
 
 from ginkgodb.wire import ProtocolError, WireConnection, negotiate
-from wire_messages import command, compressed, decompress_reply, op_query, parse_reply
+from unit.wire.wire_messages import command, compressed, decompress_reply, op_query, parse_reply
 
 PING = {"ping": 1, "$db": "admin"}
 

@@ -6,7 +6,7 @@ import struct
 import pytest
 
 from ginkgodb.wire import ProtocolError, WireConnection
-from wire_messages import command, header
+from unit.wire.wire_messages import command, header
 
 PING = {"ping": 1, "$db": "admin"}
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ginkgodb.wire import ProtocolError, WireConnection
-from wire_messages import command, compressed, kind0, kind1, op_msg, op_query
+from unit.wire.wire_messages import command, compressed, kind0, kind1, op_msg, op_query
 
 SEEDS = [
     command({"ping": 1, "$db": "admin"}),

@@ -9,7 +9,7 @@ from bson.raw_bson import RawBSONDocument
 
 from ginkgodb.wire import ProtocolError, WireConnection
 from ginkgodb.wire.limits import MAX_INTERNAL_BSON_SIZE
-from wire_messages import command, kind0, kind1, op_msg, parse_reply
+from unit.wire.wire_messages import command, kind0, kind1, op_msg, parse_reply
 
 
 def one_request(data: bytes):

@@ -6,7 +6,7 @@ import struct
 import pytest
 
 from ginkgodb.wire import ProtocolError, WireConnection
-from wire_messages import op_query, parse_reply
+from unit.wire.wire_messages import op_query, parse_reply
 
 
 def parse(data: bytes):

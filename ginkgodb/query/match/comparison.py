@@ -136,25 +136,39 @@ def equality_predicate(rhs: Any) -> ElemPredicate:
     return comparison_predicate(EQ, rhs)
 
 
+_HASHED_TYPES = (str, ObjectId, bool, datetime.datetime)
+
+
 def in_predicate(values: list[Any], regexes: list[ElemPredicate]) -> ElemPredicate:
-    """$in: equal to one of `values` (null also matches missing) or matched by a regex."""
+    """$in: equal to one of `values` (null also matches missing) or matched by a regex.
+
+    Numbers share one set (Python hashes equal int/float/Decimal alike); strings, ObjectIds,
+    booleans and dates get a set per exact type; other values are compared one by one.
+    """
     numbers: set = set()
-    strings: set[str] = set()
+    hashed: dict[type, set] = {}
     others: list[Any] = []
     has_null = has_nan = False
     for v in values:
+        t = type(v)
         if v is None:
             has_null = True
-        elif type(v) is str:
-            strings.add(v)
-        elif T.bracket(v) == T.BRACKET_NUMBER and not isinstance(v, bool):
+        elif t in _HASHED_TYPES and not (t is datetime.datetime and v.tzinfo is not None):
+            hashed.setdefault(t, set()).add(v)
+        elif T.bracket(v) == T.BRACKET_NUMBER:
             if T.is_nan(v):
                 has_nan = True
             else:
                 numbers.add(number_value(v))
         else:
             others.append(v)
-    slow = [equality_predicate(v) for v in others] + list(regexes)
+    slow = tuple([equality_predicate(v) for v in others] + list(regexes))
+    return _membership_test(numbers, hashed, slow, has_null, has_nan)
+
+
+def _membership_test(numbers: set, hashed: dict[type, set], slow: tuple, has_null: bool,
+                     has_nan: bool) -> ElemPredicate:
+    strings = hashed.get(str, set())
 
     def in_matches(v: Any) -> bool:
         t = type(v)
@@ -174,16 +188,15 @@ def in_predicate(values: list[Any], regexes: list[ElemPredicate]) -> ElemPredica
         elif v is None or v is MISSING or t is Undefined:
             if has_null:
                 return True
+        elif t in hashed:
+            if v in hashed[t]:
+                return True
         for p in slow:
             if p(v):
                 return True
         return False
 
     return in_matches
-
-
-def is_regex_value(v: Any) -> bool:
-    return type(v) is Regex
 
 
 # ---- parsing -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from bson.objectid import ObjectId
 from .comparison import comparison_predicate
 from .nodes import Node, PathNode
 from .paths import path_predicate
-from .values import is_all_digits
+from .values import is_all_digits, is_object
 
 _CMP = {"$eq": operator.eq, "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt,
         "$lte": operator.le}
@@ -128,11 +128,9 @@ def _fused_subfield(outer: str, inner: str, test: Elem,
                 if type(x) is dict:
                     if test(x.get(inner)):
                         return True
-                elif type(x) is not list and x is not None and not isinstance(x, (str, int)):
+                elif is_object(x):
                     return general(doc)  # a DBRef or other mapping: let the walker decide
             return False
-        if sub is None:
-            return False
-        return general(doc)
+        return is_object(sub) and general(doc)  # else the path reaches nothing
 
     return subfield_matches

@@ -176,12 +176,16 @@ class Bulk:
         return full
 
     def _execute_runs(self, full: dict, write_concern: WriteConcern, session: Any,
-                      ordered: bool) -> None:
-        for run in self.runs():
+                      ordered: bool, final_write_concern: Optional[WriteConcern] = None) -> None:
+        runs = list(self.runs())
+        for run in runs:
             offset = 0
             while offset < len(run.ops):
-                statements = self._batch(run, offset, write_concern.acknowledged)
-                reply = self._send(run.op_type, statements, write_concern, session, ordered)
+                concern = write_concern
+                if final_write_concern and run is runs[-1] and len(run.ops) - offset == 1:
+                    concern = final_write_concern   # pymongo sends the last write as asked
+                statements = self._batch(run, offset, concern.acknowledged)
+                reply = self._send(run.op_type, statements, concern, session, ordered)
                 merge_reply(run, full, offset, plain_reply(reply, self._reply_options()))
                 offset += len(statements)
                 if ordered and reply.get("writeErrors"):
@@ -204,7 +208,8 @@ class Bulk:
             # as pymongo: ordered unacknowledged writes run acknowledged so they can stop at
             # the first error, and every outcome is discarded
             try:
-                self._execute_runs(new_result(), WriteConcern(), None, ordered=True)
+                self._execute_runs(new_result(), WriteConcern(), None, ordered=True,
+                                   final_write_concern=write_concern)
             except OperationFailure:
                 pass
             return

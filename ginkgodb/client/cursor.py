@@ -323,7 +323,8 @@ class Cursor(CursorBase):
             read_concern = self._collection.read_concern
             in_txn = self._session is not None and self._session.in_transaction
             level = read_concern.document if read_concern.level and not in_txn else None
-            self._send(find_command(self._collname, opts, level), first=True)
+            self._send(find_command(self._collname, opts, level), first=True,
+                       reads=not opts.explain)
         elif self._id:
             limit = opts.batch_size
             if opts.limit:
@@ -334,10 +335,10 @@ class Cursor(CursorBase):
                                         opts.max_await_time_ms, opts.comment), first=False)
         return len(self._data)
 
-    def _send(self, cmd: dict, first: bool) -> None:
+    def _send(self, cmd: dict, first: bool, reads: bool = False) -> None:
         try:
             reply = self._runner().run(self._dbname, cmd, codec_options=self._codec_options,
-                                       session=self._session)
+                                       session=self._session, reads=reads)
         except OperationFailure as exc:
             if exc.code in CURSOR_CLOSED_ERRORS or self._opts.exhaust:
                 self._killed = True

@@ -53,16 +53,22 @@ class CommandRunner:
     def run(self, dbname: str, cmd: dict, *, codec_options: CodecOptions = DEFAULT_CODEC_OPTIONS,
             session: Any = None, write_concern: Any = None, read_concern: Any = None,
             collation: Any = None, check: bool = True, allowable_errors: Optional[Container] = None,
-            parse_write_concern_error: bool = False, encoded: bool = False) -> Mapping[str, Any]:
+            parse_write_concern_error: bool = False, encoded: bool = False,
+            reads: bool = False) -> Mapping[str, Any]:
         """Run `cmd` against database `dbname`; returns the engine's reply (checked if `check`).
 
         `codec_options` encode the command's values (as pymongo encodes them); `encoded` says the
-        command is already wire-normalised (inserts hand over pre-encoded documents).
+        command is already wire-normalised (inserts hand over pre-encoded documents); `reads`
+        (implied by a `read_concern`) lets the session add its causal/snapshot read concern.
         """
         self._check_open()
         in_txn = session is not None and session.in_transaction
-        if read_concern is not None and read_concern.level and not in_txn:
-            cmd["readConcern"] = read_concern.document
+        if read_concern is not None and not in_txn:
+            if read_concern.level:
+                cmd["readConcern"] = read_concern.document
+            reads = True
+        if reads and session is not None and not in_txn:
+            session._update_read_concern(cmd)
         if collation is not None:
             cmd["collation"] = collation
         unacknowledged = write_concern is not None and not write_concern.acknowledged
@@ -75,6 +81,8 @@ class CommandRunner:
         if not encoded:
             cmd = to_wire(cmd, codec_options)
         reply = self.send(cmd)
+        if session is not None:
+            session._process_reply(reply)
         if unacknowledged:
             return {"ok": 1}
         if check and (not reply.get("ok") or (parse_write_concern_error

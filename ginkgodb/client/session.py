@@ -30,6 +30,7 @@ class ClientSession:
         self._ended = False
         self._cluster_time: Optional[dict] = None
         self._operation_time: Any = None
+        self._snapshot_time: Any = None
 
     @property
     def client(self) -> Any:
@@ -108,6 +109,27 @@ class ClientSession:
     def _check_ended(self) -> None:
         if self._ended:
             raise InvalidOperation("Cannot use ended session")
+
+    def _update_read_concern(self, cmd: dict) -> None:
+        """Reads in a causally consistent or snapshot session say so in their readConcern."""
+        if self._options.causal_consistency and self._operation_time is not None:
+            cmd.setdefault("readConcern", {})["afterClusterTime"] = self._operation_time
+        if self._options.snapshot:
+            read_concern = cmd.setdefault("readConcern", {})
+            read_concern["level"] = "snapshot"
+            if self._snapshot_time is not None:
+                read_concern["atClusterTime"] = self._snapshot_time
+
+    def _process_reply(self, reply: Any) -> None:
+        """Track the cluster/operation times (and a snapshot's time) a reply reports."""
+        if reply.get("$clusterTime") is not None:
+            self._cluster_time = reply["$clusterTime"]
+        if reply.get("operationTime") is not None:
+            self._operation_time = reply["operationTime"]
+        if self._options.snapshot and self._snapshot_time is None:
+            cursor = reply.get("cursor")
+            at = cursor.get("atClusterTime") if isinstance(cursor, dict) else None
+            self._snapshot_time = at if at is not None else reply.get("atClusterTime")
 
     def _apply_to(self, cmd: dict, client: Any) -> None:
         """Attach this session to a command, refusing sessions from other clients."""

@@ -189,3 +189,24 @@ def test_client_properties(client):
     assert client.get_default_database("x").name == "x"
     with pytest.raises(TypeError, match="not iterable"):
         next(client)
+
+
+def test_snapshot_session_reads_carry_snapshot_read_concern(client, channel):
+    channel.on("find", {"cursor": {"firstBatch": [], "id": 0, "ns": "db.c",
+                                   "atClusterTime": 5}, "ok": 1.0})
+    session = client.start_session(snapshot=True)
+    client.db.c.find_one({}, session=session)
+    assert channel.last["readConcern"] == {"level": "snapshot"}
+    client.db.c.distinct("x", session=session)
+    assert channel.last["readConcern"] == {"level": "snapshot", "atClusterTime": 5}
+    client.db.c.insert_one({}, session=session)
+    assert "readConcern" not in channel.last
+
+
+def test_causally_consistent_session_reads_after_its_last_operation_time(client, channel):
+    channel.on("insert", {"n": 1, "operationTime": 7, "ok": 1.0})
+    with client.start_session(causal_consistency=True) as session:
+        client.db.c.insert_one({}, session=session)
+        client.db.c.count_documents({}, session=session)
+        assert channel.last["readConcern"] == {"afterClusterTime": 7}
+        assert session.operation_time == 7

@@ -60,12 +60,33 @@ def _merge(found: str | None, ident: str | None) -> str | None:
                        f"name, found '{found}' and '{ident}'")
 
 
+_BANNED = ("$expr", "$where", "$text")
+
+
+def check_plain_filter(spec: Any) -> None:
+    """Filters inside updates ($pull conditions, arrayFilters) may not use $expr/$where/$text."""
+    if not isinstance(spec, Mapping):
+        return
+    for key, value in spec.items():
+        if key in _BANNED:
+            raise CommandError(ErrorCode.QueryFeatureNotAllowed,
+                               f"{key} is not allowed in this context")
+        if key in _LOGICAL and isinstance(value, list):
+            for clause in value:
+                check_plain_filter(clause)
+        elif isinstance(value, Mapping):
+            for op in ("$elemMatch", "$not"):
+                if op in value:
+                    check_plain_filter(value[op])
+
+
 def compile_array_filters(filters: dict[str, Any], compile_filter: Callable,
                           collation: Any = None) -> dict[str, ElementMatcher]:
     """identifier -> predicate over one array element."""
     out: dict[str, ElementMatcher] = {}
     for ident, spec in filters.items():
         try:
+            check_plain_filter(spec)
             matcher = compile_filter(spec, collation=collation) if collation is not None \
                 else compile_filter(spec)
         except CommandError as exc:

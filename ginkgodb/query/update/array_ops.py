@@ -11,6 +11,7 @@ from ginkgodb.bsonutil.types import type_name
 from ginkgodb.errors import CommandError, ErrorCode
 
 from . import numeric
+from .array_filters import check_plain_filter
 from .integers import parse_long
 from .nodes import NOOP, ApplyState, LeafNode
 from .paths import array_index, dotted
@@ -256,6 +257,8 @@ class PullNode(ArrayCullingNode):
 
     def __init__(self, field: str, value: Any, compare: Comparator,
                  compile_filter: Callable[[Any], Callable[[Any], bool]]) -> None:
+        if isinstance(value, Mapping):
+            check_plain_filter(value)
         if isinstance(value, Mapping) and not _starts_with_operator(value):
             matcher = compile_filter(value)
             self.matches = lambda v: isinstance(v, Mapping) and matcher(v)

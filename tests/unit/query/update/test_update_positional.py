@@ -160,3 +160,10 @@ def test_nested_array_filters():
 def test_array_filter_with_no_match_is_a_no_op():
     doc = {"_id": 1, "a": [1, 2]}
     assert apply({"$set": {"a.$[x]": 0}}, doc, array_filters=[{"x": 9}]) is doc
+
+
+def test_array_filter_may_not_use_where():
+    err = compile_error({"$set": {"a.$[x]": 1}},
+                        array_filters=[{"x": 1, "$where": "true"}])
+    assert (err.code, err.errmsg) == (224, "Error parsing array filter :: caused by :: $where is "
+                                           "not allowed in this context")

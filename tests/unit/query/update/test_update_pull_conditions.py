@@ -50,3 +50,9 @@ def test_pull_elem_match_on_nested_arrays():
 def test_pull_invalid_condition_is_reported_at_compile_time():
     with pytest.raises(CommandError):
         compile_update({"$pull": {"a": {"$gt": 1, "$foo": 2}}})
+
+
+def test_pull_condition_may_not_use_expr():
+    with pytest.raises(CommandError) as info:
+        compile_update({"$pull": {"a": {"$expr": {"$gt": ["$b", 1]}}}})
+    assert (info.value.code, info.value.errmsg) == (224, "$expr is not allowed in this context")

@@ -194,6 +194,7 @@ def test_client_properties(client):
 def test_snapshot_session_reads_carry_snapshot_read_concern(client, channel):
     channel.on("find", {"cursor": {"firstBatch": [], "id": 0, "ns": "db.c",
                                    "atClusterTime": 5}, "ok": 1.0})
+    channel.on("distinct", {"values": [], "ok": 1.0})
     session = client.start_session(snapshot=True)
     client.db.c.find_one({}, session=session)
     assert channel.last["readConcern"] == {"level": "snapshot"}

@@ -74,7 +74,8 @@ class PipelinePlan(UpdatePlan):
     is_pipeline = True
     ALLOWED = ("$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith")
 
-    def __init__(self, stages: list) -> None:
+    def __init__(self, stages: list, variables: Mapping | None = None) -> None:
+        self.variables = dict(variables or {})
         for stage in stages:
             name = next(iter(stage), "") if isinstance(stage, Mapping) else ""
             if name not in self.ALLOWED:
@@ -88,20 +89,32 @@ class PipelinePlan(UpdatePlan):
         except ImportError:
             raise CommandError(ErrorCode.NotImplemented,
                                "pipeline-style updates are not available") from None
-        out = list(run_pipeline(self.stages, [doc], None))
+        out = list(run_pipeline(self.stages, [doc], _pipeline_context(self.variables)))
         result = out[0] if out else {}
         new = replace_document(doc, result, inserting=inserting, allow_top_level_dollar=True)
         return id_first(new) if inserting else new
 
 
-def compile_update(spec: Any, *, array_filters: list | None = None,
-                   collation: Any = None) -> UpdatePlan:
-    """Compile an update specification; raises CommandError with mongod's codes."""
+def _pipeline_context(variables: dict) -> Any:
+    """The pipeline's context: `let` values, and no other collections (updates read none)."""
+    try:
+        from ginkgodb.query.pipeline import PipelineContext  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return PipelineContext(variables=dict(variables))
+
+
+def compile_update(spec: Any, *, array_filters: list | None = None, collation: Any = None,
+                   variables: Mapping | None = None) -> UpdatePlan:
+    """Compile an update specification; raises CommandError with mongod's codes.
+
+    `variables` are the command's `let` values (visible to pipeline-style updates only).
+    """
     if isinstance(spec, (list, tuple)):
         if array_filters:
             raise CommandError(ErrorCode.FailedToParse,
                                "arrayFilters may not be specified for pipeline-style updates")
-        return PipelinePlan(list(spec))
+        return PipelinePlan(list(spec), variables)
     if not isinstance(spec, Mapping):
         raise CommandError(ErrorCode.FailedToParse, "Update argument must be either an object "
                            f"or an array, not {type_name(spec)}")

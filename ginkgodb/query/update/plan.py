@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Callable
 
+from bson.timestamp import Timestamp
+
 from ginkgodb.bsonutil.compare import compare
 from ginkgodb.bsonutil.types import type_name
 from ginkgodb.errors import CommandError, ErrorCode
@@ -63,11 +65,22 @@ class ReplacementPlan(UpdatePlan):
     is_replacement = True
 
     def __init__(self, replacement: Mapping) -> None:
-        self.replacement = replacement
+        self.replacement = _fill_zero_timestamps(replacement)
 
     def apply(self, doc: dict, *, position: int | None = None, inserting: bool = False) -> dict:
         new = replace_document(doc, self.replacement, inserting=inserting)
         return id_first(new) if inserting else new
+
+
+def _fill_zero_timestamps(replacement: Mapping) -> Mapping:
+    """Top-level Timestamp(0, 0) values (other than `_id`) become the current time, as in
+    mongod's ObjectReplaceExecutor."""
+    if not any(isinstance(v, Timestamp) and v.time == 0 and v.inc == 0 and k != "_id"
+               for k, v in replacement.items()):
+        return replacement
+    return {k: field_ops.next_timestamp()
+            if isinstance(v, Timestamp) and v.time == 0 and v.inc == 0 and k != "_id" else v
+            for k, v in replacement.items()}
 
 
 class PipelinePlan(UpdatePlan):

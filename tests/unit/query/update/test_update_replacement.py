@@ -79,3 +79,10 @@ def test_validate_replacement_refuses_dollar_in_id_document():
 def test_replacement_on_insert_moves_id_first():
     out = compile_update({"a": 1, "_id": 5}).apply({}, inserting=True)
     assert list(out) == ["_id", "a"]
+
+
+def test_replacement_fills_top_level_zero_timestamps():
+    from bson.timestamp import Timestamp
+    out = compile_update({"t": Timestamp(0, 0), "n": {"t": Timestamp(0, 0)}}).apply({"_id": 1})
+    assert out["t"].time > 0
+    assert out["n"]["t"] == Timestamp(0, 0)

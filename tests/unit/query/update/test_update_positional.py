@@ -167,3 +167,10 @@ def test_array_filter_may_not_use_where():
                         array_filters=[{"x": 1, "$where": "true"}])
     assert (err.code, err.errmsg) == (224, "Error parsing array filter :: caused by :: $where is "
                                            "not allowed in this context")
+
+
+def test_nested_merge_conflict_names_the_identifier_path():
+    doc = {"_id": 0, "a": [{"x": 0, "b": [{"y": 0}]}]}
+    err = error({"$set": {"a.$[i].b.$[k].c": 1, "a.$[j].b.$[k].c": 2}}, doc,
+                array_filters=[{"i.x": 0}, {"j.x": 0}, {"k.y": 0}])
+    assert (err.code, err.errmsg) == (40, "Update created a conflict at 'a.0.b.$[k].c'")

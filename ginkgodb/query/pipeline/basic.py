@@ -1,0 +1,301 @@
+"""Row-at-a-time stages: $match, $project, $addFields/$set, $unset, $replaceRoot/$replaceWith,
+$redact, $documents, and the counting/paging stages $skip, $limit, $count, $sample."""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+
+from ginkgodb.errors import CommandError, ErrorCode
+from ginkgodb.query.expr import MISSING
+from ginkgodb.query.expr.compiler import compile_node
+from ginkgodb.query.expr.values import bson_repr, type_name
+from ginkgodb.query.projection import compile_projection
+from ginkgodb.query.projection.apply import add_computed
+
+from .core import Env, Runtime, StageFn, stage
+from .fields import validate_path
+from .setfields import compile_set_fields
+
+
+@stage("$match")
+def parse_match(spec: Any, env: Env) -> StageFn:
+    if not isinstance(spec, dict):
+        raise CommandError(15959, "the match filter must be an expression in an object")
+    from ginkgodb.query.match import compile_filter
+    rest = {k: v for k, v in spec.items() if k != "$expr"}
+    if "$expr" in repr(rest):
+        def run_recompiled(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+            return filter(compile_filter(spec, variables=rt.vars).match, docs)
+        compile_filter(spec, variables=env.ctx.variables)
+        return run_recompiled
+    match = compile_filter(rest, variables=env.ctx.variables).match if rest or \
+        "$expr" not in spec else None
+    if "$expr" not in spec:
+        return lambda docs, rt: filter(match, docs)
+    from ginkgodb.query.expr import truthy
+    expr = compile_node(spec["$expr"], env.scope)
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        vars = rt.vars
+        for doc in docs:
+            if truthy(expr(doc, vars)) and (match is None or match(doc)):
+                yield doc
+    return run
+
+
+@stage("$project")
+def parse_project(spec: Any, env: Env) -> StageFn:
+    if not isinstance(spec, dict):
+        raise CommandError(15969, "$project specification must be an object")
+    proj = compile_projection(spec, for_aggregation=True,
+                              known_vars=env.scope.names if not env.scope.open else None)
+    apply = proj.apply
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        vars = rt.vars
+        for doc in docs:
+            yield apply(doc, variables=vars)
+    return run
+
+
+@stage("$addFields", "$set")
+def parse_add_fields(spec: Any, env: Env) -> StageFn:
+    root = compile_set_fields(spec, env.scope, "$addFields")
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        vars = rt.vars
+        for doc in docs:
+            out = dict(doc)
+            add_computed(root, out, doc, doc, vars)
+            yield out
+    return run
+
+
+@stage("$unset")
+def parse_unset(spec: Any, env: Env) -> StageFn:
+    if isinstance(spec, str):
+        names = [spec]
+    elif isinstance(spec, list):
+        if not spec:
+            raise CommandError(31119, "$unset specification must be a string or an array with at "
+                                      "least one field")
+        if not all(isinstance(s, str) for s in spec):
+            raise CommandError(31120, "$unset specification must be a string or an array "
+                                      "containing only string values")
+        names = spec
+    else:
+        raise CommandError(31002, "$unset specification must be a string or an array")
+    for name in names:
+        validate_path(name)
+    proj = compile_projection({name: 0 for name in names}, for_aggregation=True)
+    apply = proj.apply
+    return lambda docs, rt: (apply(d) for d in docs)
+
+
+# ---- $replaceRoot / $replaceWith --------------------------------------------------------------
+
+
+def _replace(fn: Any, what: str) -> StageFn:
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        vars = rt.vars
+        for doc in docs:
+            v = fn(doc, vars)
+            if not isinstance(v, dict):
+                raise CommandError(40228, f"'{what}' must evaluate to an object, but resulting "
+                                          f"value was: {bson_repr(v)}. Type of resulting value: "
+                                          f"'{type_name(v)}'. Input document: {bson_repr(doc)}")
+            yield v
+    return run
+
+
+@stage("$replaceRoot")
+def parse_replace_root(spec: Any, env: Env) -> StageFn:
+    if not isinstance(spec, dict):
+        raise CommandError(40229, "expected an object as specification for $replaceRoot stage, "
+                                  f"got {type_name(spec)}")
+    for key in spec:
+        if key != "newRoot":
+            raise CommandError(40230, f"unrecognized option to $replaceRoot stage: {key}, only "
+                                      "valid option is 'newRoot'.")
+    if "newRoot" not in spec:
+        raise CommandError(40231, "no newRoot specified for the $replaceRoot stage")
+    return _replace(compile_node(spec["newRoot"], env.scope), "newRoot")
+
+
+@stage("$replaceWith")
+def parse_replace_with(spec: Any, env: Env) -> StageFn:
+    return _replace(compile_node(spec, env.scope), "newRoot")
+
+
+# ---- $redact --------------------------------------------------------------------------------
+
+_KEEP, _PRUNE, _DESCEND = "keep", "prune", "descend"
+_REDACT_VARS = {"KEEP": _KEEP, "PRUNE": _PRUNE, "DESCEND": _DESCEND}
+
+
+@stage("$redact")
+def parse_redact(spec: Any, env: Env) -> StageFn:
+    fn = compile_node(spec, env.scope.bind("KEEP", "PRUNE", "DESCEND"))
+
+    def redact(doc: dict, vars: dict) -> dict | None:
+        action = fn(doc, vars)
+        if action == _KEEP and type(action) is str:
+            return doc
+        if action == _PRUNE and type(action) is str:
+            return None
+        if action != _DESCEND or type(action) is not str:
+            raise CommandError(17053, "$redact's expression should not return anything aside "
+                                      "from the variables $$KEEP, $$DESCEND, and $$PRUNE, but "
+                                      f"returned {bson_repr(action)}")
+        out = {}
+        for k, v in doc.items():
+            if isinstance(v, dict):
+                r = redact(v, vars)
+                if r is not None:
+                    out[k] = r
+            elif type(v) is list:
+                out[k] = _redact_array(v, vars)
+            else:
+                out[k] = v
+        return out
+
+    def _redact_array(arr: list, vars: dict) -> list:
+        out = []
+        for e in arr:
+            if isinstance(e, dict):
+                r = redact(e, vars)
+                if r is not None:
+                    out.append(r)
+            elif type(e) is list:
+                out.append(_redact_array(e, vars))
+            else:
+                out.append(e)
+        return out
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        vars = {**rt.vars, **_REDACT_VARS}
+        for doc in docs:
+            r = redact(doc, vars)
+            if r is not None:
+                yield r
+    return run
+
+
+# ---- $documents -------------------------------------------------------------------------------
+
+
+@stage("$documents")
+def parse_documents(spec: Any, env: Env) -> StageFn:
+    fn = compile_node(spec, env.scope)
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        value = fn({}, rt.vars)
+        if type(value) is not list or not all(isinstance(d, dict) for d in value):
+            raise CommandError(5858203, "error during lookup: $documents stage must evaluate to "
+                                        "an array of objects")
+        return iter(value)
+    return run
+
+
+# ---- $skip / $limit / $count / $sample ------------------------------------------------------
+
+
+def _integral_arg(name: str, value: Any, type_code: int) -> int:
+    if isinstance(value, bool) or type(value) not in (int, float, Int64, Decimal128):
+        raise CommandError(type_code, f"invalid argument to {name} stage: Expected a number in: "
+                                      f"{name}: {bson_repr(value)}")
+    number = value.to_decimal() if type(value) is Decimal128 else value
+    try:
+        as_int = int(number)
+    except (ValueError, OverflowError):
+        as_int = None
+    if as_int is None or as_int != number or not -2**63 <= as_int < 2**63:
+        raise CommandError(type_code, f"invalid argument to {name} stage: Expected an integer: "
+                                      f"{name}: {bson_repr(value)}")
+    return as_int
+
+
+@stage("$skip")
+def parse_skip(spec: Any, env: Env) -> StageFn:
+    n = _integral_arg("$skip", spec, 15972)
+    if n < 0:
+        raise CommandError(15956, f"invalid argument to $skip stage: Expected a non-negative "
+                                  f"number in: $skip: {n}")
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        for _ in range(n):
+            if next(docs, None) is None:
+                return iter(())
+        return docs
+    run.skip = n  # type: ignore[attr-defined]
+    return run
+
+
+@stage("$limit")
+def parse_limit(spec: Any, env: Env) -> StageFn:
+    n = _integral_arg("$limit", spec, 15957)
+    if n <= 0:
+        raise CommandError(15958, "the limit must be positive")
+    import itertools
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        return itertools.islice(docs, n)
+    run.limit = n  # type: ignore[attr-defined]
+    return run
+
+
+@stage("$count")
+def parse_count(spec: Any, env: Env) -> StageFn:
+    if not isinstance(spec, str):
+        raise CommandError(40156, "the count field must be a non-empty string")
+    if not spec:
+        raise CommandError(40157, "the count field must be a non-empty string")
+    if spec.startswith("$"):
+        raise CommandError(40158, "the count field cannot be a $-prefixed path")
+    if "\0" in spec:
+        raise CommandError(40159, "the count field cannot contain a null byte")
+    if "." in spec:
+        raise CommandError(40160, "the count field cannot contain '.'")
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        n = sum(1 for _ in docs)
+        if n:
+            yield {spec: n if n < 2**31 else Int64(n)}
+    return run
+
+
+@stage("$sample")
+def parse_sample(spec: Any, env: Env) -> StageFn:
+    if not isinstance(spec, dict):
+        raise CommandError(28745, "the $sample stage specification must be an object")
+    size = None
+    for key, value in spec.items():
+        if key != "size":
+            raise CommandError(28748, f"unrecognized option to $sample: {key}")
+        if isinstance(value, bool) or type(value) not in (int, float, Int64, Decimal128):
+            raise CommandError(28746, "size argument to $sample must be a number")
+        size = int(value.to_decimal() if type(value) is Decimal128 else value)
+        if size < 0:
+            raise CommandError(28747, "size argument to $sample must not be negative")
+    if size is None:
+        raise CommandError(28749, "$sample stage must specify a size")
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        reservoir: list[dict] = []
+        for i, doc in enumerate(docs):
+            if i < size:
+                reservoir.append(doc)
+            else:
+                j = random.randint(0, i)
+                if j < size:
+                    reservoir[j] = doc
+        random.shuffle(reservoir)
+        return iter(reservoir)
+    return run
+
+
+_ = (MISSING, ErrorCode)

@@ -1,0 +1,103 @@
+"""Stage registry and pipeline compilation.
+
+A stage parser turns `(spec, env)` into a *stage function* `run(docs, rt) -> Iterator[dict]`.
+`env` carries compile-time facts (the expression scope, the context); `rt` (a `Runtime`) the
+per-run ones (variables with $$NOW, the context, caches). Compiling once and running many times
+keeps per-document work to the closures built here.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from ginkgodb.errors import CommandError, ErrorCode
+from ginkgodb.query.expr.compiler import Scope
+
+from .context import PipelineContext
+
+StageFn = Callable[[Iterator[dict], "Runtime"], Iterator[dict]]
+StageParser = Callable[[Any, "Env"], StageFn]
+
+STAGES: dict[str, StageParser] = {}
+
+# Stages the engine runs itself (they read catalogs or write collections).
+ENGINE_STAGES = frozenset({"$out", "$merge", "$collStats", "$indexStats", "$currentOp",
+                           "$changeStream", "$listSessions", "$listLocalSessions",
+                           "$planCacheStats", "$listSearchIndexes", "$listCatalog",
+                           "$shardedDataDistribution", "$querySettings"})
+FIRST_ONLY = frozenset({"$documents", "$collStats", "$indexStats", "$currentOp", "$changeStream",
+                        "$listSessions", "$listLocalSessions", "$geoNear", "$planCacheStats",
+                        "$search", "$searchMeta", "$vectorSearch"})
+
+
+def stage(*names: str) -> Callable[[StageParser], StageParser]:
+    def deco(parser: StageParser) -> StageParser:
+        for name in names:
+            STAGES[name] = parser
+        return parser
+    return deco
+
+
+class Env:
+    """Compile-time environment: the context and the variables in scope."""
+
+    __slots__ = ("ctx", "scope", "in_facet", "in_lookup")
+
+    def __init__(self, ctx: PipelineContext, scope: Scope, in_facet: bool = False,
+                 in_lookup: bool = False) -> None:
+        self.ctx, self.scope, self.in_facet, self.in_lookup = ctx, scope, in_facet, in_lookup
+
+    def with_vars(self, names: Iterable[str]) -> "Env":
+        return Env(self.ctx, self.scope.bind(*names), self.in_facet, self.in_lookup)
+
+    def sub(self, *, in_facet: bool = False, in_lookup: bool = False) -> "Env":
+        return Env(self.ctx, self.scope, self.in_facet or in_facet, self.in_lookup or in_lookup)
+
+
+class Runtime:
+    """Per-run state: the variables every expression sees and a cache for build-once data."""
+
+    __slots__ = ("ctx", "vars", "cache")
+
+    def __init__(self, ctx: PipelineContext, vars: dict[str, Any]) -> None:
+        self.ctx, self.vars, self.cache = ctx, vars, {}
+
+    def with_vars(self, extra: dict[str, Any]) -> "Runtime":
+        rt = Runtime(self.ctx, {**self.vars, **extra})
+        rt.cache = self.cache
+        return rt
+
+
+def stage_name(spec: Any) -> str:
+    if not isinstance(spec, dict):
+        raise CommandError(ErrorCode.TypeMismatch,
+                           "Each element of the 'pipeline' array must be an object")
+    if len(spec) != 1:
+        raise CommandError(40323, "A pipeline stage specification object must contain exactly "
+                                  "one field.")
+    return next(iter(spec))
+
+
+def parse_stages(stages: Any, env: Env) -> list[tuple[str, StageFn]]:
+    if not isinstance(stages, list):
+        raise CommandError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an "
+                                                   "array")
+    out = []
+    for i, spec in enumerate(stages):
+        name = stage_name(spec)
+        if name in FIRST_ONLY and i != 0:
+            raise CommandError(40602, f"{name} is only valid as the first stage in a pipeline")
+        parser = STAGES.get(name)
+        if parser is None:
+            if name in ENGINE_STAGES:
+                raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported here")
+            raise CommandError(40324, f"Unrecognized pipeline stage name: '{name}'")
+        out.append((name, parser(spec[name], env)))
+    return out
+
+
+def chain(stages: list[StageFn], docs: Iterable[dict], rt: Runtime) -> Iterator[dict]:
+    it: Iterator[dict] = iter(docs)
+    for fn in stages:
+        it = fn(it, rt)
+    return it

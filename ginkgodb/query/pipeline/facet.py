@@ -1,0 +1,50 @@
+"""$facet: several sub-pipelines over the same input, one output document."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ginkgodb.errors import CommandError
+from ginkgodb.query.expr.values import type_name
+
+from .core import Env, Runtime, StageFn, chain, parse_stages, stage, stage_name
+
+_NOT_IN_FACET = frozenset({"$facet", "$out", "$merge", "$collStats", "$indexStats", "$geoNear",
+                           "$changeStream", "$currentOp", "$listSessions", "$planCacheStats",
+                           "$search", "$searchMeta", "$vectorSearch", "$documents",
+                           "$listLocalSessions", "$unionWith"})
+
+
+@stage("$facet")
+def parse_facet(spec: Any, env: Env) -> StageFn:
+    if not isinstance(spec, dict) or not spec:
+        raise CommandError(40169, "the $facet specification must be a non-empty object, but "
+                                  f"found: {type_name(spec) if not isinstance(spec, dict) else '{}'}")
+    facets = []
+    for name, pipeline in spec.items():
+        _validate_name(name)
+        if not isinstance(pipeline, list):
+            raise CommandError(40170, f"arguments to $facet must be arrays, {name} is type "
+                                      f"{type_name(pipeline)}")
+        for st in pipeline:
+            if not isinstance(st, dict):
+                raise CommandError(40171, f"subpipeline stages for $facet must be objects, "
+                                          f"{name} contains a stage of type {type_name(st)}")
+            if len(st) == 1 and stage_name(st) in _NOT_IN_FACET:
+                raise CommandError(40600, f"{stage_name(st)} is not allowed to be used within a "
+                                          "$facet stage")
+        facets.append((name, [fn for _, fn in parse_stages(pipeline, env.sub(in_facet=True))]))
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        inputs = list(docs)
+        yield {name: list(chain(stages, inputs, rt)) for name, stages in facets}
+    return run
+
+
+def _validate_name(name: str) -> None:
+    if not name:
+        raise CommandError(40352, "FieldPath cannot be constructed with empty string")
+    if name.startswith("$"):
+        raise CommandError(40169, f"$facet pipeline names must not start with '$', found {name}")
+    if "." in name:
+        raise CommandError(40169, f"$facet pipeline names must not contain '.', found {name}")

@@ -1,0 +1,98 @@
+"""$group, and the stages defined in terms of it: $sortByCount, $bucket."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Callable
+
+from ginkgodb.errors import CommandError
+from ginkgodb.query.expr import MISSING
+from ginkgodb.query.expr.compiler import Fn, compile_node
+from ginkgodb.query.expr.values import hash_key, type_name
+
+from .accumulators import parse_accumulator
+from .core import Env, Runtime, StageFn, stage
+
+AccField = tuple[str, Callable[[Any, Any], Any]]
+
+
+def parse_group_fields(spec: dict, env: Env, stage_name: str = "$group"
+                       ) -> list[AccField]:
+    fields = []
+    for name, value in spec.items():
+        if name == "_id":
+            continue
+        if name.startswith("$"):
+            raise CommandError(40236, f"The field name '{name}' cannot be an operator name")
+        if "." in name:
+            raise CommandError(40235, f"The field name '{name}' cannot contain '.'")
+        if not isinstance(value, dict):
+            raise CommandError(40234, f"The field '{name}' must be an accumulator object")
+        if len(value) != 1:
+            raise CommandError(40238, f"The field '{name}' must specify one accumulator")
+        (op, arg), = value.items()
+        fields.append((name, parse_accumulator(op, arg, env.scope)))
+    return fields
+
+
+def run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccField]
+              ) -> Iterator[dict]:
+    vars = rt.vars
+    groups: dict[Any, list] = {}
+    get = groups.get
+    field_path = getattr(id_fn, "field_path", None)
+    simple_key = field_path is not None and "." not in field_path
+    for doc in docs:
+        if simple_key:
+            gid = doc.get(field_path)
+            t = type(gid)
+            key = gid if t is str or t is int or t is None else hash_key(gid)
+        else:
+            gid = id_fn(doc, vars)
+            key = hash_key(gid)
+        entry = get(key)
+        if entry is None:
+            if gid is MISSING:
+                gid = None
+            entry = [gid]
+            entry.extend(make(gid, vars) for _, make in fields)
+            groups[key] = entry
+        for i in range(1, len(entry)):
+            entry[i].add(doc, vars)
+    names = [name for name, _ in fields]
+    for entry in groups.values():
+        out = {"_id": entry[0]}
+        for i, name in enumerate(names, 1):
+            out[name] = entry[i].result()
+        yield out
+
+
+@stage("$group")
+def parse_group(spec: Any, env: Env) -> StageFn:
+    if not isinstance(spec, dict):
+        raise CommandError(15947, "a group's fields must be specified in an object")
+    if "_id" not in spec:
+        raise CommandError(15955, "a group specification must include an _id")
+    id_fn = compile_node(spec["_id"], env.scope)
+    fields = parse_group_fields(spec, env)
+    return lambda docs, rt: run_group(docs, rt, id_fn, fields)
+
+
+@stage("$sortByCount")
+def parse_sort_by_count(spec: Any, env: Env) -> StageFn:
+    is_path = isinstance(spec, str) and spec.startswith("$")
+    is_expr = isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)).startswith("$")
+    if not (is_path or is_expr):
+        raise CommandError(40148 if not isinstance(spec, dict) else 40147,
+                           "the sortByCount field must be defined as a $-prefixed path or an "
+                           "expression")
+    id_fn = compile_node(spec, env.scope)
+    fields = parse_group_fields({"count": {"$sum": 1}}, env)
+    from ginkgodb.query.sort import compile_sort
+    sort = compile_sort({"count": -1})
+
+    def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+        return iter(sort.sort(run_group(docs, rt, id_fn, fields)))
+    return run
+
+
+_ = type_name

@@ -9,6 +9,7 @@ finaliser (which may run while the engine holds a lock).
 from __future__ import annotations
 
 import collections
+import threading
 from collections.abc import Container, Mapping
 from typing import Any, Optional, Protocol
 
@@ -28,14 +29,29 @@ class Channel(Protocol):
 
 
 class EngineChannel:
-    """Commands straight into `commands.dispatch` with this client's context."""
+    """Commands straight into `commands.dispatch`.
+
+    Each thread using the client gets its own CommandContext, as each connection of a server
+    does: per-operation state in the context (deadline, interruption) never leaks between
+    threads sharing one MongoClient.
+    """
 
     def __init__(self, engine: Any) -> None:
         # imported here: loading the command table pulls in the whole engine, which a client
         # given another channel (tests) does not need
         from ..commands import CommandContext, dispatch
-        self.context = CommandContext(engine=engine)
+        self._engine = engine
+        self._new_context = CommandContext
         self._dispatch = dispatch
+        self._local = threading.local()
+
+    @property
+    def context(self) -> Any:
+        """This thread's command context."""
+        ctx = getattr(self._local, "ctx", None)
+        if ctx is None:
+            ctx = self._local.ctx = self._new_context(engine=self._engine)
+        return ctx
 
     def run(self, cmd: dict) -> Mapping[str, Any]:
         return self._dispatch(self.context, cmd)

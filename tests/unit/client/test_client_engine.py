@@ -108,3 +108,22 @@ def test_data_survives_closing_and_reopening_the_directory(tmp_path):
     assert engines.open_count(path) == 0
     with MongoClient(path) as again:
         assert again.db.c.find_one({"_id": 1})["x"] == "kept"
+
+
+def test_threads_share_one_client_with_a_context_each(client):
+    import threading
+
+    coll = client.db.c
+    contexts = []
+
+    def work(base: int) -> None:
+        coll.insert_many([{"_id": base + i} for i in range(50)])
+        contexts.append(client._runner.channel.context)   # kept alive: ids stay distinct
+
+    threads = [threading.Thread(target=work, args=(n * 1000,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(list(coll.find())) == 200
+    assert len({id(ctx) for ctx in contexts}) == 4

@@ -1,0 +1,43 @@
+"""End-to-end fixtures: one `ginkgodb serve` process per session on a free port, and the Node.js
+clients when they can be installed."""
+from __future__ import annotations
+
+import pymongo
+import pytest
+
+from ginkgodb.server.testing import running_server
+from e2e.npm_tools import ensure_packages
+
+
+@pytest.fixture(scope="session")
+def server_address(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ginkgo-e2e") / "data"
+    with running_server(str(path), subprocess=True, quiet=True) as address:
+        yield address
+
+
+@pytest.fixture(scope="session")
+def server_uri(server_address):
+    host, port = server_address
+    return f"mongodb://{host}:{port}"
+
+
+@pytest.fixture
+def client(server_address):
+    c = pymongo.MongoClient(*server_address, serverSelectionTimeoutMS=5000)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def db(client, request):
+    """A fresh database per test, dropped afterwards."""
+    name = "e2e_" + request.node.name.replace("[", "_").replace("]", "")[:50]
+    client.drop_database(name)
+    yield client[name]
+    client.drop_database(name)
+
+
+@pytest.fixture(scope="session")
+def node_modules():
+    return ensure_packages()

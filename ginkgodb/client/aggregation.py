@@ -20,8 +20,12 @@ def performs_write(pipeline: list) -> bool:
 
 
 def aggregate(target: Any, is_collection: bool, pipeline: Any, session: Any, options: dict,
-              let: Optional[Mapping], comment: Any) -> CommandCursor:
-    """Run an aggregation on `target` (a Collection, or a Database when not `is_collection`)."""
+              let: Optional[Mapping], comment: Any, cursor_class: type = CommandCursor,
+              raw_batches: bool = False) -> CommandCursor:
+    """Run an aggregation on `target` (a Collection, or a Database when not `is_collection`).
+
+    `raw_batches` asks for an empty first batch, as pymongo's aggregate_raw_batches does.
+    """
     if "explain" in options:
         raise ConfigurationError("The explain option is not supported. Use Database.command "
                                  "instead.")
@@ -40,6 +44,8 @@ def aggregate(target: Any, is_collection: bool, pipeline: Any, session: Any, opt
     options.setdefault("cursor", {})
     if batch_size is not None and not writes:
         options["cursor"]["batchSize"] = batch_size
+    if raw_batches and not writes:
+        options["cursor"]["batchSize"] = 0
     collation = validate_collation_or_none(options.pop("collation", None))
     max_await_time_ms = options.pop("maxAwaitTimeMS", None)
 
@@ -61,6 +67,6 @@ def aggregate(target: Any, is_collection: bool, pipeline: Any, session: Any, opt
         cursor_collection = target
     else:
         cursor_collection = database[cursor.get("ns", default_ns).split(".", 1)[1]]
-    return CommandCursor(cursor_collection, cursor, None, batch_size=batch_size or 0,
+    return cursor_class(cursor_collection, cursor, None, batch_size=batch_size or 0,
                          max_await_time_ms=max_await_time_ms, session=session,
                          comment=options.get("comment"))

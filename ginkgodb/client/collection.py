@@ -25,6 +25,7 @@ from .collection_admin import CollectionAdmin
 from .command_cursor import CommandCursor
 from .cursor import Cursor
 from .raising import check_write_reply
+from .raw_batch import RawBatchCommandCursor, RawBatchCursor
 from .validation import (
     check_collection_name,
     validate_boolean,
@@ -358,6 +359,16 @@ class Collection(CollectionAdmin, SettingsHolder):
     def aggregate(self, pipeline: Any, session: Any = None, let: Any = None,
                   comment: Any = None, **kwargs: Any) -> CommandCursor:
         return aggregate(self, True, pipeline, session, kwargs, let, comment)
+
+    def find_raw_batches(self, *args: Any, **kwargs: Any) -> RawBatchCursor:
+        """Like find, but each step yields a whole batch as undecoded BSON bytes."""
+        return RawBatchCursor(self, *args, **kwargs)
+
+    def aggregate_raw_batches(self, pipeline: Any, session: Any = None, comment: Any = None,
+                              **kwargs: Any) -> RawBatchCommandCursor:
+        """Like aggregate, but each step yields a whole batch as undecoded BSON bytes."""
+        return aggregate(self, True, pipeline, session, kwargs, None, comment,
+                         cursor_class=RawBatchCommandCursor, raw_batches=True)
 
     # ------------------------------------------------------------------ find and modify
     def _find_and_modify(self, filter: Any, projection: Any, sort: Any, upsert: Any = None,

@@ -227,3 +227,19 @@ def test_legacy_query_modifiers_in_filter_become_find_fields(coll, channel):
     list(coll.find({"$query": {"a": 1}, "$orderby": {"a": ASCENDING}}))
     cmd = channel.last
     assert cmd["filter"] == {"a": 1} and cmd["sort"] == {"a": 1}
+
+
+def test_find_raw_batches_yields_each_batch_as_bson_bytes(coll, channel):
+    _two_batches(channel)
+    batches = list(coll.find_raw_batches(batch_size=2))
+    assert [bson.decode_all(b) for b in batches] == [[{"_id": 1}, {"_id": 2}], [{"_id": 3}]]
+    with pytest.raises(InvalidOperation):
+        coll.find_raw_batches()[0]
+
+
+def test_aggregate_raw_batches_starts_with_an_empty_first_batch(coll, channel):
+    channel.on("aggregate", cursor_reply([], 8, ns="db.coll"))
+    channel.on("getMore", cursor_reply([{"a": 1}, {"a": 2}], 0, ns="db.coll", first=False))
+    batches = list(coll.aggregate_raw_batches([]))
+    assert channel.named("aggregate")[0]["cursor"] == {"batchSize": 0}
+    assert [bson.decode_all(b) for b in batches] == [[{"a": 1}, {"a": 2}]]

@@ -33,7 +33,7 @@ class IndexMeta:
 
     @property
     def unique(self) -> bool:
-        return bool(self.options.get("unique"))
+        return self.name == "_id_" or bool(self.options.get("unique"))
 
     @property
     def sparse(self) -> bool:

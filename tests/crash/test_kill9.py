@@ -6,6 +6,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import bson
@@ -25,26 +26,17 @@ def _run_and_kill(path: str, start: int, rng: random.Random) -> int:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.Popen([sys.executable, WRITER, path, str(start)], stdout=subprocess.PIPE, env=env,
                             text=True)
-    deadline = time.monotonic() + rng.uniform(0.3, 1.2)
-    last = start - 1
-    os.set_blocking(proc.stdout.fileno(), False)
-    buf = ""
-    while time.monotonic() < deadline or last < start:
-        chunk = proc.stdout.read() or ""
-        buf += chunk
-        *lines, buf = buf.split("\n")
-        for line in lines:
-            last = int(line)
-        if proc.poll() is not None:
-            raise AssertionError(f"writer died by itself with {proc.returncode}")
+    acked = [start - 1]
+    reader = threading.Thread(target=lambda: [acked.append(int(line)) for line in proc.stdout if line.strip()])
+    reader.start()
+    deadline = time.monotonic() + rng.uniform(0.3, 1.5)
+    while time.monotonic() < deadline or acked[-1] < start:
+        assert proc.poll() is None, f"writer died by itself with {proc.returncode}"
         time.sleep(0.005)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    buf += proc.stdout.read() or ""
-    for line in buf.split("\n"):
-        if line.strip():
-            last = int(line)
-    return last
+    reader.join()
+    return acked[-1]
 
 
 def _check_consistent(path: str, acked: int) -> int:

@@ -15,7 +15,8 @@ from ginkgodb.errors import CommandError, ErrorCode
 from . import array, bitwise, comparison, element, evaluation, logical
 from .context import FIELD_OPERATOR_NAMES, ParseContext, is_expression_document
 from .fastpaths import fast_equality, fast_leaf
-from .nodes import ConstNode, Node, conjunction, leaf
+from .jsonschema import compile_schema
+from .nodes import ConstNode, DocumentNode, Node, NotNode, conjunction, leaf
 from .numbers import parse_long
 from .regex import regex_operand, regex_predicate
 from .values import normalize
@@ -79,7 +80,7 @@ def _dbref_field(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
 def _json_schema(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
     if type(arg) is not dict:
         raise CommandError(ErrorCode.TypeMismatch, "$jsonSchema must be an object")
-    raise CommandError(ErrorCode.NotImplemented, "$jsonSchema is not supported by ginkgodb")
+    return DocumentNode(compile_schema(arg))
 
 
 TOP_LEVEL_OPERATORS: dict[str, TopParser] = {
@@ -181,11 +182,20 @@ class _Parser:
                 if op == "$where":
                     raise CommandError(ErrorCode.BadValue, "$where cannot be applied to a field")
                 raise CommandError(ErrorCode.BadValue, f"unknown operator: {op}")
-            node = (fast_leaf(path, op, arg) if path is not None else None) \
-                or parse(self.ctx, path, arg, spec, in_sub)
+            node = _fast_node(path, op, arg) or parse(self.ctx, path, arg, spec, in_sub)
             if node is not None:
                 nodes.append(node)
         return nodes
 
 
 _MATCH_ALL = ConstNode(True)
+
+
+def _fast_node(path: str | None, op: str, arg: Any) -> Node | None:
+    """A fused node for the common comparisons (and $ne, their negation), else None."""
+    if path is None:
+        return None
+    if op == "$ne":
+        fast = fast_leaf(path, "$eq", arg)
+        return NotNode(fast) if fast is not None else None
+    return fast_leaf(path, op, arg)

@@ -12,7 +12,7 @@ from bson.regex import Regex
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .context import ParseContext
-from .nodes import ConstNode, Node, leaf
+from .nodes import ConstNode, DocumentNode, Node, leaf
 from .numbers import coerce_long, is_bson_number, truncate_to_long
 from .regex import regex_operand, regex_predicate
 
@@ -117,7 +117,7 @@ def parse_expr(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
     def expr_matches(doc: Mapping) -> bool:
         return truthy(expr(doc, variables))
 
-    return _DocumentNode(expr_matches)
+    return DocumentNode(expr_matches)
 
 
 def parse_sample_rate(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
@@ -132,7 +132,7 @@ def parse_sample_rate(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> N
     if rate in (0.0, 1.0):
         return ConstNode(rate == 1.0)
     draw = random.random
-    return _DocumentNode(lambda doc: draw() < rate)
+    return DocumentNode(lambda doc: draw() < rate)
 
 
 def parse_where(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
@@ -147,12 +147,3 @@ def parse_text(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
     if in_sub:
         raise CommandError(ErrorCode.BadValue, "$text can only be applied to the top-level document")
     raise CommandError(ErrorCode.NotImplemented, "$text (text search) is not supported by ginkgodb")
-
-
-class _DocumentNode(Node):
-    """A predicate over the whole document only (no single-value form)."""
-
-    __slots__ = ()
-
-    def __init__(self, match: Any) -> None:
-        super().__init__(match, None)

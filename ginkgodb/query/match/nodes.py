@@ -73,6 +73,15 @@ def _no_document_match(doc: Mapping) -> bool:
     raise AssertionError("value-only predicate applied to a document")
 
 
+class DocumentNode(Node):
+    """A predicate over whole documents only ($expr, $jsonSchema): no single-value form."""
+
+    __slots__ = ()
+
+    def __init__(self, match: DocPredicate) -> None:
+        super().__init__(match, None)
+
+
 class AndNode(Node):
     __slots__ = ("children",)
 

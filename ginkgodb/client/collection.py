@@ -6,6 +6,7 @@ and exceptions. No query semantics live here: the engine does all of that.
 """
 from __future__ import annotations
 
+import warnings
 from collections import abc
 from typing import Any, Optional
 
@@ -54,6 +55,8 @@ class Collection(CollectionAdmin, SettingsHolder):
         self._write_response_codec_options = self.codec_options.with_options(
             unicode_decode_error_handler="replace", document_class=dict)
         if create or kwargs:
+            warnings.warn("The `create` and `kwargs` arguments to Collection are deprecated and "
+                          "will be removed in PyMongo 5.0", DeprecationWarning, stacklevel=2)
             self._create(kwargs, session)
 
     # ------------------------------------------------------------------ identity

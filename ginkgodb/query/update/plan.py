@@ -84,37 +84,30 @@ def _fill_zero_timestamps(replacement: Mapping) -> Mapping:
 
 
 class PipelinePlan(UpdatePlan):
+    """Runs the stages on the document; the result replaces it (top-level `$` names allowed)."""
+
     is_pipeline = True
     ALLOWED = ("$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith")
 
     def __init__(self, stages: list, variables: Mapping | None = None) -> None:
-        self.variables = dict(variables or {})
         for stage in stages:
             name = next(iter(stage), "") if isinstance(stage, Mapping) else ""
             if name not in self.ALLOWED:
                 raise CommandError(ErrorCode.InvalidOptions,
                                    f"{name} is not allowed to be used within an update")
-        self.stages = list(stages)
-
-    def apply(self, doc: dict, *, position: int | None = None, inserting: bool = False) -> dict:
         try:
-            from ginkgodb.query.pipeline import run_pipeline
+            from ginkgodb.query.pipeline import PipelineContext, compile_pipeline
         except ImportError:
             raise CommandError(ErrorCode.NotImplemented,
                                "pipeline-style updates are not available") from None
-        out = list(run_pipeline(self.stages, [doc], _pipeline_context(self.variables)))
+        self.pipeline = compile_pipeline(list(stages),
+                                         PipelineContext(variables=dict(variables or {})))
+
+    def apply(self, doc: dict, *, position: int | None = None, inserting: bool = False) -> dict:
+        out = list(self.pipeline([doc]))
         result = out[0] if out else {}
         new = replace_document(doc, result, inserting=inserting, allow_top_level_dollar=True)
         return id_first(new) if inserting else new
-
-
-def _pipeline_context(variables: dict) -> Any:
-    """The pipeline's context: `let` values, and no other collections (updates read none)."""
-    try:
-        from ginkgodb.query.pipeline import PipelineContext  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return PipelineContext(variables=dict(variables))
 
 
 def compile_update(spec: Any, *, array_filters: list | None = None, collation: Any = None,

@@ -38,3 +38,8 @@ def test_pipeline_changing_id_is_immutable_field():
 def test_pipeline_sees_let_variables():
     plan = compile_update([{"$set": {"a": "$$x"}}], variables={"x": 5})
     assert plan.apply({"_id": 1}) == {"_id": 1, "a": 5}
+
+
+def test_pipeline_expression_errors_surface_at_compile_time():
+    with pytest.raises(CommandError):
+        compile_update([{"$set": {"a": {"$noSuchOperator": 1}}}])

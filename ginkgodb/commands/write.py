@@ -62,11 +62,12 @@ def insert(ctx, cmd) -> dict:
     return finish(ctx, cmd, outcome, {"n": outcome.n})
 
 
+# `sort` arrived with MongoDB 8.0: a 7.0 server rejects it as an unknown field.
 _UPDATE_FIELDS = frozenset({"q", "u", "upsert", "multi", "arrayFilters", "hint", "collation", "c",
-                            "sort", "upsertSupplied"})
+                            "upsertSupplied"})
 
 
-def parse_update_statement(st) -> writes.UpdateStatement:
+def parse_update_statement(st, variables=None) -> writes.UpdateStatement:
     st = P.plain(st)
     if not isinstance(st, dict):
         raise CommandError(ErrorCode.TypeMismatch, "BSON field 'update.updates' entries must be objects")
@@ -86,7 +87,7 @@ def parse_update_statement(st) -> writes.UpdateStatement:
         multi=P.get_bool(st, "multi", command="update.updates"),
         array_filters=P.get_array(st, "arrayFilters", command="update.updates"),
         hint=P.plain(st.get("hint")), collation=P.get_doc(st, "collation", command="update.updates"),
-        sort=P.get_doc(st, "sort", command="update.updates"))
+        variables=variables)
 
 
 @command("update", help="Update documents.", write=True)
@@ -94,7 +95,8 @@ def update(ctx, cmd) -> dict:
     P.check_unknown(cmd, frozenset({"updates", "ordered", "bypassDocumentValidation"}))
     db = P.database(cmd)
     coll = P.collection(cmd, db)
-    statements = [parse_update_statement(st) for st in _statements(cmd, "updates")]
+    variables = P.get_doc(cmd, "let")
+    statements = [parse_update_statement(st, variables) for st in _statements(cmd, "updates")]
     outcome = writes.update(ctx.engine, db, coll, statements, P.get_bool(cmd, "ordered", True),
                             validator(P.get_bool(cmd, "bypassDocumentValidation")))
     body: dict = {"n": outcome.n, "nModified": outcome.n_modified}
@@ -119,6 +121,7 @@ def delete(ctx, cmd) -> dict:
         statements.append(writes.DeleteStatement(
             q=P.get_doc(st, "q", {}, command="delete.deletes"),
             limit=P.get_int(st, "limit", 0, command="delete.deletes"),
-            hint=P.plain(st.get("hint")), collation=P.get_doc(st, "collation", command="delete.deletes")))
+            hint=P.plain(st.get("hint")), collation=P.get_doc(st, "collation", command="delete.deletes"),
+            variables=P.get_doc(cmd, "let")))
     outcome = writes.delete(ctx.engine, db, coll, statements, P.get_bool(cmd, "ordered", True))
     return finish(ctx, cmd, outcome, {"n": outcome.n})

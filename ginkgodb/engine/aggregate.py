@@ -21,21 +21,17 @@ SOURCE_STAGES = ("$collStats", "$indexStats", "$documents", "$currentOp", "$list
                  "$listSessions", "$changeStream")
 
 
-class EnginePipelineContext:
-    """What pipeline stages may ask of the engine: other collections' documents, variables."""
+def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[dict], ctx=None):
+    """The pipeline's view of the engine: other collections' documents ($lookup, ...), `let`."""
+    from ..query.pipeline import PipelineContext
 
-    def __init__(self, engine, db: str, variables: Optional[dict] = None, ctx=None) -> None:
-        self.engine = engine
-        self.db = db
-        self.variables = variables or {}
-        self.now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-        self.command_ctx = ctx
-
-    def collection_docs(self, db: str, coll: str, filter: Optional[dict] = None) -> Iterator[dict]:
-        state = self.engine.collection(db, coll)
+    def source(src_db: str, src_coll: str, filter: Optional[dict] = None) -> Iterator[dict]:
+        state = engine.collection(src_db, src_coll)
         if state is None:
             return iter(())
-        return _docs(self.engine, state, Q.FindRequest(filter=filter or {}), self.command_ctx)
+        return _docs(engine, state, Q.FindRequest(filter=filter or {}), ctx)
+
+    return PipelineContext(db=db, variables=dict(variables or {}), source=source, collection=coll)
 
 
 def _docs(engine, state, req: Q.FindRequest, ctx, reader=None) -> Iterator[dict]:
@@ -91,7 +87,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         reader=None) -> Iterator[dict]:
     """Documents out of the pipeline (decoded). `coll` None is `aggregate: 1`."""
     from ..query.pipeline import run_pipeline
-    pctx = EnginePipelineContext(engine, db, variables, ctx)
+    pctx = pipeline_context(engine, db, coll, variables, ctx)
     out_stage = None
     if pipeline and _stage_name(pipeline[-1]) in ("$out", "$merge"):
         out_stage, pipeline = pipeline[-1], pipeline[:-1]
@@ -104,6 +100,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     else:
         state = engine.collection(db, coll)
         req, rest = split_pushdown(pipeline)
+        req.variables = variables
         source = _docs(engine, state, req, ctx, reader) if state is not None else iter(())
         if state is None and req.filter:
             from ..query.match import compile_filter

@@ -18,6 +18,7 @@ class FindRequest:
     limit: int = 0
     hint: Any = None
     collation: Optional[dict] = None
+    variables: Optional[dict] = None   # the command's `let`
 
 
 @dataclass
@@ -37,7 +38,7 @@ def sort_pairs(sort: Optional[dict]) -> list:
 def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool = False) -> BuiltPlan:
     """Plan and assemble stages. `for_write` skips projection (writers need whole documents)."""
     filt = req.filter or {}
-    matcher = compile_filter(filt, collation=req.collation) if filt else None
+    matcher = compile_filter(filt, collation=req.collation, variables=req.variables) if filt else None
     if state is None:
         return BuiltPlan(_Eof(), QueryPlan("EOF"), [], matcher)
     natural = _natural(req.sort)

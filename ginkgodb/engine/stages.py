@@ -61,7 +61,7 @@ class CollScan(Stage):
 
     def __init__(self, state, reader, matcher, filter_spec: dict, direction: int = 1, ctx=None) -> None:
         super().__init__()
-        self.state, self.reader, self.matcher = state, reader, matcher
+        self.state, self.reader, self.matcher = state, reader, getattr(matcher, "match", matcher)
         self.filter_spec, self.direction, self.ctx = filter_spec, direction, ctx
         self.examined = 0
 
@@ -187,7 +187,7 @@ class Fetch(Stage):
     def __init__(self, state, reader, child, matcher, filter_spec: Optional[dict]) -> None:
         super().__init__()
         self.state, self.reader, self.child = state, reader, child
-        self.matcher, self.filter_spec = matcher, filter_spec
+        self.matcher, self.filter_spec = getattr(matcher, "match", matcher), filter_spec
         self.examined = 0
 
     def rows(self) -> Iterator[Row]:

@@ -64,6 +64,7 @@ class UpdateStatement:
     hint: Any = None
     collation: Optional[dict] = None
     sort: Optional[dict] = None
+    variables: Optional[dict] = None
 
 
 def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordered: bool = True,
@@ -84,8 +85,9 @@ def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordere
 _NONE = object()
 
 
-def _targets(engine, txn, state, st_q: dict, multi: bool, hint=None, sort=None, collation=None):
-    req = Q.FindRequest(filter=st_q, hint=hint, sort=sort, limit=0 if multi else 1, collation=collation)
+def _targets(engine, txn, state, st_q: dict, multi: bool, hint=None, sort=None, collation=None, variables=None):
+    req = Q.FindRequest(filter=st_q, hint=hint, sort=sort, limit=0 if multi else 1, collation=collation,
+                        variables=variables)
     built = Q.build(engine, state, engine.reader(txn), req, for_write=True)
     rows = []
     for rid, raw, doc in built.root.rows():
@@ -96,12 +98,12 @@ def _targets(engine, txn, state, st_q: dict, multi: bool, hint=None, sort=None, 
 
 
 def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):
-    plan = compile_update(st.u, array_filters=st.array_filters, collation=st.collation)
+    plan = compile_update(st.u, array_filters=st.array_filters, collation=st.collation, variables=st.variables)
     if st.multi and plan.is_replacement:
         raise CommandError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
     state = engine.collection(db, coll)
     rows, matcher = ([], None) if state is None else _targets(engine, txn, state, st.q, st.multi, st.hint,
-                                                              st.sort, st.collation)
+                                                              st.sort, st.collation, st.variables)
     if not rows:
         if not st.upsert:
             return 0, 0, _NONE
@@ -140,6 +142,7 @@ class DeleteStatement:
     limit: int = 0
     hint: Any = None
     collation: Optional[dict] = None
+    variables: Optional[dict] = None
 
 
 def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordered: bool = True) -> WriteOutcome:
@@ -155,7 +158,7 @@ def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordere
                     from ..query.match import compile_filter
                     compile_filter(st.q)  # invalid filters fail even on a missing collection
                 return
-            rows, _ = _targets(engine, txn, state, st.q, st.limit == 0, st.hint, None, st.collation)
+            rows, _ = _targets(engine, txn, state, st.q, st.limit == 0, st.hint, None, st.collation, st.variables)
             for rid, _, doc in rows:
                 delete_record(txn, state, rid, doc)
             out.n += len(rows)
@@ -176,17 +179,19 @@ class FindAndModifyRequest:
     array_filters: Optional[list] = None
     hint: Any = None
     collation: Optional[dict] = None
+    variables: Optional[dict] = None
 
 
 def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, validate=None) -> dict:
     """The findAndModify reply body: {lastErrorObject, value}."""
     plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
-                                                  collation=req.collation)
+                                                  collation=req.collation, variables=req.variables)
     with engine.write() as txn:
         state = engine.collection(db, coll)
         rows, matcher = ([], None)
         if state is not None:
-            rows, matcher = _targets(engine, txn, state, req.query, False, req.hint, req.sort, req.collation)
+            rows, matcher = _targets(engine, txn, state, req.query, False, req.hint, req.sort, req.collation,
+                                     req.variables)
         if not rows:
             if req.remove or not req.upsert:
                 return {"lastErrorObject": {"n": 0, "updatedExisting": False}, "value": None}

@@ -1,0 +1,154 @@
+"""The embedded client sends the very commands pymongo sends.
+
+The same script of operations runs through pymongo (against `ginkgodb serve` in a thread, its
+commands captured by pymongo's own command monitoring) and through the embedded client (its
+commands captured at the engine channel); the two command lists must be equal once the fields
+that exist only on a connection (lsid, $clusterTime...) and the engine-chosen cursor ids are
+set aside.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import bson
+import pymongo
+import pytest
+from pymongo import DeleteMany, DeleteOne, IndexModel, InsertOne, ReplaceOne, UpdateMany, UpdateOne
+from pymongo.monitoring import CommandListener
+from pymongo.write_concern import WriteConcern
+
+from ginkgodb import MongoClient
+
+CONNECTION_FIELDS = {"lsid", "$clusterTime", "txnNumber", "$readPreference", "apiVersion"}
+IGNORED_COMMANDS = {"endSessions", "ismaster", "hello", "isMaster"}
+
+
+class Recorder(CommandListener):
+    def __init__(self) -> None:
+        self.commands: list[dict] = []
+
+    def started(self, event: Any) -> None:
+        self.commands.append(bson.decode(bson.encode(event.command)))
+
+    def succeeded(self, event: Any) -> None:
+        pass
+
+    def failed(self, event: Any) -> None:
+        pass
+
+
+def normalised(commands: list[dict]) -> list[dict]:
+    out = []
+    for cmd in commands:
+        name = next(iter(cmd))
+        if name in IGNORED_COMMANDS:
+            continue
+        cmd = {k: v for k, v in bson.decode(bson.encode(cmd)).items() if k not in CONNECTION_FIELDS}
+        if name == "getMore":
+            cmd["getMore"] = "<id>"
+        if name == "killCursors":
+            cmd["cursors"] = ["<id>"]
+        out.append(cmd)
+    return out
+
+
+def crud_script(client: Any) -> None:
+    coll = client.db.coll
+    coll.insert_one({"_id": 1, "a": 1, "t": (1, 2)}, comment="c")
+    coll.insert_many([{"_id": i, "a": i % 3, "s": str(i)} for i in range(2, 30)], ordered=False)
+    list(coll.find({"a": {"$gte": 1}}, ["a"], skip=1, limit=7, sort=[("a", -1), ("_id", 1)],
+                   batch_size=3, max_time_ms=5000, comment={"x": 1}, allow_disk_use=True))
+    coll.find_one({"_id": 3})
+    coll.find_one(4, {"_id": 0})
+    cursor = coll.find().batch_size(2)
+    next(cursor)
+    cursor.close()
+    coll.find().sort("a")[5]
+    list(coll.find()[2:6])
+    coll.count_documents({"a": 1}, skip=1, limit=10, hint="_id_")
+    coll.estimated_document_count()
+    coll.distinct("a", {"_id": {"$lt": 10}})
+    coll.update_one({"_id": 2}, {"$set": {"arr": [{"x": 1}]}}, upsert=True, hint={"_id": 1})
+    coll.update_one({"_id": 2}, {"$inc": {"arr.$[e].x": 1}}, array_filters=[{"e.x": 1}],
+                    let={"v": 1}, comment="u")
+    coll.update_many({"a": 2}, [{"$set": {"b": "$a"}}])
+    coll.replace_one({"_id": 5}, {"r": True}, upsert=True, bypass_document_validation=True)
+    coll.delete_one({"_id": 6}, hint="_id_")
+    coll.delete_many({"a": 0, "_id": {"$gt": 20}})
+    coll.find_one_and_update({"_id": 7}, {"$set": {"f": 1}}, projection={"f": 1},
+                             sort=[("_id", 1)], return_document=pymongo.ReturnDocument.AFTER)
+    coll.find_one_and_replace({"_id": 8}, {"g": 1}, upsert=True)
+    coll.find_one_and_delete({"_id": 9}, sort={"_id": -1})
+    coll.bulk_write([InsertOne({"_id": 100}), UpdateOne({"_id": 100}, {"$set": {"k": 1}}),
+                     ReplaceOne({"_id": 101}, {"k": 2}, upsert=True), DeleteOne({"_id": 100}),
+                     UpdateMany({}, {"$set": {"all": 1}}), DeleteMany({"k": 2})])
+    coll.bulk_write([InsertOne({"_id": 102}), DeleteOne({"_id": 102}),
+                     UpdateOne({"_id": 103}, {"$set": {"z": 1}}, upsert=True)], ordered=False)
+    list(coll.aggregate([{"$match": {"a": 1}}, {"$sort": {"_id": 1}}], batchSize=2,
+                        allowDiskUse=False))
+    coll.with_options(write_concern=WriteConcern(w=0)).insert_one({"_id": 200})
+    coll.with_options(write_concern=WriteConcern(w=1, j=True)).delete_one({"_id": 200})
+    coll.find({"a": 1}).explain()
+
+
+def admin_script(client: Any) -> None:
+    db = client.db
+    db.create_collection("capped", capped=True, size=4096, max=10)
+    db.coll.create_index([("a", 1), ("b", -1)], unique=True, name="ab")
+    db.coll.create_indexes([IndexModel("c", sparse=True), IndexModel([("d", "hashed")])])
+    list(db.coll.list_indexes())
+    db.coll.index_information()
+    db.coll.drop_index("ab")
+    db.coll.drop_index([("c", 1)])
+    db.coll.drop_indexes()
+    db.list_collection_names()
+    list(db.list_collections(filter={"name": "capped"}))
+    db.capped.options()
+    db.coll.rename("coll2", dropTarget=True)
+    db.command("ping")
+    db.command({"count": "coll2", "query": {}})
+    db.coll2.drop()
+    db.drop_collection("capped")
+    client.list_database_names()
+    client.server_info()
+    client.drop_database("db")
+
+
+def embedded_commands(script: Callable[[Any], None]) -> list[dict]:
+    client = MongoClient()
+    seen: list[dict] = []
+    channel = client._runner.channel
+    original = channel.run
+
+    def record(cmd: dict) -> Any:
+        seen.append(cmd)
+        return original(cmd)
+
+    channel.run = record  # type: ignore[method-assign]
+    try:
+        script(client)
+    finally:
+        client.close()
+    return normalised(seen)
+
+
+def pymongo_commands(script: Callable[[Any], None]) -> list[dict]:
+    testing = pytest.importorskip("ginkgodb.server.testing")
+    recorder = Recorder()
+    with testing.running_server() as (host, port):
+        client = pymongo.MongoClient(host, port, event_listeners=[recorder], retryWrites=False,
+                                     directConnection=True)
+        try:
+            script(client)
+        finally:
+            client.close()
+    return normalised(recorder.commands)
+
+
+@pytest.mark.parametrize("script", [crud_script, admin_script], ids=["crud", "admin"])
+def test_embedded_client_sends_what_pymongo_sends(script):
+    expected = pymongo_commands(script)
+    actual = embedded_commands(script)
+    for i, (want, got) in enumerate(zip(expected, actual)):
+        assert got == want, f"command #{i} differs"
+    assert len(actual) == len(expected)

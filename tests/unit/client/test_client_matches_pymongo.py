@@ -152,3 +152,71 @@ def test_embedded_client_sends_what_pymongo_sends(script):
     for i, (want, got) in enumerate(zip(expected, actual)):
         assert got == want, f"command #{i} differs"
     assert len(actual) == len(expected)
+
+
+def _outcome(call: Callable[[], Any]) -> Any:
+    """What a caller observes: a result summary, or the exception's type, code and details."""
+    try:
+        result = call()
+    except Exception as exc:  # compared between the two clients
+        details = getattr(exc, "details", None)
+        if isinstance(details, dict):
+            details = {k: v for k, v in details.items() if k not in ("$clusterTime", "operationTime")}
+        return (type(exc).__name__, getattr(exc, "code", None), details, str(exc))
+    if hasattr(result, "acknowledged"):
+        fields = ("inserted_id", "inserted_ids", "matched_count", "modified_count", "upserted_id",
+                  "deleted_count", "inserted_count", "upserted_count", "upserted_ids")
+        return {f: getattr(result, f) for f in fields if hasattr(result, f)}
+    if isinstance(result, (pymongo.cursor.Cursor, pymongo.command_cursor.CommandCursor)) or \
+            hasattr(result, "alive"):
+        return list(result)
+    return result
+
+
+def outcomes_script(client: Any) -> list:
+    coll = client.db.coll
+    steps: list[Callable[[], Any]] = [
+        lambda: coll.insert_one({"_id": 1, "a": 1}),
+        lambda: coll.insert_one({"_id": 1}),
+        lambda: coll.insert_many([{"_id": 2}, {"_id": 1}, {"_id": 3}]),
+        lambda: coll.insert_many([{"_id": 4}, {"_id": 1}, {"_id": 5}], ordered=False),
+        lambda: coll.bulk_write([UpdateOne({"_id": 9}, {"$set": {"u": 1}}, upsert=True),
+                                 InsertOne({"_id": 2}), DeleteMany({"_id": {"$gt": 100}})],
+                                ordered=False),
+        lambda: coll.update_one({"_id": 1}, {"$set": {"_id": 2}}),
+        lambda: coll.update_one({"_id": 1}, {"$bogus": {"a": 1}}),
+        lambda: coll.update_many({}, {"$inc": {"n": 1}}),
+        lambda: coll.replace_one({"_id": 50}, {"x": 1}, upsert=True),
+        lambda: coll.delete_many({"_id": {"$gte": 4}}),
+        lambda: list(coll.find({"a": {"$bad": 1}})),
+        lambda: list(coll.find({}, sort={"a": 2})),
+        lambda: coll.find_one_and_update({"_id": 1}, {"$set": {"_id": 3}}),
+        lambda: coll.find_one_and_update({"_id": 3}, {"$set": {"q": 1}}, upsert=True,
+                                         return_document=pymongo.ReturnDocument.AFTER),
+        lambda: coll.count_documents({"n": 1}),
+        lambda: coll.distinct("n"),
+        lambda: coll.drop_index("nope"),
+        lambda: coll.create_index([("a", 1)], name="a"),
+        lambda: coll.create_index([("a", -1)], name="a"),
+        lambda: client.db.create_collection("coll"),
+        lambda: client.db.command("noSuchCommand"),
+        lambda: client.db.command({"find": "coll", "filter": {}, "unknownField": 1}),
+        lambda: list(coll.aggregate([{"$nope": {}}])),
+        lambda: list(coll.aggregate([{"$sort": {"_id": 1}}, {"$project": {"_id": 1}}])),
+    ]
+    return [_outcome(step) for step in steps]
+
+
+def test_embedded_client_reports_results_and_errors_as_pymongo_does():
+    testing = pytest.importorskip("ginkgodb.server.testing")
+    with testing.running_server() as (host, port):
+        remote = pymongo.MongoClient(host, port, retryWrites=False, directConnection=True)
+        try:
+            expected = outcomes_script(remote)
+        finally:
+            remote.close()
+    with MongoClient() as embedded:
+        actual = outcomes_script(embedded)
+    for i, (want, got) in enumerate(zip(expected, actual)):
+        assert got == want, f"step #{i} differs"
+    assert len(actual) == len(expected)

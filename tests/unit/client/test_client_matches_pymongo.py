@@ -220,3 +220,49 @@ def test_embedded_client_reports_results_and_errors_as_pymongo_does():
     for i, (want, got) in enumerate(zip(expected, actual)):
         assert got == want, f"step #{i} differs"
     assert len(actual) == len(expected)
+
+
+def _typed(value: Any) -> Any:
+    """A value with the type of every container and scalar spelled out, for exact comparison."""
+    if isinstance(value, dict):
+        return (type(value).__name__, [(k, _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [_typed(v) for v in value])
+    return (type(value).__name__, repr(value))
+
+
+def codec_script(client: Any) -> list:
+    import datetime
+    import uuid
+
+    key = uuid.UUID("0d0c3e51-2b8f-4f39-9a0d-1f2a3b4c5d6e")
+    when = datetime.datetime(2024, 2, 3, 4, 5, 6, 789000, tzinfo=datetime.timezone.utc)
+    coll = client.db.codec
+    coll.insert_one({"_id": key, "when": when, "sub": {"b": 1, "a": [{"x": key}]}})
+    return [_typed(v) for v in (
+        coll.find_one({"_id": key}),
+        coll.find_one_and_update({"_id": key}, {"$set": {"n": 1}},
+                                 return_document=pymongo.ReturnDocument.AFTER),
+        coll.distinct("sub.a.x"),
+        list(coll.aggregate([{"$project": {"when": 1}}])),
+        list(coll.list_indexes()),
+        client.db.command("ping"),
+        client.db.command({"find": "codec", "filter": {}}),
+    )]
+
+
+def test_codec_options_shape_results_as_in_pymongo():
+    from bson.son import SON
+
+    options = {"uuidRepresentation": "standard", "tz_aware": True, "document_class": SON}
+    testing = pytest.importorskip("ginkgodb.server.testing")
+    with testing.running_server() as (host, port):
+        remote = pymongo.MongoClient(host, port, directConnection=True, **options)
+        try:
+            expected = codec_script(remote)
+        finally:
+            remote.close()
+    with MongoClient(**options) as embedded:
+        actual = codec_script(embedded)
+    for i, (want, got) in enumerate(zip(expected, actual)):
+        assert got == want, f"result #{i} differs"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bson.decimal128 import Decimal128
@@ -228,5 +228,30 @@ def parse_in(ctx: ParseContext, path: str | None, op: str, arg: Any) -> Node:
             raise CommandError(ErrorCode.BadValue, "InMatchExpression equality cannot be undefined")
         else:
             values.append(item)
-    node = leaf(path, in_predicate(values, regexes))
+    elem = in_predicate(values, regexes)
+    node = leaf(path, elem)
+    if path is not None and "." not in path and not regexes:
+        node.match = _membership_field(path, values, elem)
     return NotNode(node) if op == "$nin" else node
+
+
+def _membership_field(path: str, values: list[Any],
+                      elem: ElemPredicate) -> Callable[[Mapping], bool]:
+    """`{field: {$in: [...]}}` without regexes: exact-type set lookups before the general test."""
+    strings = frozenset(v for v in values if type(v) is str)
+    numbers = frozenset(v for v in values if type(v) in (int, float, Int64) and v == v)
+
+    def field_in(doc: Mapping) -> bool:
+        v = doc.get(path, MISSING)
+        t = type(v)
+        if t is str:
+            return v in strings
+        if (t is int or t is Int64 or t is float) and v in numbers:
+            return True
+        if t is list:
+            for x in v:
+                if elem(x):
+                    return True
+        return elem(v)
+
+    return field_in

@@ -14,7 +14,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 from . import array, bitwise, comparison, element, evaluation, logical
 from .context import FIELD_OPERATOR_NAMES, ParseContext, is_expression_document
-from .fastpaths import fast_equality, fast_leaf
+from .fastpaths import fast_equality, fast_leaf, fast_range
 from .jsonschema import compile_schema
 from .nodes import ConstNode, DocumentNode, Node, NotNode, conjunction, leaf
 from .numbers import parse_long
@@ -154,7 +154,9 @@ class _Parser:
             if key.startswith("$"):
                 node = self._top_level(key, value, in_sub)
             elif is_expression_document(value, allow_incomplete_dbref=False):
-                children.extend(self.operators(key, value, in_sub))
+                nodes = self.operators(key, value, in_sub)
+                fused = fast_range(key, value, nodes)
+                children.extend([fused] if fused is not None else nodes)
                 continue
             elif type(value) is Regex:
                 node = leaf(key, regex_predicate(*regex_operand(value)))
@@ -196,6 +198,8 @@ def _fast_node(path: str | None, op: str, arg: Any) -> Node | None:
     if path is None:
         return None
     if op == "$ne":
-        fast = fast_leaf(path, "$eq", arg)
+        fast = fast_equality(path, arg)
         return NotNode(fast) if fast is not None else None
+    if op == "$eq":
+        return fast_equality(path, arg)
     return fast_leaf(path, op, arg)

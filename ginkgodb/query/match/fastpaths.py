@@ -15,10 +15,12 @@ from typing import Any
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
+from ginkgodb.bsonutil.types import Undefined
+
 from .comparison import comparison_predicate
-from .nodes import Node, PathNode
+from .nodes import AndNode, Node, PathNode
 from .paths import path_predicate
-from .values import is_all_digits, is_object
+from .values import MISSING, is_all_digits, is_object
 
 _CMP = {"$eq": operator.eq, "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt,
         "$lte": operator.le}
@@ -28,6 +30,8 @@ Elem = Callable[[Any], bool]
 
 
 def fast_equality(path: str, value: Any) -> Node | None:
+    if value is None:
+        return fast_null_equality(path)
     return fast_leaf(path, "$eq", value)
 
 
@@ -62,7 +66,11 @@ def _scalar_test(op: str, r: Any, scalar_types: frozenset, elem: Elem) -> Elem:
             if t is str:
                 return v == r
             if t is list:  # `in` runs in C; a str subclass (Code) could fool it, so confirm
-                return r in v and any(type(x) is str and x == r for x in v)
+                if r in v:
+                    for x in v:
+                        if x == r and type(x) is str:
+                            return True
+                return False
             return v is not None and elem(v)
         return str_equal
 
@@ -94,7 +102,11 @@ def _fused_field(key: str, op: str, r: Any, scalar_types: frozenset,
             if t is str:
                 return v == r
             if t is list:
-                return r in v and any(type(x) is str and x == r for x in v)
+                if r in v:  # C-speed scan; a str subclass (Code) could fool it, so confirm
+                    for x in v:
+                        if x == r and type(x) is str:
+                            return True
+                return False
             return v is not None and elem(v)
         return str_field_equal
 
@@ -134,3 +146,73 @@ def _fused_subfield(outer: str, inner: str, test: Elem,
         return is_object(sub) and general(doc)  # else the path reaches nothing
 
     return subfield_matches
+
+
+def fast_null_equality(path: str) -> Node | None:
+    """`{field: null}` on a top-level field: null, undefined or missing (or such an element)."""
+    if "." in path:
+        return None
+    elem = comparison_predicate("$eq", None)
+
+    def null_field(doc: Mapping) -> bool:
+        v = doc.get(path, MISSING)
+        if v is None or v is MISSING:
+            return True
+        if type(v) is list:
+            for x in v:
+                if x is None or type(x) is Undefined:
+                    return True
+            return False
+        return type(v) is Undefined
+
+    node = PathNode(path, elem)
+    node.match = null_field
+    return node
+
+
+
+_LOWER, _UPPER = ("$gt", "$gte"), ("$lt", "$lte")
+
+
+def fast_range(path: str, spec: Mapping, nodes: list[Node]) -> Node | None:
+    """`{field: {$gt(e): lo, $lt(e): hi}}` on a top-level field as one closure.
+
+    A scalar value is tested against both bounds at once; an array value keeps mongod's rule
+    that each bound may be satisfied by a different element (the two nodes run separately).
+    """
+    if "." in path or len(spec) != 2 or len(nodes) != 2:
+        return None
+    (op1, lo), (op2, hi) = spec.items()
+    if op1 in _UPPER:
+        (op1, lo), (op2, hi) = (op2, hi), (op1, lo)
+    if op1 not in _LOWER or op2 not in _UPPER:
+        return None
+    kinds = {_scalar_kind(lo), _scalar_kind(hi)}
+    if len(kinds) != 1 or None in kinds:
+        return None
+    scalar_types = kinds.pop()
+    low_cmp, high_cmp = _CMP[op1], _CMP[op2]
+    low_elem, high_elem = comparison_predicate(op1, lo), comparison_predicate(op2, hi)
+    first, second = nodes[0].match, nodes[1].match
+
+    def in_range(doc: Mapping) -> bool:
+        v = doc.get(path)
+        t = type(v)
+        if t in scalar_types:
+            return low_cmp(v, lo) and high_cmp(v, hi)
+        if t is list:
+            return first(doc) and second(doc)
+        return v is not None and low_elem(v) and high_elem(v)
+
+    node = AndNode(nodes)
+    node.match = in_range
+    return node
+
+
+def _scalar_kind(value: Any) -> frozenset | None:
+    t = type(value)
+    if t is int or t is Int64 or (t is float and value == value):
+        return _NUMBER_TYPES
+    if t is str:
+        return frozenset({t})
+    return None

@@ -168,3 +168,11 @@ def test_document_not_starting_with_dollar_is_literal_equality():
 def test_inf_compares_above_every_finite_number():
     assert matches({"a": {"$gt": 10**300}}, {"a": math.inf})
     assert matches({"a": {"$lt": -1e308}}, {"a": -math.inf})
+
+
+def test_range_on_scalar_and_on_other_types():
+    spec = {"a": {"$gte": 2, "$lt": 4.5}}
+    assert [matches(spec, {"a": v}) for v in (1, 2, 4, 4.5, Decimal128("3"), "3", None)] == [
+        False, True, True, False, True, False, False]
+    assert matches({"a": {"$lt": "m", "$gt": "c"}}, {"a": "d"})
+    assert not matches({"a": {"$lt": "m", "$gt": "c"}}, {"a": "z"})

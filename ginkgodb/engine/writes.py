@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 import bson
 
 from ..errors import CommandError, ErrorCode
-from ..query.update import compile_update, upsert_seed
+from ..query.update import compile_update
 from . import query as Q
 from .ddl import ensure_collection
 from .documents import prepare_insert
@@ -127,13 +127,9 @@ def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):
 
 
 def _upsert_document(plan, query: dict) -> dict:
-    if plan.is_replacement:
-        seed = upsert_seed(query)
-        new = plan.apply({}, inserting=True)
-        if "_id" not in new and "_id" in seed:
-            new = {"_id": seed["_id"], **new}
-        return new
-    return plan.apply(upsert_seed(query), inserting=True)
+    """The document an upsert inserts: the query's equality fields (only `_id` for a replacement),
+    then the update applied in insert mode."""
+    return plan.apply(plan.upsert_seed(query), inserting=True)
 
 
 @dataclass

@@ -127,3 +127,11 @@ def test_threads_share_one_client_with_a_context_each(client):
         t.join()
     assert len(list(coll.find())) == 200
     assert len({id(ctx) for ctx in contexts}) == 4
+
+
+def test_path_like_and_scheme_spellings_open_the_same_directory(tmp_path):
+    path = tmp_path / "data"
+    with MongoClient(path) as by_path, MongoClient(f"ginkgodb://{path}") as by_scheme:
+        by_path.db.c.insert_one({"_id": 1})
+        assert by_scheme.db.c.find_one() == {"_id": 1}
+        assert by_path._engine is by_scheme._engine

@@ -1,0 +1,74 @@
+"""The driver specifications' unified CRUD tests, embedded and over the wire.
+
+The spec files and their runner live in the shared folder beside the repository (they are not
+ours to ship). Each run's figure is printed; the target is 90% of the runnable CRUD tests outside
+the aggregation-only files (those belong to the aggregation work).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RUNNER = ROOT.parent / "shared" / "conformance" / "run_unified.py"
+TARGET = 0.90
+
+pytestmark = pytest.mark.skipif(not RUNNER.exists(), reason=f"spec-test runner not found at {RUNNER}")
+
+
+def is_aggregation_file(name: str) -> bool:
+    return name.startswith(("aggregate", "db-aggregate"))
+
+
+def run_unified(tmp_path, target_args: list[str], area: str) -> dict:
+    out = tmp_path / "results.json"
+    cmd = [sys.executable, str(RUNNER), *target_args, "--area", area, "--quiet", "--exit-zero",
+           "--json", str(out), "--test-timeout", "30"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def figure(results: dict, area: str = "crud") -> tuple[int, int, list[str]]:
+    passed = failed = 0
+    failures = []
+    for f in results["files"]:
+        if f["area"] != area or (area == "crud" and is_aggregation_file(f["file"])):
+            continue
+        for t in f["tests"]:
+            if t["status"] == "pass":
+                passed += 1
+            elif t["status"] == "fail":
+                failed += 1
+                failures.append(f"{f['file']} :: {t['description']}: {t.get('reason', '')[:160]}")
+    return passed, failed, failures
+
+
+def _check(results: dict, label: str) -> None:
+    passed, failed, failures = figure(results)
+    rate = passed / max(1, passed + failed)
+    print(f"\n{label}: {passed} passed, {failed} failed of runnable CRUD tests outside aggregation "
+          f"({rate:.1%})")
+    for line in failures:
+        print("  FAIL", line)
+    assert rate >= TARGET, f"{label} CRUD conformance {rate:.1%} < {TARGET:.0%}:\n" + "\n".join(failures)
+
+
+def test_crud_conformance_embedded(tmp_path):
+    _check(run_unified(tmp_path, ["--client-factory", "ginkgodb:MongoClient()"], "crud"), "embedded")
+
+
+def test_crud_conformance_over_the_wire(tmp_path):
+    from ginkgodb.server.testing import running_server
+    with running_server(None) as (host, port):
+        results = run_unified(tmp_path, ["--uri", f"mongodb://{host}:{port}/?directConnection=true"],
+                              "crud,collection-management")
+    passed, failed, _ = figure(results, "collection-management")
+    print(f"\nwire collection-management: {passed} passed, {failed} failed")
+    _check(results, "wire")

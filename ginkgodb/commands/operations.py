@@ -11,6 +11,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Optional
 
+import bson
+from bson import json_util
 from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
@@ -18,6 +20,7 @@ from ._server_view import GENERIC_ARGUMENTS, OpInfo, is_number
 from .context import CommandContext
 from .registry import command
 
+_MAX_COMMAND_BYTES = 1024
 _OPTIONS = frozenset({"currentOp", "$all", "$ownOps", "$truncateOps"})
 #: command name -> currentOp's `op` type; everything else is "command"
 _OP_TYPES = {"find": "query", "getMore": "getmore", "insert": "insert", "update": "update",
@@ -45,11 +48,23 @@ def describe_op(op: OpInfo, host: str) -> dict:
         "microsecs_running": Int64(int(running * 1_000_000)),
         "op": _OP_TYPES.get(op.name, "command"),
         "ns": namespace_of(op.command),
-        "command": op.command,
+        "command": truncated(op.command),
         "numYields": 0, "locks": {}, "waitingForLock": False, "lockStats": {},
         "killPending": bool(getattr(op.ctx, "killed", False)),
     })
     return entry
+
+
+def truncated(cmd: Mapping[str, Any]) -> Any:
+    """The command as currentOp shows it: mongod replaces one over 1 KB by a `$truncated` string."""
+    try:
+        size = len(bson.encode(cmd))
+    except Exception:  # not encodable as is: show its name only
+        return {"$truncated": next(iter(cmd), "")}
+    if size <= _MAX_COMMAND_BYTES:
+        return cmd
+    text = json_util.dumps({k: cmd[k] for k in list(cmd)[:8]})
+    return {"$truncated": text[:_MAX_COMMAND_BYTES]}
 
 
 def namespace_of(cmd: Mapping[str, Any]) -> str:

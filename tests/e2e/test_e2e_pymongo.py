@@ -177,3 +177,20 @@ def test_async_client(server_address, db):
         finally:
             await c.close()
     assert asyncio.run(run()) == {"_id": 1, "v": "async"}
+
+
+def test_write_batch_over_max_write_batch_size_is_refused(db):
+    hello = db.client.admin.command("hello")
+    too_many = [{}] * (hello["maxWriteBatchSize"] + 1)
+    with pytest.raises(OperationFailure) as info:
+        db.command("insert", "c", documents=too_many)
+    assert info.value.code == 16
+    assert "Write batch sizes must be between 1 and 100000. Got 100001 operations." in str(info.value)
+
+
+def test_server_status_and_current_op_from_a_driver(client):
+    status = client.admin.command("serverStatus")
+    assert status["connections"]["current"] >= 1 and status["opcounters"]["command"] > 0
+    ops = client.admin.command("currentOp")["inprog"]
+    assert any("currentOp" in op["command"] for op in ops)
+    assert client.admin.command("getLog", "global")["totalLinesWritten"] > 0

@@ -155,6 +155,13 @@ def test_kill_op_marks_the_operation_killed():
     assert run({"killOp": 1}, server=server)["code"] == 2
 
 
+def test_current_op_truncates_large_commands():
+    server = FakeServer([_op(3, {"insert": "c", "documents": [{"pad": "x" * 100}] * 50, "$db": "t"})])
+    [entry] = run({"currentOp": 1}, server=server)["inprog"]
+    assert list(entry["command"]) == ["$truncated"] and len(entry["command"]["$truncated"]) <= 1024
+    assert entry["ns"] == "t.c" and entry["op"] == "insert"
+
+
 def test_embedded_current_op_is_empty():
     assert run({"currentOp": 1})["inprog"] == []
 

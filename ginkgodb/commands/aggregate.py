@@ -56,7 +56,7 @@ def aggregate(ctx, cmd) -> dict:
         raise CommandError(ErrorCode.FailedToParse,
                            "The 'cursor' option is required, except for aggregate with the explain argument")
     size = P.get_int(cursor_opts, "batchSize", None, command="aggregate.cursor", minimum=0)
-    variables = P.get_doc(cmd, "let")
+    variables = P.get_let(cmd)
     reader = ctx.engine.reader()
     docs = A.run(ctx.engine, db, coll, pipeline, ctx, variables, reader)
     ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,16 @@ def command_name(cmd: Mapping[str, Any]) -> str:
     raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
 
 
+def _deadline(cmd: Mapping[str, Any]) -> Any:
+    """Monotonic deadline from maxTimeMS (0 or absent: none)."""
+    ms = cmd.get("maxTimeMS")
+    if ms is None or isinstance(ms, bool) or not isinstance(ms, (int, float)):
+        return None
+    if ms < 0:
+        raise CommandError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0, actual value '%s'" % ms)
+    return time.monotonic() + ms / 1000.0 if ms else None
+
+
 def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     """Run one command document; always returns a reply with `ok` (never raises CommandError)."""
     try:
@@ -36,7 +47,13 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if spec.admin_only and cmd.get("$db", "admin") != "admin":
             raise CommandError(ErrorCode.Unauthorized,
                                f"{name} may only be run against the admin database.")
-        reply = spec.handler(ctx, cmd)
+        saved = ctx.deadline
+        if saved is None and name != "getMore":
+            ctx.deadline = _deadline(cmd)
+        try:
+            reply = spec.handler(ctx, cmd)
+        finally:
+            ctx.deadline = saved
         reply["ok"] = 1.0
         return reply
     except CommandError as exc:

@@ -25,7 +25,7 @@ def parse_find(cmd) -> FindRequest:
         limit=P.get_int(cmd, "limit", 0, minimum=0),
         hint=P.plain(cmd.get("hint")),
         collation=P.get_doc(cmd, "collation"),
-        variables=P.get_doc(cmd, "let"),
+        variables=P.get_let(cmd),
     )
     return req
 

@@ -42,7 +42,7 @@ def find_and_modify(ctx, cmd) -> dict:
         query=P.get_doc(cmd, "query", {}), sort=P.get_doc(cmd, "sort") or None, remove=remove,
         update=update, new=new, fields=P.get_doc(cmd, "fields") or None, upsert=upsert,
         array_filters=P.get_array(cmd, "arrayFilters"), hint=P.plain(cmd.get("hint")),
-        collation=P.get_doc(cmd, "collation"), variables=P.get_doc(cmd, "let"))
+        collation=P.get_doc(cmd, "collation"), variables=P.get_let(cmd))
     wc = cmd.get("writeConcern")
     if isinstance(wc, dict):
         check_write_concern(wc)

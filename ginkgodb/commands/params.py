@@ -91,6 +91,22 @@ def get_array(cmd: Mapping, field: str, default: Any = None, *, command: Optiona
     return v
 
 
+def get_let(cmd: Mapping) -> Optional[dict]:
+    """The command's `let` variables, each an expression evaluated once (as mongod does)."""
+    spec = get_doc(cmd, "let")
+    if not spec:
+        return None
+    from ..query.expr import compile_expr
+    out = {}
+    for name, value in spec.items():
+        if not name or not (name[0].islower() or not name[0].isascii()) or not all(
+                c.isalnum() or c == "_" or not c.isascii() for c in name):
+            raise CommandError(ErrorCode.FailedToParse,
+                               f"'{name}' starts with an invalid character for a user variable name")
+        out[name] = compile_expr(value)({}, out)
+    return out
+
+
 def get_str(cmd: Mapping, field: str, default: Optional[str] = None, *, command: Optional[str] = None) -> Optional[str]:
     v = cmd.get(field)
     if v is None:

@@ -95,7 +95,7 @@ def update(ctx, cmd) -> dict:
     P.check_unknown(cmd, frozenset({"updates", "ordered", "bypassDocumentValidation"}))
     db = P.database(cmd)
     coll = P.collection(cmd, db)
-    variables = P.get_doc(cmd, "let")
+    variables = P.get_let(cmd)
     statements = [parse_update_statement(st, variables) for st in _statements(cmd, "updates")]
     outcome = writes.update(ctx.engine, db, coll, statements, P.get_bool(cmd, "ordered", True),
                             validator(P.get_bool(cmd, "bypassDocumentValidation")))
@@ -111,6 +111,7 @@ def delete(ctx, cmd) -> dict:
     db = P.database(cmd)
     coll = P.collection(cmd, db)
     statements = []
+    variables = P.get_let(cmd)
     for st in _statements(cmd, "deletes"):
         st = P.plain(st)
         P.check_unknown(st, frozenset({"q", "limit", "hint", "collation"}), "delete.deletes")
@@ -122,6 +123,6 @@ def delete(ctx, cmd) -> dict:
             q=P.get_doc(st, "q", {}, command="delete.deletes"),
             limit=P.get_int(st, "limit", 0, command="delete.deletes"),
             hint=P.plain(st.get("hint")), collation=P.get_doc(st, "collation", command="delete.deletes"),
-            variables=P.get_doc(cmd, "let")))
+            variables=variables))
     outcome = writes.delete(ctx.engine, db, coll, statements, P.get_bool(cmd, "ordered", True))
     return finish(ctx, cmd, outcome, {"n": outcome.n})

@@ -122,8 +122,8 @@ def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator
         return iter([{"name": ix.name, "key": dict(ix.key), "host": "localhost",
                       "accesses": {"ops": 0, "since": datetime.datetime.utcnow()},
                       "spec": ix.spec()} for ix in metas])
-    if name == "$currentOp":
-        return iter(())
+    if name in ("$currentOp", "$listLocalSessions", "$listSessions"):
+        return iter(())  # no other operations or cached sessions are visible to an aggregate here
     raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported by ginkgodb yet")
 
 

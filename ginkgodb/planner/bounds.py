@@ -93,7 +93,8 @@ def compute_bounds(key_pattern: list[tuple[str, Any]], filter_spec: Mapping, *,
             fields.append(FieldBounds(name, direction, [I.full()]))
             continue
         mk = _multikey_prefixes(name, multikey_paths)
-        info = FieldInfo(name, bool(mk), kind == "hashed", sparse, len(key_pattern) > 1)
+        info = FieldInfo(name, bool(mk), any(p != name for p in mk), kind == "hashed", sparse,
+                         len(key_pattern) > 1)
         t, chain, used_all = _combine(atoms, info, mk)
         if not _compoundable(name, chain, chosen, multikey_paths):
             t, used_all = Translation([I.full()], False), False

@@ -11,12 +11,24 @@ from collections.abc import Sequence
 from typing import Optional
 
 from ..bsonutil.keycodec import invert
-from ..storage.kv import prefix_end
 from .intervals import Interval, hull, is_full
 
 MAX_RANGES = 200
 
 ByteRange = tuple[bytes, Optional[bytes]]
+
+
+def prefix_end(prefix: bytes) -> Optional[bytes]:
+    """Least byte string above every string starting with `prefix` (None: none exists).
+
+    The same rule as storage's prefix_end; the planner may not import storage."""
+    p = bytearray(prefix)
+    while p and p[-1] == 0xFF:
+        p.pop()
+    if not p:
+        return None
+    p[-1] += 1
+    return bytes(p)
 
 
 def component_range(iv: Interval, direction: int) -> tuple[Optional[bytes], Optional[bytes]]:

@@ -31,6 +31,7 @@ from .regex_prefix import regex_prefix
 class FieldInfo:
     path: str
     multikey: bool         # some prefix of the path is an array in some document
+    array_above: bool      # some proper prefix is: a path through [] then keys as null
     hashed: bool
     sparse: bool
     compound: bool         # the index has more than one field
@@ -276,7 +277,11 @@ def _negation(atom: Atom, field: FieldInfo) -> Translation:
     about_null = _is_null_test(op, operand)
     if not inner.exact and not about_null:
         return FULL
-    return Translation(I.complement(inner.intervals), not field.multikey)
+    result = I.complement(inner.intervals)
+    if field.array_above and not any(I.contains(iv, I.NULL.key) for iv in result):
+        # {a: []} keys "a.b" as null yet has no null "a.b": the null key cannot be skipped.
+        return FULL
+    return Translation(result, not field.multikey)
 
 
 def _not_child(spec: Any, field: FieldInfo) -> Translation | None:

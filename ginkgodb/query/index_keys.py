@@ -48,10 +48,28 @@ def extract_keys(doc: Mapping, key_pattern: KeyPattern, *,
     if "hashed" in kinds:
         return _hashed_keys(doc, key_pattern, sparse), set()
     directions = [-1 if kind < 0 else 1 for kind in kinds]
+    flat = _flat_values(doc, key_pattern)
+    if flat is not None:
+        if sparse and all(v is EOO for v in flat):
+            return [], set()
+        return [encode_key([None if v is EOO else v for v in flat], directions)], set()
     walker = _BtreeWalker([path for path, _ in key_pattern], sparse)
     walker.walk(doc)
     keys = {encode_key(values, directions) for values in walker.keys}
     return sorted(keys), walker.multikey_paths
+
+
+def _flat_values(doc: Mapping, key_pattern: KeyPattern) -> list[Any] | None:
+    """The common case fast: top-level fields holding no arrays (None: take the general walk)."""
+    values = []
+    for path, _ in key_pattern:
+        if "." in path:
+            return None
+        v = doc.get(path, EOO)
+        if isinstance(v, list):
+            return None
+        values.append(v)
+    return values
 
 
 def get_field(container: Any, name: str) -> Any:

@@ -19,20 +19,20 @@ def _byte_cmp(a: bytes, b: bytes) -> int:
     return (a > b) - (a < b)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=600)
 @given(same_bracket_pairs())
 def test_byte_order_equals_compare_order_within_a_bracket(pair):
     a, b = pair
     assert _byte_cmp(encode_value(a), encode_value(b)) == _sign(compare(a, b))
 
 
-@settings(max_examples=500)
+@settings(max_examples=300)
 @given(bson_values(), bson_values())
 def test_byte_order_equals_compare_order_for_any_values(a, b):
     assert _byte_cmp(encode_value(a), encode_value(b)) == _sign(compare(a, b))
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(st.lists(bson_values(6), max_size=12))
 def test_sorting_by_bytes_sorts_by_compare(values):
     by_bytes = sorted(values, key=encode_value)

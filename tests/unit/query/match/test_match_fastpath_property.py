@@ -35,7 +35,7 @@ def _spec():
     return st.one_of(single, plain, ranged, member)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(_spec(), st.lists(documents, min_size=1, max_size=4))
 def test_fast_paths_agree_with_generic_walker(spec, docs):
     matcher = compile_filter(spec)

@@ -88,7 +88,7 @@ def reference(spec, doc):
     return True
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(filters, st.lists(documents, min_size=1, max_size=5))
 def test_compiled_matcher_agrees_with_reference(spec, docs):
     matcher = compile_filter(spec)

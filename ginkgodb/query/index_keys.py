@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bson.dbref import DBRef
 from bson.int64 import Int64
 
 from ..bsonutil import types as T
@@ -76,6 +77,8 @@ def get_field(container: Any, name: str) -> Any:
     """The element `name` of a document, or of an array read as a document ("0", "1", ...)."""
     if isinstance(container, Mapping):
         return container.get(name, EOO)
+    if isinstance(container, DBRef):  # pymongo decodes {$ref, $id} documents as DBRef
+        return container.as_doc().get(name, EOO)
     if isinstance(container, list):
         if name.isdigit() and (name == "0" or name[0] != "0"):
             i = int(name)
@@ -98,7 +101,7 @@ def element_along_path(container: Any, path: str) -> tuple[Any, str, tuple[int, 
             return EOO, rest, None
         if isinstance(sub, list) or not rest:
             return sub, rest, (id(container), head)
-        if isinstance(sub, Mapping):
+        if isinstance(sub, (Mapping, DBRef)):
             container, path = sub, rest
             continue
         return EOO, rest, None
@@ -192,7 +195,8 @@ class _BtreeWalker:
         for i in arr_idxs:
             if not names[i]:
                 fixed[i] = element if may_expand else arr
-        self._walk(names, fixed, element if isinstance(element, Mapping) else {}, not_found, positional)
+        sub = element if isinstance(element, (Mapping, DBRef)) else {}
+        self._walk(names, fixed, sub, not_found, positional)
 
     @staticmethod
     def _next_element(obj: Any, pos: _Positional | None, name: str) -> tuple[Any, str, Any, bool]:

@@ -162,3 +162,8 @@ def test_special_index_types_are_not_implemented_yet(kind):
     with pytest.raises(CommandError) as err:
         extract_keys({"a": 1}, [("a", kind)])
     assert err.value.code == 238
+
+
+def test_dbref_values_are_traversed_like_documents():
+    from bson.dbref import DBRef
+    assert keys_of({"a": [DBRef("c", 5), DBRef("c", 6)]}, [("a.$id", 1)]) == ([[5], [6]], {"a"})

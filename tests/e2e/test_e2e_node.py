@@ -37,6 +37,7 @@ def test_node_driver_crud_cursors_indexes_errors(node_modules, server_uri):
     assert out["aggregate"] == [{"_id": None, "n": 9}]
     assert (out["unknown"]["code"], out["unknown"]["codeName"]) == (59, "CommandNotFound")
     assert out["collections"] == ["things"]
+    assert out["zlibCount"] == 2501  # read over a zlib-compressed connection
 
 
 def mongosh(node_modules: Path, uri: str, script: str) -> str:

@@ -38,6 +38,9 @@ async function main(uri) {
   out.aggregate = await c.aggregate([{ $match: { small: true } }, { $group: { _id: null, n: { $sum: 1 } } }]).toArray();
   out.unknown = await outcome(admin.command({ nope: 1 }));
   out.collections = (await db.listCollections().toArray()).map(x => x.name);
+  const zlib = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, compressors: ['zlib'] });
+  out.zlibCount = (await zlib.db('e2e_node').collection('things').find({}).toArray()).length;
+  await zlib.close();
   await client.close();                              // endSessions with moreToCome: no reply expected
   console.log(JSON.stringify(out));
 }

@@ -117,3 +117,38 @@ def test_current_op_shows_itself(server):
         assert any("currentOp" in op["command"] for op in ops)
     finally:
         client.close()
+
+
+def test_stop_lets_an_in_flight_command_finish():
+    import asyncio
+
+    from ginkgodb.engine import Engine
+    from ginkgodb.server.config import ServerConfig
+    from ginkgodb.server.lifecycle import Server
+
+    engine = Engine.open(None)
+    server = Server(ServerConfig(port=0, dbpath=None), engine)
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+
+    def serve():
+        loop.run_until_complete(server.start())
+        ready.set()
+        loop.run_until_complete(server.serve_until_stopped())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    client = pymongo.MongoClient("127.0.0.1", server.port, serverSelectionTimeoutMS=5000)
+    replies = []
+    worker = threading.Thread(target=lambda: replies.append(client.admin.command(BURN, millis=700)))
+    worker.start()
+    time.sleep(0.3)
+    server.request_stop()
+    worker.join(10)
+    thread.join(10)
+    client.close()
+    loop.close()
+    engine.close()
+    assert replies and replies[0]["ok"] == 1.0  # answered, not cut off
+    assert not thread.is_alive()

@@ -87,6 +87,24 @@ def test_quiet_leaves_out_connection_lines(tmp_path):
     assert "Connection accepted" not in out
 
 
+def test_operations_over_slowms_are_logged():
+    proc = start("--port", "0", "--in-memory", "--slowms", "0")
+    try:
+        port = wait_listening(proc)
+        client = pymongo.MongoClient("127.0.0.1", port, serverSelectionTimeoutMS=5000)
+        client.slowdb.c.insert_one({"a": 1})
+        client.close()
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    slow = [json.loads(line) for line in out.splitlines() if '"Slow query"' in line]
+    insert = next(e for e in slow if e["attr"]["ns"] == "slowdb.c")
+    assert insert["id"] == 51803 and insert["c"] == "COMMAND"
+    assert insert["attr"]["type"] == "command" and "insert" in insert["attr"]["command"]
+    assert insert["attr"]["durationMillis"] >= 0
+
+
 def test_second_server_on_the_same_data_directory_fails_clearly(tmp_path):
     with running_server(str(tmp_path / "data"), subprocess=True):
         out = cli("serve", "--port", "0", "--dbpath", str(tmp_path / "data"))

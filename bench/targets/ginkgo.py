@@ -39,7 +39,9 @@ class GinkgoWire(Target):
         self.server = ServerProcess(self._argv, f"{workdir}/ginkgo-serve.log", workdir)
 
     def _argv(self, port: int) -> list[str]:
-        return python_argv("-c", _CLI, "serve", "--port", str(port), "--dbpath", self.data_dir())
+        # Logging is turned down as for every server target: the benchmark measures operations.
+        return python_argv("-c", _CLI, "serve", "--port", str(port), "--dbpath", self.data_dir(),
+                           "--log-level", "warning", "--quiet")
 
     def _connect(self) -> Any:
         return self.server.start()

@@ -1,6 +1,7 @@
 """Run one workload against one target and turn whatever happens into exactly one Result."""
 from __future__ import annotations
 
+import gc
 import re
 
 import pymongo.errors
@@ -34,6 +35,9 @@ def run_workload(w: Workload, ctx: Context, repeat: int = 0) -> Result:
 
     if w.durable_only and not ctx.target.durable:
         return result(NOT_APPLICABLE, "not durable (in-memory target)")
+    # Garbage from the previous workload must not be collected on this one's clock (and montydb
+    # keeps LMDB environments open until their cursors are collected).
+    gc.collect()
     blocked = _prepare(w, ctx)
     if blocked:
         return result(SKIPPED, blocked)

@@ -115,8 +115,7 @@ def _parse(op_code: int, body: bytes, request_id: int, response_to: int,
            compressor: int | None) -> Request:
     size = HEADER_SIZE + len(body)
     if op_code == OP_MSG:
-        prefix = encode_header(size, request_id, response_to, OP_MSG)
-        msg = parse_op_msg(body, prefix)
+        msg = parse_op_msg(body, lambda: encode_header(size, request_id, response_to, OP_MSG))
         return Request(request_id, OP_MSG, msg.command, msg.more_to_come, msg.exhaust_allowed,
                        compressor, size)
     if op_code == OP_QUERY:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import fatal
 from .limits import MAX_MESSAGE_SIZE
@@ -24,16 +24,16 @@ HEADER = struct.Struct("<iiii")
 HEADER_SIZE = HEADER.size
 
 
-@dataclass(frozen=True, slots=True)
-class Header:
+class Header(NamedTuple):
+    """A message header (a NamedTuple: built once per message, so it must be cheap)."""
+
     length: int        # whole message, header included
     request_id: int
     response_to: int
     op_code: int
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(NamedTuple):
     """One whole message off the wire: its header and the bytes after the header."""
 
     header: Header
@@ -71,7 +71,11 @@ class FrameBuffer:
             raise fatal(f"recv(): message msgLen {length} is invalid. Min {HEADER_SIZE} Max: {self._max}")
         if len(buf) < length:
             return None
-        header = Header(*HEADER.unpack_from(buf))
-        body = bytes(buf[HEADER_SIZE:length])
-        del buf[:length]
+        header = Header._make(HEADER.unpack_from(buf))
+        if length == len(buf):  # the common case: exactly one message buffered
+            body = bytes(buf[HEADER_SIZE:])
+            buf.clear()
+        else:
+            body = bytes(buf[HEADER_SIZE:length])
+            del buf[:length]
         return Frame(header, body)

@@ -7,7 +7,7 @@ never decodes what it only stores.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,10 +49,10 @@ def read_flags(body: bytes) -> int:
     return _UINT32.unpack_from(body)[0]
 
 
-def parse_op_msg(body: bytes, header_prefix: bytes = b"") -> OpMsg:
+def parse_op_msg(body: bytes, header_prefix: Callable[[], bytes] = lambda: b"") -> OpMsg:
     """Parse an OP_MSG body (the bytes after the header).
 
-    `header_prefix` is the 16-byte header, needed only to verify a checksum.
+    `header_prefix` returns the 16-byte header, needed only to verify a checksum.
     """
     flags = read_flags(body)
     if flags & ~_KNOWN_REQUIRED & _REQUIRED_MASK:
@@ -61,7 +61,7 @@ def parse_op_msg(body: bytes, header_prefix: bytes = b"") -> OpMsg:
     end = len(body)
     if flags & CHECKSUM_PRESENT:
         end -= 4
-        _verify_checksum(header_prefix, body, end)
+        _verify_checksum(header_prefix(), body, end)
     command, sequences = _read_sections(body, 4, end)
     for name, docs in sequences.items():
         if name in command:

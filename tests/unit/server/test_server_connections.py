@@ -148,3 +148,26 @@ def test_oversized_body_is_10334_and_connection_survives(sock):
     reply = raw_command(sock, {"insert": "c", "$db": "t", "pad": "x" * (16 * 1024 * 1024 + 16 * 1024)})
     assert reply["code"] == 10334 and reply["codeName"] == "BSONObjectTooLarge"
     assert raw_command(sock, {"ping": 1, "$db": "admin"})["ok"] == 1.0
+
+
+def test_random_bytes_never_take_the_server_down(server, client):
+    import random
+    rng = random.Random(1234)
+    seeds = [op_msg({"ping": 1, "$db": "admin"}), op_query({"ismaster": 1})]
+    for i in range(150):
+        if i % 2:
+            data = bytearray(rng.choice(seeds))
+            for _ in range(rng.randint(1, 6)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        else:
+            data = bytearray(rng.randbytes(rng.randint(1, 200)))
+        with socket.create_connection(server, timeout=5) as s:
+            s.sendall(bytes(data))
+            s.shutdown(socket.SHUT_WR)
+            s.settimeout(2)
+            try:
+                while s.recv(65536):
+                    pass
+            except (socket.timeout, ConnectionResetError):
+                pass
+    assert client.admin.command("ping") == {"ok": 1.0}

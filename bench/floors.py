@@ -1,7 +1,8 @@
 """Floors: rates no Python engine can beat on this machine, measured in the same run.
 
-F1  pymongo's C `bson` encode + decode of the data set's documents (docs/s). A Python engine
-    that stores BSON must at least decode what it reads and encode what it writes.
+F1  pymongo's C `bson` encode + decode of the data set's documents (docs/s); F1e and F1d time
+    encode and decode alone. A Python engine that stores BSON must at least decode what it
+    reads and encode what it writes, so these bound the rate of each workload.
 F2  the W7 predicate as plain Python over the same documents already decoded in a list (docs/s):
     a scan cannot evaluate a filter faster than the interpreter can.
 F3  pymongo's round trips against a server that answers only `ping` (ops/s): the ceiling for any
@@ -19,6 +20,7 @@ from .results import ERROR, OK, UNAVAILABLE, Result
 from .targets.server_process import ServerProcess, python_argv
 from .timing import measure
 
+FLOOR_IDS = ("F1", "F1e", "F1d", "F2", "F3")
 FLOOR_DOCS = 100_000  # documents held in memory for F1/F2
 FLOOR_BUDGET = 10.0
 CHUNK = 1_000
@@ -28,8 +30,11 @@ def run_floors(n: int, seed: int, budget: float, repeat: int) -> list[Result]:
     ds = Dataset(n, seed)
     docs = list(ds.docs(0, min(n, FLOOR_DOCS)))
     budget = min(budget, FLOOR_BUDGET)
+    encoded = [bson.encode(d) for d in docs]
     return [
         _result("F1", n, repeat, "docs/s", bson_floor, docs, budget),
+        _result("F1e", n, repeat, "docs/s", encode_floor, docs, budget),
+        _result("F1d", n, repeat, "docs/s", decode_floor, encoded, budget),
         _result("F2", n, repeat, "docs/s", predicate_floor, docs, budget, ds),
         _result("F3", n, repeat, "ops/s", ping_floor, budget),
     ]
@@ -43,6 +48,27 @@ def bson_floor(docs: list[dict], budget: float) -> tuple[float, int, float, str]
         chunk = chunks[j % len(chunks)]
         for d in chunk:
             decode(encode(d))
+        return len(chunk)
+
+    s = measure(op, 10**9, budget)
+    return s.rate, s.ops, s.seconds, ""
+
+
+def encode_floor(docs: list[dict], budget: float) -> tuple[float, int, float, str]:
+    return _per_item(bson.encode, docs, budget)
+
+
+def decode_floor(encoded: list[bytes], budget: float) -> tuple[float, int, float, str]:
+    return _per_item(bson.decode, encoded, budget)
+
+
+def _per_item(fn, items: list, budget: float) -> tuple[float, int, float, str]:
+    chunks = [items[i:i + CHUNK] for i in range(0, len(items), CHUNK)]
+
+    def op(j: int) -> int:
+        chunk = chunks[j % len(chunks)]
+        for item in chunk:
+            fn(item)
         return len(chunk)
 
     s = measure(op, 10**9, budget)
@@ -68,6 +94,8 @@ def ping_floor(budget: float) -> tuple[float, int, float, str]:
     client = server.start()
     try:
         command = client.admin.command
+        for _ in range(200):  # warm-up, as bench/wire_floor.py does
+            command("ping")
         s = measure(lambda j: command("ping") and 1, 10**9, budget)
     finally:
         client.close()
@@ -76,9 +104,10 @@ def ping_floor(budget: float) -> tuple[float, int, float, str]:
 
 
 def _floor_server() -> tuple[ServerProcess, str]:
-    log = os.devnull
-    return ServerProcess(lambda port: python_argv("-m", "bench.ping_server", "--port", str(port)),
-                         log, os.getcwd()), "minimal asyncio.Protocol ping server (bench/ping_server.py)"
+    """bench/ping_server.py, which bench/wire_floor.py also uses as its floor."""
+    server = ServerProcess(lambda port: python_argv("-m", "bench.ping_server", "--port", str(port)),
+                           os.devnull, os.getcwd())
+    return server, "minimal asyncio.Protocol ping server (bench/ping_server.py, as in bench/wire_floor.py)"
 
 
 def _result(fid: str, n: int, repeat: int, unit: str, fn, *args) -> Result:

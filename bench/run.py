@@ -23,6 +23,7 @@ from typing import Any
 
 from . import markdown
 from .environment import describe, repo_root
+from .floors import FLOOR_IDS
 from .install import ensure_installed
 from .results import ERROR, TIMEOUT, UNAVAILABLE, Result
 from .summary import memory_rows, summarize
@@ -104,7 +105,7 @@ class Runner:
         self.results += got
         done = {r.workload for r in got}
         unit = {w: REGISTRY[w].unit for w in workloads if w in REGISTRY}
-        for wid in [w for w in (workloads or ["F1", "F2", "F3"]) if w not in done]:
+        for wid in [w for w in (workloads or list(FLOOR_IDS)) if w not in done]:
             status = TIMEOUT if killed else ERROR
             why = (f"worker killed after {limit:.0f} s" if killed
                    else f"worker exited with code {code} before reporting: {_tail(log)}")

@@ -11,7 +11,7 @@ PRODUCTS = 1_000
 ORDERS = 10_000
 
 
-@workload("W10", "$match + $group ($sum, $avg) + $sort", "docs/s", docs_per_unit=1)
+@workload("W10", "$match + $group ($sum, $avg) + $sort", "docs/s", bson_cost=(0, 1))
 def group_by_category(ctx: Context) -> Sample:
     coll, check = ctx.coll, ctx.check
     expected = ctx.expectations().groups
@@ -27,7 +27,7 @@ def group_by_category(ctx: Context) -> Sample:
     return measure(op, 10, ctx.budget)
 
 
-@workload("W15", "$lookup 10,000 orders -> products", "orders/s", needs_data=False, docs_per_unit=2)
+@workload("W15", "$lookup 10,000 orders -> products", "orders/s", needs_data=False)
 def lookup_join(ctx: Context) -> Sample:
     orders_n = min(ORDERS, ctx.ds.n)
     revenue = _load_orders(ctx, orders_n)

@@ -11,7 +11,7 @@ SENSORS = 50
 BUCKET = 60
 
 
-@workload("W14", "bucket upserts {sensor, count < 60}", "ops/s", needs_data=False, docs_per_unit=1)
+@workload("W14", "bucket upserts {sensor, count < 60}", "ops/s", needs_data=False)
 def bucket_upserts(ctx: Context) -> Sample:
     coll, check = ctx.db["buckets"], ctx.check
     try:

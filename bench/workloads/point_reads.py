@@ -7,7 +7,7 @@ from .base import Context, workload
 MAX_OPS = 20_000
 
 
-@workload("W4", "find_one by _id", "ops/s", docs_per_unit=1)
+@workload("W4", "find_one by _id", "ops/s", bson_cost=(0, 1))
 def find_by_id(ctx: Context) -> Sample:
     coll, check, ds = ctx.coll, ctx.check, ctx.ds
     rng = ctx.rng("W4")
@@ -23,7 +23,7 @@ def find_by_id(ctx: Context) -> Sample:
     return measure(op, MAX_OPS, ctx.budget)
 
 
-@workload("W5", "indexed equality (~10 docs)", "ops/s", uses_index=("k",), docs_per_unit=10)
+@workload("W5", "indexed equality (~10 docs)", "ops/s", uses_index=("k",), bson_cost=(0, 10))
 def find_equal(ctx: Context) -> Sample:
     coll, check, ds = ctx.coll, ctx.check, ctx.ds
     rng = ctx.rng("W5")

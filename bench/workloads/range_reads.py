@@ -7,7 +7,8 @@ from .base import Context, workload
 PAGE = 20
 
 
-@workload("W6", "indexed range (1% of docs, iterated)", "docs/s", uses_index=("k",), docs_per_unit=1)
+@workload("W6", "indexed range (1% of docs, iterated)", "docs/s", uses_index=("k",),
+          bson_cost=(0, 1))
 def find_range(ctx: Context) -> Sample:
     coll, check, ds = ctx.coll, ctx.check, ctx.ds
     width = max(1, ds.k_values // 100)
@@ -25,7 +26,7 @@ def find_range(ctx: Context) -> Sample:
 
 
 @workload("W11", "sort on indexed field, skip/limit pages of 20", "pages/s", uses_index=("k",),
-          docs_per_unit=PAGE)
+          bson_cost=(0, PAGE))
 def paginate(ctx: Context) -> Sample:
     coll, check, ds = ctx.coll, ctx.check, ctx.ds
     pages = max(1, min(ds.n // PAGE, 500))

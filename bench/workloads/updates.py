@@ -12,7 +12,8 @@ MAX_OPS = 20_000
 VERIFY = 50  # documents re-read after the loop to confirm the updates landed
 
 
-@workload("W8", "update_one $inc+$push by indexed key", "ops/s", uses_index=("sku",), docs_per_unit=1)
+@workload("W8", "update_one $inc+$push by indexed key", "ops/s", uses_index=("sku",),
+          bson_cost=(1, 1))
 def update_by_key(ctx: Context) -> Sample:
     coll, check, ds = ctx.coll, ctx.check, ctx.ds
     rng = ctx.rng("W8")
@@ -32,7 +33,7 @@ def update_by_key(ctx: Context) -> Sample:
 
 
 @workload("W9", "find_one_and_update checkout {available > 0}", "ops/s", uses_index=("sku",),
-          docs_per_unit=1)
+          bson_cost=(1, 1))
 def checkout(ctx: Context) -> Sample:
     """Check out a copy of a given book if one is available: filter on the unique key and on
     `available: {$gt: 0}`, `$inc: {available: -1}` and `$push` a checkout record."""

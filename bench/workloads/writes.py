@@ -8,12 +8,12 @@ from .loading import load_documents
 SINGLES = "singles"
 
 
-@workload("W1", "insert_many (batches of 1,000)", "docs/s", needs_data=False, docs_per_unit=1)
+@workload("W1", "insert_many (batches of 1,000)", "docs/s", needs_data=False, bson_cost=(1, 0))
 def insert_many(ctx: Context) -> Sample:
     return load_documents(ctx, ctx.budget)
 
 
-@workload("W2", "insert_one loop (n/10)", "ops/s", needs_data=False, docs_per_unit=1)
+@workload("W2", "insert_one loop (n/10)", "ops/s", needs_data=False, bson_cost=(1, 0))
 def insert_one(ctx: Context) -> Sample:
     coll, check, ds = ctx.db[SINGLES], ctx.check, ctx.ds
     docs = [ds.doc(ds.n + j) for j in range(max(ds.n // 10, 100))]  # generated before timing
@@ -28,7 +28,8 @@ def insert_one(ctx: Context) -> Sample:
     return sample
 
 
-@workload("W12", "delete_many half by range on k", "docs/s", uses_index=("k",), docs_per_unit=1)
+@workload("W12", "delete_many half by range on k", "docs/s", uses_index=("k",),
+          bson_cost=(0, 1))
 def delete_half(ctx: Context) -> Sample:
     coll, check, ds = ctx.coll, ctx.check, ctx.ds
     limit = ds.k_values // 2

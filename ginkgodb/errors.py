@@ -88,6 +88,7 @@ class ErrorCode(enum.IntEnum):
     TooManyDocumentSequences = 233
     ChecksumMismatch = 288
     LoadBalancerSupportMismatch = 354
+    NoReplicationEnabled = 76
 
 
 _CODE_NAMES = {c.value: c.name for c in ErrorCode}

@@ -110,6 +110,12 @@ def get_log(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     return {"totalLinesWritten": len(lines), "log": lines}
 
 
+@command("replSetGetStatus", admin_only=True, help="Report status of a replica set from the POV of "
+                                                   "this server")
+def repl_set_get_status(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    raise CommandError(ErrorCode.NoReplicationEnabled, "not running with --replSet")
+
+
 @command("getCmdLineOpts", admin_only=True, help="get argv")
 def get_cmd_line_opts(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     if ctx.server is None:

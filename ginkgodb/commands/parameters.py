@@ -40,7 +40,40 @@ def _boolean(value: Any) -> bool:
     raise ValueError
 
 
+#: the components mongod's logComponentVerbosity lists at the top level (-1: inherit verbosity)
+_LOG_COMPONENTS = ("accessControl", "command", "control", "executor", "index", "network", "query",
+                   "replication", "storage", "transaction", "write")
+
+
+def _default_verbosity() -> dict:
+    return {"verbosity": 0, **{c: {"verbosity": -1} for c in _LOG_COMPONENTS}}
+
+
 def _apply_log_level(level: int) -> None:
+    """logLevel > 0 (or a command component above 0) logs every operation, as in mongod."""
+    verbosity = PARAMETERS.value("logComponentVerbosity")
+    verbosity["verbosity"] = level
+    _apply_verbosity(verbosity)
+
+
+def _merge_verbosity(value: Any) -> dict:
+    """setParameter logComponentVerbosity merges into the current settings, component by component."""
+    if not isinstance(value, Mapping):
+        raise ValueError
+    merged = {k: dict(v) if isinstance(v, dict) else v for k, v in PARAMETERS.value("logComponentVerbosity").items()}
+    for key, setting in value.items():
+        if key == "verbosity":
+            merged["verbosity"] = _log_level(setting)
+        elif key in _LOG_COMPONENTS and isinstance(setting, Mapping) and is_number(setting.get("verbosity")):
+            merged[key] = {"verbosity": int(setting["verbosity"])}
+        else:
+            raise ValueError
+    return merged
+
+
+def _apply_verbosity(verbosity: dict) -> None:
+    PARAMETERS.get("logLevel").value = verbosity["verbosity"]
+    level = max(verbosity["verbosity"], verbosity["command"]["verbosity"])
     logging.getLogger("ginkgodb").setLevel(logging.DEBUG if level > 0 else logging.INFO)
 
 
@@ -77,6 +110,8 @@ class ParameterTable:
 #: the process-wide table; the server seeds `quiet` and `logLevel` from its command line
 PARAMETERS = ParameterTable([
     Parameter("featureCompatibilityVersion", {"version": "7.0"}, settable_at_runtime=False),
+    Parameter("logComponentVerbosity", _default_verbosity(), coerce=_merge_verbosity,
+              on_change=_apply_verbosity),
     Parameter("logLevel", 0, coerce=_log_level, on_change=_apply_log_level),
     Parameter("quiet", False, coerce=_boolean),
 ])

@@ -7,6 +7,7 @@ does not hold up the others. `Job.run` never raises: it returns the bytes to sen
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any, Optional
 
 from ..commands import CommandContext, dispatch
 from ..commands._server_view import OpInfo, is_number
+from ..commands.profile import PROFILE
 from ..errors import CommandError, ErrorCode
 from ..wire import Request, WireConnection
 from ..wire.limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
@@ -76,10 +78,15 @@ def deadline_for(command: Mapping[str, Any], name: str, now: float) -> Optional[
     return now + float(max_time) / 1000.0
 
 
-def slow_op_log(job: Job, slow_ms: int) -> None:
-    """mongod's "Slow query" line (id 51803) for operations over --slowms."""
+def slow_op_log(job: Job) -> None:
+    """mongod's "Slow query" line (id 51803) for operations over slowms (--slowms, `profile`),
+    sampled at the profile's sampleRate; every operation when the log level is above 0."""
     millis = int((time.monotonic() - job.started) * 1000)
-    if millis < slow_ms and not logging.getLogger("ginkgodb").isEnabledFor(logging.DEBUG):
+    slow_ms = PROFILE.slowms
+    if millis < slow_ms:
+        if not logging.getLogger("ginkgodb").isEnabledFor(logging.DEBUG):
+            return
+    elif PROFILE.sample_rate < 1.0 and random.random() >= PROFILE.sample_rate:
         return
     from ..commands.operations import namespace_of
     attr: dict[str, Any] = {"type": "command", "ns": namespace_of(job.request.command),

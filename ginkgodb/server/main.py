@@ -13,6 +13,7 @@ import sys
 
 from .. import MONGODB_VERSION, __version__
 from ..commands.parameters import PARAMETERS
+from ..commands.profile import PROFILE
 from ..errors import StorageError
 from .config import ServerConfig
 from .lifecycle import Server
@@ -26,6 +27,7 @@ EXIT_DATA_DIR = 100
 def run(config: ServerConfig) -> int:
     recent = configure(config.log_level)
     PARAMETERS.set("quiet", config.quiet)
+    PROFILE.slowms = config.slow_ms
     if config.log_level == "debug":
         PARAMETERS.set("logLevel", 1)
     event(logging.INFO, "CONTROL", 4615611, "initandlisten", "ginkgodb starting",

@@ -144,7 +144,7 @@ class ConnectionProtocol(asyncio.Protocol):
         if job.request.name in _HANDSHAKE and job.reply_ok and self.client_metadata is None:
             self._remember_client(job.request.command.get("client"))
         self._send(out)
-        slow_op_log(job, self.server.config.slow_ms)
+        slow_op_log(job)
 
     def _remember_client(self, client: Any) -> None:
         if isinstance(client, dict):

@@ -174,3 +174,36 @@ def test_sessions_commands():
     assert run({"refreshSessions": [session["id"]]})["ok"] == 1.0
     assert run({"killSessions": []})["ok"] == 1.0
     assert run({"endSessions": 1})["code"] == 14
+
+
+def test_repl_set_get_status_on_a_standalone_is_76():
+    reply = run({"replSetGetStatus": 1})
+    assert (reply["code"], reply["codeName"], reply["errmsg"]) == (76, "NoReplicationEnabled",
+                                                                   "not running with --replSet")
+
+
+def test_log_component_verbosity_follows_log_level():
+    try:
+        reply = run({"setParameter": 1, "logComponentVerbosity": {"verbosity": 1, "command": {"verbosity": 2}}})
+        assert reply["was"]["verbosity"] == 0
+        got = run({"getParameter": 1, "logComponentVerbosity": 1, "logLevel": 1})
+        assert got["logLevel"] == 1
+        assert got["logComponentVerbosity"]["command"] == {"verbosity": 2}
+        assert got["logComponentVerbosity"]["storage"] == {"verbosity": -1}
+        assert run({"setParameter": 1, "logComponentVerbosity": {"nope": 1}})["code"] == 2
+    finally:
+        run({"setParameter": 1, "logComponentVerbosity": {"verbosity": 0, "command": {"verbosity": -1}}})
+    assert run({"getParameter": 1, "logLevel": 1})["logLevel"] == 0
+
+
+def test_profile_reads_and_sets_slowms():
+    from ginkgodb.commands.profile import PROFILE
+    before = PROFILE.slowms
+    try:
+        assert run({"profile": -1, "$db": "test"}) == {"was": 0, "slowms": before, "sampleRate": 1.0, "ok": 1.0}
+        assert run({"profile": 0, "slowms": 7, "$db": "test"})["slowms"] == before
+        assert PROFILE.slowms == 7
+        assert run({"profile": 1, "$db": "test"})["code"] == 238
+        assert run({"profile": 0, "sampleRate": 2, "$db": "test"})["code"] == 2
+    finally:
+        PROFILE.slowms = before

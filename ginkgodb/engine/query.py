@@ -4,7 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+import bson
+
 from ..planner.choose import QueryPlan, plan_query
+from ..bsonutil import keycodec
+from ..planner.fast import fast_plan, plain_value
 from ..query.match import compile_filter
 from . import stages as S
 
@@ -21,12 +25,40 @@ class FindRequest:
     variables: Optional[dict] = None   # the command's `let`
 
 
-@dataclass
 class BuiltPlan:
-    root: Any                   # the top stage
-    plan: QueryPlan
-    rejected: list
-    matcher: Any
+    """The stages of one query, with its plan for explain and its filter compiled on demand."""
+
+    def __init__(self, root: Any, plan: Any, rejected: list, req: FindRequest, matcher: Any = None) -> None:
+        self.root, self.plan, self.rejected, self._req = root, plan, rejected, req
+        self._matcher = matcher
+
+    @property
+    def matcher(self) -> Any:
+        """The whole filter, compiled (positional `$` needs it even when an index answered)."""
+        if self._matcher is None and self._req.filter:
+            self._matcher = cached_filter(self._req.filter, self._req)
+        return self._matcher
+
+
+_FILTER_CACHE: dict = {}
+_FILTER_CACHE_SIZE = 512
+
+
+def cached_filter(spec: dict, req: FindRequest) -> Any:
+    """compile_filter, remembered by the filter's BSON bytes: applications repeat their queries."""
+    if req.collation or req.variables:
+        return compile_filter(spec, collation=req.collation, variables=req.variables)
+    try:
+        key = bson.encode(spec)
+    except Exception:  # not encodable as given: let the compiler report it
+        return compile_filter(spec)
+    matcher = _FILTER_CACHE.get(key)
+    if matcher is None:
+        matcher = compile_filter(spec)
+        if len(_FILTER_CACHE) >= _FILTER_CACHE_SIZE:
+            _FILTER_CACHE.pop(next(iter(_FILTER_CACHE)))
+        _FILTER_CACHE[key] = matcher
+    return matcher
 
 
 def sort_pairs(sort: Optional[dict]) -> list:
@@ -35,30 +67,65 @@ def sort_pairs(sort: Optional[dict]) -> list:
     return [(k, v) for k, v in sort.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
-def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool = False) -> BuiltPlan:
-    """Plan and assemble stages. `for_write` skips projection (writers need whole documents)."""
+def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
+          explain: bool = False) -> BuiltPlan:
+    """Plan and assemble stages. `for_write` skips projection (writers need whole documents);
+    `explain` always takes the full planner so the plan can be described."""
     filt = req.filter or {}
-    matcher = compile_filter(filt, collation=req.collation, variables=req.variables) if filt else None
     if state is None:
-        return BuiltPlan(_Eof(), QueryPlan("EOF"), [], matcher)
-    natural = _natural(req.sort)
-    sort = None if natural else req.sort
-    plan, rejected = plan_query([ix.meta for ix in state.indexes], filt, sort_pairs(sort), req.hint)
-    if natural and plan.kind == "COLLSCAN":
-        plan.direction = natural
-    root = _scan(state, reader, plan, matcher, filt, ctx)
-    if sort and not plan.provides_sort:
-        from ..query.sort import compile_sort
-        keep = req.skip + req.limit if req.limit else 0
-        root = S.SortStage(root, sort, compile_sort(sort).key, keep)
+        return BuiltPlan(_Eof(), QueryPlan("EOF"), [], req, cached_filter(filt, req) if filt else None)
+    root = None
+    if req.hint is None and not req.sort and not req.collation:
+        id_key = id_hack_key(filt)
+        if id_key is not None:
+            root = S.IdHack(state, reader, id_key)
+        elif not explain:
+            root = _fast(state, reader, filt, req, ctx)
+    if root is not None:
+        plan, rejected, exact = QueryPlan(root.name), [], False
+    else:
+        natural = _natural(req.sort)
+        sort = None if natural else req.sort
+        plan, rejected = plan_query([ix.meta for ix in state.indexes], filt, sort_pairs(sort), req.hint)
+        if natural and plan.kind == "COLLSCAN":
+            plan.direction = natural
+        root, exact = _scan(state, reader, plan, filt, req, ctx)
+        if sort and not plan.provides_sort:
+            from ..query.sort import compile_sort
+            keep = req.skip + req.limit if req.limit else 0
+            root = S.SortStage(root, sort, compile_sort(sort).key, keep)
+    built = BuiltPlan(root, plan, rejected, req)
     if req.skip:
-        root = S.Skip(root, req.skip)
+        if exact and isinstance(root, S.Fetch) and root.matcher is None:
+            root.child = S.SkipKeys(root.child, req.skip)  # skip index entries, not fetched documents
+        else:
+            root = S.Skip(root, req.skip)
     if req.limit:
         root = S.Limit(root, req.limit)
     if req.projection and not for_write:
         from ..query.projection import compile_projection
-        root = S.Project(root, req.projection, compile_projection(req.projection), matcher)
-    return BuiltPlan(root, plan, rejected, matcher)
+        root = S.Project(root, req.projection, compile_projection(req.projection), built)
+    built.root = root
+    return built
+
+
+def id_hack_key(filt: dict):
+    """The encoded _id of a `{_id: <plain value>}` filter, else None."""
+    if type(filt) is dict and len(filt) == 1 and "_id" in filt:
+        value = filt["_id"]
+        if plain_value(value):
+            return keycodec.encode_value(value)
+    return None
+
+
+def _fast(state, reader, filt: dict, req: FindRequest, ctx) -> Any:
+    fp = fast_plan([ix.meta for ix in state.indexes], filt)
+    if fp is None:
+        return None
+    runtime = state.index(fp.index.name)
+    scan = S.IndexScan(runtime, reader, fp.ranges, {}, 1, multikey=bool(fp.index.multikey_paths), ctx=ctx)
+    residual = cached_filter(fp.residual, req) if fp.residual else None
+    return S.Fetch(state, reader, scan, residual, fp.residual)
 
 
 def _natural(sort: Optional[dict]) -> int:
@@ -67,15 +134,17 @@ def _natural(sort: Optional[dict]) -> int:
     return 0
 
 
-def _scan(state, reader, plan: QueryPlan, matcher, filt: dict, ctx):
+def _scan(state, reader, plan: QueryPlan, filt: dict, req: FindRequest, ctx) -> tuple:
+    """(the scan stage, whether its bounds alone answer the filter)."""
+    matcher = cached_filter(filt, req) if filt else None
     if plan.kind == "COLLSCAN":
-        return S.CollScan(state, reader, matcher, filt, plan.direction, ctx)
+        return S.CollScan(state, reader, matcher, filt, plan.direction, ctx), not filt
     scans = [_index_scan(state, reader, p, ctx) for p in plan.scans]
     if plan.kind == "OR":
-        return S.Fetch(state, reader, S.OrScan(scans), matcher, filt)
+        return S.Fetch(state, reader, S.OrScan(scans), matcher, filt), False
     p = plan.scans[0]
-    exact = getattr(p.bounds, "exact", False) and _only_index_fields(filt, p.index)
-    return S.Fetch(state, reader, scans[0], None if exact else matcher, None if exact else filt)
+    exact = not filt or (getattr(p.bounds, "exact", False) and _only_index_fields(filt, p.index))
+    return S.Fetch(state, reader, scans[0], None if exact else matcher, None if exact else filt), exact
 
 
 def _only_index_fields(filt: dict, index) -> bool:
@@ -102,7 +171,7 @@ def explain_plan(plan: QueryPlan, state, req: FindRequest) -> dict:
 
 
 def build_shape(plan: QueryPlan, state, req: FindRequest):
-    root = _scan(state, None, plan, None, req.filter or {}, None)
+    root, _ = _scan(state, None, plan, req.filter or {}, req, None)
     if req.sort and not plan.provides_sort and not _natural(req.sort):
         root = S.SortStage(root, req.sort, None, req.skip + req.limit if req.limit else 0)
     if req.skip:

@@ -32,7 +32,7 @@ def explain_find(engine, db: str, coll: str, req: Q.FindRequest, verbosity: str,
                  ctx=None) -> dict:
     state = engine.collection(db, coll)
     with engine.reader() as reader:
-        built = Q.build(engine, state, reader, req, ctx)
+        built = Q.build(engine, state, reader, req, ctx, explain=True)
         started = time.monotonic()
         if verbosity != "queryPlanner":
             for _ in built.root.rows():

@@ -181,6 +181,66 @@ class OrScan(Stage):
         return sum(s.examined for s in self.scans)
 
 
+class IdHack(Stage):
+    """mongod's IDHACK: `{_id: value}` answered by one probe of the _id index, no planning."""
+
+    name = "IDHACK"
+
+    def __init__(self, state, reader, key: bytes) -> None:
+        super().__init__()
+        self.state, self.reader, self.key = state, reader, key
+        self.examined = 0
+
+    def rows(self) -> Iterator[Row]:
+        lo = self.state.id_index.prefix + self.key
+        reader = self.reader
+        for entry, _ in reader.scan(lo, prefix_end(lo)):
+            self.examined = 1
+            rid = layout.rid_from_entry(entry)
+            raw = reader.get(self.state.record_key(rid))
+            if raw is not None:
+                self.n_returned = 1
+                yield rid, raw, None
+            return
+
+    def stat_fields(self) -> dict:
+        return {"keysExamined": self.examined, "docsExamined": self.n_returned}
+
+    def keys_examined(self) -> int:
+        return self.examined
+
+    def docs_examined(self) -> int:
+        return self.n_returned
+
+
+class SkipKeys(Stage):
+    """Skips index entries before they are fetched (when the bounds alone answer the filter)."""
+
+    name = "SKIP"
+
+    def __init__(self, child, n: int) -> None:
+        super().__init__()
+        self.child, self.n = child, n
+
+    def rids(self) -> Iterator[int]:
+        it = self.child.rids()
+        for _ in range(self.n):
+            if next(it, None) is None:
+                return
+        for rid in it:
+            self.n_returned += 1
+            yield rid
+
+    def describe(self) -> dict:
+        return {"skipAmount": self.n}
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStage": self.child.explain(stats)}
+
+    def keys_examined(self) -> int:
+        return self.child.keys_examined()
+
+
 class Fetch(Stage):
     name = "FETCH"
 
@@ -324,17 +384,18 @@ class Limit(PassThrough):
 class Project(PassThrough):
     name = "PROJECTION_DEFAULT"
 
-    def __init__(self, child, spec: dict, projection, matcher) -> None:
+    def __init__(self, child, spec: dict, projection, plan) -> None:
         super().__init__(child)
-        self.spec, self.projection, self.matcher = spec, projection, matcher
+        self.spec, self.projection, self.plan = spec, projection, plan
         self.positional = getattr(projection, "needs_position", False)
 
     def rows(self) -> Iterator[Row]:
         apply = self.projection.apply
+        matcher = self.plan.matcher if self.positional else None
         for rid, raw, doc in self.child.rows():
             if doc is None:
                 doc = _decode(raw)
-            position = self.matcher.positional(doc) if self.positional and self.matcher else None
+            position = matcher.positional(doc) if matcher is not None else None
             out = apply(doc, position=position)
             self.n_returned += 1
             yield rid, None, out

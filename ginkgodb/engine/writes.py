@@ -94,7 +94,7 @@ def _targets(engine, txn, state, st_q: dict, multi: bool, hint=None, sort=None, 
         rows.append((rid, raw, doc if doc is not None else bson.decode(raw)))
         if not multi:
             break
-    return rows, built.matcher
+    return rows, built
 
 
 def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):
@@ -102,7 +102,7 @@ def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):
     if st.multi and plan.is_replacement:
         raise CommandError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
     state = engine.collection(db, coll)
-    rows, matcher = ([], None) if state is None else _targets(engine, txn, state, st.q, st.multi, st.hint,
+    rows, built = ([], None) if state is None else _targets(engine, txn, state, st.q, st.multi, st.hint,
                                                               st.sort, st.collation, st.variables)
     if not rows:
         if not st.upsert:
@@ -117,7 +117,7 @@ def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):
     modified = 0
     needs_position = getattr(plan, "needs_position", True)
     for rid, raw, doc in rows:
-        position = matcher.positional(doc) if (needs_position and matcher is not None) else None
+        position = built.matcher.positional(doc) if (needs_position and built.matcher is not None) else None
         new = plan.apply(doc, position=position)
         if validate is not None:
             validate(state, new, doc)
@@ -184,9 +184,9 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
                                                   collation=req.collation, variables=req.variables)
     with engine.write() as txn:
         state = engine.collection(db, coll)
-        rows, matcher = ([], None)
+        rows, built = ([], None)
         if state is not None:
-            rows, matcher = _targets(engine, txn, state, req.query, False, req.hint, req.sort, req.collation,
+            rows, built = _targets(engine, txn, state, req.query, False, req.hint, req.sort, req.collation,
                                      req.variables)
         if not rows:
             if req.remove or not req.upsert:
@@ -203,7 +203,8 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
         if req.remove:
             delete_record(txn, state, rid, doc)
             return {"lastErrorObject": {"n": 1}, "value": _project(doc, req.fields, None)}
-        position = matcher.positional(doc) if matcher is not None and getattr(plan, "needs_position", True) else None
+        matcher = built.matcher if getattr(plan, "needs_position", True) else None
+        position = matcher.positional(doc) if matcher is not None else None
         new = plan.apply(doc, position=position)
         if validate is not None:
             validate(state, new, doc)

@@ -10,6 +10,7 @@ from ..storage.kv import prefix_end
 from . import layout
 from .catalog import Catalog, CollectionMeta
 from .cursors import CursorManager
+from ..planner.fast import IndexMap
 from .indexes import IndexRuntime
 from .reader import Reader
 
@@ -28,6 +29,7 @@ class CollectionState:
     def refresh(self) -> None:
         """Recompile after the catalog entry changed (index added/dropped, options changed)."""
         self.indexes = [IndexRuntime(ix, self.meta.ns) for ix in self.meta.indexes]
+        self.index_map = IndexMap(self.meta.indexes)
         self._validator = None
 
     @property

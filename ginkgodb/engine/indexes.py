@@ -17,13 +17,14 @@ from ..storage.kv import prefix_end
 from . import layout
 from .catalog import IndexMeta
 
-MAX_INDEX_KEY = 480  # bytes of encoded key; LMDB keys are limited to 511 in all
+MAX_INDEX_KEY = 480
+_MISSING = object()  # bytes of encoded key; LMDB keys are limited to 511 in all
 
 
 class IndexRuntime:
     """Compiled view of one index: what keys a document has, and how they are stored."""
 
-    __slots__ = ("meta", "prefix", "pattern", "directions", "_partial", "ns", "_simple_field")
+    __slots__ = ("meta", "prefix", "pattern", "directions", "_partial", "ns", "_simple_field", "_roots")
 
     def __init__(self, meta: IndexMeta, ns: str) -> None:
         self.meta = meta
@@ -35,6 +36,11 @@ class IndexRuntime:
         if meta.partial is not None:
             from ..query.match import compile_filter
             self._partial = compile_filter(meta.partial)
+        # top-level fields the keys (and a partial filter) depend on
+        roots = {f.split(".", 1)[0] for f, _ in self.pattern}
+        if self._partial is not None:
+            roots = None  # a partial filter may read anything
+        self._roots = roots
         # `_id` and other single ascending top-level fields take a shortcut for scalar values
         field, direction = self.pattern[0]
         self._simple_field = field if (len(self.pattern) == 1 and direction == 1 and "." not in field
@@ -50,6 +56,15 @@ class IndexRuntime:
             if v is not None and not isinstance(v, (list, dict)):
                 return [keycodec.encode_key((v,))], set()
         return extract_keys(doc, self.pattern, sparse=self.meta.sparse)
+
+    def unchanged(self, old: dict, new: dict) -> bool:
+        """True when an update left every field this index reads as the very same object (the
+        update engine copies only what it changes), so the keys cannot have changed."""
+        roots = self._roots
+        if roots is None:
+            return False
+        missing = _MISSING
+        return all(old.get(r, missing) is new.get(r, missing) for r in roots)
 
     def check_unique(self, txn, keys: Iterable[bytes], rid: int, doc: dict) -> None:
         if not self.meta.unique:

@@ -119,7 +119,7 @@ def id_hack_key(filt: dict):
 
 
 def _fast(state, reader, filt: dict, req: FindRequest, ctx) -> Any:
-    fp = fast_plan([ix.meta for ix in state.indexes], filt)
+    fp = fast_plan(state.index_map, filt)
     if fp is None:
         return None
     runtime = state.index(fp.index.name)

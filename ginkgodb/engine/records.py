@@ -43,6 +43,8 @@ def update_record(engine, txn, state, rid: int, old: dict, old_raw: bytes, new: 
         return None
     planned, removals = [], []
     for ix in state.indexes:
+        if ix.unchanged(old, new):
+            continue
         old_keys, _ = ix.keys(old)
         new_keys, multikey = ix.keys(new)
         if old_keys == new_keys:

@@ -33,9 +33,15 @@ class FastPlan:
     is_equality: bool
 
 
+_PLAIN_TYPES = frozenset(_PLAIN)
+
+
 def plain_value(v: Any) -> bool:
     """True for values whose equality is plain value equality (no array/null/regex rules)."""
-    return isinstance(v, _PLAIN) and not (type(v) is float and math.isnan(v))
+    t = type(v)
+    if t in _PLAIN_TYPES:
+        return t is not float or v == v
+    return isinstance(v, _PLAIN) and not (isinstance(v, float) and math.isnan(v))
 
 
 def _predicate(cond: Any) -> Optional[tuple[str, Any]]:
@@ -57,42 +63,60 @@ def _predicate(cond: Any) -> Optional[tuple[str, Any]]:
     return "range", cond
 
 
-def fast_plan(indexes: list, filt: dict) -> Optional[FastPlan]:
+class IndexMap:
+    """Indexes by leading field, best first, for the shortcut planner (rebuilt when indexes change)."""
+
+    __slots__ = ("by_field",)
+
+    def __init__(self, indexes: list) -> None:
+        by_field: dict[str, list] = {}
+        for ix in indexes:
+            options = ix.options
+            if options and (options.get("hidden") or "partialFilterExpression" in options):
+                continue
+            field, direction = next(iter(ix.key.items()))
+            if not isinstance(direction, (int, float)) or isinstance(direction, bool):
+                continue
+            if "." in field and any(part.isdigit() for part in field.split(".")):
+                continue  # positional paths: index keys hold nested arrays whole
+            by_field.setdefault(field, []).append(ix)
+        for entries in by_field.values():
+            entries.sort(key=lambda ix: (not (len(ix.key) == 1 and ix.unique), len(ix.key)))
+        self.by_field = by_field
+
+
+def fast_plan(index_map: IndexMap, filt: dict) -> Optional[FastPlan]:
     """A plan for `filt` on one index without the general planner, or None."""
     if type(filt) is not dict or not filt:
         return None
-    preds = {}
+    by_field = index_map.by_field
+    best = best_kind = best_arg = None
     for field, cond in filt.items():
         if field[0] == "$":
             return None
-        if "." in field and any(part.isdigit() for part in field.split(".")):
-            continue  # positional paths: index keys hold nested arrays whole, the matcher looks inside
+        candidates = by_field.get(field)
+        if candidates is None:
+            continue
         p = _predicate(cond)
-        if p is not None:
-            preds[field] = p
-    best = None
-    best_score = None
-    for ix in indexes:
-        options = ix.options
-        if options and (options.get("hidden") or "partialFilterExpression" in options):
+        if p is None:
             continue
-        field, direction = next(iter(ix.key.items()))
-        p = preds.get(field)
-        if p is None or not isinstance(direction, (int, float)):
-            continue
-        kind = p[0]
-        if kind == "range" and (direction < 0 or field in ix.multikey_paths or "." in field):
-            continue
-        score = (kind == "eq", kind == "eq" and len(ix.key) == 1 and ix.unique, -len(ix.key))
-        if best_score is None or score > best_score:
-            best, best_score = ix, score
+        kind, arg = p
+        for ix in candidates:
+            if kind == "range":
+                direction = ix.key[field]
+                if direction < 0 or field in ix.multikey_paths or "." in field:
+                    continue
+            if best is None or (kind == "eq" and best_kind == "range"):
+                best, best_kind, best_arg = ix, kind, arg
+            break
+        if best_kind == "eq" and len(best.key) == 1 and best.unique:
+            break
     if best is None:
         return None
     field, direction = next(iter(best.key.items()))
-    kind, arg = preds[field]
-    ranges = _eq_ranges(arg, direction) if kind == "eq" else _range_ranges(arg)
+    ranges = _eq_ranges(best_arg, direction) if best_kind == "eq" else _range_ranges(best_arg)
     residual = {k: v for k, v in filt.items() if k != field} or None
-    return FastPlan(best, ranges, residual, kind == "eq")
+    return FastPlan(best, ranges, residual, best_kind == "eq")
 
 
 def _eq_ranges(value: Any, direction: int) -> list:

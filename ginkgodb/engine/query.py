@@ -87,6 +87,8 @@ def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool 
         natural = _natural(req.sort)
         sort = None if natural else req.sort
         plan, rejected = plan_query([ix.meta for ix in state.indexes], filt, sort_pairs(sort), req.hint)
+        if rejected and _tied(plan, rejected[0]):
+            plan, rejected = _trial(state, reader, [plan, *rejected], filt, req)
         if natural and plan.kind == "COLLSCAN":
             plan.direction = natural
         root, exact = _scan(state, reader, plan, filt, req, ctx)
@@ -116,6 +118,36 @@ def id_hack_key(filt: dict):
         if plain_value(value):
             return keycodec.encode_value(value)
     return None
+
+
+TRIAL_RESULTS = 101   # mongod's trial period: enough results to fill a first batch ...
+TRIAL_WORKS = 10_000  # ... or this many keys and documents examined
+
+
+def _tied(a: QueryPlan, b: QueryPlan) -> bool:
+    return (a.kind == b.kind == "IXSCAN" and a.scans[0].score == b.scans[0].score
+            and a.provides_sort == b.provides_sort)
+
+
+def _trial(state, reader, plans: list, filt: dict, req: FindRequest) -> tuple:
+    """Run the equally ranked plans a little and keep the most productive, as mongod's
+    multi-planner does: results per unit of work, the earliest to finish winning ties."""
+    tied = [p for p in plans if _tied(plans[0], p)]
+    scored = []
+    for order, plan in enumerate(tied):
+        root, _ = _scan(state, reader, plan, filt, req, None)
+        results = 0
+        finished = True
+        for _ in root.rows():
+            results += 1
+            if results >= TRIAL_RESULTS or root.keys_examined() + root.docs_examined() >= TRIAL_WORKS:
+                finished = False
+                break
+        work = root.keys_examined() + root.docs_examined() + 1
+        scored.append((finished, results / work, -order, plan))
+    scored.sort(key=lambda t: t[:3], reverse=True)
+    winner = scored[0][3]
+    return winner, [p for p in plans if p is not winner]
 
 
 def _fast(state, reader, filt: dict, req: FindRequest, ctx) -> Any:

@@ -91,6 +91,7 @@ def fast_plan(index_map: IndexMap, filt: dict) -> Optional[FastPlan]:
         return None
     by_field = index_map.by_field
     best = best_kind = best_arg = None
+    contenders = 0
     for field, cond in filt.items():
         if field[0] == "$":
             return None
@@ -99,6 +100,7 @@ def fast_plan(index_map: IndexMap, filt: dict) -> Optional[FastPlan]:
             continue
         p = _predicate(cond)
         if p is None:
+            contenders += len(candidates)  # indexes the full planner might prefer: let it decide
             continue
         kind, arg = p
         for ix in candidates:
@@ -106,13 +108,17 @@ def fast_plan(index_map: IndexMap, filt: dict) -> Optional[FastPlan]:
                 direction = ix.key[field]
                 if direction < 0 or field in ix.multikey_paths or "." in field:
                     continue
-            if best is None or (kind == "eq" and best_kind == "range"):
+            contenders += 1
+            if kind == "eq" and len(ix.key) == 1 and ix.unique:
+                return _plan(ix, kind, arg, filt)  # a unique point: nothing can beat it
+            if best is None:
                 best, best_kind, best_arg = ix, kind, arg
-            break
-        if best_kind == "eq" and len(best.key) == 1 and best.unique:
-            break
-    if best is None:
-        return None
+    if best is None or contenders > 1:
+        return None  # several indexes qualify: the full planner compares them
+    return _plan(best, best_kind, best_arg, filt)
+
+
+def _plan(best, best_kind: str, best_arg: Any, filt: dict) -> FastPlan:
     field, direction = next(iter(best.key.items()))
     ranges = _eq_ranges(best_arg, direction) if best_kind == "eq" else _range_ranges(best_arg)
     residual = {k: v for k, v in filt.items() if k != field} or None

@@ -156,3 +156,27 @@ def test_rejected_plans_are_reported(run):
     qp = run.explain("c", {"a": 5, "b": 5})["queryPlanner"]
     assert qp["winningPlan"]["inputStage"]["indexName"] == "a_1_b_1"
     assert [p["inputStage"]["indexName"] for p in qp["rejectedPlans"]] == ["a_1"]
+
+
+def test_trial_run_picks_the_more_selective_of_two_equally_ranked_indexes(run):
+    create(run, "c", {"a": 1})
+    create(run, "c", {"b": 1})
+    run.insert("c", *({"_id": i, "a": i % 2, "b": i} for i in range(400)))  # a: 200 per value, b: unique
+    qp = run.explain("c", {"a": 1, "b": 7})["queryPlanner"]
+    assert qp["winningPlan"]["inputStage"]["indexName"] == "b_1"
+    assert [p["inputStage"]["indexName"] for p in qp["rejectedPlans"]] == ["a_1"]
+    qp = run.explain("c", {"b": 7, "a": 1})["queryPlanner"]
+    assert qp["winningPlan"]["inputStage"]["indexName"] == "b_1"
+    assert run.find("c", {"a": 1, "b": 7}) == [{"_id": 7, "a": 1, "b": 7}]
+
+
+def test_queries_pick_the_selective_index_without_explain_too(run, engine):
+    create(run, "c", {"a": 1})
+    create(run, "c", {"b": 1})
+    run.insert("c", *({"_id": i, "a": i % 2, "b": i} for i in range(400)))
+    from ginkgodb.engine import query as Q
+    state = engine.collection("test", "c")
+    with engine.reader() as reader:
+        built = Q.build(engine, state, reader, Q.FindRequest(filter={"a": 1, "b": 7}))
+        assert [r[0] for r in built.root.rows()] == [8]  # record ids start at 1
+        assert built.root.child.index.meta.name == "b_1"

@@ -194,3 +194,19 @@ def test_server_status_and_current_op_from_a_driver(client):
     ops = client.admin.command("currentOp")["inprog"]
     assert any("currentOp" in op["command"] for op in ops)
     assert client.admin.command("getLog", "global")["totalLinesWritten"] > 0
+
+
+def test_motor(server_address, db):
+    motor = pytest.importorskip("motor.motor_asyncio", reason="motor is not installed (pip install motor)")
+
+    async def run():
+        c = motor.AsyncIOMotorClient(*server_address, serverSelectionTimeoutMS=5000)
+        try:
+            coll = c[db.name].m
+            await coll.insert_many([{"_id": i} for i in range(30)])
+            ids = [d["_id"] async for d in coll.find().sort("_id", -1).batch_size(4)]
+            return ids, (await c.admin.command("ping"))["ok"]
+        finally:
+            c.close()
+    ids, ok = asyncio.run(run())
+    assert ids == list(range(29, -1, -1)) and ok == 1.0

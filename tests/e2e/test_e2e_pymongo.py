@@ -210,3 +210,9 @@ def test_motor(server_address, db):
             c.close()
     ids, ok = asyncio.run(run())
     assert ids == list(range(29, -1, -1)) and ok == 1.0
+
+
+def test_exhaust_cursor_works_without_streamed_replies(db):
+    db.c.insert_many([{"_id": i} for i in range(50)])
+    got = [d["_id"] for d in db.c.find(cursor_type=pymongo.CursorType.EXHAUST).sort("_id").batch_size(7)]
+    assert got == list(range(50))

@@ -1,0 +1,187 @@
+"""What the embedded client adds on top of `commands.dispatch`, per operation.
+
+For each operation the client call and the command it sends, run through `dispatch` directly,
+are timed in the same process on the same in-memory database, call by call and alternating, so
+machine load hits both alike; the medians are reported. Overhead = client time - dispatch
+time. Absolute numbers are noisy on a loaded machine; compare the overhead column.
+
+    python -m bench.client_overhead [--docs 20000] [--ops 3000] [--profile OP]
+
+`--profile OP` runs cProfile over the client side of one operation instead (sorted by tottime,
+with calls per operation), to see where the client's time goes.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import itertools
+import pstats
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ginkgodb import MongoClient
+from ginkgodb.commands import dispatch
+
+DB, COLL = "bench", "docs"
+BATCH = 100          # insert_many batch size, find() result size
+
+
+def make_doc(i: int) -> dict:
+    """About 0.5 KB of BSON: scalars, a nested document and an array of subdocuments."""
+    return {
+        "_id": i, "k": i // 10, "sku": f"SKU-{i:09d}", "price": i * 0.25, "n": 0,
+        "created": dt.datetime(2024, 1, 1) + dt.timedelta(seconds=i),
+        "title": f"item number {i} of the benchmark set",
+        "status": ("active", "inactive", "archived")[i % 3],
+        "address": {"city": f"city-{i % 30:02d}", "zip": f"{i % 99999:05d}",
+                    "geo": {"lat": (i % 180) - 90.0, "lng": (i % 360) - 180.0}},
+        "lines": [{"sku": f"L-{i}-{j}", "qty": j + 1, "price": j * 1.5, "tag": f"tag-{j}"}
+                  for j in range(5)],
+        "tags": ["alpha", "bravo", f"t{i % 50}"],
+    }
+
+
+class Setup:
+    """An in-memory client, its collection, and the dispatch context underneath it."""
+
+    def __init__(self, n_docs: int) -> None:
+        self.client = MongoClient()
+        self.coll = self.client[DB][COLL]
+        self.ctx = self.client._runner.channel.context
+        for start in range(0, n_docs, 1000):
+            self.coll.insert_many([make_doc(i) for i in range(start, min(start + 1000, n_docs))])
+        self.n_docs = n_docs
+        self.fresh = itertools.count(10 ** 9)   # ids for inserted documents
+        self.doomed = itertools.count(10 ** 9)  # ids to delete: those insert_one added
+
+    def raw(self, cmd: dict) -> Any:
+        cmd["$db"] = DB
+        reply = dispatch(self.ctx, cmd)
+        if not reply.get("ok"):
+            raise RuntimeError(reply)
+        return reply
+
+
+def _ids(setup: Setup, ops: int) -> list[int]:
+    step = max(1, setup.n_docs // ops)
+    return [(i * step) % setup.n_docs for i in range(ops)]
+
+
+# name -> (client call, the same command through dispatch, operations per call); each takes
+# the call's sequence number
+Pairs = dict[str, tuple[Callable[[int], Any], Callable[[int], Any], int]]
+
+
+def op_pairs(setup: Setup, ops: int) -> Pairs:
+    """Single operations: the client call and its command, run on the same documents."""
+    coll, raw, ids = setup.coll, setup.raw, _ids(setup, ops)
+    fresh, doomed = setup.fresh, setup.doomed
+    return {
+        "find_one": (
+            lambda n: coll.find_one({"_id": ids[n]}),
+            lambda n: raw({"find": COLL, "filter": {"_id": ids[n]}, "limit": 1,
+                           "singleBatch": True}), 1),
+        "insert_one": (
+            lambda n: coll.insert_one(make_doc(next(fresh))),
+            lambda n: raw({"insert": COLL, "ordered": True,
+                           "documents": [make_doc(next(fresh))]}), 1),
+        "update_one": (
+            lambda n: coll.update_one({"_id": ids[n]}, {"$set": {"price": 1.5}}),
+            lambda n: raw({"update": COLL, "ordered": True,
+                           "updates": [{"q": {"_id": ids[n]}, "u": {"$set": {"price": 1.5}},
+                                        "multi": False, "upsert": False}]}), 1),
+        "find_one_and_update": (
+            lambda n: coll.find_one_and_update({"_id": ids[n]}, {"$inc": {"n": 1}}),
+            lambda n: raw({"findAndModify": COLL, "query": {"_id": ids[n]}, "new": False,
+                           "update": {"$inc": {"n": 1}}}), 1),
+        # runs after insert_one: deletes the documents it added
+        "delete_one": (
+            lambda n: coll.delete_one({"_id": next(doomed)}),
+            lambda n: raw({"delete": COLL, "ordered": True,
+                           "deletes": [{"q": {"_id": next(doomed)}, "limit": 1}]}), 1),
+        **batch_pairs(setup, ops),
+    }
+
+
+def batch_pairs(setup: Setup, ops: int) -> Pairs:
+    """Per-document costs: iterating find() results and insert_many batches (BATCH each)."""
+    coll, raw, fresh = setup.coll, setup.raw, setup.fresh
+    lows = [(n * 97 * BATCH) % (setup.n_docs - BATCH) for n in range(ops)]
+
+    def find_iter(n: int) -> None:
+        for _ in coll.find({"_id": {"$gte": lows[n], "$lt": lows[n] + BATCH}}):
+            pass
+
+    return {
+        "find() per doc": (
+            find_iter,
+            lambda n: raw({"find": COLL, "filter": {"_id": {"$gte": lows[n],
+                                                           "$lt": lows[n] + BATCH}}}), BATCH),
+        "insert_many per doc": (
+            lambda n: coll.insert_many([make_doc(next(fresh)) for _ in range(BATCH)]),
+            lambda n: raw({"insert": COLL, "ordered": True,
+                           "documents": [make_doc(next(fresh)) for _ in range(BATCH)]}), BATCH),
+    }
+
+
+def measure(setup: Setup, ops: int) -> list[tuple[str, float, float]]:
+    """(name, client µs/op, dispatch µs/op): medians of single calls, client and dispatch
+    alternating, so load on the machine hits both sides alike and outliers drop out."""
+    rows = []
+    clock = time.perf_counter_ns
+    for name, (client_call, raw_call, per_call) in op_pairs(setup, ops).items():
+        calls = ops if per_call == 1 else max(5, ops // 20)
+        for n in range(min(calls, 20)):                 # warm-up
+            client_call(n), raw_call(n)
+        c_times, d_times = [], []
+        for n in range(calls):
+            t0 = clock()
+            client_call(n)
+            t1 = clock()
+            raw_call(n)
+            t2 = clock()
+            c_times.append(t1 - t0)
+            d_times.append(t2 - t1)
+        rows.append((name, statistics.median(c_times) / per_call / 1e3,
+                     statistics.median(d_times) / per_call / 1e3))
+    return rows
+
+
+def profile(setup: Setup, ops: int, name: str, limit: int = 30) -> None:
+    client_call, _, per_call = op_pairs(setup, ops)[name]
+    calls = ops if per_call == 1 else max(5, ops // 20)
+
+    def run() -> None:
+        for n in range(calls):
+            client_call(n)
+
+    run()
+    prof = cProfile.Profile()
+    prof.runcall(run)
+    stats = pstats.Stats(prof)
+    count = sum(v[1] for v in stats.stats.values())   # primitive + recursive calls
+    print(f"{name}: {count / calls / per_call:.1f} function calls per operation")
+    stats.sort_stats("tottime").print_stats(limit)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=20_000)
+    parser.add_argument("--ops", type=int, default=3_000, help="calls per single operation")
+    parser.add_argument("--profile", metavar="OP", help="cProfile the client side of OP")
+    args = parser.parse_args(argv)
+    setup = Setup(args.docs)
+    if args.profile:
+        profile(setup, args.ops, args.profile)
+        return
+    print(f"{'operation':<22}{'client µs':>11}{'dispatch µs':>13}{'overhead µs':>13}{'ratio':>7}")
+    for name, client_us, raw_us in measure(setup, args.ops):
+        print(f"{name:<22}{client_us:>11.1f}{raw_us:>13.1f}{client_us - raw_us:>13.1f}"
+              f"{client_us / raw_us:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -9,6 +9,7 @@ from ..engine.cursors import DEFAULT_FIRST_BATCH, ServerCursor
 from ..errors import CommandError, ErrorCode
 from . import params as P
 from .find import first_batch
+from .operations import current_ops
 from .registry import command
 
 _FIELDS = frozenset({"pipeline", "cursor", "explain", "allowDiskUse", "collation", "hint",
@@ -58,7 +59,8 @@ def aggregate(ctx, cmd) -> dict:
     size = P.get_int(cursor_opts, "batchSize", None, command="aggregate.cursor", minimum=0)
     variables = P.get_let(cmd)
     reader = ctx.engine.reader()
-    docs = A.run(ctx.engine, db, coll, pipeline, ctx, variables, reader)
+    docs = A.run(ctx.engine, db, coll, pipeline, ctx, variables, reader,
+                 sources={"$currentOp": lambda spec: current_ops(ctx)})
     ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"
     cursor = ServerCursor(ns, _encoded(docs), reader)
     return first_batch(ctx, cursor, DEFAULT_FIRST_BATCH if size is None else size, False)

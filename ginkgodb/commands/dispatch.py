@@ -6,6 +6,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from bson.errors import InvalidBSON
+
 from ..errors import CommandError, ErrorCode, StorageError
 from .context import CommandContext
 from .registry import COMMANDS
@@ -61,6 +63,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     except StorageError as exc:
         code, fmt = _STORAGE_CODES[exc.kind]
         return CommandError(code, fmt.format(exc.message)).to_reply()
+    except InvalidBSON as exc:
+        return CommandError(ErrorCode.InvalidBSON, f"invalid BSON: {exc}").to_reply()
     except RecursionError:
         return CommandError(ErrorCode.Overflow, "BSON nesting too deep").to_reply()
     except Exception as exc:  # a bug: report it as mongod reports an internal error, and log it

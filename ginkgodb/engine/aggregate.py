@@ -84,15 +84,21 @@ def _stage_name(stage: Any) -> Optional[str]:
 
 
 def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variables: Optional[dict] = None,
-        reader=None) -> Iterator[dict]:
-    """Documents out of the pipeline (decoded). `coll` None is `aggregate: 1`."""
+        reader=None, sources: Optional[dict] = None) -> Iterator[dict]:
+    """Documents out of the pipeline (decoded). `coll` None is `aggregate: 1`.
+
+    `sources` maps first-stage names the front end answers (e.g. `$currentOp`, which only the
+    server knows) to callables taking the stage's spec and returning documents."""
     from ..query.pipeline import run_pipeline
     pctx = pipeline_context(engine, db, coll, variables, ctx)
     out_stage = None
     if pipeline and _stage_name(pipeline[-1]) in ("$out", "$merge"):
         out_stage, pipeline = pipeline[-1], pipeline[:-1]
     first = _stage_name(pipeline[0]) if pipeline else None
-    if first in SOURCE_STAGES and first not in ("$documents",):
+    if sources and first in sources:
+        source = iter(sources[first](pipeline[0][first]))
+        docs = run_pipeline(pipeline[1:], source, pctx)
+    elif first in SOURCE_STAGES and first not in ("$documents",):
         source = _source_stage(engine, db, coll, pipeline[0])
         docs = run_pipeline(pipeline[1:], source, pctx)
     elif coll is None:

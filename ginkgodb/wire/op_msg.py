@@ -15,7 +15,7 @@ import bson
 from bson.raw_bson import RawBSONDocument
 
 from ..errors import ErrorCode
-from .crc32c import crc32c
+from crc32c import crc32c  # hardware-accelerated where the CPU has it
 from .documents import decode, document_end
 from .errors import ProtocolError
 from .framing import HEADER_SIZE, OP_MSG, encode_header
@@ -76,7 +76,7 @@ def _verify_checksum(header_prefix: bytes, body: bytes, end: int) -> None:
     if end < 4:
         raise ProtocolError(ErrorCode.ChecksumMismatch, "OP_MSG is too short for its checksum", fatal=True)
     expected = _UINT32.unpack_from(body, end)[0]
-    actual = crc32c(body[:end], crc32c(header_prefix))
+    actual = crc32c(body[:end], value=crc32c(header_prefix))
     if actual != expected:
         raise ProtocolError(ErrorCode.ChecksumMismatch, "OP_MSG checksum does not match contents",
                             fatal=True)

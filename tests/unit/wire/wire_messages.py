@@ -6,7 +6,7 @@ import zlib
 
 import bson
 
-from ginkgodb.wire.crc32c import crc32c
+from crc32c import crc32c
 
 OP_REPLY, OP_QUERY, OP_COMPRESSED, OP_MSG = 1, 2004, 2012, 2013
 

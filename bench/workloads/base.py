@@ -32,8 +32,9 @@ class Checker:
     def expect(self, ok: bool, what: str, got: Any = None) -> bool:
         if not ok:
             self.failures += 1
-            if len(self.messages) < 3:
-                self.messages.append(what if got is None else f"{what} (got {_short(got)})")
+            message = what if got is None else f"{what} (got {_short(got)})"
+            if len(self.messages) < 3 and message not in self.messages:
+                self.messages.append(message)
         return ok
 
     def equal(self, actual: Any, expected: Any, what: str) -> bool:

@@ -61,9 +61,13 @@ def hard_deadline(seconds: float) -> Iterator[None]:
         raise HardTimeout(f"exceeded {seconds:.0f} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.monotonic()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_delay:  # an enclosing timer (e.g. pytest-timeout) keeps its deadline
+            remaining = max(outer_delay - (time.monotonic() - start), 1e-3)
+            signal.setitimer(signal.ITIMER_REAL, remaining, outer_interval)

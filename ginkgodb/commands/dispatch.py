@@ -29,14 +29,15 @@ def command_name(cmd: Mapping[str, Any]) -> str:
     raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
 
 
-def _deadline(cmd: Mapping[str, Any]) -> Any:
-    """Monotonic deadline from maxTimeMS (0 or absent: none)."""
+def deadline_from(cmd: Mapping[str, Any], started: float | None = None) -> Any:
+    """Monotonic deadline from maxTimeMS counted from `started` (default: now); None when
+    absent or 0, and for getMore, whose maxTimeMS is a tailable cursor's await time."""
     ms = cmd.get("maxTimeMS")
-    if ms is None or isinstance(ms, bool) or not isinstance(ms, (int, float)):
+    if ms is None or isinstance(ms, bool) or not isinstance(ms, (int, float)) or command_name(cmd) == "getMore":
         return None
     if ms < 0:
         raise CommandError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0, actual value '%s'" % ms)
-    return time.monotonic() + ms / 1000.0 if ms else None
+    return (time.monotonic() if started is None else started) + ms / 1000.0 if ms else None
 
 
 def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
@@ -50,8 +51,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
             raise CommandError(ErrorCode.Unauthorized,
                                f"{name} may only be run against the admin database.")
         saved = ctx.deadline
-        if saved is None and name != "getMore":
-            ctx.deadline = _deadline(cmd)
+        if saved is None:
+            ctx.deadline = deadline_from(cmd)
         try:
             reply = spec.handler(ctx, cmd)
         finally:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..commands import CommandContext, dispatch
-from ..commands._server_view import OpInfo, is_number
+from ..commands._server_view import OpInfo
+from ..engine.query import id_hack_key
 from ..commands.profile import PROFILE
 from ..errors import CommandError, ErrorCode
 from ..wire import Request, WireConnection
@@ -29,8 +30,17 @@ INLINE_COMMANDS = frozenset({
     "killSessions", "killAllSessions", "killAllSessionsByPattern",
 })
 _HANDSHAKE = frozenset({"hello", "isMaster", "ismaster"})
-#: getMore's maxTimeMS is the await time of a tailable cursor, not a deadline
-_NO_DEADLINE = frozenset({"getMore"})
+
+
+def runs_inline(name: str, command: Mapping[str, Any], engine: Any) -> bool:
+    """Commands cheaper than a thread hop: those answered from memory, and `{_id: v}` finds
+    on an engine whose readers never wait for writers (LMDB's snapshots)."""
+    if name in INLINE_COMMANDS:
+        return True
+    if name == "find" and getattr(engine.kv, "concurrent_readers", False):
+        filt = command.get("filter")
+        return type(filt) is dict and id_hack_key(filt) is not None and not command.get("projection")
+    return False
 
 
 @dataclass
@@ -68,14 +78,6 @@ def encode(wire: WireConnection, request: Request, reply: Mapping[str, Any]) -> 
             f"BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and "
             f"{MAX_INTERNAL_BSON_SIZE}({MAX_INTERNAL_BSON_SIZE // (1024 * 1024)}MB)").to_reply())
     return out
-
-
-def deadline_for(command: Mapping[str, Any], name: str, now: float) -> Optional[float]:
-    """Monotonic deadline from a positive maxTimeMS (0 or absent: no limit)."""
-    max_time = command.get("maxTimeMS")
-    if name in _NO_DEADLINE or not is_number(max_time) or max_time <= 0:
-        return None
-    return now + float(max_time) / 1000.0
 
 
 def slow_op_log(job: Job) -> None:

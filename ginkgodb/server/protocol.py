@@ -13,9 +13,10 @@ import uuid
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..commands import CommandContext
-from ..errors import code_name
+from ..commands.dispatch import deadline_from
+from ..errors import CommandError, code_name
 from ..wire import ProtocolError, Request, WireConnection
-from .executor import _HANDSHAKE, INLINE_COMMANDS, Job, deadline_for, slow_op_log
+from .executor import _HANDSHAKE, Job, runs_inline, slow_op_log
 from .logs import event
 
 if TYPE_CHECKING:
@@ -113,8 +114,11 @@ class ConnectionProtocol(asyncio.Protocol):
         ctx = CommandContext(engine=self.server.engine, connection_id=self.connection_id,
                              client_address=self.remote, server=self.state,
                              client_metadata=self.client_metadata, extra=self.extra)
-        job = Job(request, ctx, self.wire, inline=name in INLINE_COMMANDS)
-        ctx.deadline = deadline_for(request.command, name, job.started)
+        job = Job(request, ctx, self.wire, inline=runs_inline(name, request.command, self.server.engine))
+        try:
+            ctx.deadline = deadline_from(request.command, job.started)
+        except CommandError:
+            ctx.deadline = None  # dispatch reports the bad maxTimeMS
         job.op = self.state.begin_op(self.connection_id, self.remote, request.command, ctx,
                                      self.client_metadata)
         if job.inline:

@@ -68,6 +68,7 @@ class KVEngine(abc.ABC):
     """An ordered key-value store. One instance per data directory, opened once."""
 
     durable: bool = False
+    concurrent_readers: bool = False  # readers never wait for a writer (MVCC snapshots)
     path: Optional[str] = None
 
     @abc.abstractmethod

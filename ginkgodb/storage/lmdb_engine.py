@@ -85,6 +85,7 @@ class LmdbTxn(Txn):
 
 class LmdbEngine(KVEngine):
     durable = True
+    concurrent_readers = True
 
     def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1) -> None:
         os.makedirs(path, exist_ok=True)

@@ -35,6 +35,7 @@ class ServerCursor:
         self.lock = threading.Lock()
         self.on_close = on_close
         self.n_returned = 0
+        self._pending: Optional[RawBSONDocument] = None  # read but held over: it would overflow a batch
 
     def next_batch(self, size: Optional[int], ctx: Any = None) -> list[RawBSONDocument]:
         """Up to `size` documents (None: no count limit) and at most 16 MiB, at least one if any."""
@@ -50,15 +51,19 @@ class ServerCursor:
         try:
             docs = self._docs
             while size is None or len(batch) < size:
-                try:
-                    doc = next(docs)
-                except StopIteration:
-                    self.exhausted = True
+                doc, self._pending = self._pending, None
+                if doc is None:
+                    try:
+                        doc = next(docs)
+                    except StopIteration:
+                        self.exhausted = True
+                        break
+                n = len(doc.raw)
+                if batch and nbytes + n > MAX_BATCH_BYTES:
+                    self._pending = doc  # mongod stops before a batch would exceed 16 MiB
                     break
                 batch.append(doc)
-                nbytes += len(doc.raw)
-                if nbytes >= MAX_BATCH_BYTES:
-                    break
+                nbytes += n
                 if ctx is not None and not len(batch) & 255:
                     ctx.check_interrupt()
         finally:

@@ -150,3 +150,23 @@ def test_unknown_command_and_unknown_field(run):
 def test_document_too_large(run):
     reply = run.insert("c", {"_id": 1, "big": "x" * (16 * 1024 * 1024)})
     assert reply["writeErrors"][0]["code"] == 10334
+
+
+def test_idle_cursors_time_out_unless_no_cursor_timeout(run, monkeypatch):
+    import ginkgodb.engine.cursors as cursors
+    run.insert("c", *({"_id": i} for i in range(10)))
+    idle = run({"find": "c", "batchSize": 1})["cursor"]["id"]
+    pinned = run({"find": "c", "batchSize": 1, "noCursorTimeout": True})["cursor"]["id"]
+    monkeypatch.setattr(cursors, "IDLE_TIMEOUT", 0.0)
+    run({"find": "c", "batchSize": 1})  # registering a cursor reaps idle ones
+    assert run.error({"getMore": idle, "collection": "c"})["code"] == 43
+    assert len(run({"getMore": pinned, "collection": "c"})["cursor"]["nextBatch"]) == 9
+
+
+def test_batches_stop_at_16_mib(run):
+    big = "x" * (4 * 1024 * 1024)
+    run.insert("c", *({"_id": i, "s": big} for i in range(6)))
+    first = run({"find": "c", "batchSize": 10})
+    assert len(first["cursor"]["firstBatch"]) == 3  # a 4th 4 MiB document would pass 16 MiB
+    rest = run({"getMore": first["cursor"]["id"], "collection": "c"})
+    assert [d["_id"] for d in rest["cursor"]["nextBatch"]] == [3, 4, 5]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine import reads
-from ..engine.cursors import DEFAULT_FIRST_BATCH, cursor_reply
+from ..engine.cursors import DEFAULT_FIRST_BATCH, TailableCursor, cursor_reply
 from ..engine.query import FindRequest
 from ..errors import CommandError, ErrorCode
 from . import params as P
@@ -40,14 +40,29 @@ def find(ctx, cmd) -> dict:
     db = P.database(cmd)
     coll = P.collection(cmd, db)
     req = parse_find(cmd)
-    if P.get_bool(cmd, "tailable"):
-        state = ctx.engine.collection(db, coll)
-        if state is None or not state.meta.options.get("capped"):
-            raise CommandError(ErrorCode.BadValue, "tailable cursor requested on non capped collection")
     size = first_batch_size(cmd)
     single = P.get_bool(cmd, "singleBatch")
-    cursor = reads.open_find(ctx.engine, db, coll, req, ctx, no_timeout=P.get_bool(cmd, "noCursorTimeout"))
+    no_timeout = P.get_bool(cmd, "noCursorTimeout")
+    if P.get_bool(cmd, "tailable"):
+        return _tailable(ctx, cmd, db, coll, req, size, no_timeout)
+    if P.get_bool(cmd, "awaitData"):
+        raise CommandError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
+    cursor = reads.open_find(ctx.engine, db, coll, req, ctx, no_timeout=no_timeout)
     return first_batch(ctx, cursor, size, single)
+
+
+def _tailable(ctx, cmd, db: str, coll: str, req, size, no_timeout: bool) -> dict:
+    state = ctx.engine.collection(db, coll)
+    if state is None or not state.capped:
+        raise CommandError(ErrorCode.BadValue, "tailable cursor requested on non capped collection")
+    if req.sort and list(req.sort) != ["$natural"] or req.skip or req.limit or req.projection:
+        raise CommandError(ErrorCode.BadValue,
+                           "tailable cursors support a filter only (no sort, skip, limit or projection)")
+    cursor = reads.open_tailable(ctx.engine, db, coll, req.filter, ctx,
+                                 await_data=P.get_bool(cmd, "awaitData"), no_timeout=no_timeout)
+    batch = cursor.next_batch(size, ctx) if size != 0 else []
+    cid = ctx.engine.cursors.register(cursor)
+    return cursor_reply(cid, cursor.ns, batch, True)
 
 
 def first_batch(ctx, cursor, size, single: bool) -> dict:
@@ -76,6 +91,9 @@ def get_more(ctx, cmd) -> dict:
     cursor = ctx.engine.cursors.get(cid, ns)
     size = P.get_int(cmd, "batchSize", None, minimum=0) or None
     with cursor.lock:
+        if isinstance(cursor, TailableCursor):
+            wait = P.get_int(cmd, "maxTimeMS", 1000) / 1000.0 if cursor.await_data else 0.0
+            return cursor_reply(cid, ns, cursor.next_batch(size, ctx, wait), False)
         batch = cursor.next_batch(size, ctx)
         if cursor.exhausted:
             ctx.engine.cursors.forget(cid)

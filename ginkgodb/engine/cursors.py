@@ -89,6 +89,34 @@ class ServerCursor:
             self.on_close = None
 
 
+class TailableCursor(ServerCursor):
+    """A cursor on a capped collection that stays open at the end and picks up documents
+    inserted later (each pass resumes after the last record id it saw)."""
+
+    def __init__(self, ns: str, restart, reader: Any, *, await_data: bool, **kw: Any) -> None:
+        self.last_rid = 0
+        self._restart = restart
+        super().__init__(ns, restart(self), reader, **kw)
+        self.await_data = await_data
+
+    def next_batch(self, size: Optional[int], ctx: Any = None, await_seconds: float = 0.0) -> list:
+        deadline = time.monotonic() + await_seconds
+        while True:
+            batch = super().next_batch(size, ctx)
+            if self.exhausted and not self._closed:
+                self.exhausted = False  # the end of a tailable cursor is only the end for now
+                self._docs = self._restart(self)
+            if batch or not self.await_data or time.monotonic() >= deadline:
+                return batch
+            time.sleep(0.01)
+
+    _closed = False
+
+    def close(self) -> None:
+        self._closed = True
+        super().close()
+
+
 class CursorManager:
     def __init__(self) -> None:
         self._cursors: dict[int, ServerCursor] = {}

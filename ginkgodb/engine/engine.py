@@ -24,6 +24,8 @@ class CollectionState:
         self.record_prefix = layout.record_prefix(meta.id)
         self.indexes: list[IndexRuntime] = []
         self._validator = None
+        self.capped = bool(meta.options.get("capped"))
+        self.capped_totals = None  # [documents, bytes], counted when first needed
         self.refresh()
 
     def refresh(self) -> None:

@@ -9,7 +9,7 @@ import bson
 from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil import keycodec
-from .cursors import ServerCursor
+from .cursors import ServerCursor, TailableCursor
 from . import query as Q
 
 
@@ -26,6 +26,25 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
     reader = engine.reader()
     built = Q.build(engine, state, reader, req, ctx)
     return ServerCursor(f"{db}.{coll}", _raw_docs(built.root), reader, no_timeout=no_timeout)
+
+
+def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_data: bool = False,
+                  no_timeout: bool = False) -> TailableCursor:
+    """A tailable cursor over a capped collection: natural order, resuming after the last seen."""
+    from ..storage.kv import prefix_end
+    from . import layout
+    state = engine.collection(db, coll)
+    matcher = Q.cached_filter(filt, Q.FindRequest(filter=filt)) if filt else None
+    reader = engine.reader()
+
+    def restart(cursor: TailableCursor) -> Iterator[RawBSONDocument]:
+        end = prefix_end(state.record_prefix)
+        for key, raw in reader.scan(state.record_key(cursor.last_rid + 1), end):
+            cursor.last_rid = layout.rid_of_record_key(key)
+            if matcher is None or matcher(bson.decode(raw)):
+                yield RawBSONDocument(raw)
+
+    return TailableCursor(f"{db}.{coll}", restart, reader, await_data=await_data, no_timeout=no_timeout)
 
 
 def explain_find(engine, db: str, coll: str, req: Q.FindRequest, verbosity: str, command: dict,

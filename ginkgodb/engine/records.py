@@ -9,6 +9,7 @@ from typing import Optional
 
 from ..bsonutil.compare import compare
 from ..errors import CommandError, ErrorCode
+from . import capped
 from .documents import encode_updated
 
 
@@ -21,6 +22,8 @@ def insert_record(engine, txn, state, doc: dict, raw: bytes) -> int:
         planned.append((ix, keys, multikey))
     txn.put(state.record_key(rid), raw)
     _write_entries(engine, txn, state, planned, rid)
+    if state.capped:
+        capped.after_insert(txn, state, raw)
     return rid
 
 
@@ -59,6 +62,8 @@ def update_record(engine, txn, state, rid: int, old: dict, old_raw: bytes, new: 
     for ix, keys in removals:
         ix.remove(txn, keys, rid)
     txn.put(state.record_key(rid), new_raw)
+    if state.capped:
+        capped.after_update(state, len(old_raw), len(new_raw))
     _write_entries(engine, txn, state, planned, rid)
     return new_raw
 
@@ -82,4 +87,8 @@ def delete_record(txn, state, rid: int, doc: dict) -> None:
     for ix in state.indexes:
         keys, _ = ix.keys(doc)
         ix.remove(txn, keys, rid)
-    txn.delete(state.record_key(rid))
+    key = state.record_key(rid)
+    if state.capped:
+        raw = txn.get(key)
+        capped.after_delete(state, len(raw) if raw is not None else 0)
+    txn.delete(key)

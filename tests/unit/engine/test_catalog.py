@@ -106,3 +106,33 @@ def test_schema_validation(run):
     assert run.insert("v", {"qty": -1}, bypassDocumentValidation=True)["n"] == 1
     reply = run({"update": "v", "updates": [{"q": {"qty": 1}, "u": {"$set": {"qty": -5}}}]})
     assert reply["writeErrors"][0]["code"] == 121
+
+
+def test_capped_collection_drops_oldest_documents_by_count_and_size(run):
+    run({"create": "log", "capped": True, "size": 100000, "max": 3})
+    run.insert("log", *({"_id": i} for i in range(5)))
+    assert [d["_id"] for d in run.find("log")] == [2, 3, 4]
+    assert [d["_id"] for d in run.find("log", sort={"$natural": -1})] == [4, 3, 2]
+    run({"create": "small", "capped": True, "size": 1000})
+    run.insert("small", *({"_id": i, "pad": "x" * 200} for i in range(20)))
+    docs = run.find("small")
+    assert sum(len(__import__("bson").encode(d)) for d in docs) <= 1024
+    assert docs[-1]["_id"] == 19 and docs[0]["_id"] > 0
+    assert run({"collStats": "small"})["capped"] is True
+
+
+def test_tailable_cursor_follows_inserts_into_a_capped_collection(run):
+    import time
+    run({"create": "log", "capped": True, "size": 100000})
+    run.insert("log", {"_id": 1, "level": "info"}, {"_id": 2, "level": "error"})
+    first = run({"find": "log", "filter": {"level": "error"}, "tailable": True, "awaitData": True})
+    assert [d["_id"] for d in first["cursor"]["firstBatch"]] == [2] and first["cursor"]["id"] != 0
+    cid = first["cursor"]["id"]
+    started = time.monotonic()
+    empty = run({"getMore": cid, "collection": "log", "maxTimeMS": 50})
+    assert empty["cursor"]["nextBatch"] == [] and empty["cursor"]["id"] == cid
+    assert time.monotonic() - started >= 0.04  # awaitData waited for new documents
+    run.insert("log", {"_id": 3, "level": "error"}, {"_id": 4, "level": "info"})
+    more = run({"getMore": cid, "collection": "log"})
+    assert [d["_id"] for d in more["cursor"]["nextBatch"]] == [3]
+    assert run.error({"find": "c", "tailable": True})["code"] == 2

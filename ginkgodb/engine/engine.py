@@ -64,7 +64,7 @@ class Engine:
     concurrently on their own short read transactions.
     """
 
-    def __init__(self, kv: KVEngine) -> None:
+    def __init__(self, kv: KVEngine, *, ttl_interval: float = 60.0) -> None:
         self.kv = kv
         self.lock = threading.RLock()
         self.catalog = Catalog()
@@ -73,11 +73,13 @@ class Engine:
         self._closed = False
         with kv.begin(write=True) as txn:
             self.catalog.load(txn)
+        from .ttl import TTLMonitor
+        self._ttl = TTLMonitor(self, ttl_interval) if ttl_interval > 0 else None
 
     @classmethod
-    def open(cls, path: Optional[str] = None, **options) -> "Engine":
+    def open(cls, path: Optional[str] = None, *, ttl_interval: float = 60.0, **options) -> "Engine":
         """LMDB at `path` (created if needed), or in-memory when `path` is None."""
-        return cls(open_engine(path, **options))
+        return cls(open_engine(path, **options), ttl_interval=ttl_interval)
 
     @property
     def durable(self) -> bool:
@@ -138,6 +140,8 @@ class Engine:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            if self._ttl is not None:
+                self._ttl.stop()
             self.cursors.close_all()
             with self.lock:
                 self.kv.close()

@@ -180,3 +180,18 @@ def test_queries_pick_the_selective_index_without_explain_too(run, engine):
         built = Q.build(engine, state, reader, Q.FindRequest(filter={"a": 1, "b": 7}))
         assert [r[0] for r in built.root.rows()] == [8]  # record ids start at 1
         assert built.root.child.index.meta.name == "b_1"
+
+
+def test_ttl_index_expires_old_documents(run, engine):
+    import datetime
+    from ginkgodb.engine.ttl import expire_once
+    create(run, "sessions", {"at": 1}, expireAfterSeconds=3600)
+    now = datetime.datetime(2026, 1, 1, 12, 0)
+    run.insert("sessions", {"_id": "old", "at": now - datetime.timedelta(hours=2)},
+               {"_id": "new", "at": now - datetime.timedelta(minutes=5)},
+               {"_id": "array", "at": [now, now - datetime.timedelta(days=1)]},
+               {"_id": "nodate", "at": "yesterday"}, {"_id": "missing"})
+    assert expire_once(engine, now) == 2
+    assert sorted(d["_id"] for d in run.find("sessions")) == ["missing", "new", "nodate"]
+    assert run.find("sessions", {"at": {"$lt": now}}, hint="at_1") == [
+        {"_id": "new", "at": now - datetime.timedelta(minutes=5)}]

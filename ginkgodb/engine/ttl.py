@@ -1,0 +1,76 @@
+"""TTL indexes: a background monitor deletes documents whose indexed date is older than
+`expireAfterSeconds`, as mongod's TTL monitor does (every 60 seconds by default).
+
+A document whose indexed field is an array expires when its earliest date does; documents
+without a date there never expire.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import threading
+from typing import Optional
+
+import bson
+
+from ..bsonutil import keycodec
+from ..bsonutil.types import BRACKET_DATE
+from ..storage.kv import prefix_end
+from . import layout
+from .records import delete_record
+
+log = logging.getLogger("ginkgodb.ttl")
+DEFAULT_INTERVAL = 60.0
+
+
+def _ttl_indexes(engine):
+    for meta in list(engine.catalog.collections.values()):
+        for ix in meta.indexes:
+            if "expireAfterSeconds" in ix.options and len(ix.key) == 1:
+                yield meta, ix
+
+
+def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
+    """One pass over every TTL index; returns how many documents were deleted."""
+    now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    deleted = 0
+    for meta, ix in list(_ttl_indexes(engine)):
+        cutoff = now - datetime.timedelta(seconds=float(ix.options["expireAfterSeconds"]))
+        with engine.write() as txn:
+            state = engine.collection(meta.db, meta.name)
+            if state is None or state.index(ix.name) is None:
+                continue
+            runtime = state.index(ix.name)
+            direction = runtime.directions[0]
+            lo, hi = keycodec.bracket_min(BRACKET_DATE), keycodec.encode_value(cutoff)
+            if direction < 0:
+                lo, hi = keycodec.invert(hi), prefix_end(keycodec.invert(lo))
+            rids = {layout.rid_from_entry(k) for k, _ in txn.scan(runtime.prefix + lo, runtime.prefix + hi)}
+            for rid in sorted(rids):
+                raw = txn.get(state.record_key(rid))
+                if raw is not None:
+                    delete_record(txn, state, rid, bson.decode(raw))
+                    deleted += 1
+    return deleted
+
+
+class TTLMonitor:
+    """Runs `expire_once` every `interval` seconds on a daemon thread until stopped."""
+
+    def __init__(self, engine, interval: float = DEFAULT_INTERVAL) -> None:
+        self._engine = engine
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ginkgodb-ttl", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                expire_once(self._engine)
+            except Exception:  # a failed pass is retried at the next interval
+                log.exception("TTL pass failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()

@@ -6,6 +6,7 @@ transaction runs at a time per engine (callers may rely on that: it is how docum
 writes stay atomic). Read transactions see committed data only.
 
 Scans are half-open: [lo, hi). `prefix_end(p)` gives the hi that covers every key starting with p.
+Long cursors read through `engine.reader.Reader`, which resumes scans across short transactions.
 """
 from __future__ import annotations
 
@@ -73,28 +74,6 @@ class KVEngine(abc.ABC):
 
     @abc.abstractmethod
     def begin(self, write: bool = False) -> Txn: ...
-
-    def scan_chunked(self, lo: bytes, hi: Optional[bytes], reverse: bool = False,
-                     chunk: int = 512) -> Iterator[tuple[bytes, bytes]]:
-        """Like Txn.scan, but each chunk is read in its own short read transaction.
-
-        Long-running cursors use this so they never pin a snapshot (or a lock) between batches;
-        a key written meanwhile may or may not be seen, as with MongoDB's yielding scans."""
-        while True:
-            with self.begin() as txn:
-                batch = []
-                for item in txn.scan(lo, hi, reverse):
-                    batch.append(item)
-                    if len(batch) >= chunk:
-                        break
-            yield from batch
-            if len(batch) < chunk:
-                return
-            last = batch[-1][0]
-            if reverse:
-                hi = last
-            else:
-                lo = last + b"\x00"
 
     def sync(self) -> None:
         """Force everything committed so far onto stable storage."""

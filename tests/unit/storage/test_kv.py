@@ -68,13 +68,6 @@ def test_reverse_scan_with_bound_beyond_last_key(kv):
         assert list(txn.scan(b"c", b"d", reverse=True)) == []
 
 
-def test_scan_chunked_sees_every_key_across_chunks(kv):
-    keys = [b"k%05d" % i for i in range(1300)]
-    _fill(kv, keys)
-    assert [k for k, _ in kv.scan_chunked(b"k", prefix_end(b"k"), chunk=100)] == keys
-    assert [k for k, _ in kv.scan_chunked(b"k", prefix_end(b"k"), reverse=True, chunk=100)] == keys[::-1]
-
-
 def test_prefix_end():
     assert prefix_end(b"ab") == b"ac"
     assert prefix_end(b"a\xff") == b"b"

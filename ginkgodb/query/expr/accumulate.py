@@ -8,17 +8,18 @@ from typing import Any, Iterable
 from bson.decimal128 import Decimal128
 
 from .ops_logic import cmp_values
-from .values import (DEC_CTX, DECIMAL, DOUBLE, INT, LONG, make_dec, make_int, nullish,
+from .values import (DEC_CTX, DECIMAL, DOUBLE, INT, LONG, fsum, make_dec, make_int, nullish,
                      num_kind, to_dec)
 
 
 class Summer:
     """A running sum with mongod's result typing; non-numbers are ignored."""
 
-    __slots__ = ("kind", "ints", "floats", "dec", "count")
+    __slots__ = ("kind", "ints", "floats", "dec", "count", "longs")
 
     def __init__(self) -> None:
         self.kind, self.ints, self.floats, self.dec, self.count = INT, 0, [], None, 0
+        self.longs: list[int] = []
 
     def add(self, v: Any) -> None:
         t = type(v)
@@ -40,6 +41,7 @@ class Summer:
         self.count += 1
         if k == LONG:
             self.ints += v
+            self.longs.append(v)
             if self.kind < LONG:
                 self.kind = LONG
         else:
@@ -49,12 +51,14 @@ class Summer:
 
     def total(self) -> Any:
         if self.kind == DECIMAL:
-            rest = decimal.Decimal(self.ints)
+            total = self.dec
             if self.floats:
-                rest = DEC_CTX.add(rest, to_dec(math.fsum(self.floats)))
-            return make_dec(DEC_CTX.add(self.dec, rest))
+                total = DEC_CTX.add(total, to_dec(fsum([*self.floats, float(self.ints)])))
+            elif self.ints:
+                total = DEC_CTX.add(total, decimal.Decimal(self.ints))
+            return make_dec(total)
         if self.kind == DOUBLE:
-            return math.fsum([*self.floats, self.ints]) if self.ints else math.fsum(self.floats)
+            return fsum([*self.floats, self.ints]) if self.ints else fsum(self.floats)
         return make_int(self.ints, self.kind)
 
     def average(self) -> Any:
@@ -63,7 +67,10 @@ class Summer:
         if self.kind == DECIMAL:
             return make_dec(DEC_CTX.divide(self.total().to_decimal(), decimal.Decimal(self.count)))
         if self.kind == DOUBLE:
-            return math.fsum([*self.floats, self.ints]) / self.count
+            return fsum([*self.floats, self.ints]) / self.count
+        if self.longs:
+            int32_part = self.ints - sum(self.longs)
+            return fsum([*map(float, self.longs), float(int32_part)]) / self.count
         return self.ints / self.count
 
 

@@ -70,10 +70,30 @@ def is_const(fn: Fn) -> bool:
     return getattr(fn, "is_const", False)
 
 
+_deferring = [0]
+
+
+class defer_fold_errors:
+    """Within this block constant folding keeps errors for run time: mongod never optimizes
+    the parts of an expression it has proven unreachable (e.g. a $switch branch after a
+    constant-true case), so their constant errors must not surface at parse time."""
+
+    def __enter__(self) -> None:
+        _deferring[0] += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        _deferring[0] -= 1
+
+
 def fold(fn: Fn, args: Iterable[Fn]) -> Fn:
     """Replace `fn` by its value when every argument is a constant."""
     if all(is_const(a) for a in args):
-        return const(fn(None, None))
+        if not _deferring[0]:
+            return const(fn(None, None))
+        try:
+            return const(fn(None, None))
+        except CommandError:
+            return fn
     return fn
 
 

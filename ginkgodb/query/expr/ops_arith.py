@@ -13,13 +13,18 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from ginkgodb.bsonutil.compare import date_millis
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, nary
 from .dates import from_millis, is_date
 from .values import (DEC_CTX, DECIMAL, DOUBLE, INT, INT64_MAX, INT64_MIN, LONG, as_int32,
-                     int_or_long, make_dec, make_int, nullish, num_kind, number_str, to_dec,
+                     fsum, int_or_long, make_dec, make_int, nullish, num_kind, number_str, to_dec,
                      to_double, type_name)
+
+
+def round_half_away(x: float) -> int:
+    """C's llround: halves round away from zero."""
+    return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
 
 def _overflow_date(name: str) -> CommandError:
@@ -31,10 +36,12 @@ def _overflow_date(name: str) -> CommandError:
 
 def add_values(values: list[Any]) -> Any:
     kind, isum, floats, dsum, date = INT, 0, [], None, None
+    saw_int = False
     for v in values:
         k = num_kind(v)
         if k == INT or k == LONG:
             isum += v
+            saw_int = True
             kind = max(kind, k)
         elif k == DOUBLE:
             floats.append(v)
@@ -50,28 +57,33 @@ def add_values(values: list[Any]) -> Any:
         elif nullish(v):
             return None
         else:
-            raise CommandError(16554, "$add only supports numeric or date types, not "
-                                      f"{type_name(v)}")
+            raise CommandError(ErrorCode.TypeMismatch, "$add only supports numeric or date types, "
+                                                       f"not {type_name(v)}")
     if date is not None:
         return _date_plus(date, isum, floats, dsum)
     if kind == DECIMAL:
-        rest = DEC_CTX.create_decimal(decimal.Decimal(math.fsum(floats))) if floats else 0
-        return make_dec(DEC_CTX.add(DEC_CTX.add(dsum, decimal.Decimal(isum)), rest))
+        total = dsum
+        if saw_int or floats:
+            rest = float(isum) + fsum(floats) if floats else isum
+            total = DEC_CTX.add(total, to_dec(rest))
+        return make_dec(total)
     if kind == DOUBLE:
-        return math.fsum([*floats, isum]) if isum else math.fsum(floats)
+        return fsum([*floats, isum]) if isum else fsum(floats)
     return make_int(isum, kind)
 
 
 def _date_plus(date: int, isum: int, floats: list[float], dsum: Any) -> Any:
     if dsum is not None:
-        total = dsum + isum + date + decimal.Decimal(math.fsum(floats))
+        if not dsum.is_finite():
+            raise _overflow_date("$add")
+        total = dsum + isum + date + decimal.Decimal(fsum(floats))
         return from_millis(int(total.to_integral_value(decimal.ROUND_HALF_EVEN)))
     total: Any = date + isum
     if floats:
-        total = math.fsum([*floats, total])
-        if not math.isfinite(total):
+        part = fsum(floats)
+        if not math.isfinite(part):
             raise _overflow_date("$add")
-        total = round(total)
+        total += round_half_away(part)
     if not INT64_MIN <= total <= INT64_MAX:
         raise _overflow_date("$add")
     return from_millis(int(total))
@@ -100,7 +112,8 @@ def multiply_values(values: list[Any]) -> Any:
         if k < 0:
             if nullish(v):
                 return None
-            raise CommandError(16555, f"$multiply only supports numeric types, not {type_name(v)}")
+            raise CommandError(ErrorCode.TypeMismatch, "$multiply only supports numeric types, not "
+                                                       f"{type_name(v)}")
         if k > kind:
             kind = k
     if kind == DECIMAL:
@@ -143,17 +156,21 @@ def subtract_values(a: Any, b: Any) -> Any:
             return Int64(date_millis(a) - date_millis(b))
         if kb >= 0:
             return from_millis(date_millis(a) - _round_to_long(b))
-        raise CommandError(16613, f"cant $subtract a {type_name(b)} from a Date")
-    raise CommandError(16556, f"cant $subtract a {type_name(b)} from a {type_name(a)}")
+        raise CommandError(ErrorCode.TypeMismatch, f"cant $subtract a {type_name(b)} from a Date")
+    raise CommandError(ErrorCode.TypeMismatch, f"cant $subtract a {type_name(b)} from a "
+                                               f"{type_name(a)}")
 
 
 def _round_to_long(v: Any) -> int:
     if type(v) is float:
         if not math.isfinite(v):
-            raise CommandError(31109, f"Can't coerce out of range value {number_str(v)} to long")
-        return int(v)
+            raise _overflow_date("$subtract")
+        return round_half_away(v)
     if type(v) is Decimal128:
-        return int(v.to_decimal().to_integral_value(decimal.ROUND_HALF_EVEN))
+        d = v.to_decimal()
+        if not d.is_finite():
+            raise _overflow_date("$subtract")
+        return int(d.to_integral_value(decimal.ROUND_HALF_EVEN))
     return int(v)
 
 
@@ -169,16 +186,16 @@ def divide_values(a: Any, b: Any) -> Any:
         if ka == DECIMAL or kb == DECIMAL:
             db = to_dec(b)
             if db.is_zero():
-                raise CommandError(16608, "can't $divide by zero")
+                raise CommandError(ErrorCode.BadValue, "can't $divide by zero")
             return make_dec(DEC_CTX.divide(to_dec(a), db))
         denom = float(b)
         if denom == 0:
-            raise CommandError(16608, "can't $divide by zero")
+            raise CommandError(ErrorCode.BadValue, "can't $divide by zero")
         return float(a) / denom
     if nullish(a) or nullish(b):
         return None
-    raise CommandError(16609, f"$divide only supports numeric types, not {type_name(a)} and "
-                              f"{type_name(b)}")
+    raise CommandError(ErrorCode.TypeMismatch, "$divide only supports numeric types, not "
+                                               f"{type_name(a)} and {type_name(b)}")
 
 
 @nary("$divide", 2, 2)
@@ -193,12 +210,13 @@ def mod_values(a: Any, b: Any) -> Any:
         if ka == DECIMAL or kb == DECIMAL:
             db = to_dec(b)
             if db.is_zero():
-                raise CommandError(16610, "can't $mod by zero")
-            return make_dec(DEC_CTX.remainder(to_dec(a), db))
+                raise CommandError(5733415, "can't $mod by zero")
+            return make_dec(exact_remainder(to_dec(a), db))
         if float(b) == 0:
             raise CommandError(16610, "can't $mod by zero")
-        if ka == DOUBLE or (kb == DOUBLE and not float(b).is_integer()):
-            return math.fmod(float(a), float(b))
+        if ka == DOUBLE or kb == DOUBLE:
+            x, y = float(a), float(b)
+            return math.fmod(x, y) if math.isfinite(x) else math.nan
         left, right = int(a), int(b)
         r = abs(left) % abs(right)
         r = -r if left < 0 else r
@@ -207,6 +225,16 @@ def mod_values(a: Any, b: Any) -> Any:
         return None
     raise CommandError(16611, f"$mod only supports numeric types, not {type_name(a)} and "
                               f"{type_name(b)}")
+
+
+def exact_remainder(a: decimal.Decimal, b: decimal.Decimal) -> decimal.Decimal:
+    """a mod b with the sign of a, exact whatever the exponents (decimal's remainder is not)."""
+    if not a.is_finite() or b.is_nan():
+        return decimal.Decimal("NaN")
+    if b.is_infinite():
+        return a
+    ctx = decimal.Context(prec=13000, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+    return ctx.remainder(a, b)
 
 
 @nary("$mod", 2, 2)
@@ -239,7 +267,7 @@ def _abs(v: Any, k: int) -> Any:
     if k == DOUBLE:
         return abs(v)
     if k == DECIMAL:
-        return Decimal128(abs(v.to_decimal()))
+        return Decimal128(DEC_CTX.abs(v.to_decimal()))
     if v == INT64_MIN:
         raise CommandError(28680, "can't take $abs of long long min")
     return Int64(abs(v)) if k == LONG else int_or_long(abs(v))
@@ -248,12 +276,16 @@ def _abs(v: Any, k: int) -> Any:
 def _rounder(double_fn: Callable[[float], float], mode: str) -> Callable[[Any, int], Any]:
     def compute(v: Any, k: int) -> Any:
         if k == DOUBLE:
-            return float(double_fn(v)) if math.isfinite(v) else v
+            if not math.isfinite(v):
+                return v
+            r = float(double_fn(v))
+            return math.copysign(0.0, v) if r == 0 else r
         if k == DECIMAL:
             d = v.to_decimal()
-            if not d.is_finite():
+            if d.is_nan():
                 return v
-            return Decimal128(d.to_integral_value(mode))
+            return Decimal128(d.quantize(decimal.Decimal(1), mode, DEC_CTX)
+                              if d.is_finite() else decimal.Decimal("NaN"))
         return v
     return compute
 
@@ -264,7 +296,9 @@ def _decimal_or_double(name: str, dec_fn: Callable[[decimal.Decimal], decimal.De
     def compute(v: Any, k: int) -> Any:
         if k == DECIMAL:
             d = v.to_decimal()
-            if not d.is_nan() and not valid(d):
+            if d.is_nan():
+                return math.nan if name in ("$ln", "$log10") else v
+            if not valid(d):
                 raise CommandError(code, message.format(str(v)))
             return make_dec(dec_fn(d))
         x = float(v)
@@ -316,6 +350,8 @@ def log_values(x: Any, base: Any) -> Any:
         raise CommandError(28757, f"$log's base must be numeric, not {type_name(base)}")
     if DECIMAL in (kx, kb):
         dx, db = to_dec(x), to_dec(base)
+        if dx.is_nan() or db.is_nan():
+            return math.nan
         if not dx > 0:
             raise CommandError(28758, f"$log's argument must be a positive number, but is {dx}")
         if not (db > 0 and db != 1):
@@ -348,16 +384,30 @@ def pow_values(base: Any, exp: Any) -> Any:
         raise CommandError(28762, f"$pow's base must be numeric, not {type_name(base)}")
     if ke < 0:
         raise CommandError(28763, f"$pow's exponent must be numeric, not {type_name(exp)}")
-    if float(base) == 0 and float(exp) < 0:
+    if to_double(base) == 0 and to_double(exp) < 0:
         raise CommandError(28764, "$pow cannot take a base of 0 and a negative exponent")
     if DECIMAL in (kb, ke):
-        try:
-            return make_dec(DEC_CTX.power(to_dec(base), to_dec(exp)))
-        except decimal.InvalidOperation:
-            return Decimal128("NaN")
+        return decimal_pow(to_dec(base), to_dec(exp))
     if DOUBLE in (kb, ke):
         return _float_pow(float(base), float(exp))
     return _int_pow(int(base), int(exp), max(kb, ke))
+
+
+def decimal_pow(b: decimal.Decimal, e: decimal.Decimal) -> Decimal128:
+    """Decimal power as mongod reports it: full 34-digit coefficients, unsigned zero."""
+    if b.is_nan() or e.is_nan():
+        return Decimal128("NaN")
+    if b.is_zero():
+        return Decimal128("0E-6176") if e > 0 else Decimal128("1")
+    try:
+        r = DEC_CTX.power(b, e)
+    except decimal.InvalidOperation:
+        return Decimal128("NaN")
+    if r.is_zero() and r.is_finite():
+        return Decimal128("0E-6176")
+    if r.is_finite() and r.adjusted() - 33 < r.as_tuple().exponent:
+        r = DEC_CTX.quantize(r, decimal.Decimal(1).scaleb(r.adjusted() - 33))
+    return make_dec(r)
 
 
 def _float_pow(b: float, e: float) -> float:
@@ -432,13 +482,17 @@ def round_number(v: Any, k: int, precision: int, mode: str) -> Any:
         if precision >= 0:
             return v
         out = int(decimal.Decimal(int(v)).quantize(quantum, mode))
+        if not INT64_MIN <= out <= INT64_MAX:
+            raise CommandError(51080, "invalid conversion from Decimal128 result in "
+                                      f"{'$round' if mode == decimal.ROUND_HALF_EVEN else '$trunc'}"
+                                      f" resulting from arguments: [{v}, {precision}]")
         return Int64(out) if k == LONG else int_or_long(out)
-    d = to_dec(v)
-    if not d.is_finite():
+    d = v.to_decimal() if k == DECIMAL else DEC_CTX.create_decimal(decimal.Decimal(v)) \
+        if math.isfinite(v) else None
+    if d is None or not d.is_finite():
         return v
-    try:
-        q = d.quantize(quantum, mode, DEC_CTX)
-    except decimal.InvalidOperation:
+    q = d.quantize(quantum, mode, DEC_CTX)
+    if q.is_nan():
         return v
     return make_dec(q) if k == DECIMAL else float(q)
 

@@ -103,13 +103,13 @@ def _index_of_array(args: list[Fn]) -> Fn:
 
 
 def _index_arg(v: Any, which: str) -> int:
-    if isinstance(v, bool) or not is_integral(v):
-        raise CommandError(40096, f"$indexOfArray requires an integral {which} index, found a "
-                                  f"value of type: {type_name(v)}, with value: {bson_repr(v)}")
-    i = int(to_double(v)) if num_kind(v) == 3 else int(v)
+    i = None if isinstance(v, bool) else as_int32(v)
+    if i is None:
+        raise CommandError(9711600, f"$indexOfArray requires an integral {which} index, found a "
+                                    f"value of type: {type_name(v)}, with value: {bson_repr(v)}")
     if i < 0:
-        raise CommandError(40097, f"$indexOfArray requires a nonnegative {which} index, found: "
-                                  f"{i}")
+        raise CommandError(9711601, f"$indexOfArray requires a nonnegative {which} index, "
+                                    f"found: {i}")
     return i
 
 

@@ -6,7 +6,8 @@ from typing import Any
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, compile_node, operator, validate_var_write
-from .values import as_int32, bson_repr, nullish, num_kind, number_str, truthy, type_name
+from .values import (as_int32, bson_repr, nullish, num_kind, number_str, to_double, truthy,
+                     type_name)
 
 
 def _fields(name: str, spec: Any, allowed: tuple[str, ...], not_object: int,
@@ -21,8 +22,9 @@ def _fields(name: str, spec: Any, allowed: tuple[str, ...], not_object: int,
 
 def _var_name(spec: dict, default: str) -> str:
     name = spec.get("as", default)
-    if not isinstance(name, str):
-        raise CommandError(ErrorCode.FailedToParse, f"'as' must be a string, got {type_name(name)}")
+    if not isinstance(name, str) or not name:
+        raise CommandError(ErrorCode.FailedToParse, "'as' must be a non-empty string, got "
+                                                    f"{type_name(name)}")
     validate_var_write(name)
     return name
 
@@ -210,17 +212,37 @@ def _sort_array(spec: Any, scope: Scope) -> Fn:
     return ev
 
 
+def _direction(v: Any, code: int, what: str) -> int:
+    if num_kind(v) >= 0:
+        x = to_double(v)
+        if x in (1.0, -1.0):
+            return 1 if x == 1 else -1
+    raise CommandError(code, f"$sortArray {what} must be either 1 or -1, found: {bson_repr(v)}")
+
+
 def _sort_by(sort_by: Any) -> Any:
+    """A key function for $sortArray: whole values are compared (arrays are not traversed)."""
     from ginkgodb.bsonutil.keycodec import encode_key
     if num_kind(sort_by) >= 0:
-        if sort_by not in (1, -1):
-            raise CommandError(ErrorCode.BadValue, "$sortArray sortBy must be either 1 or -1 "
-                                                   f"(found: {number_str(sort_by)})")
-        direction = [int(sort_by)]
+        direction = [_direction(sort_by, 2942506, "sortBy")]
         return lambda v: encode_key([v], direction)
     if not isinstance(sort_by, dict):
-        raise CommandError(ErrorCode.BadValue, "$sortArray sortBy must be either a document or 1 "
-                                               f"or -1 (found: {type_name(sort_by)})")
-    from ginkgodb.query.sort import compile_sort
-    spec = compile_sort(sort_by)
-    return lambda v: spec.key(v if isinstance(v, dict) else {})
+        raise CommandError(2942507, "$sortArray sortBy must be either a document or a number, "
+                                    f"found: {type_name(sort_by)}")
+    if not sort_by:
+        raise CommandError(2942505, "$sortArray sortBy pattern must not be empty")
+    paths = [p.split(".") for p in sort_by]
+    directions = [_direction(v, 2942505, "sortBy pattern values") for v in sort_by.values()]
+
+    def key(v: Any) -> bytes:
+        values = [_field(v, parts) for parts in paths]
+        return encode_key(values, directions)
+    return key
+
+
+def _field(v: Any, parts: list[str]) -> Any:
+    for p in parts:
+        if not isinstance(v, dict) or p not in v:
+            return None
+        v = v[p]
+    return v

@@ -6,8 +6,8 @@ from typing import Any
 from ginkgodb.bsonutil.compare import compare
 from ginkgodb.errors import CommandError
 
-from .compiler import (Fn, Scope, compile_node, const, fold, nary, operator, parse_args,
-                       validate_var_write)
+from .compiler import (Fn, Scope, compile_node, const, defer_fold_errors, fold, is_const,
+                       nary, operator, parse_args, validate_var_write)
 from .values import MISSING, UNDEFINED, nullish, truthy
 
 # ---- comparison: BSON order across types, missing sorts with undefined below null ----------
@@ -19,7 +19,7 @@ def cmp_values(a: Any, b: Any) -> int:
     if b is MISSING:
         b = UNDEFINED
     t = type(a)
-    if t is type(b) and (t is int or t is str or t is float):
+    if t is type(b) and (t is int or t is str):
         return (a > b) - (a < b)
     return compare(a, b)
 
@@ -48,6 +48,9 @@ _comparison("$cmp", lambda c: c)
 
 @nary("$and")
 def _and(args: list[Fn]) -> Fn:
+    if any(is_const(a) and not truthy(a.value) for a in args):  # type: ignore[attr-defined]
+        return const(False)
+
     def ev(doc: Any, vars: Any) -> Any:
         for fn in args:
             if not truthy(fn(doc, vars)):
@@ -58,6 +61,9 @@ def _and(args: list[Fn]) -> Fn:
 
 @nary("$or")
 def _or(args: list[Fn]) -> Fn:
+    if any(is_const(a) and truthy(a.value) for a in args):  # type: ignore[attr-defined]
+        return const(True)
+
     def ev(doc: Any, vars: Any) -> Any:
         for fn in args:
             if truthy(fn(doc, vars)):
@@ -125,37 +131,69 @@ def _switch(spec: Any, scope: Scope) -> Fn:
             if not isinstance(value, list):
                 raise CommandError(40061, "$switch expected an array for 'branches', found: "
                                           f"{_tname(value)}")
-            branches = [_switch_branch(b, scope) for b in value]
+            branches = _switch_branches(value, scope)
         elif key == "default":
             default = compile_node(value, scope)
         else:
             raise CommandError(40067, f"$switch found an unknown argument: {key}")
     if not branches:
         raise CommandError(40068, "$switch requires at least one branch.")
+    live = []
+    for case, then in branches:
+        if is_const(case):
+            if truthy(case.value):  # type: ignore[attr-defined]
+                return then if live == [] else _switch_fn(live + [(case, then)], default)
+            continue
+        live.append((case, then))
+    if not live and default is not None:
+        return default
+    return _switch_fn(live, default)
 
+
+def _switch_fn(branches: list[tuple[Fn, Fn]], default: Fn | None) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
         for case, then in branches:
             if truthy(case(doc, vars)):
                 return then(doc, vars)
         if default is None:
-            raise CommandError(40066, "$switch could not find a matching branch for an input, "
+            raise CommandError(40069, "$switch could not find a matching branch for an input, "
                                       "and no default was specified.")
         return default(doc, vars)
     return ev
 
 
-def _switch_branch(branch: Any, scope: Scope) -> tuple[Fn, Fn]:
+def _switch_branches(specs: list, scope: Scope) -> list[tuple[Fn, Fn]]:
+    out = []
+    reachable = True
+    for spec in specs:
+        if reachable:
+            case, then = _switch_branch(spec, scope, True)
+            if is_const(case) and truthy(case.value):  # type: ignore[attr-defined]
+                reachable = False
+        else:
+            with defer_fold_errors():
+                case, then = _switch_branch(spec, scope, False)
+        out.append((case, then))
+    return out
+
+
+def _switch_branch(branch: Any, scope: Scope, reachable: bool) -> tuple[Fn, Fn]:
     if not isinstance(branch, dict):
         raise CommandError(40062, "$switch expected each branch to be an object, found: "
                                   f"{_tname(branch)}")
     case = then = None
     for key, value in branch.items():
-        if key == "case":
-            case = compile_node(value, scope)
-        elif key == "then":
-            then = compile_node(value, scope)
-        else:
+        if key not in ("case", "then"):
             raise CommandError(40063, f"$switch found an unknown argument to a branch: {key}")
+    if "case" in branch:
+        case = compile_node(branch["case"], scope)
+    if "then" in branch:
+        if reachable and case is not None and is_const(case) and \
+                not truthy(case.value):  # type: ignore[attr-defined]
+            with defer_fold_errors():
+                then = compile_node(branch["then"], scope)
+        else:
+            then = compile_node(branch["then"], scope)
     if case is None:
         raise CommandError(40064, "$switch requires each branch have a 'case' expression")
     if then is None:

@@ -5,7 +5,7 @@ from typing import Any
 
 from ginkgodb.errors import CommandError
 
-from .compiler import Fn, nary, operator, parse_args, Scope, fold
+from .compiler import Fn, Scope, fold, is_const, nary, operator, parse_args
 from .values import hash_key, nullish, type_name
 
 
@@ -20,17 +20,25 @@ def _unique(values: list) -> list:
     return out
 
 
+def _arrays(name: str, code: int, values: list) -> list | None:
+    """The operands, or None when any is null/missing (checked before any type error)."""
+    if any(nullish(v) for v in values):
+        return None
+    for v in values:
+        if type(v) is not list:
+            raise CommandError(code, f"All operands of {name} must be arrays. One argument is of "
+                                     f"type: {type_name(v)}")
+    return values
+
+
 @nary("$setUnion")
 def _set_union(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
+        arrays = _arrays("$setUnion", 17043, [fn(doc, vars) for fn in args])
+        if arrays is None:
+            return None
         out: list = []
-        for fn in args:
-            v = fn(doc, vars)
-            if nullish(v):
-                return None
-            if type(v) is not list:
-                raise CommandError(17043, "All operands of $setUnion must be arrays. One argument"
-                                          f" is of type: {type_name(v)}")
+        for v in arrays:
             out.extend(v)
         return _unique(out)
     return ev
@@ -39,23 +47,16 @@ def _set_union(args: list[Fn]) -> Fn:
 @nary("$setIntersection")
 def _set_intersection(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
+        arrays = _arrays("$setIntersection", 17047, [fn(doc, vars) for fn in args])
+        if arrays is None:
+            return None
         result: list | None = None
-        null = False
-        for fn in args:
-            v = fn(doc, vars)
-            if nullish(v):
-                null = True
-                continue
-            if type(v) is not list:
-                raise CommandError(17047, "All operands of $setIntersection must be arrays. One "
-                                          f"argument is of type: {type_name(v)}")
+        for v in arrays:
             if result is None:
                 result = _unique(v)
             else:
                 keys = {hash_key(x) for x in v}
                 result = [x for x in result if hash_key(x) in keys]
-        if null:
-            return None
         return result if result is not None else []
     return ev
 
@@ -85,6 +86,11 @@ def _set_equals(spec: Any, scope: Scope) -> Fn:
     if len(args) < 2:
         raise CommandError(17045, f"$setEquals needs at least two arguments had: {len(args)}")
 
+    for a in args:
+        if is_const(a) and type(a.value) is not list:  # type: ignore[attr-defined]
+            raise CommandError(5887502, "All operands of $setEquals must be arrays. One argument "
+                                        f"is of type: {type_name(a.value)}")  # type: ignore
+
     def ev(doc: Any, vars: Any) -> Any:
         first = None
         for fn in args:
@@ -101,17 +107,17 @@ def _set_equals(spec: Any, scope: Scope) -> Fn:
     return fold(ev, args)
 
 
-@nary("$isSubset", 2, 2)
+@nary("$setIsSubset", 2, 2)
 def _is_subset(args: list[Fn]) -> Fn:
     a, b = args
 
     def ev(doc: Any, vars: Any) -> Any:
         x, y = a(doc, vars), b(doc, vars)
         if type(x) is not list:
-            raise CommandError(17046, "both operands of $isSubset must be arrays. First argument "
+            raise CommandError(17046, "both operands of $setIsSubset must be arrays. First argument "
                                       f"is of type: {type_name(x)}")
         if type(y) is not list:
-            raise CommandError(17042, "both operands of $isSubset must be arrays. Second argument "
+            raise CommandError(17042, "both operands of $setIsSubset must be arrays. Second argument "
                                       f"is of type: {type_name(y)}")
         keys = {hash_key(v) for v in y}
         return all(hash_key(v) in keys for v in x)

@@ -104,14 +104,23 @@ def int_or_long(value: int) -> Any:
 
 
 def to_dec(v: Any) -> decimal.Decimal:
-    """A number as a decimal the way mongod's coerceToDecimal does (doubles to 34 digits)."""
+    """A number as a decimal the way mongod converts it (doubles to 15 significant digits)."""
     if type(v) is Decimal128:
         return v.to_decimal()
     if type(v) is float:
-        if math.isfinite(v):
-            return DEC_CTX.create_decimal(decimal.Decimal(v))
         return double_to_dec(v)
     return decimal.Decimal(int(v))
+
+
+def fsum(values: list) -> float:
+    """An exactly rounded float sum that degrades to inf/nan instead of raising."""
+    try:
+        return math.fsum(values)
+    except (OverflowError, ValueError):
+        total = 0.0
+        for v in values:
+            total += v
+        return total
 
 
 def double_to_dec(x: float) -> decimal.Decimal:
@@ -235,7 +244,9 @@ def hash_key(v: Any) -> Any:
         return None
     if t is Decimal128:
         d = v.to_decimal()
-        return d if d.is_finite() else _encode(v)
+        if d.is_finite():
+            return d
+        return float(d) if d.is_infinite() else _encode(v)
     return _encode(v)
 
 

@@ -65,4 +65,4 @@ def test_switch_errors():
     assert code_of({"$switch": {"branches": [{"case": 1}]}}) == 40065
     assert code_of({"$switch": {"branches": []}}) == 40068
     no_match = {"$switch": {"branches": [{"case": "$x", "then": 1}]}}
-    assert code_of(no_match) == 40066
+    assert code_of(no_match) == 40069

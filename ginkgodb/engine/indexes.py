@@ -69,12 +69,15 @@ class IndexRuntime:
     def check_unique(self, txn, keys: Iterable[bytes], rid: int, doc: dict) -> None:
         if not self.meta.unique:
             return
+        own = layout.rid_bytes(rid)
         for key in keys:
             lo = self.prefix + key
-            for entry, _ in txn.scan(lo, prefix_end(lo)):
-                if layout.rid_from_entry(entry) != rid:
-                    raise self.duplicate_error(key, doc)
-                break
+            hi = prefix_end(lo)
+            entry = txn.first(lo, hi)
+            if entry is not None and entry[-layout.RID_WIDTH:] == own:
+                entry = txn.first(entry + b"\x00", hi)  # our own entry: is there another?
+            if entry is not None:
+                raise self.duplicate_error(key, doc)
 
     def duplicate_error(self, key: bytes, doc: dict) -> CommandError:
         values = keycodec.decode_key(key, self.directions)

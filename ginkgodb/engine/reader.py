@@ -45,6 +45,11 @@ class Reader:
             self.open()
         return self.txn.get(key)
 
+    def first(self, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
+        if self.txn is None:
+            self.open()
+        return self.txn.first(lo, hi)
+
     def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         chunk = _FIRST_CHUNK
         while True:

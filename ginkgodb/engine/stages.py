@@ -194,14 +194,15 @@ class IdHack(Stage):
     def rows(self) -> Iterator[Row]:
         lo = self.state.id_index.prefix + self.key
         reader = self.reader
-        for entry, _ in reader.scan(lo, prefix_end(lo)):
-            self.examined = 1
-            rid = layout.rid_from_entry(entry)
-            raw = reader.get(self.state.record_key(rid))
-            if raw is not None:
-                self.n_returned = 1
-                yield rid, raw, None
+        entry = reader.first(lo, prefix_end(lo))
+        if entry is None:
             return
+        self.examined = 1
+        rid = layout.rid_from_entry(entry)
+        raw = reader.get(self.state.record_key(rid))
+        if raw is not None:
+            self.n_returned = 1
+            yield rid, raw, None
 
     def stat_fields(self) -> dict:
         return {"keysExamined": self.examined, "docsExamined": self.n_returned}

@@ -49,6 +49,12 @@ class Txn(abc.ABC):
         The iterator is valid only inside the transaction; a write transaction must not modify
         the range it is iterating (collect first, then write)."""
 
+    def first(self, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
+        """The smallest key in [lo, hi), or None: a point probe without a scan's set-up cost."""
+        for key, _ in self.scan(lo, hi):
+            return key
+        return None
+
     @abc.abstractmethod
     def commit(self) -> None: ...
 

@@ -70,6 +70,13 @@ class LmdbTxn(Txn):
                 return
             yield key, value
 
+    def first(self, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
+        cur = self._txn.cursor()
+        if not cur.set_range(lo):
+            return None
+        key = cur.key()
+        return key if hi is None or key < hi else None
+
     def commit(self) -> None:
         if self._open:
             self._open = False

@@ -60,6 +60,12 @@ class MemoryTxn(Txn):
             else:
                 lo = keys[-1] + b"\x00"
 
+    def first(self, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
+        if self.write:
+            return _first(self._data, lo, hi)
+        with self._engine._lock:
+            return _first(self._data, lo, hi)
+
     def commit(self) -> None:
         self._finish()
 
@@ -79,6 +85,15 @@ class MemoryTxn(Txn):
             if self.write:
                 self._undo.clear()
                 self._engine._lock.release()
+
+
+def _first(data: SortedDict, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
+    i = data.bisect_left(lo)
+    if i < len(data):
+        key = data.keys()[i]
+        if hi is None or key < hi:
+            return key
+    return None
 
 
 def _islice(it, n):

@@ -97,3 +97,14 @@ def test_closed_engine_refuses_transactions(kv):
     kv.close()
     with pytest.raises((StorageError, Exception)):
         kv.begin()
+
+
+def test_first_finds_the_smallest_key_in_range(kv):
+    with kv.begin(write=True) as txn:
+        for k in (b"a", b"c", b"e"):
+            txn.put(k, b"")
+        assert txn.first(b"b", b"d") == b"c"  # inside a write transaction too
+    with kv.begin() as txn:
+        assert txn.first(b"a", None) == b"a"
+        assert txn.first(b"d", b"e") is None
+        assert txn.first(b"f", None) is None

@@ -116,18 +116,31 @@ def create_indexes(engine, txn, state, specs: list) -> tuple[int, int, Optional[
 
 
 def _build(txn, state, meta: IndexMeta) -> None:
-    """Index every existing document; a duplicate aborts the build (and the transaction)."""
+    """Index every existing document, bulk: collect the entries, sort them, find duplicates
+    between neighbours, then write them in key order. A duplicate aborts the build (and the
+    transaction), leaving nothing behind."""
     runtime = IndexRuntime(meta, state.meta.ns)
     prefix = state.record_prefix
-    rows = list(txn.scan(prefix, prefix_end(prefix)))
-    for key, raw in rows:
-        rid = layout.rid_of_record_key(key)
-        doc = bson.decode(raw)
-        keys, multikey = runtime.keys(doc)
-        runtime.check_unique(txn, keys, rid, doc)
-        runtime.add(txn, keys, rid)
+    entries: list[bytes] = []
+    for key, raw in txn.scan(prefix, prefix_end(prefix)):
+        rid_suffix = key[-layout.RID_WIDTH:]
+        keys, multikey = runtime.keys(bson.decode(raw))
+        entries.extend(k + rid_suffix for k in keys)
         if multikey:
             meta.multikey_paths |= multikey
+    entries.sort()
+    if meta.unique:
+        _check_sorted_unique(txn, state, runtime, entries)
+    runtime.add_entries(txn, entries)
+
+
+def _check_sorted_unique(txn, state, runtime: IndexRuntime, entries: list[bytes]) -> None:
+    width = layout.RID_WIDTH
+    for before, after in zip(entries, entries[1:]):
+        if before[:-width] == after[:-width]:
+            rid = layout.rid_from_entry(after)
+            doc = bson.decode(txn.get(state.record_key(rid)))
+            raise runtime.duplicate_error(after[:-width], doc)
 
 
 def drop_indexes(engine, txn, state, which: Any) -> int:

@@ -95,6 +95,16 @@ class IndexRuntime:
                                           f"(limit {MAX_INDEX_KEY}) in index {self.meta.name}")
             txn.put(self.prefix + key + suffix, b"")
 
+    def add_entries(self, txn, entries: list[bytes]) -> None:
+        """Write whole entries (key + record id), sorted, as an index build does."""
+        width = layout.RID_WIDTH
+        for entry in entries:
+            if len(entry) - width > MAX_INDEX_KEY:
+                raise CommandError(17280, f"key too large to index, failing {len(entry) - width} bytes "
+                                          f"(limit {MAX_INDEX_KEY}) in index {self.meta.name}")
+        prefix = self.prefix
+        txn.put_many((prefix + e, b"") for e in entries)
+
     def remove(self, txn, keys: Iterable[bytes], rid: int) -> None:
         suffix = layout.rid_bytes(rid)
         for key in keys:

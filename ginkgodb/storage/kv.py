@@ -38,6 +38,11 @@ class Txn(abc.ABC):
     def put(self, key: bytes, value: bytes) -> None:
         """REQUIRES: a write transaction."""
 
+    def put_many(self, pairs) -> None:
+        """put() for many pairs; engines may do it faster when the pairs come sorted."""
+        for key, value in pairs:
+            self.put(key, value)
+
     @abc.abstractmethod
     def delete(self, key: bytes) -> bool:
         """Remove `key`; True when it existed. REQUIRES: a write transaction."""

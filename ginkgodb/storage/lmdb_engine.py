@@ -44,6 +44,14 @@ class LmdbTxn(Txn):
         except lmdb.BadValsizeError as exc:
             raise StorageError("io", f"key of {len(key)} bytes exceeds the storage limit") from exc
 
+    def put_many(self, pairs) -> None:
+        try:
+            self._txn.cursor().putmulti(pairs)
+        except lmdb.MapFullError as exc:
+            raise StorageError("map_full", "data file reached its maximum size") from exc
+        except lmdb.BadValsizeError as exc:
+            raise StorageError("io", "a key exceeds the storage limit") from exc
+
     def delete(self, key: bytes) -> bool:
         return self._txn.delete(key)
 

@@ -34,6 +34,7 @@ class ErrorCode(enum.IntEnum):
     FailedToParse = 9
     ConflictingUpdateOperators = 40
     CursorNotFound = 43
+    NotAReplicaSet = 123
     NamespaceNotFound = 26
     IndexNotFound = 27
     PathNotViable = 28

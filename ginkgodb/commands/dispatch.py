@@ -40,6 +40,30 @@ def deadline_from(cmd: Mapping[str, Any], started: float | None = None) -> Any:
     return (time.monotonic() if started is None else started) + ms / 1000.0 if ms else None
 
 
+_LEVELS = ("local", "available", "majority", "linearizable", "snapshot")
+
+
+def check_read_concern(rc: Any) -> None:
+    """What a standalone mongod accepts: local, available and majority; snapshot and
+    linearizable need a replica set, cluster times need one too."""
+    if rc is None:
+        return
+    if not isinstance(rc, Mapping):
+        raise CommandError(ErrorCode.TypeMismatch, "BSON field 'readConcern' is the wrong type, expected type 'object'")
+    level = rc.get("level", "local")
+    if level not in _LEVELS:
+        raise CommandError(ErrorCode.FailedToParse,
+                           "readConcern.level must be either 'local', 'majority', 'linearizable', "
+                           "'available', or 'snapshot'")
+    if level in ("snapshot", "linearizable"):
+        raise CommandError(ErrorCode.NotAReplicaSet,
+                           f"Cannot use '{level}' read concern without a replica set")
+    if "afterClusterTime" in rc or "atClusterTime" in rc:
+        raise CommandError(ErrorCode.IllegalOperation, "Cannot specify a cluster time on a standalone")
+    if "afterOpTime" in rc:
+        raise CommandError(ErrorCode.NotAReplicaSet, "node needs to be a replica set member to use read concern")
+
+
 def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     """Run one command document; always returns a reply with `ok` (never raises CommandError)."""
     try:
@@ -50,6 +74,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if spec.admin_only and cmd.get("$db", "admin") != "admin":
             raise CommandError(ErrorCode.Unauthorized,
                                f"{name} may only be run against the admin database.")
+        if "readConcern" in cmd:
+            check_read_concern(cmd["readConcern"])
         saved = ctx.deadline
         if saved is None:
             ctx.deadline = deadline_from(cmd)

@@ -170,3 +170,12 @@ def test_batches_stop_at_16_mib(run):
     assert len(first["cursor"]["firstBatch"]) == 3  # a 4th 4 MiB document would pass 16 MiB
     rest = run({"getMore": first["cursor"]["id"], "collection": "c"})
     assert [d["_id"] for d in rest["cursor"]["nextBatch"]] == [3, 4, 5]
+
+
+def test_read_concerns_a_standalone_accepts(run):
+    run.insert("c", {"_id": 1})
+    for level in ("local", "available", "majority"):
+        assert len(run.find("c", readConcern={"level": level})) == 1
+    assert run.error({"find": "c", "readConcern": {"level": "snapshot"}})["code"] == 123
+    assert run.error({"find": "c", "readConcern": {"level": "bogus"}})["code"] == 9
+    assert run.error({"find": "c", "readConcern": {"afterClusterTime": __import__("bson").Timestamp(0, 1)}})["code"] == 20

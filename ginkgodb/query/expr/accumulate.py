@@ -12,6 +12,9 @@ from .values import (DEC_CTX, DECIMAL, DOUBLE, INT, LONG, fsum, make_dec, make_i
                      num_kind, to_dec)
 
 
+_ZERO = decimal.Decimal(0)
+
+
 class Summer:
     """A running sum with mongod's result typing; non-numbers are ignored."""
 
@@ -51,21 +54,27 @@ class Summer:
 
     def total(self) -> Any:
         if self.kind == DECIMAL:
-            total = self.dec
-            if self.floats:
-                total = DEC_CTX.add(total, to_dec(fsum([*self.floats, float(self.ints)])))
-            elif self.ints:
-                total = DEC_CTX.add(total, decimal.Decimal(self.ints))
-            return make_dec(total)
+            return make_dec(self._decimal_total())
         if self.kind == DOUBLE:
             return fsum([*self.floats, self.ints]) if self.ints else fsum(self.floats)
         return make_int(self.ints, self.kind)
+
+    def _decimal_total(self) -> decimal.Decimal:
+        """Decimal sum as mongod's accumulators form it: from 0, doubles converted exactly."""
+        total = DEC_CTX.add(_ZERO, self.dec)
+        if self.floats:
+            part = fsum([*self.floats, float(self.ints)])
+            total = DEC_CTX.add(total, DEC_CTX.create_decimal(decimal.Decimal(part))
+                                if math.isfinite(part) else decimal.Decimal(part))
+        elif self.ints:
+            total = DEC_CTX.add(total, decimal.Decimal(self.ints))
+        return total
 
     def average(self) -> Any:
         if not self.count:
             return None
         if self.kind == DECIMAL:
-            return make_dec(DEC_CTX.divide(self.total().to_decimal(), decimal.Decimal(self.count)))
+            return make_dec(DEC_CTX.divide(self._decimal_total(), decimal.Decimal(self.count)))
         if self.kind == DOUBLE:
             return fsum([*self.floats, self.ints]) / self.count
         if self.longs:

@@ -331,21 +331,23 @@ def validate_var_write(name: str) -> None:
     if name == "CURRENT":
         return
     if not name:
-        raise CommandError(16866, "empty variable names are not allowed")
+        raise CommandError(ErrorCode.FailedToParse, "empty variable names are not allowed")
     c = name[0]
     if c.isascii() and not ("a" <= c <= "z"):
-        raise CommandError(16867, f"'{name}' starts with an invalid character for a user "
-                                  "variable name")
+        raise CommandError(ErrorCode.FailedToParse, f"'{name}' starts with an invalid character "
+                                                    "for a user variable name")
     for ch in name[1:]:
         if ch.isascii() and not (ch.isalnum() or ch == "_"):
-            raise CommandError(16868, f"'{name}' contains an invalid character for a variable "
-                                      f"name: '{ch}'")
+            raise CommandError(ErrorCode.FailedToParse, f"'{name}' contains an invalid character "
+                                                        f"for a variable name: '{ch}'")
 
 
 def compile_variable(text: str, scope: Scope) -> Fn:
     name, _, rest = text.partition(".")
     validate_var_read(name)
-    parts = split_path(rest) if rest or text.endswith(".") else []
+    if text.endswith(".") and "." in text:
+        raise CommandError(40353, "FieldPath must not end with a '.'.")
+    parts = split_path(rest) if rest else []
     if name == "CURRENT":
         return _current_fn(parts)
     if name == "ROOT":

@@ -88,8 +88,12 @@ _n_operator("$minN", lambda arr, n: _top(arr, n, -1))
 # ---- misc --------------------------------------------------------------------------------------
 
 
-@nary("$rand", 0, 0, foldable=False)
-def _rand(args: list[Fn]) -> Fn:
+@operator("$rand")
+def _rand(spec: Any, scope: Scope) -> Fn:
+    if not isinstance(spec, (dict, list)):
+        raise CommandError(10065, "invalid parameter: expected an object ($rand)")
+    if spec:
+        raise CommandError(3040501, "$rand does not currently accept arguments")
     return lambda doc, vars: random.random()
 
 

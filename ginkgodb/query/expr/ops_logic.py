@@ -222,7 +222,7 @@ def _const(spec: Any, scope: Scope) -> Fn:
 @operator("$let")
 def _let(spec: Any, scope: Scope) -> Fn:
     if not isinstance(spec, dict):
-        raise CommandError(9, "$let only supports an object as its argument")
+        raise CommandError(16874, "$let only supports an object as its argument")
     var_spec = body_spec = None
     has_in = False
     for key, value in spec.items():
@@ -232,12 +232,14 @@ def _let(spec: Any, scope: Scope) -> Fn:
             body_spec, has_in = value, True
         else:
             raise CommandError(16875, f"Unrecognized parameter to $let: {key}")
-    if var_spec is None:
+    if "vars" not in spec:
         raise CommandError(16876, "Missing 'vars' parameter to $let")
     if not has_in:
         raise CommandError(16877, "Missing 'in' parameter to $let")
+    if isinstance(var_spec, list):
+        var_spec = {str(i): v for i, v in enumerate(var_spec)}
     if not isinstance(var_spec, dict):
-        raise CommandError(16874, "'vars' argument to $let must be an object")
+        raise CommandError(10065, "invalid parameter: expected an object (vars)")
     bindings = []
     for name, value in var_spec.items():
         validate_var_write(name)

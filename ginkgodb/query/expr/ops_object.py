@@ -28,28 +28,47 @@ def _show(v: Any) -> str:
 
 @nary("$mergeObjects")
 def _merge_objects(args: list[Fn]) -> Fn:
+    if len(args) == 1:
+        (arg,) = args
+
+        def ev1(doc: Any, vars: Any) -> Any:
+            v = arg(doc, vars)
+            return merge_objects(v if type(v) is list else [v])
+        return ev1
     return lambda doc, vars: merge_objects([fn(doc, vars) for fn in args])
 
 
-def _field_name(name: str, spec: Any, scope: Scope) -> str:
-    fn = compile_node(spec, scope)
-    if not getattr(fn, "is_const", False):
-        raise CommandError(5654601, f"{name} requires 'field' to evaluate to a constant, but got "
-                                    "a non-constant argument")
-    value = fn.value  # type: ignore[attr-defined]
+def _check_const_field(name: str, spec: Any, scope: Scope) -> str:
+    """$setField/$unsetField take a constant string field name (no '$' paths)."""
+    if isinstance(spec, str):
+        if spec.startswith("$"):
+            raise CommandError(4161108, f"{name}: 'field' cannot be a field path: {spec}")
+        value = spec
+    else:
+        fn = compile_node(spec, scope)
+        literal_shape = isinstance(spec, list) or (isinstance(spec, dict) and spec and
+                                                   not next(iter(spec)).startswith("$"))
+        if not getattr(fn, "is_const", False) or literal_shape:
+            raise CommandError(4161106, f"{name} requires 'field' to evaluate to a constant, but "
+                                        "got a non-constant argument")
+        value = fn.value  # type: ignore[attr-defined]
     if type(value) is not str:
-        raise CommandError(5654602, f"{name} requires 'field' to evaluate to type String, but got"
-                                    f" {type_name(value)}")
+        raise CommandError(4161107, f"{name} requires 'field' to evaluate to type String, but "
+                                    f"got {type_name(value)}")
+    if "\0" in value:
+        raise CommandError(9534700, f"{name}: 'field' must not contain an embedded null byte")
     return value
 
 
-def _named(name: str, spec: Any, allowed: tuple[str, ...], codes: dict[str, int]) -> dict:
+def _named(name: str, spec: Any, allowed: tuple[str, ...]) -> dict:
+    if not isinstance(spec, dict):
+        raise CommandError(4161100, f"{name} only supports an object as its argument")
     for key in spec:
         if key not in allowed:
-            raise CommandError(codes["unknown"], f"{name} found an unknown argument: {key}")
-    for key in allowed:
-        if key not in spec:
-            raise CommandError(codes[key], f"{name} requires '{key}' to be specified")
+            raise CommandError(4161101, f"{name} found an unknown argument: {key}")
+    for key, code in (("field", 4161102), ("value", 4161103), ("input", 4161109)):
+        if key in allowed and key not in spec:
+            raise CommandError(code, f"{name} requires '{key}' to be specified")
     return spec
 
 
@@ -57,23 +76,37 @@ def _named(name: str, spec: Any, allowed: tuple[str, ...], codes: dict[str, int]
 def _get_field(spec: Any, scope: Scope) -> Fn:
     from .compiler import _current_fn
     if isinstance(spec, dict) and spec and not next(iter(spec)).startswith("$"):
-        _named("$getField", spec, ("field", "input"),
-               {"unknown": 3041701, "field": 3041702, "input": 3041703})
-        field = _field_name("$getField", spec["field"], scope)
+        for key in spec:
+            if key not in ("field", "input"):
+                raise CommandError(3041701, f"$getField found an unknown argument: {key}")
+        if "field" not in spec:
+            raise CommandError(3041702, "$getField requires 'field' to be specified")
+        if "input" not in spec:
+            raise CommandError(3041703, "$getField requires 'input' to be specified")
+        field = compile_node(spec["field"], scope)
         inp = compile_node(spec["input"], scope)
+    elif isinstance(spec, dict) and not spec:
+        raise CommandError(3041702, "$getField requires 'field' to be specified")
     else:
-        field = _field_name("$getField", spec, scope)
+        field = compile_node(spec, scope)
         inp = _current_fn([])
+    if getattr(field, "is_const", False):
+        _field_string(field.value)  # type: ignore[attr-defined]
 
     def ev(doc: Any, vars: Any) -> Any:
+        name = _field_string(field(doc, vars))
         obj = inp(doc, vars)
-        if nullish(obj):
-            return None if obj is not MISSING else MISSING
         if not isinstance(obj, dict):
-            raise CommandError(3041705, "$getField requires 'input' to evaluate to type Object, "
-                                        f"but got {type_name(obj)}")
-        return obj.get(field, MISSING)
+            return None if obj is None else MISSING
+        return obj.get(name, MISSING)
     return ev
+
+
+def _field_string(v: Any) -> str:
+    if type(v) is not str:
+        raise CommandError(3041704, "$getField requires 'field' to evaluate to type String, but "
+                                    f"got {type_name(v)}")
+    return v
 
 
 def _set(name: str, field: str, inp: Fn, value: Fn | None) -> Fn:
@@ -96,20 +129,14 @@ def _set(name: str, field: str, inp: Fn, value: Fn | None) -> Fn:
 
 @operator("$setField")
 def _set_field(spec: Any, scope: Scope) -> Fn:
-    if not isinstance(spec, dict):
-        raise CommandError(4161100, f"$setField only supports an object as its argument")
-    _named("$setField", spec, ("field", "input", "value"),
-           {"unknown": 4161101, "field": 4161102, "input": 4161103, "value": 4161104})
-    field = _field_name("$setField", spec["field"], scope)
+    _named("$setField", spec, ("field", "input", "value"))
+    field = _check_const_field("$setField", spec["field"], scope)
     return _set("$setField", field, compile_node(spec["input"], scope),
                 compile_node(spec["value"], scope))
 
 
 @operator("$unsetField")
 def _unset_field(spec: Any, scope: Scope) -> Fn:
-    if not isinstance(spec, dict):
-        raise CommandError(4161100, f"$unsetField only supports an object as its argument")
-    _named("$unsetField", spec, ("field", "input"),
-           {"unknown": 4161101, "field": 4161102, "input": 4161103})
-    field = _field_name("$unsetField", spec["field"], scope)
+    _named("$unsetField", spec, ("field", "input"))
+    field = _check_const_field("$unsetField", spec["field"], scope)
     return _set("$unsetField", field, compile_node(spec["input"], scope), None)

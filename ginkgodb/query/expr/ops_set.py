@@ -22,10 +22,10 @@ def _unique(values: list) -> list:
 
 def _arrays(name: str, code: int, values: list) -> list | None:
     """The operands, or None when any is null/missing (checked before any type error)."""
-    if any(nullish(v) for v in values):
-        return None
     for v in values:
         if type(v) is not list:
+            if nullish(v):
+                return None
             raise CommandError(code, f"All operands of {name} must be arrays. One argument is of "
                                      f"type: {type_name(v)}")
     return values

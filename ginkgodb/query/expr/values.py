@@ -11,6 +11,7 @@ import decimal
 import math
 from typing import Any
 
+from bson.code import Code
 from bson.decimal128 import Decimal128, create_decimal128_context
 from bson.int64 import Int64
 
@@ -66,6 +67,8 @@ def type_name(v: Any) -> str:
     """mongod's type name for error messages and $type ('missing' for a missing value)."""
     if v is MISSING:
         return "missing"
+    if type(v) is Code:
+        return "javascript" if v.scope is None else "javascriptWithScope"
     return TYPE_NAMES.get(bson_type(v), "unknown")
 
 

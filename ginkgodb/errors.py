@@ -66,6 +66,8 @@ class ErrorCode(enum.IntEnum):
     NotImplemented = 238
     CappedPositionLost = 136
     CommandNotSupportedOnView = 166
+    ViewDepthLimitExceeded = 149
+    OptionNotSupportedOnView = 167
     CannotIndexParallelArrays = 171
     InvalidIndexSpecificationOption = 197
     NoSuchTransaction = 251

@@ -14,7 +14,7 @@ _CREATE_FIELDS = frozenset({"capped", "size", "max", "validator", "validationLev
                             "clusteredIndex", "changeStreamPreAndPostImages", "storageEngine",
                             "indexOptionDefaults", "autoIndexId", "idIndex", "encryptedFields", "flags",
                             "temp", "recordPreImages"})
-_NOT_YET = ("viewOn", "timeseries", "clusteredIndex", "encryptedFields")
+_NOT_YET = ("timeseries", "clusteredIndex", "encryptedFields")
 
 
 def _create_options(cmd) -> dict:
@@ -42,7 +42,23 @@ def _create_options(cmd) -> dict:
     if "validator" in options:
         from ..query.match import compile_filter
         compile_filter(options["validator"])
+    _check_view_options(options)
     return options
+
+
+def _check_view_options(options: dict) -> None:
+    if "pipeline" in options and "viewOn" not in options:
+        raise CommandError(ErrorCode.BadValue, "'pipeline' requires 'viewOn' to also be specified")
+    if "viewOn" not in options:
+        return
+    if not isinstance(options["viewOn"], str) or not options["viewOn"]:
+        raise CommandError(ErrorCode.BadValue, "'viewOn' must be a non-empty string")
+    pipeline = options.setdefault("pipeline", [])
+    if not isinstance(pipeline, list) or not all(isinstance(s, dict) and len(s) == 1 for s in pipeline):
+        raise CommandError(ErrorCode.BadValue, "'pipeline' must be an array of stage objects")
+    for key in options:
+        if key not in ("viewOn", "pipeline", "collation"):
+            raise CommandError(ErrorCode.InvalidOptions, f"option '{key}' is not supported on a view")
 
 
 @command("create", help="Create a collection with options.", write=True)
@@ -72,8 +88,11 @@ def drop(ctx, cmd) -> dict:
 
 
 def collection_info(meta, name_only: bool) -> dict:
+    kind = "view" if "viewOn" in meta.options else "collection"
     if name_only:
-        return {"name": meta.name, "type": "collection"}
+        return {"name": meta.name, "type": kind}
+    if kind == "view":
+        return {"name": meta.name, "type": "view", "options": dict(meta.options), "info": {"readOnly": True}}
     return {"name": meta.name, "type": "collection", "options": dict(meta.options),
             "info": {"readOnly": False, "uuid": meta.uuid},
             "idIndex": {"v": 2, "key": {"_id": 1}, "name": "_id_"}}

@@ -23,7 +23,7 @@ def create_indexes(ctx, cmd) -> dict:
     engine = ctx.engine
     with engine.write() as txn:
         created = engine.collection(db, coll) is None
-        state = ddl.ensure_collection(engine, txn, db, coll)
+        state = ddl.ensure_collection(engine, txn, db, coll)  # refuses views (166)
         before, after, note = ddl.create_indexes(engine, txn, state, specs)
     reply: dict = {"numIndexesBefore": before, "numIndexesAfter": after,
                    "createdCollectionAutomatically": created}

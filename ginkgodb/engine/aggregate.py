@@ -90,6 +90,10 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     `sources` maps first-stage names the front end answers (e.g. `$currentOp`, which only the
     server knows) to callables taking the stage's spec and returning documents."""
     from ..query.pipeline import run_pipeline
+    from .views import resolve
+    view = resolve(engine, db, coll) if coll is not None else None
+    if view is not None:
+        coll, pipeline = view[0], view[1] + list(pipeline)
     pctx = pipeline_context(engine, db, coll, variables, ctx)
     out_stage = None
     if pipeline and _stage_name(pipeline[-1]) in ("$out", "$merge"):

@@ -15,6 +15,7 @@ from . import layout
 from .catalog import CollectionMeta, IndexMeta
 from .indexes import (IndexRuntime, comparable_options, find_index, normalize_spec)
 from .names import check_collection_name, check_db_name
+from .views import refuse_write
 
 ID_INDEX_KEY = {"_id": 1}
 MAX_INDEXES = 64
@@ -28,7 +29,8 @@ def create_collection(engine, txn, db: str, name: str, options: Optional[dict] =
     if engine.catalog.get(db, name) is not None:
         raise CommandError(ErrorCode.NamespaceExists, f"Collection {db}.{name} already exists.")
     meta = CollectionMeta(engine.catalog.alloc_id(txn), db, name, dict(options or {}))
-    meta.indexes.append(IndexMeta(engine.catalog.alloc_id(txn), "_id_", dict(ID_INDEX_KEY)))
+    if "viewOn" not in meta.options:  # a view has no data and no indexes
+        meta.indexes.append(IndexMeta(engine.catalog.alloc_id(txn), "_id_", dict(ID_INDEX_KEY)))
     engine.catalog.save(txn, meta)
     return meta
 
@@ -39,6 +41,7 @@ def ensure_collection(engine, txn, db: str, name: str):
     if state is None:
         create_collection(engine, txn, db, name, implicit=True)
         state = engine.collection(db, name)
+    refuse_write(state)
     return state
 
 

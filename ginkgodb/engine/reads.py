@@ -10,6 +10,7 @@ from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil import keycodec
 from .cursors import ServerCursor, TailableCursor
+from .views import find_pipeline, resolve
 from . import query as Q
 
 
@@ -22,6 +23,10 @@ def _raw_docs(root) -> Iterator[RawBSONDocument]:
 def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_timeout: bool = False,
               single_batch: bool = False) -> ServerCursor:
     """A cursor over the query's results (not yet registered: the caller decides after batch one)."""
+    view = resolve(engine, db, coll)
+    if view is not None:
+        return ServerCursor(f"{db}.{coll}", _encode_all(_view_docs(engine, db, coll, req, ctx)), None,
+                            no_timeout=no_timeout)
     state = engine.collection(db, coll)
     reader = engine.reader()
     built = Q.build(engine, state, reader, req, ctx)
@@ -47,6 +52,18 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
     return TailableCursor(f"{db}.{coll}", restart, reader, await_data=await_data, no_timeout=no_timeout)
 
 
+def _view_docs(engine, db: str, view: str, req: Q.FindRequest, ctx=None, extra: tuple = ()) -> Iterator[dict]:
+    from .aggregate import run
+    stages = find_pipeline(req.filter, req.sort, req.skip, req.limit, req.projection) + list(extra)
+    return run(engine, db, view, stages, ctx, req.variables)
+
+
+def _encode_all(docs: Iterator[dict]) -> Iterator[RawBSONDocument]:
+    encode = bson.encode
+    for d in docs:
+        yield RawBSONDocument(encode(d))
+
+
 def explain_find(engine, db: str, coll: str, req: Q.FindRequest, verbosity: str, command: dict,
                  ctx=None) -> dict:
     state = engine.collection(db, coll)
@@ -62,6 +79,9 @@ def explain_find(engine, db: str, coll: str, req: Q.FindRequest, verbosity: str,
 
 def count(engine, db: str, coll: str, filt: Optional[dict], skip: int = 0, limit: int = 0,
           hint: Any = None, ctx=None, collation=None) -> int:
+    if resolve(engine, db, coll) is not None:
+        req = Q.FindRequest(filter=filt or {}, skip=skip, limit=limit)
+        return sum(1 for _ in _view_docs(engine, db, coll, req, ctx))
     state = engine.collection(db, coll)
     if state is None:
         if filt:
@@ -86,21 +106,26 @@ def _record_count(engine, state) -> int:
 
 def distinct(engine, db: str, coll: str, key: str, filt: Optional[dict], ctx=None, collation=None,
              hint: Any = None) -> list:
+    req = Q.FindRequest(filter=filt or {}, hint=hint, collation=collation)
+    parts = key.split(".")
+    if resolve(engine, db, coll) is not None:
+        return _distinct(_view_docs(engine, db, coll, req, ctx), parts)
     state = engine.collection(db, coll)
     if state is None:
         return []
-    req = Q.FindRequest(filter=filt or {}, hint=hint, collation=collation)
-    seen: dict[bytes, Any] = {}
-    parts = key.split(".")
     with engine.reader() as reader:
         built = Q.build(engine, state, reader, req, ctx)
-        for _, raw, doc in built.root.rows():
-            if doc is None:
-                doc = bson.decode(raw)
-            for value in _distinct_values(doc, parts):
-                k = keycodec.encode_key((value,))
-                if k not in seen:
-                    seen[k] = value
+        decode = bson.decode
+        return _distinct((doc if doc is not None else decode(raw) for _, raw, doc in built.root.rows()), parts)
+
+
+def _distinct(docs: Iterator[dict], parts: list[str]) -> list:
+    seen: dict[bytes, Any] = {}
+    for doc in docs:
+        for value in _distinct_values(doc, parts):
+            k = keycodec.encode_key((value,))
+            if k not in seen:
+                seen[k] = value
     return [seen[k] for k in sorted(seen)]
 
 

@@ -18,6 +18,7 @@ from . import query as Q
 from .ddl import ensure_collection
 from .documents import prepare_insert
 from .records import delete_record, insert_record, update_record
+from .views import refuse_write
 
 
 @dataclass
@@ -71,6 +72,8 @@ def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordere
            validate=None) -> WriteOutcome:
     out = WriteOutcome()
     with engine.write() as txn:
+        refuse_write(engine.collection(db, coll))  # a command error, before any statement
+
         def one(i: int, st: UpdateStatement) -> None:
             n, modified, upserted_id = _update_one_statement(engine, txn, db, coll, st, validate)
             out.n += n
@@ -144,6 +147,8 @@ class DeleteStatement:
 def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordered: bool = True) -> WriteOutcome:
     out = WriteOutcome()
     with engine.write() as txn:
+        refuse_write(engine.collection(db, coll))
+
         def one(i: int, st: DeleteStatement) -> None:
             if st.limit not in (0, 1):
                 raise CommandError(ErrorCode.FailedToParse,
@@ -184,6 +189,7 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
                                                   collation=req.collation, variables=req.variables)
     with engine.write() as txn:
         state = engine.collection(db, coll)
+        refuse_write(state)
         rows, built = ([], None)
         if state is not None:
             rows, built = _targets(engine, txn, state, req.query, False, req.hint, req.sort, req.collation,

@@ -1,0 +1,57 @@
+"""Read-only views: a name for an aggregation pipeline over another collection (or view).
+
+A view is a catalog entry with options {viewOn, pipeline} and no data. Reads on it run as an
+aggregation over its source, the view's pipeline first; writes and index builds are refused
+with 166 CommandNotSupportedOnView, as in mongod.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..errors import CommandError, ErrorCode
+
+MAX_DEPTH = 20  # mongod's limit on views defined on views
+
+
+def is_view(meta) -> bool:
+    return meta is not None and "viewOn" in meta.options
+
+
+def refuse_write(state) -> None:
+    """Raise 166 when a write or an index build targets a view."""
+    if state is not None and "viewOn" in state.meta.options:
+        raise CommandError(ErrorCode.CommandNotSupportedOnView,
+                           f"Namespace {state.meta.ns} is a view, not a collection")
+
+
+def resolve(engine, db: str, name: str) -> Optional[tuple[str, list]]:
+    """(the underlying collection, the whole pipeline) for a view, or None for a collection."""
+    pipeline: list = []
+    meta = engine.catalog.get(db, name)
+    if not is_view(meta):
+        return None
+    for _ in range(MAX_DEPTH):
+        pipeline = list(meta.options.get("pipeline") or []) + pipeline
+        name = meta.options["viewOn"]
+        meta = engine.catalog.get(db, name)
+        if not is_view(meta):
+            return name, pipeline
+    raise CommandError(ErrorCode.ViewDepthLimitExceeded,
+                       f"View depth too deep or view cycle detected; maximum depth is {MAX_DEPTH}")
+
+
+def find_pipeline(filt: dict, sort: Optional[dict], skip: int, limit: int,
+                  projection: Optional[dict]) -> list:
+    """A find on a view, as the stages appended to the view's pipeline."""
+    stages: list = []
+    if filt:
+        stages.append({"$match": filt})
+    if sort:
+        stages.append({"$sort": sort})
+    if skip:
+        stages.append({"$skip": skip})
+    if limit:
+        stages.append({"$limit": limit})
+    if projection:
+        stages.append({"$project": projection})
+    return stages

@@ -22,6 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import bson
+from bson.raw_bson import RawBSONDocument
+
 from ginkgodb import MongoClient
 from ginkgodb.commands import dispatch
 
@@ -54,8 +57,7 @@ class Setup:
         for start in range(0, n_docs, 1000):
             self.coll.insert_many([make_doc(i) for i in range(start, min(start + 1000, n_docs))])
         self.n_docs = n_docs
-        self.fresh = itertools.count(10 ** 9)   # ids for inserted documents
-        self.doomed = itertools.count(10 ** 9)  # ids to delete: those insert_one added
+        self.fresh = itertools.count(10 ** 9)   # ids of documents made during the run
 
     def raw(self, cmd: dict) -> Any:
         cmd["$db"] = DB
@@ -65,66 +67,109 @@ class Setup:
         return reply
 
 
-def _ids(setup: Setup, ops: int) -> list[int]:
-    step = max(1, setup.n_docs // ops)
-    return [(i * step) % setup.n_docs for i in range(ops)]
+WARM_UP = 20
 
 
-# name -> (client call, the same command through dispatch, operations per call); each takes
-# the call's sequence number
-Pairs = dict[str, tuple[Callable[[int], Any], Callable[[int], Any], int]]
+def _ids(setup: Setup, calls: int) -> list[int]:
+    step = max(1, setup.n_docs // calls)
+    return [(i * step) % setup.n_docs for i in range(calls)]
 
 
-def op_pairs(setup: Setup, ops: int) -> Pairs:
-    """Single operations: the client call and its command, run on the same documents."""
-    coll, raw, ids = setup.coll, setup.raw, _ids(setup, ops)
-    fresh, doomed = setup.fresh, setup.doomed
-    return {
-        "find_one": (
-            lambda n: coll.find_one({"_id": ids[n]}),
+def _docs(setup: Setup, count: int) -> list[dict]:
+    return [make_doc(next(setup.fresh)) for _ in range(count)]
+
+
+def _raw_docs(setup: Setup, count: int) -> list[RawBSONDocument]:
+    return [RawBSONDocument(bson.encode(doc)) for doc in _docs(setup, count)]
+
+
+# A pair: (client call, the same command through dispatch, operations per call). Both take the
+# call's number n (0 <= n < calls + WARM_UP); inputs are made before timing starts.
+Pair = tuple[Callable[[int], Any], Callable[[int], Any], int]
+
+
+def find_one(setup: Setup, calls: int) -> Pair:
+    coll, raw, ids = setup.coll, setup.raw, _ids(setup, calls + WARM_UP)
+    return (lambda n: coll.find_one({"_id": ids[n]}),
             lambda n: raw({"find": COLL, "filter": {"_id": ids[n]}, "limit": 1,
-                           "singleBatch": True}), 1),
-        "insert_one": (
-            lambda n: coll.insert_one(make_doc(next(fresh))),
-            lambda n: raw({"insert": COLL, "ordered": True,
-                           "documents": [make_doc(next(fresh))]}), 1),
-        "update_one": (
-            lambda n: coll.update_one({"_id": ids[n]}, {"$set": {"price": 1.5}}),
+                           "singleBatch": True}), 1)
+
+
+def insert_one(setup: Setup, calls: int) -> Pair:
+    """Dispatch is given a dict, as a caller would write the command (the engine encodes it)."""
+    coll, raw = setup.coll, setup.raw
+    mine, theirs = _docs(setup, calls + WARM_UP), _docs(setup, calls + WARM_UP)
+    return (lambda n: coll.insert_one(mine[n]),
+            lambda n: raw({"insert": COLL, "ordered": True, "documents": [theirs[n]]}), 1)
+
+
+def insert_one_raw(setup: Setup, calls: int) -> Pair:
+    """Dispatch is given what the client sends: the document already encoded (RawBSONDocument,
+    as the wire server passes it), so the client's own encoding counts as its overhead."""
+    coll, raw = setup.coll, setup.raw
+    mine, theirs = _docs(setup, calls + WARM_UP), _raw_docs(setup, calls + WARM_UP)
+    return (lambda n: coll.insert_one(mine[n]),
+            lambda n: raw({"insert": COLL, "ordered": True, "documents": [theirs[n]]}), 1)
+
+
+def update_one(setup: Setup, calls: int) -> Pair:
+    coll, raw, ids = setup.coll, setup.raw, _ids(setup, calls + WARM_UP)
+    return (lambda n: coll.update_one({"_id": ids[n]}, {"$set": {"price": 1.5}}),
             lambda n: raw({"update": COLL, "ordered": True,
                            "updates": [{"q": {"_id": ids[n]}, "u": {"$set": {"price": 1.5}},
-                                        "multi": False, "upsert": False}]}), 1),
-        "find_one_and_update": (
-            lambda n: coll.find_one_and_update({"_id": ids[n]}, {"$inc": {"n": 1}}),
+                                        "multi": False, "upsert": False}]}), 1)
+
+
+def find_one_and_update(setup: Setup, calls: int) -> Pair:
+    coll, raw, ids = setup.coll, setup.raw, _ids(setup, calls + WARM_UP)
+    return (lambda n: coll.find_one_and_update({"_id": ids[n]}, {"$inc": {"n": 1}}),
             lambda n: raw({"findAndModify": COLL, "query": {"_id": ids[n]}, "new": False,
-                           "update": {"$inc": {"n": 1}}}), 1),
-        # runs after insert_one: deletes the documents it added
-        "delete_one": (
-            lambda n: coll.delete_one({"_id": next(doomed)}),
+                           "update": {"$inc": {"n": 1}}}), 1)
+
+
+def delete_one(setup: Setup, calls: int) -> Pair:
+    coll, raw = setup.coll, setup.raw
+    mine, theirs = _docs(setup, calls + WARM_UP), _docs(setup, calls + WARM_UP)
+    coll.insert_many(mine + theirs)
+    return (lambda n: coll.delete_one({"_id": mine[n]["_id"]}),
             lambda n: raw({"delete": COLL, "ordered": True,
-                           "deletes": [{"q": {"_id": next(doomed)}, "limit": 1}]}), 1),
-        **batch_pairs(setup, ops),
-    }
+                           "deletes": [{"q": {"_id": theirs[n]["_id"]}, "limit": 1}]}), 1)
 
 
-def batch_pairs(setup: Setup, ops: int) -> Pairs:
-    """Per-document costs: iterating find() results and insert_many batches (BATCH each)."""
-    coll, raw, fresh = setup.coll, setup.raw, setup.fresh
-    lows = [(n * 97 * BATCH) % (setup.n_docs - BATCH) for n in range(ops)]
+def find_iterate(setup: Setup, calls: int) -> Pair:
+    """Per document: a find() of BATCH documents iterated to the end."""
+    coll, raw = setup.coll, setup.raw
+    lows = [(n * 97 * BATCH) % (setup.n_docs - BATCH) for n in range(calls + WARM_UP)]
 
-    def find_iter(n: int) -> None:
+    def iterate(n: int) -> None:
         for _ in coll.find({"_id": {"$gte": lows[n], "$lt": lows[n] + BATCH}}):
             pass
 
-    return {
-        "find() per doc": (
-            find_iter,
-            lambda n: raw({"find": COLL, "filter": {"_id": {"$gte": lows[n],
-                                                           "$lt": lows[n] + BATCH}}}), BATCH),
-        "insert_many per doc": (
-            lambda n: coll.insert_many([make_doc(next(fresh)) for _ in range(BATCH)]),
-            lambda n: raw({"insert": COLL, "ordered": True,
-                           "documents": [make_doc(next(fresh)) for _ in range(BATCH)]}), BATCH),
-    }
+    return (iterate, lambda n: raw({"find": COLL, "filter": {"_id": {"$gte": lows[n],
+                                                                   "$lt": lows[n] + BATCH}}}),
+            BATCH)
+
+
+def insert_many(setup: Setup, calls: int) -> Pair:
+    """Per document: insert_many of BATCH documents (dispatch given dicts, as insert_one)."""
+    coll, raw = setup.coll, setup.raw
+    mine = [_docs(setup, BATCH) for _ in range(calls + WARM_UP)]
+    theirs = [_docs(setup, BATCH) for _ in range(calls + WARM_UP)]
+    return (lambda n: coll.insert_many(mine[n]),
+            lambda n: raw({"insert": COLL, "ordered": True, "documents": theirs[n]}), BATCH)
+
+
+OPERATIONS: dict[str, Callable[[Setup, int], Pair]] = {
+    "find_one": find_one, "insert_one": insert_one, "insert_one (raw doc)": insert_one_raw,
+    "update_one": update_one, "find_one_and_update": find_one_and_update,
+    "delete_one": delete_one, "find() per doc": find_iterate,
+    "insert_many per doc": insert_many,
+}
+BATCHED = {"find() per doc", "insert_many per doc"}
+
+
+def _calls(ops: int, name: str) -> int:
+    return max(5, ops // 50) if name in BATCHED else ops
 
 
 def measure(setup: Setup, ops: int) -> list[tuple[str, float, float]]:
@@ -132,9 +177,10 @@ def measure(setup: Setup, ops: int) -> list[tuple[str, float, float]]:
     alternating, so load on the machine hits both sides alike and outliers drop out."""
     rows = []
     clock = time.perf_counter_ns
-    for name, (client_call, raw_call, per_call) in op_pairs(setup, ops).items():
-        calls = ops if per_call == 1 else max(5, ops // 20)
-        for n in range(min(calls, 20)):                 # warm-up
+    for name, build in OPERATIONS.items():
+        client_call, raw_call, per_call = build(setup, _calls(ops, name))
+        calls = _calls(ops, name)
+        for n in range(calls, calls + WARM_UP):
             client_call(n), raw_call(n)
         c_times, d_times = [], []
         for n in range(calls):
@@ -151,16 +197,12 @@ def measure(setup: Setup, ops: int) -> list[tuple[str, float, float]]:
 
 
 def profile(setup: Setup, ops: int, name: str, limit: int = 30) -> None:
-    client_call, _, per_call = op_pairs(setup, ops)[name]
-    calls = ops if per_call == 1 else max(5, ops // 20)
-
-    def run() -> None:
-        for n in range(calls):
-            client_call(n)
-
-    run()
+    calls = _calls(ops, name)
+    client_call, _, per_call = OPERATIONS[name](setup, calls)
+    for n in range(calls, calls + WARM_UP):
+        client_call(n)
     prof = cProfile.Profile()
-    prof.runcall(run)
+    prof.runcall(lambda: [client_call(n) for n in range(calls)])
     stats = pstats.Stats(prof)
     count = sum(v[1] for v in stats.stats.values())   # primitive + recursive calls
     print(f"{name}: {count / calls / per_call:.1f} function calls per operation")
@@ -171,7 +213,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=20_000)
     parser.add_argument("--ops", type=int, default=3_000, help="calls per single operation")
-    parser.add_argument("--profile", metavar="OP", help="cProfile the client side of OP")
+    parser.add_argument("--profile", metavar="OP", choices=sorted(OPERATIONS),
+                        help="cProfile the client side of OP")
     args = parser.parse_args(argv)
     setup = Setup(args.docs)
     if args.profile:

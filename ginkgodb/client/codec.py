@@ -8,12 +8,14 @@ the engine) are decoded with the caller's codec options, as pymongo decodes repl
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import bson
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from bson.raw_bson import RawBSONDocument
+
+from .plain import NotPlain, copy_command, copy_value, plain_codec
 
 # A reply whose values are all of these needs no decoding.
 _SCALARS = (int, float, str, bool, type(None))
@@ -33,15 +35,33 @@ def encode_document(doc: Mapping[str, Any], codec_options: CodecOptions) -> RawB
 
 
 def to_wire(doc: Mapping[str, Any], codec_options: CodecOptions) -> dict:
-    """`doc` as the engine would receive it from a server connection (plain decoded BSON)."""
+    """`doc` as the engine would receive it from a server connection (plain decoded BSON).
+
+    Plain JSON-like commands are copied in Python (plain.py); the rest take the BSON round trip.
+    """
+    if type(doc) is dict and plain_codec(codec_options):
+        try:
+            return copy_command(doc)
+        except NotPlain:
+            pass
     return bson.decode(bson.encode(doc, False, codec_options))
 
 
 def wire_value(value: Any, codec_options: CodecOptions) -> Any:
-    """A single value (a comment, a `let` document) as the engine would receive it."""
+    """A single value (a filter, a comment, a `let` document) as the engine would receive it."""
     if type(value) in _SCALARS:
         return value
-    return to_wire({"v": value}, codec_options)["v"]
+    if plain_codec(codec_options):
+        return wire_plain(value, codec_options)
+    return bson.decode(bson.encode({"v": value}, False, codec_options))["v"]
+
+
+def wire_plain(value: Any, codec_options: CodecOptions) -> Any:
+    """wire_value for codec options known to pass `plain_codec`."""
+    try:
+        return copy_value(value)
+    except NotPlain:
+        return bson.decode(bson.encode({"v": value}, False, codec_options))["v"]
 
 
 def encode_and_size(doc: Mapping[str, Any], codec_options: CodecOptions) -> tuple[dict, int]:
@@ -62,6 +82,20 @@ def decode_document(doc: Any, codec_options: CodecOptions) -> Any:
             return codec_options.document_class(data, codec_options)
         return bson.decode(data, codec_options)
     return doc
+
+
+def document_decoder(codec_options: CodecOptions) -> Callable[[Any], Any]:
+    """decode_document bound to `codec_options`, checking the common case (raw BSON from the
+    engine, a decoded document class) first: cursors call it once per document."""
+    if is_raw_class(codec_options):
+        return lambda doc: decode_document(doc, codec_options)
+    decode = bson.decode
+
+    def decoder(doc: Any) -> Any:
+        if type(doc) is RawBSONDocument:
+            return decode(doc.raw, codec_options)
+        return decode_document(doc, codec_options)
+    return decoder
 
 
 def decode_documents(docs: Iterable[Any], codec_options: CodecOptions) -> list:
@@ -89,8 +123,12 @@ def plain_reply(reply: Mapping[str, Any], codec_options: CodecOptions = DEFAULT_
     Flat replies (the common {n: 1, ok: 1.0}) are returned as they are: nothing in them depends
     on codec options.
     """
-    if type(reply) is dict and all(isinstance(v, _SCALARS) for v in reply.values()):
-        return reply
+    if type(reply) is dict:
+        for value in reply.values():
+            if not isinstance(value, _SCALARS):
+                break
+        else:
+            return reply
     return bson.decode(bson.encode(reply), _plain(codec_options))
 
 

@@ -21,10 +21,19 @@ from . import keys
 from .aggregation import aggregate
 from .base import SettingsHolder
 from .bulk import Bulk
-from .codec import decode_document, decode_value, encode_document, plain_reply, wire_value
+from .codec import (
+    decode_document,
+    decode_value,
+    document_decoder,
+    encode_document,
+    plain_reply,
+    wire_value,
+)
 from .collection_admin import CollectionAdmin
 from .command_cursor import CommandCursor
 from .cursor import Cursor
+from .cursor_base import kill_now
+from .find_command import find_one_command
 from .raising import check_write_reply
 from .raw_batch import RawBatchCommandCursor, RawBatchCursor
 from .validation import (
@@ -51,7 +60,10 @@ class Collection(CollectionAdmin, SettingsHolder):
         check_collection_name(name)
         self._database = database
         self._name = name
-        self._full_name = f"{database.name}.{name}"
+        self._dbname = database.name
+        self._full_name = f"{self._dbname}.{name}"
+        self._runner = database.client._runner
+        self._decoder = document_decoder(self.codec_options)
         self._write_response_codec_options = self.codec_options.with_options(
             unicode_decode_error_handler="replace", document_class=dict)
         if create or kwargs:
@@ -125,8 +137,7 @@ class Collection(CollectionAdmin, SettingsHolder):
                                                  read_concern))
 
     def _run(self, cmd: dict, **kwargs: Any) -> Any:
-        return self._database.client._runner.run(self._database.name, cmd,
-                                                  codec_options=self.codec_options, **kwargs)
+        return self._runner.run(self._dbname, cmd, codec_options=self._codec_options, **kwargs)
 
     def _write_reply(self, reply: Any) -> dict:
         """A write command's reply decoded (a copy) and checked for write errors."""
@@ -300,12 +311,35 @@ class Collection(CollectionAdmin, SettingsHolder):
         return Cursor(self, *args, **kwargs)
 
     def find_one(self, filter: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if filter is not None and not isinstance(filter, abc.Mapping):
-            filter = {"_id": filter}
+        if filter is None:
+            filter = {}
+        elif type(filter) is not dict:
+            if not isinstance(filter, abc.Mapping):
+                filter = {"_id": filter}
+            return self._find_one_cursor(filter, args, kwargs)
+        if args or kwargs or "query" in filter or "$query" in filter:
+            return self._find_one_cursor(filter, args, kwargs)
+        return self._find_one_quick(filter)
+
+    def _find_one_cursor(self, filter: Any, args: tuple, kwargs: dict) -> Any:
         cursor = self.find(filter, *args, **kwargs)
         for result in cursor.limit(-1):
             return result
         return None
+
+    def _find_one_quick(self, spec: dict) -> Any:
+        """find_one(filter) without a Cursor: the same single-batch find command and outcome."""
+        self._runner._check_open()      # before encoding, as the general path does
+        cmd = find_one_command(self._name, wire_value(spec, self._codec_options),
+                               self._read_concern)
+        reply = self._runner.run(self._dbname, cmd, codec_options=self._codec_options,
+                                 reads=True, encoded=True)
+        cursor = reply["cursor"]
+        if cursor["id"]:    # the engine kept a cursor open: close it, as Cursor would
+            dbname, collname = cursor.get("ns", f"{self._dbname}.{self._name}").split(".", 1)
+            kill_now(self._runner, dbname, collname, cursor["id"])
+        batch = cursor["firstBatch"]
+        return self._decoder(batch[0]) if batch else None
 
     def estimated_document_count(self, comment: Any = None, **kwargs: Any) -> int:
         if "session" in kwargs:

@@ -12,10 +12,19 @@ from typing import Any, Optional
 from bson.codec_options import CodecOptions
 from bson.int64 import Int64
 
-from .codec import decode_document
 
 #: error codes after which the server cursor is gone (pymongo's list)
 CURSOR_CLOSED_ERRORS = frozenset([43, 175, 237, 28617, 17406, 96, 136])
+
+
+def kill_now(runner: Any, dbname: str, collname: str, cursor_id: int) -> None:
+    """Send killCursors for one engine cursor, ignoring failures (as pymongo does)."""
+    if runner.closed:
+        return
+    try:
+        runner.send({"killCursors": collname, "cursors": [Int64(cursor_id)], "$db": dbname})
+    except Exception:
+        pass
 
 
 class CursorBase:
@@ -32,6 +41,7 @@ class CursorBase:
         self._session = session
         self._data: collections.deque = collections.deque()
         self._codec_options = collection.codec_options
+        self._decoder = collection._decoder
 
     @property
     def alive(self) -> bool:
@@ -77,12 +87,7 @@ class CursorBase:
         if not now:
             runner.queue_kill(dbname, collname, cursor_id)
             return
-        if runner.closed:
-            return
-        try:
-            runner.send({"killCursors": collname, "cursors": [Int64(cursor_id)], "$db": dbname})
-        except Exception:  # pymongo ignores failures to kill a cursor as well
-            pass
+        kill_now(runner, dbname, collname, cursor_id)
 
     def close(self) -> None:
         """Explicitly close / kill this cursor."""
@@ -101,7 +106,7 @@ class CursorBase:
         self.close()
 
     def _decode(self, raw: Any) -> Any:
-        return decode_document(raw, self._codec_options)
+        return self._decoder(raw)
 
     def _refresh(self) -> int:
         raise NotImplementedError

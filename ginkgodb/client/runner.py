@@ -17,7 +17,7 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from bson.int64 import Int64
 from pymongo.errors import InvalidOperation
 
-from .codec import plain_reply, to_wire
+from .codec import plain_reply, to_wire, wire_value
 from .raising import check_command_reply
 from .session import check_session_for_write
 
@@ -54,7 +54,11 @@ class EngineChannel:
         return ctx
 
     def run(self, cmd: dict) -> Mapping[str, Any]:
-        return self._dispatch(self.context, cmd)
+        try:
+            ctx = self._local.ctx
+        except AttributeError:
+            ctx = self.context
+        return self._dispatch(ctx, cmd)
 
 
 class CommandRunner:
@@ -77,19 +81,16 @@ class CommandRunner:
         command is already wire-normalised (inserts hand over pre-encoded documents); `reads`
         (implied by a `read_concern`) lets the session add its causal/snapshot read concern.
         """
-        self._check_open()
-        in_txn = session is not None and session.in_transaction
-        if read_concern is not None and not in_txn:
-            if read_concern.level:
-                cmd["readConcern"] = read_concern.document
-            reads = True
-        if reads and session is not None and not in_txn:
-            session._update_read_concern(cmd)
-        if collation is not None:
-            cmd["collation"] = collation
-        unacknowledged = write_concern is not None and not write_concern.acknowledged
-        if write_concern is not None and not write_concern.is_server_default:
-            cmd["writeConcern"] = write_concern.document
+        if self._closed:
+            raise InvalidOperation("Cannot use MongoClient after close")
+        if read_concern is not None or collation is not None or (reads and session is not None):
+            _attach_read(cmd, session, read_concern, collation, reads)
+        unacknowledged = False
+        if write_concern is not None:
+            unacknowledged = not write_concern.acknowledged
+            if not write_concern.is_server_default:
+                cmd["writeConcern"] = (wire_value(write_concern.document, DEFAULT_CODEC_OPTIONS)
+                                       if encoded else write_concern.document)
         if session is not None:
             check_session_for_write(session, write_concern)
             session._apply_to(cmd, self._client)
@@ -138,3 +139,17 @@ class CommandRunner:
     def _check_open(self) -> None:
         if self._closed:
             raise InvalidOperation("Cannot use MongoClient after close")
+
+
+def _attach_read(cmd: dict, session: Any, read_concern: Any, collation: Any, reads: bool) -> None:
+    """readConcern (the collection's, then the session's additions) and collation, in the order
+    pymongo puts them in a command."""
+    in_txn = session is not None and session.in_transaction
+    if read_concern is not None and not in_txn:
+        if read_concern.level:
+            cmd["readConcern"] = read_concern.document
+        reads = True
+    if reads and session is not None and not in_txn:
+        session._update_read_concern(cmd)
+    if collation is not None:
+        cmd["collation"] = collation

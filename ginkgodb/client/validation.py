@@ -19,13 +19,13 @@ def validate_boolean(option: str, value: Any) -> bool:
 
 
 def validate_is_mapping(option: str, value: Any) -> None:
-    if not isinstance(value, abc.Mapping):
+    if type(value) is not dict and not isinstance(value, abc.Mapping):
         raise TypeError(f"{option} must be an instance of dict, bson.son.SON, or any other type "
                         "that inherits from collections.Mapping")
 
 
 def validate_is_document_type(option: str, value: Any) -> None:
-    if not isinstance(value, (abc.MutableMapping, RawBSONDocument)):
+    if type(value) is not dict and not isinstance(value, (abc.MutableMapping, RawBSONDocument)):
         raise TypeError(f"{option} must be an instance of dict, bson.son.SON, "
                         "bson.raw_bson.RawBSONDocument, or a type that inherits from "
                         "collections.MutableMapping")
@@ -53,7 +53,7 @@ def validate_non_negative_int_or_none(option: str, value: Any) -> int | None:
 
 def validate_ok_for_update(update: Any) -> None:
     """An update is a non-empty operator document or an aggregation pipeline."""
-    if not isinstance(update, (abc.Mapping, list)):
+    if type(update) is not dict and not isinstance(update, (abc.Mapping, list)):
         raise TypeError("update must either be a list or an instance of dict, bson.son.SON, or any "
                         "other type that inherits from collections.Mapping")
     if not update:

@@ -1,0 +1,123 @@
+"""The lean paths (find_one without a Cursor, writes with per-collection precomputed settings)
+send the same commands and give the same results as the general paths they short-cut."""
+from __future__ import annotations
+
+import datetime
+import uuid
+
+import bson
+import pytest
+from bson.binary import Binary, UuidRepresentation
+from bson.codec_options import CodecOptions
+from bson.int64 import Int64
+from bson.raw_bson import RawBSONDocument
+from bson.son import SON
+from pymongo.errors import OperationFailure
+from pymongo.read_concern import ReadConcern
+
+from ginkgodb.client import MongoClient
+from support.client_fakes import cursor_reply, error_reply
+
+WHEN = datetime.datetime(2024, 5, 1, 12, 0)
+
+
+def _find_one_both_ways(coll, channel, filter):
+    """The command find_one(filter) sends, and the one the Cursor path sends for it."""
+    coll.find_one(filter)
+    quick = channel.last
+    next(iter(coll.find(filter).limit(-1)), None)
+    return quick, channel.last
+
+
+@pytest.mark.parametrize("filter", [None, {}, {"_id": 1}, {"a": {"$gt": 2}, "b": [1, (2, 3)]},
+                                    {"query": 1}, {"$query": {"a": 1}}, SON([("a", 1)])])
+def test_find_one_sends_what_the_cursor_path_sends(coll, channel, filter):
+    quick, general = _find_one_both_ways(coll, channel, filter)
+    assert quick == general
+
+
+def test_find_one_with_read_concern_sends_what_the_cursor_path_sends(client, channel):
+    coll = client.db.get_collection("c", read_concern=ReadConcern("majority"))
+    quick, general = _find_one_both_ways(coll, channel, {"a": 1})
+    assert quick == general and quick["readConcern"] == {"level": "majority"}
+
+
+def test_find_one_filter_values_are_normalised_as_the_wire_would():
+    channel = _recording()
+    client = MongoClient(uuidRepresentation="standard", _channel=channel)
+    value = uuid.UUID(int=7)
+    client.db.c.find_one({"u": value, "t": (1, 2), "s": SON([("x", 1)]), "big": 2 ** 40,
+                          "when": WHEN.replace(tzinfo=datetime.timezone.utc)})
+    sent = channel.last["filter"]
+    assert sent == {"u": Binary.from_uuid(value), "t": [1, 2], "s": {"x": 1}, "big": 2 ** 40,
+                    "when": WHEN}
+    assert type(sent["s"]) is dict and type(sent["big"]) is Int64 and sent["when"].tzinfo is None
+
+
+def test_find_one_does_not_share_the_callers_filter(coll, channel):
+    filter = {"tags": {"$in": ["a"]}}
+    coll.find_one(filter)
+    filter["tags"]["$in"].append("b")
+    assert channel.last["filter"] == {"tags": {"$in": ["a"]}}
+
+
+@pytest.mark.parametrize("options, check", [
+    ({"tz_aware": True}, lambda doc: doc["t"].tzinfo is not None),
+    ({"document_class": SON}, lambda doc: type(doc) is SON and type(doc["sub"]) is SON),
+    ({"document_class": RawBSONDocument}, lambda doc: type(doc) is RawBSONDocument),
+    ({}, lambda doc: type(doc) is dict and doc["t"] == WHEN and doc["t"].tzinfo is None),
+])
+def test_find_one_results_follow_the_codec_options(options, check):
+    channel = _recording()
+    channel.on("find", cursor_reply([{"_id": 1, "t": WHEN, "sub": {"a": 1}}]))
+    doc = MongoClient(_channel=channel, **options).db.c.find_one({"_id": 1})
+    assert check(doc) and doc["_id"] == 1
+
+
+def test_find_one_closes_a_cursor_the_engine_left_open(coll, channel):
+    channel.on("find", cursor_reply([{"_id": 1}], cursor_id=77, ns="db.coll"))
+    assert coll.find_one({"_id": 1}) == {"_id": 1}
+    kill = channel.named("killCursors")
+    assert kill == [{"killCursors": "coll", "cursors": [77], "$db": "db"}]
+
+
+def test_find_one_raises_the_engines_error(coll, channel):
+    channel.on("find", error_reply(2, "bad query", "BadValue"))
+    with pytest.raises(OperationFailure, match="bad query") as info:
+        coll.find_one({"$bad": 1})
+    assert info.value.code == 2
+
+
+def test_find_one_on_a_closed_client_raises_before_encoding(client):
+    client.close()
+    with pytest.raises(Exception, match="after close"):
+        client.db.c.find_one({"bad": object()})
+
+
+def test_updates_and_deletes_normalise_their_filters_and_specs():
+    channel = _recording()
+    coll = MongoClient(uuidRepresentation="standard", _channel=channel).db.c
+    value = uuid.UUID(int=3)
+    coll.update_one({"u": value}, {"$set": {"t": (1,)}})
+    assert channel.last["updates"] == [{"q": {"u": Binary.from_uuid(value)},
+                                        "u": {"$set": {"t": [1]}}, "multi": False,
+                                        "upsert": False}]
+    coll.delete_one({"t": (1, 2)})
+    assert channel.last["deletes"] == [{"q": {"t": [1, 2]}, "limit": 1}]
+    coll.find_one_and_update({"t": (3,)}, {"$inc": {"n": 1}})
+    assert channel.last["query"] == {"t": [3]}
+
+
+def test_insert_one_hands_over_the_document_encoded_with_codec_options():
+    channel = _recording()
+    coll = MongoClient(uuidRepresentation="standard", _channel=channel).db.c
+    value = uuid.UUID(int=5)
+    result = coll.insert_one({"u": value})
+    (doc,) = channel.last["documents"]
+    assert isinstance(doc, RawBSONDocument)
+    assert bson.decode(doc.raw) == {"_id": result.inserted_id, "u": Binary.from_uuid(value)}
+
+
+def _recording():
+    from support.client_fakes import FakeChannel
+    return FakeChannel()

@@ -49,8 +49,6 @@ def to_wire(doc: Mapping[str, Any], codec_options: CodecOptions) -> dict:
 
 def wire_value(value: Any, codec_options: CodecOptions) -> Any:
     """A single value (a filter, a comment, a `let` document) as the engine would receive it."""
-    if type(value) in _SCALARS:
-        return value
     if plain_codec(codec_options):
         return wire_plain(value, codec_options)
     return bson.decode(bson.encode({"v": value}, False, codec_options))["v"]

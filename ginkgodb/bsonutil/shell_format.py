@@ -1,53 +1,128 @@
-"""Values printed the way mongod prints them in messages (`dup key: { _id: 1 }`)."""
+"""BSON values printed the way mongod prints them in messages and explain output.
+
+Duplicate-key messages (`dup key: { _id: 1 }`), filter and update errors and explain's
+indexBounds all print values as BSONElement::toString does, with a few differences: how doubles
+print (`1`, `1.0`, `inf.0`), how strings are quoted or cut, and some types one context prints its
+own way. One walk serves them all; a `Style` carries what differs. Documents are `{ k: v }` and
+arrays `[ v ]` everywhere (an update error's `{_id: 1}` gets its braces from the message).
+"""
 from __future__ import annotations
 
 import datetime
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from bson.binary import Binary
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
-from bson.int64 import Int64
 from bson.max_key import MaxKey
 from bson.min_key import MinKey
 from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
 
-from .compare import date_millis
+from .compare import date_millis, regex_parts
+
+Formatter = Callable[[Any], str]
 
 
-def format_value(v: Any) -> str:
+@dataclass(frozen=True, slots=True)
+class Style:
+    """How one context prints doubles and strings; `special` (type, formatter) pairs come first."""
+
+    double: Callable[[float], str]
+    string: Callable[[str], str]
+    special: tuple[tuple[type | tuple[type, ...], Formatter], ...] = ()
+
+
+def quoted(s: str) -> str:
+    """A string in double quotes, unescaped, as BSONElement::toString writes it."""
+    return f'"{s}"'
+
+
+def double_nice(x: float) -> str:
+    """mongod's appendDoubleNice: %.16g, plus '.0' when that shows no '.', 'E' or 'N'.
+
+    The test is on capitals, as mongod's, so `inf.0`, `nan.0` and, faithfully, `1e+20.0`.
+    """
+    text = "%.16g" % x
+    if "." not in text and "E" not in text and "N" not in text:
+        text += ".0"
+    return text
+
+
+def format_double(v: float) -> str:
+    """A double in a duplicate-key message: integral values bare (`1`), others as repr."""
+    if math.isnan(v):
+        return "nan.0"
+    if math.isinf(v):
+        return "inf.0" if v > 0 else "-inf.0"
+    if v == int(v) and abs(v) < 1e16:
+        return str(int(v)) if v or math.copysign(1, v) > 0 else "-0.0"
+    return repr(v)
+
+
+def _shell_string(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _shell_regex(v: Any) -> str:
+    """Duplicate-key messages print a regex's flags only when they are held as text."""
+    flags = v.flags if isinstance(v.flags, str) else ""
+    return f"/{v.pattern}/{flags}"
+
+
+SHELL = Style(format_double, _shell_string, (((Regex, re.Pattern), _shell_regex),))
+
+
+def format_value(v: Any, style: Style = SHELL) -> str:
+    """One value without a field name."""
+    for types, special in style.special:
+        if isinstance(v, types):
+            return special(v)
     if v is None:
         return "null"
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, Int64):
-        return str(int(v))
     if isinstance(v, int):
-        return str(v)
+        return str(int(v))
     if isinstance(v, float):
-        return format_double(v)
+        return style.double(v)
+    if isinstance(v, str):
+        return style.string(v)
+    if isinstance(v, DBRef):
+        return format_document(v.as_doc(), style)
+    if isinstance(v, Mapping):
+        return format_document(v, style)
+    if isinstance(v, (list, tuple)):
+        return "[ " + ", ".join(format_value(x, style) for x in v) + " ]" if v else "[]"
+    return _format_other(v)
+
+
+def format_element(name: str, v: Any, style: Style = SHELL) -> str:
+    """`name: value`, as BSONElement::toString(includeFieldName=true) writes it."""
+    return f"{name}: {format_value(v, style)}"
+
+
+def format_document(d: Mapping, style: Style = SHELL) -> str:
+    if not d:
+        return "{}"
+    return "{ " + ", ".join(format_element(k, v, style) for k, v in d.items()) + " }"
+
+
+def _format_other(v: Any) -> str:
     if isinstance(v, Decimal128):
         return f'NumberDecimal("{v}")'
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, ObjectId):
         return f"ObjectId('{v}')"
     if isinstance(v, datetime.datetime):
         return f"new Date({date_millis(v)})"
-    if isinstance(v, DBRef):
-        return format_document(v.as_doc())
-    if isinstance(v, Mapping):
-        return format_document(v)
-    if isinstance(v, (list, tuple)):
-        return "[ " + ", ".join(format_value(x) for x in v) + " ]" if v else "[]"
     if isinstance(v, (Regex, re.Pattern)):
-        flags = v.flags if isinstance(v.flags, str) else ""
-        return f"/{v.pattern}/{flags}"
+        pattern, flags = regex_parts(v)
+        return f"/{pattern}/{flags}"
     if isinstance(v, Timestamp):
         return f"Timestamp({v.time}, {v.inc})"
     if isinstance(v, Binary):
@@ -61,17 +136,5 @@ def format_value(v: Any) -> str:
     return repr(v)
 
 
-def format_double(v: float) -> str:
-    if math.isnan(v):
-        return "nan.0"
-    if math.isinf(v):
-        return "inf.0" if v > 0 else "-inf.0"
-    if v == int(v) and abs(v) < 1e16:
-        return str(int(v)) if v or math.copysign(1, v) > 0 else "-0.0"
-    return repr(v)
-
-
-def format_document(d: Mapping) -> str:
-    if not d:
-        return "{}"
-    return "{ " + ", ".join(f"{k}: {format_value(v)}" for k, v in d.items()) + " }"
+__all__ = ["Style", "SHELL", "quoted", "double_nice", "format_double", "format_value",
+           "format_element", "format_document"]

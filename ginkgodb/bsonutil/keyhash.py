@@ -14,15 +14,13 @@ import decimal
 import hashlib
 import math
 import struct
-import uuid
 from typing import Any
 
-from bson.binary import Binary
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 
 from . import types as T
-from .compare import date_millis, regex_parts
+from .compare import binary_parts, date_millis, regex_parts
 
 DEFAULT_SEED = 0
 
@@ -127,12 +125,7 @@ def _scalar_bytes(b: int, v: Any) -> bytes:
 
 
 def _binary_bytes(v: Any) -> bytes:
-    if isinstance(v, uuid.UUID):
-        subtype, data = 4, v.bytes
-    elif isinstance(v, Binary):
-        subtype, data = v.subtype, bytes(v)
-    else:
-        subtype, data = 0, bytes(v)
+    _, subtype, data = binary_parts(v)
     if subtype == 2:  # the old binary subtype repeats its length inside the payload
         return _I32(len(data) + 4) + b"\x02" + _I32(len(data)) + data
     return _I32(len(data)) + bytes([subtype]) + data

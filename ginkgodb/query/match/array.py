@@ -1,7 +1,7 @@
 """$size, $all and $elemMatch: operators that look at arrays as a whole."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from bson.regex import Regex
@@ -10,7 +10,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 from .comparison import equality_predicate
 from .context import FIELD_OPERATOR_NAMES, ParseContext, is_expression_document
-from .nodes import AndNode, ConstNode, Node, leaf
+from .nodes import AndNode, ConstNode, Node, all_of, leaf
 from .numbers import parse_non_negative_int
 from .regex import regex_operand, regex_predicate
 from .values import as_document, is_object
@@ -42,7 +42,7 @@ def parse_elem_match(ctx: ParseContext, path: str | None, arg: Any, spec: Mappin
                   and next(iter(arg))[1:] not in PATHLESS_OPERATORS)
     if value_form:
         children = ctx.operators(None, arg, True)
-        element_test = _all_elements_of(children)
+        element_test = all_of([c.elem for c in children])  # on values, as on documents
     else:
         sub = ctx.document(arg, True).match
 
@@ -69,20 +69,6 @@ def parse_elem_match(ctx: ParseContext, path: str | None, arg: Any, spec: Mappin
         return False
 
     return leaf(path, elem_match, keep_leaf_array=True, element_index=first_match)
-
-
-def _all_elements_of(children: list[Node]) -> Callable[[Any], bool]:
-    tests = tuple(c.elem for c in children)
-    if len(tests) == 1:
-        return tests[0]
-
-    def all_hold(x: Any) -> bool:
-        for t in tests:
-            if not t(x):
-                return False
-        return True
-
-    return all_hold
 
 
 def parse_all(ctx: ParseContext, path: str | None, arg: Any, spec: Mapping,

@@ -105,10 +105,10 @@ def _index_of_array(args: list[Fn]) -> Fn:
 def _index_arg(v: Any, which: str) -> int:
     i = None if isinstance(v, bool) else as_int32(v)
     if i is None:
-        raise CommandError(9711600, f"$indexOfArray requires an integral {which} index, found a "
+        raise CommandError(40096, f"$indexOfArray requires an integral {which} index, found a "
                                     f"value of type: {type_name(v)}, with value: {bson_repr(v)}")
     if i < 0:
-        raise CommandError(9711601, f"$indexOfArray requires a nonnegative {which} index, "
+        raise CommandError(40097, f"$indexOfArray requires a nonnegative {which} index, "
                                     f"found: {i}")
     return i
 

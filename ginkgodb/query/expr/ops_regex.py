@@ -7,6 +7,8 @@ from typing import Any
 
 from bson.regex import Regex
 
+from ginkgodb.bsonutil.compare import regex_parts
+
 from ginkgodb.errors import CommandError
 
 from .compiler import Fn, Scope, compile_node, operator
@@ -17,7 +19,7 @@ _FLAGS = {"i": re.I, "m": re.M, "s": re.S, "x": re.X, "u": 0}
 
 @lru_cache(maxsize=512)
 def compile_regex(pattern: str, options: str, name: str) -> re.Pattern:
-    flags = 0
+    flags = re.ASCII
     for ch in options:
         if ch not in _FLAGS:
             raise CommandError(51108, f"{name} invalid flag in regex options: {ch}")
@@ -53,8 +55,8 @@ def _prepare(name: str, inp: Fn, rx: Fn, opts: Fn | None, doc: Any, vars: Any
     if not nullish(options) and type(options) is not str:
         raise CommandError(51106, f"{name} needs 'options' to be of type string")
     if isinstance(r, Regex):
-        pattern, flags = r.pattern, r.flags if isinstance(r.flags, str) else ""
-        if flags and not nullish(options) and options:
+        pattern, flags = regex_parts(r)
+        if flags and not nullish(options):
             raise CommandError(51107, f"{name} found regex option(s) specified in both 'regex' "
                                       "and 'option' fields")
         options = flags or options
@@ -73,6 +75,9 @@ def _prepare(name: str, inp: Fn, rx: Fn, opts: Fn | None, doc: Any, vars: Any
     if "\0" in pattern:
         raise CommandError(51109, f"{name}: regular expression cannot contain an embedded null "
                                   "byte")
+    if type(options) is str and "\0" in options:
+        raise CommandError(51110, f"{name}: regular expression options cannot contain an "
+                                  "embedded null byte")
     return s, compile_regex(pattern, options if type(options) is str else "", name)
 
 
@@ -85,7 +90,7 @@ def find_all(rx: re.Pattern, s: str) -> list[dict]:
     out, pos = [], 0
     while pos <= len(s):
         m = rx.search(s, pos)
-        if m is None:
+        if m is None or (m.start() == m.end() == len(s) and s):
             break
         out.append(_match_doc(m))
         pos = m.end() if m.end() > m.start() else m.end() + 1

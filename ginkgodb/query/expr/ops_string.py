@@ -11,7 +11,8 @@ from ginkgodb.errors import CommandError
 
 from .compiler import Fn, Scope, compile_node, nary, operator
 from .dates import is_date
-from .values import DOUBLE, as_int32, is_integral, nullish, num_kind, number_str, type_name
+from .values import (DOUBLE, as_int32, is_integral, nullish, num_kind, number_str, to_double,
+                     type_name)
 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -25,18 +26,38 @@ def coerce_to_string(v: Any) -> str:
         return ""
     k = num_kind(v)
     if k >= 0:
-        from .ops_convert import format_double
         if k == DOUBLE:
-            return format_double(v)
+            return _format_g(v)
         return str(v) if type(v) is Decimal128 else str(int(v))
     if is_date(v):
         from .ops_convert import format_date
         return format_date(v)
     if type(v) is Timestamp:
-        return f"Timestamp({v.time}, {v.inc})"
-    if type(v) is Code:
+        import datetime
+        t = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=v.time)
+        return f"{t.strftime('%b')} {t.day:2d} {t:%H:%M:%S}:{v.inc}"
+    if type(v) is Code and v.scope is None:
         return str(v)
     raise CommandError(16007, f"can't convert from BSON type {type_name(v)} to String")
+
+
+def _coerce_long(v: Any) -> int:
+    """mongod's coerceToLong for substring bounds: truncates, rejects NaN/inf/out of range."""
+    if type(v) is int or type(v).__name__ == "Int64":
+        return int(v)
+    x = to_double(v)
+    if x != x or not -9.2233720368547758e18 <= x < 9.2233720368547758e18:
+        raise CommandError(31109, f"Can't coerce out of range value {number_str(v)} to long")
+    return int(x)
+
+
+def _format_g(x: float) -> str:
+    """A double as mongod's coerceToString prints it: 6 significant digits, C++ stream style."""
+    if x != x:
+        return "nan"
+    if x in (float("inf"), float("-inf")):
+        return "inf" if x > 0 else "-inf"
+    return format(x, ".6g")
 
 
 @nary("$concat")
@@ -119,7 +140,7 @@ def _substr_bytes(args: list[Fn]) -> Fn:
         if num_kind(length) < 0:
             raise CommandError(16035, "$substrBytes: length must be a numeric type (is BSON type "
                                       f"{type_name(length)})")
-        lo, n = int(float(start)), int(float(length))
+        lo, n = _coerce_long(start), _coerce_long(length)
         if lo < 0:
             raise CommandError(50752, f"$substrBytes: starting index must be non-negative "
                                       f"(got: {lo})")
@@ -213,12 +234,17 @@ def _index_of(name: str, codes: tuple[int, int], by_bytes: bool) -> None:
             hi = _index_arg(name, args[3](doc, vars), "ending") if len(args) > 3 else len(text)
             if lo > len(text) or lo > hi:
                 return -1
-            return text.find(needle, lo, max(hi, lo))
+            if by_bytes:
+                return text.find(needle, lo, hi)
+            if not text and not needle:
+                return 0
+            i = text.find(needle, lo)
+            return i if i != -1 and i < hi else -1
         return ev
 
 
 def _index_arg(name: str, v: Any, which: str) -> int:
-    if not is_integral(v) or isinstance(v, bool):
+    if as_int32(v) is None or isinstance(v, bool):
         from .values import bson_repr
         raise CommandError(40096, f"{name} requires an integral {which} index, found a value of "
                                   f"type: {type_name(v)}, with value: {bson_repr(v)}")

@@ -59,8 +59,11 @@ def aggregate(ctx, cmd) -> dict:
     size = P.get_int(cursor_opts, "batchSize", None, command="aggregate.cursor", minimum=0)
     variables = P.get_let(cmd)
     reader = ctx.engine.reader()
+    collation = P.get_doc(cmd, "collation")
+    from ..engine.query import collation_of
+    collation_of(collation)  # a malformed collation fails before any work
     docs = A.run(ctx.engine, db, coll, pipeline, ctx, variables, reader,
-                 sources={"$currentOp": lambda spec: current_ops(ctx)})
+                 sources={"$currentOp": lambda spec: current_ops(ctx)}, collation=collation)
     ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"
     cursor = ServerCursor(ns, _encoded(docs), reader)
     return first_batch(ctx, cursor, DEFAULT_FIRST_BATCH if size is None else size, False)

@@ -84,7 +84,7 @@ def _stage_name(stage: Any) -> Optional[str]:
 
 
 def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variables: Optional[dict] = None,
-        reader=None, sources: Optional[dict] = None) -> Iterator[dict]:
+        reader=None, sources: Optional[dict] = None, collation: Optional[dict] = None) -> Iterator[dict]:
     """Documents out of the pipeline (decoded). `coll` None is `aggregate: 1`.
 
     `sources` maps first-stage names the front end answers (e.g. `$currentOp`, which only the
@@ -111,6 +111,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         state = engine.collection(db, coll)
         req, rest = split_pushdown(pipeline)
         req.variables = variables
+        req.collation = collation  # applies to the leading $match/$sort the planner runs
         source = _docs(engine, state, req, ctx, reader) if state is not None else iter(())
         if state is None and req.filter:
             from ..query.match import compile_filter

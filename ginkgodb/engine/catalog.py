@@ -44,6 +44,19 @@ class IndexMeta:
         return self.options.get("partialFilterExpression")
 
     @property
+    def collation(self) -> Any:
+        """The index's Collation (None: simple); strings are keyed by it."""
+        spec = self.options.get("collation")
+        if not spec:
+            return None
+        from ..bsonutil.collation import from_spec
+        cached = self.__dict__.get("_collation")
+        if cached is None or cached.spec != spec:
+            cached = from_spec(spec)
+            self.__dict__["_collation"] = cached
+        return cached
+
+    @property
     def pattern(self) -> list[tuple[str, Any]]:
         return list(self.key.items())
 

@@ -24,7 +24,8 @@ _MISSING = object()  # bytes of encoded key; LMDB keys are limited to 511 in all
 class IndexRuntime:
     """Compiled view of one index: what keys a document has, and how they are stored."""
 
-    __slots__ = ("meta", "prefix", "pattern", "directions", "_partial", "ns", "_simple_field", "_roots")
+    __slots__ = ("meta", "prefix", "pattern", "directions", "_partial", "ns", "_simple_field", "_roots",
+                 "collation")
 
     def __init__(self, meta: IndexMeta, ns: str) -> None:
         self.meta = meta
@@ -33,6 +34,7 @@ class IndexRuntime:
         self.pattern = meta.pattern
         self.directions = [d if isinstance(d, (int, float)) else 1 for _, d in self.pattern]
         self._partial = None
+        self.collation = meta.collation
         if meta.partial is not None:
             from ..query.match import compile_filter
             self._partial = compile_filter(meta.partial)
@@ -44,7 +46,7 @@ class IndexRuntime:
         # `_id` and other single ascending top-level fields take a shortcut for scalar values
         field, direction = self.pattern[0]
         self._simple_field = field if (len(self.pattern) == 1 and direction == 1 and "." not in field
-                                       and not meta.sparse) else None
+                                       and not meta.sparse and self.collation is None) else None
 
     def keys(self, doc: dict) -> tuple[list[bytes], set]:
         """Encoded keys of `doc` (empty when a partial/sparse index excludes it) and multikey paths."""
@@ -55,6 +57,8 @@ class IndexRuntime:
             v = doc.get(f)
             if v is not None and not isinstance(v, (list, dict)):
                 return [keycodec.encode_key((v,))], set()
+        if self.collation is not None:
+            doc = self.collation.transform(doc)  # strings are indexed by their collation keys
         return extract_keys(doc, self.pattern, sparse=self.meta.sparse)
 
     def unchanged(self, old: dict, new: dict) -> bool:

@@ -1,13 +1,13 @@
 """From a find-shaped request to a tree of stages, and the explain document for it."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import bson
 
 from ..planner.choose import QueryPlan, plan_query
-from ..bsonutil import keycodec
+from ..bsonutil import collation, keycodec
 from ..planner.fast import fast_plan, plain_value
 from ..query.match import compile_filter
 from . import stages as S
@@ -44,10 +44,43 @@ _FILTER_CACHE: dict = {}
 _FILTER_CACHE_SIZE = 512
 
 
+class CollatedMatcher:
+    """A filter under a non-simple collation: strings on both sides compared by their keys."""
+
+    __slots__ = ("_inner", "_coll", "paths")
+
+    def __init__(self, inner: Any, coll: Any) -> None:
+        self._inner, self._coll, self.paths = inner, coll, inner.paths
+
+    def match(self, doc: dict) -> bool:
+        return self._inner.match(self._coll.transform(doc))
+
+    __call__ = match
+
+    def positional(self, doc: dict):
+        return self._inner.positional(self._coll.transform(doc))
+
+
+_COLLATIONS: dict = {}
+
+
+def collation_of(spec: Optional[dict]) -> Any:
+    """The Collation for a spec (None: simple), one object per distinct spec so key caches last."""
+    if not spec:
+        return None
+    key = bson.encode(spec)
+    if key not in _COLLATIONS:
+        _COLLATIONS[key] = collation.from_spec(spec)
+    return _COLLATIONS[key]
+
+
 def cached_filter(spec: dict, req: FindRequest) -> Any:
     """compile_filter, remembered by the filter's BSON bytes: applications repeat their queries."""
-    if req.collation or req.variables:
-        return compile_filter(spec, collation=req.collation, variables=req.variables)
+    coll = collation_of(req.collation)
+    if coll is not None:
+        return CollatedMatcher(compile_filter(coll.transform_query(spec), variables=req.variables), coll)
+    if req.variables:
+        return compile_filter(spec, variables=req.variables)
     try:
         key = bson.encode(spec)
     except Exception:  # not encodable as given: let the compiler report it
@@ -74,6 +107,9 @@ def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool 
     filt = req.filter or {}
     if state is None:
         return BuiltPlan(_Eof(), QueryPlan("EOF"), [], req, cached_filter(filt, req) if filt else None)
+    if req.collation is None and state.meta.options.get("collation"):
+        req = replace(req, collation=state.meta.options["collation"])  # the collection's default
+    coll = collation_of(req.collation)
     root = None
     if req.hint is None and not req.sort and not req.collation:
         id_key = id_hack_key(filt)
@@ -86,7 +122,9 @@ def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool 
     else:
         natural = _natural(req.sort)
         sort = None if natural else req.sort
-        plan, rejected = plan_query([ix.meta for ix in state.indexes], filt, sort_pairs(sort), req.hint)
+        usable = [ix.meta for ix in state.indexes if collation.same(ix.collation, coll)]
+        plan_filter = coll.transform_query(filt) if coll is not None else filt
+        plan, rejected = plan_query(usable, plan_filter, sort_pairs(sort), req.hint)
         if rejected and _tied(plan, rejected[0]):
             plan, rejected = _trial(state, reader, [plan, *rejected], filt, req)
         if natural and plan.kind == "COLLSCAN":
@@ -95,7 +133,10 @@ def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool 
         if sort and not plan.provides_sort:
             from ..query.sort import compile_sort
             keep = req.skip + req.limit if req.limit else 0
-            root = S.SortStage(root, sort, compile_sort(sort).key, keep)
+            key = compile_sort(sort).key
+            if coll is not None:
+                key = _collated_key(key, coll)
+            root = S.SortStage(root, sort, key, keep)
     built = BuiltPlan(root, plan, rejected, req)
     if req.skip:
         if exact and isinstance(root, S.Fetch) and root.matcher is None:
@@ -109,6 +150,10 @@ def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool 
         root = S.Project(root, req.projection, compile_projection(req.projection), built)
     built.root = root
     return built
+
+
+def _collated_key(key, coll):
+    return lambda doc: key(coll.transform(doc))
 
 
 def id_hack_key(filt: dict):

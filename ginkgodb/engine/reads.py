@@ -109,21 +109,25 @@ def distinct(engine, db: str, coll: str, key: str, filt: Optional[dict], ctx=Non
     req = Q.FindRequest(filter=filt or {}, hint=hint, collation=collation)
     parts = key.split(".")
     if resolve(engine, db, coll) is not None:
-        return _distinct(_view_docs(engine, db, coll, req, ctx), parts)
+        return _distinct(_view_docs(engine, db, coll, req, ctx), parts, None)
     state = engine.collection(db, coll)
     if state is None:
         return []
+    if collation is None:
+        collation = state.meta.options.get("collation")
     with engine.reader() as reader:
         built = Q.build(engine, state, reader, req, ctx)
         decode = bson.decode
-        return _distinct((doc if doc is not None else decode(raw) for _, raw, doc in built.root.rows()), parts)
+        docs = (doc if doc is not None else decode(raw) for _, raw, doc in built.root.rows())
+        return _distinct(docs, parts, Q.collation_of(collation))
 
 
-def _distinct(docs: Iterator[dict], parts: list[str]) -> list:
+def _distinct(docs: Iterator[dict], parts: list[str], coll) -> list:
+    """Values in order, equal ones (by the collation, if any) given once: the first seen."""
     seen: dict[bytes, Any] = {}
     for doc in docs:
         for value in _distinct_values(doc, parts):
-            k = keycodec.encode_key((value,))
+            k = keycodec.encode_key((coll.transform(value) if coll is not None else value,))
             if k not in seen:
                 seen[k] = value
     return [seen[k] for k in sorted(seen)]

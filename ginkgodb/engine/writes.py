@@ -101,7 +101,7 @@ def _targets(engine, txn, state, st_q: dict, multi: bool, hint=None, sort=None, 
 
 
 def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):
-    plan = compile_update(st.u, array_filters=st.array_filters, collation=st.collation, variables=st.variables)
+    plan = compile_update(st.u, array_filters=st.array_filters, variables=st.variables)
     if st.multi and plan.is_replacement:
         raise CommandError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
     state = engine.collection(db, coll)
@@ -186,7 +186,7 @@ class FindAndModifyRequest:
 def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, validate=None) -> dict:
     """The findAndModify reply body: {lastErrorObject, value}."""
     plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
-                                                  collation=req.collation, variables=req.variables)
+                                                  variables=req.variables)
     with engine.write() as txn:
         state = engine.collection(db, coll)
         refuse_write(state)

@@ -72,8 +72,9 @@ class IndexMap:
         by_field: dict[str, list] = {}
         for ix in indexes:
             options = ix.options
-            if options and (options.get("hidden") or "partialFilterExpression" in options):
-                continue
+            if options and (options.get("hidden") or "partialFilterExpression" in options
+                            or options.get("collation")):
+                continue  # hidden, partial, or keyed by a collation: the full planner decides
             field, direction = next(iter(ix.key.items()))
             if not isinstance(direction, (int, float)) or isinstance(direction, bool):
                 continue

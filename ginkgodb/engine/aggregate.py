@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import bson
 
+from ..bsonutil import keycodec
 from ..errors import CommandError, ErrorCode
 from . import query as Q
 from .ddl import ensure_collection
@@ -162,10 +163,12 @@ def _coll_stats(engine, db: str, coll: Optional[str], spec: dict) -> dict:
 
 
 def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
-    """$out replaces the target collection's documents; $merge (basic) upserts by _id."""
+    """$out replaces the target collection's documents; $merge combines by `on` (default _id)."""
     name, spec = next(iter(stage.items()))
     target_db, target = db, spec
+    options: dict = {}
     if isinstance(spec, dict):
+        options = spec
         target_db = spec.get("db", db)
         target = spec.get("coll") if name == "$out" else spec.get("into")
         if isinstance(target, dict):
@@ -178,26 +181,62 @@ def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
         if name == "$out":
             for rid, raw, doc in list(_all_rows(engine, txn, state)):
                 delete_record(txn, state, rid, doc)
-        for doc in results:
-            d, raw = prepare_insert(doc)
-            if name == "$merge":
-                _merge_one(engine, txn, state, d)
-            else:
+            for doc in results:
+                d, raw = prepare_insert(doc)
                 insert_record(engine, txn, state, d, raw)
+            return
+        merger = _Merger(engine, txn, state, options)
+        for doc in results:
+            merger.merge(doc)
+
+
+class _Merger:
+    """One $merge: documents matched on `on` fields, then whenMatched / whenNotMatched."""
+
+    def __init__(self, engine, txn, state, options: dict) -> None:
+        self.engine, self.txn, self.state = engine, txn, state
+        on = options.get("on", "_id")
+        self.on = [on] if isinstance(on, str) else list(on)
+        self.when_matched = options.get("whenMatched", "merge")
+        self.when_not_matched = options.get("whenNotMatched", "insert")
+        if self.when_matched not in ("replace", "keepExisting", "merge", "fail") and not isinstance(
+                self.when_matched, list):
+            raise CommandError(ErrorCode.BadValue, f"Enumeration value '{self.when_matched}' for field "
+                                                   "'$merge.whenMatched' is not a valid value.")
+        if self.when_not_matched not in ("insert", "discard", "fail"):
+            raise CommandError(ErrorCode.BadValue, f"Enumeration value '{self.when_not_matched}' for field "
+                                                   "'$merge.whenNotMatched' is not a valid value.")
+
+    def merge(self, doc: dict) -> None:
+        from .records import update_record
+        engine, txn, state = self.engine, self.txn, self.state
+        query = {f: doc.get(f) for f in self.on}
+        built = Q.build(engine, state, engine.reader(txn), Q.FindRequest(filter=query, limit=1), for_write=True)
+        for rid, raw, old in built.root.rows():
+            old = old if old is not None else bson.decode(raw)
+            if self.when_matched == "fail":
+                raise state.id_index.duplicate_error(keycodec.encode_key((old["_id"],)), old)
+            if self.when_matched == "keepExisting":
+                return
+            if isinstance(self.when_matched, list):
+                from ..query.update import compile_update
+                new = compile_update(self.when_matched).apply(old)
+            elif self.when_matched == "replace":
+                new = {**doc, "_id": old["_id"]}
+            else:
+                new = {**old, **doc}
+            update_record(engine, txn, state, rid, old, raw, new)
+            return
+        if self.when_not_matched == "discard":
+            return
+        if self.when_not_matched == "fail":
+            raise CommandError(13113, "$merge could not find a matching document in the target collection "
+                                      "for at least one document in the source collection")
+        d, raw = prepare_insert(doc)
+        insert_record(engine, txn, state, d, raw)
 
 
 def _all_rows(engine, txn, state):
     built = Q.build(engine, state, engine.reader(txn), Q.FindRequest(), for_write=True)
     for rid, raw, doc in built.root.rows():
         yield rid, raw, doc if doc is not None else bson.decode(raw)
-
-
-def _merge_one(engine, txn, state, doc: dict) -> None:
-    from .records import update_record
-    built = Q.build(engine, state, engine.reader(txn), Q.FindRequest(filter={"_id": doc["_id"]}, limit=1),
-                    for_write=True)
-    for rid, raw, old in built.root.rows():
-        old = old if old is not None else bson.decode(raw)
-        update_record(engine, txn, state, rid, old, raw, {**old, **doc})
-        return
-    insert_record(engine, txn, state, doc, bson.encode(doc))

@@ -40,3 +40,19 @@ def test_writes_and_indexes_on_a_view_are_refused(run):
     assert run.error({"findAndModify": "active", "query": {}, "remove": True})["code"] == 166
     run({"drop": "active"})
     assert run.find("active") == []
+
+
+def test_out_and_merge_write_their_results(run):
+    run({"aggregate": "orders", "pipeline": [{"$match": {"qty": {"$lt": 3}}}, {"$out": "small"}], "cursor": {}})
+    assert [d["_id"] for d in run.find("small")] == [0, 1, 2]
+    run({"aggregate": "orders", "pipeline": [{"$match": {"qty": {"$lt": 5}}}, {"$project": {"qty": 1}},
+                                             {"$merge": {"into": "small", "whenMatched": "keepExisting"}}],
+         "cursor": {}})
+    assert [d["_id"] for d in run.find("small")] == [0, 1, 2, 3, 4]
+    assert run.find("small", {"_id": 0}) == [{"_id": 0, "status": "B", "qty": 0}]
+    err = run.error({"aggregate": "orders", "pipeline": [{"$merge": {"into": "small", "whenMatched": "fail"}}],
+                     "cursor": {}})
+    assert err["code"] == 11000 and err["keyPattern"] == {"_id": 1} and err["keyValue"] == {"_id": 0}
+    run({"aggregate": "orders", "pipeline": [{"$match": {"_id": 9}},
+                                             {"$merge": {"into": "small", "whenNotMatched": "discard"}}], "cursor": {}})
+    assert run({"count": "small"})["n"] == 5

@@ -100,8 +100,8 @@ def format_date_iso(ms: int) -> str:
 _ISO = re.compile(
     r"^\s*(?P<Y>[+-]?\d{4,})-(?P<m>\d{1,2})-(?P<d>\d{1,2})"
     r"(?:[T ](?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:[.,](?P<f>\d+))?)?)?"
-    r"\s*(?P<tz>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?|[A-Za-z_]+/[A-Za-z_/+-]+)?\s*$")
-_COMPACT = re.compile(r"^(?P<Y>\d{4})(?P<m>\d{2})(?P<d>\d{2})$")
+    r"\s*(?P<tz>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?|[A-Za-z_]+/[A-Za-z_/+-]+)?\s*$", re.ASCII)
+_COMPACT = re.compile(r"^(?P<Y>\d{4})(?P<m>\d{2})(?P<d>\d{2})$", re.ASCII)
 
 
 def _fail(s: str, why: str) -> CommandError:
@@ -121,11 +121,14 @@ def parse_date_string(s: str, tz: TimeZone | None) -> int:
     except ValueError:
         raise _fail(s, "The parsed date was invalid") from None
     zone_text = g.get("tz")
-    if zone_text and tz is not None:
+    if zone_text and tz is not None and zone_text[0] not in "+-":
         raise CommandError(ErrorCode.ConversionFailure, "you cannot pass in a date/time string "
                                                         f"with time zone information ('{s}') "
                                                         "together with a timezone argument")
-    zone = parse_timezone(zone_text) if zone_text else (tz or UTC)
+    if zone_text == "Z":
+        zone = UTC
+    else:
+        zone = parse_timezone(zone_text) if zone_text else (tz or UTC)
     return zone.local_to_utc(_millis(local))
 
 
@@ -141,6 +144,14 @@ _FORMAT_FIELDS = {
     "Z": r"(?P<Z>[+-]?\d+)", "G": r"(?P<G>\d{4})", "V": r"(?P<V>\d{1,2})",
     "u": r"(?P<u>\d)", "w": r"(?P<w>\d)", "U": r"(?P<U>\d{1,2})", "%": "%",
 }
+
+
+def validate_parse_format(fmt: str) -> None:
+    """$dateFromString accepts fewer directives than $dateToString produces."""
+    validate_format(fmt)
+    for bad in ("%w", "%U"):
+        if bad in fmt.replace("%%", ""):
+            raise CommandError(18536, f"Invalid format character '{bad}' in format string")
 
 
 def parse_with_format(s: str, fmt: str, tz: TimeZone | None) -> int:
@@ -162,7 +173,7 @@ def parse_with_format(s: str, fmt: str, tz: TimeZone | None) -> int:
             day = datetime.date.fromisocalendar(int(g["G"]), int(g.get("V", 1)), int(g.get("u", 1)))
         elif "j" in g:
             day = datetime.date(int(g.get("Y", 1970)), 1, 1) + \
-                datetime.timedelta(days=int(g["j"]) - 1)
+                datetime.timedelta(days=int(g["j"]))
         else:
             day = datetime.date(int(g.get("Y", 1970)), int(g.get("m", 1)), int(g.get("d", 1)))
         local = datetime.datetime(day.year, day.month, day.day, int(g.get("H", 0)),

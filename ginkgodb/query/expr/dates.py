@@ -42,7 +42,7 @@ def coerce_to_millis(v: Any) -> int:
     if type(v) is Timestamp:
         return v.time * 1000
     if type(v) is ObjectId:
-        return int(v.generation_time.timestamp()) * 1000
+        return int.from_bytes(v.binary[:4], "big", signed=True) * 1000
     raise CommandError(16006, f"can't convert from BSON type {type_name(v)} to Date")
 
 
@@ -88,7 +88,7 @@ UTC = TimeZone("UTC", 0)
 @lru_cache(maxsize=256)
 def parse_timezone(name: str) -> TimeZone:
     """'UTC', 'GMT', '+hh:mm', '-hhmm', '+hh' or an Olson identifier; else error 40485."""
-    if name in ("UTC", "GMT", "Z", "Etc/UTC", "Etc/GMT"):
+    if name in ("UTC", "GMT", "Etc/UTC", "Etc/GMT"):
         return UTC
     m = _OFFSET.match(name)
     if m:
@@ -107,7 +107,7 @@ def eval_timezone(value: Any) -> TimeZone | None:
     from .values import nullish
     if nullish(value):
         return None
-    if not isinstance(value, str):
+    if type(value) is not str:
         raise CommandError(40517, f"timezone must evaluate to a string, found {type_name(value)}")
     return parse_timezone(value)
 

@@ -92,7 +92,7 @@ def to_long(v: Any) -> Int64:
     return Int64(_to_integral(v, INT64_MIN, INT64_MAX, "long"))
 
 
-_INT_TEXT = re.compile(r"[ \t\n\v\f\r]*([+-]?)(\d*)(.*)", re.S)
+_INT_TEXT = re.compile(r"([+-]?)([0-9]*)(.*)", re.S)
 
 
 def _parse_integer(s: str, lo: int, hi: int) -> int:
@@ -107,15 +107,15 @@ def _parse_integer(s: str, lo: int, hi: int) -> int:
         raise fail("No digits")
     if rest:
         raise fail("Did not consume whole string.")
-    value = int(digits) * (-1 if sign == "-" else 1)
+    value = int(digits.lstrip("0") or "0") * (-1 if sign == "-" else 1)
     if not lo <= value <= hi:
         raise fail("Overflow")
     return value
 
 
 _FLOAT_TEXT = re.compile(
-    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan|0[xX](?:[0-9a-fA-F]+\.?"
-    r"[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)", re.I)
+    r"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?|"
+    r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.I)
 
 
 def _parse_double(s: str) -> float:
@@ -162,6 +162,10 @@ def to_double(v: Any) -> float:
     raise _unsupported(v, "double")
 
 
+_DECIMAL_TEXT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|"
+                           r"inf(?:inity)?|nan)", re.I)
+
+
 def to_decimal(v: Any) -> Decimal128:
     k = num_kind(v)
     if k == DECIMAL:
@@ -174,6 +178,8 @@ def to_decimal(v: Any) -> Decimal128:
         return Decimal128(decimal.Decimal(int(v)))
     if type(v) is str:
         try:
+            if not _DECIMAL_TEXT.fullmatch(v):
+                raise decimal.InvalidOperation
             d = decimal.Decimal(v)
         except decimal.InvalidOperation:
             raise ConversionFailure(f"Failed to parse number '{v}'{_SUFFIX}: Failed to parse "
@@ -263,7 +269,7 @@ def to_date(v: Any) -> Any:
     if type(v) is Timestamp:
         return from_millis(v.time * 1000)
     if type(v) is ObjectId:
-        return from_millis(int(v.generation_time.timestamp()) * 1000)
+        return from_millis(int.from_bytes(v.binary[:4], "big", signed=True) * 1000)
     if type(v) is str:
         from .date_format import parse_date_string
         try:

@@ -10,6 +10,8 @@ from . import date_format as F
 from .compiler import Fn, Scope, compile_node, const, operator
 from .dates import (EPOCH, UTC, TimeZone, coerce_to_millis, eval_timezone, from_millis, is_date,
                     local_parts, to_datetime)
+from bson.int64 import Int64
+
 from .values import INT64_MAX, INT64_MIN, as_int64, bson_repr, nullish, type_name
 
 _UTC_FN = const("UTC")
@@ -67,7 +69,7 @@ _date_part("$dayOfWeek", lambda dt: (dt.weekday() + 1) % 7 + 1)
 _date_part("$dayOfYear", lambda dt: dt.timetuple().tm_yday)
 _date_part("$week", F.week_of_year)
 _date_part("$isoWeek", lambda dt: dt.isocalendar()[1])
-_date_part("$isoWeekYear", lambda dt: dt.isocalendar()[0])
+_date_part("$isoWeekYear", lambda dt: Int64(dt.isocalendar()[0]))
 _date_part("$isoDayOfWeek", lambda dt: dt.isoweekday())
 
 
@@ -75,8 +77,8 @@ _date_part("$isoDayOfWeek", lambda dt: dt.isoweekday())
 
 
 def _object_args(name: str, spec: Any, allowed: tuple[str, ...], required: tuple[str, ...],
-                 codes: tuple[int, int, int], scope: Scope) -> dict[str, Fn]:
-    not_object, unknown, missing = codes
+                 codes: tuple[int, ...], scope: Scope) -> dict[str, Fn]:
+    not_object, unknown, *missing_codes = codes
     if not isinstance(spec, dict):
         raise CommandError(not_object, f"{name} only supports an object as its argument")
     out = {}
@@ -84,9 +86,10 @@ def _object_args(name: str, spec: Any, allowed: tuple[str, ...], required: tuple
         if key not in allowed:
             raise CommandError(unknown, f"Unrecognized argument to {name}: {key}")
         out[key] = compile_node(value, scope)
-    for key in required:
+    for i, key in enumerate(required):
         if key not in out:
-            raise CommandError(missing, f"Missing '{key}' parameter to {name}")
+            code = missing_codes[min(i, len(missing_codes) - 1)]
+            raise CommandError(code, f"Missing '{key}' parameter to {name}")
     return out
 
 
@@ -122,7 +125,7 @@ def _date_to_string(spec: Any, scope: Scope) -> Fn:
         if tz is None or (fmt_fn is not None and nullish(fmt)):
             return None
         if fmt is None:
-            fmt = F.ISO_FORMAT if "timezone" not in args else F.ISO_FORMAT_LOCAL
+            fmt = F.ISO_FORMAT if tz.is_utc else F.ISO_FORMAT_LOCAL
         return F.format_date(coerce_to_millis(d), fmt, tz)
     return ev
 
@@ -163,6 +166,7 @@ def _date_from_string_fn(args: dict[str, Fn]) -> Fn:
                 return None
             explicit = tz if "timezone" in args else None
             if fmt is not None:
+                F.validate_parse_format(fmt)
                 return from_millis(F.parse_with_format(s, fmt, explicit))
             return from_millis(F.parse_date_string(s, explicit))
         except CommandError as exc:
@@ -270,7 +274,7 @@ def _date_arith(name: str, sign: int) -> None:
             try:
                 result = add_to_date(ms, u, sign * n, tz)
             except (OverflowError, ValueError):
-                raise CommandError(5166406, f"{name} overflowed") from None
+                raise CommandError(5976500, f"invalid {name} result") from None
             if not INT64_MIN <= result <= INT64_MAX:
                 raise CommandError(5166406, f"{name} overflowed")
             return from_millis(result)
@@ -287,8 +291,7 @@ _date_arith("$dateSubtract", -1)
 def date_diff(a: int, b: int, unit: str, tz: TimeZone, start_of_week: int) -> int:
     if unit in ("millisecond", "second", "minute", "hour"):
         size = _UNIT_MS[unit]
-        la, lb = a + tz.offset_ms(a), b + tz.offset_ms(b)
-        return lb // size - la // size
+        return b // size - a // size
     da, db = local_parts(a, tz), local_parts(b, tz)
     if unit == "year":
         return db.year - da.year
@@ -308,7 +311,8 @@ def date_diff(a: int, b: int, unit: str, tz: TimeZone, start_of_week: int) -> in
 def _date_diff(spec: Any, scope: Scope) -> Fn:
     args = _object_args("$dateDiff", spec, ("startDate", "endDate", "unit", "timezone",
                                             "startOfWeek"),
-                        ("startDate", "endDate", "unit"), (5166301, 5166302, 5166303), scope)
+                        ("startDate", "endDate", "unit"),
+                        (5166301, 5166302, 5166303, 5166304, 5166305), scope)
 
     def ev(doc: Any, vars: Any) -> Any:
         a, b = args["startDate"](doc, vars), args["endDate"](doc, vars)
@@ -354,7 +358,7 @@ def truncate_date(ms: int, unit: str, bin_size: int, tz: TimeZone, start_of_week
 def _date_trunc(spec: Any, scope: Scope) -> Fn:
     args = _object_args("$dateTrunc", spec, ("date", "unit", "binSize", "timezone",
                                              "startOfWeek"),
-                        ("date", "unit"), (5439007, 5439008, 5439009), scope)
+                        ("date", "unit"), (5439007, 5439008, 5439009, 5439010), scope)
 
     def ev(doc: Any, vars: Any) -> Any:
         d, unit = args["date"](doc, vars), args["unit"](doc, vars)
@@ -362,7 +366,7 @@ def _date_trunc(spec: Any, scope: Scope) -> Fn:
         tz = _tz(args, doc, vars)
         if nullish(d) or nullish(unit) or nullish(bin_size) or tz is None:
             return None
-        ms = _date_arg("$dateTrunc", "date", d, 5439012)
+        ms = _date_arg("$dateTrunc", "date", d, 5166307)
         u = _unit("$dateTrunc", unit)
         n = as_int64(bin_size) if not isinstance(bin_size, bool) else None
         if n is None:
@@ -372,7 +376,7 @@ def _date_trunc(spec: Any, scope: Scope) -> Fn:
         if n <= 0:
             raise CommandError(5439018, "$dateTrunc requires 'binSize' to be greater than 0, but "
                                         f"got value {n}")
-        sow = _start_of_week("$dateTrunc", args, doc, vars) if u == "week" else 6
+        sow = _start_of_week("$dateTrunc", args, doc, vars)
         if sow is None:
             return None
         return from_millis(truncate_date(ms, u, n, tz, sow))

@@ -132,6 +132,8 @@ def double_to_dec(x: float) -> decimal.Decimal:
         return decimal.Decimal("NaN")
     if math.isinf(x):
         return decimal.Decimal("Infinity") if x > 0 else decimal.Decimal("-Infinity")
+    if x == 0:
+        return decimal.Decimal("-0") if math.copysign(1.0, x) < 0 else decimal.Decimal(0)
     return decimal.Decimal(format(x, ".14e"))
 
 

@@ -214,34 +214,6 @@ class IdHack(Stage):
         return self.n_returned
 
 
-class SkipKeys(Stage):
-    """Skips index entries before they are fetched (when the bounds alone answer the filter)."""
-
-    name = "SKIP"
-
-    def __init__(self, child, n: int) -> None:
-        super().__init__()
-        self.child, self.n = child, n
-
-    def rids(self) -> Iterator[int]:
-        it = self.child.rids()
-        for _ in range(self.n):
-            if next(it, None) is None:
-                return
-        for rid in it:
-            self.n_returned += 1
-            yield rid
-
-    def describe(self) -> dict:
-        return {"skipAmount": self.n}
-
-    def child_explain(self, stats: bool) -> dict:
-        return {"inputStage": self.child.explain(stats)}
-
-    def keys_examined(self) -> int:
-        return self.child.keys_examined()
-
-
 class Fetch(Stage):
     name = "FETCH"
 
@@ -350,16 +322,25 @@ class Skip(PassThrough):
         self.n = n
 
     def rows(self) -> Iterator[Row]:
-        it = self.child.rows()
+        return self._skipped(self.child.rows())
+
+    def _skipped(self, it: Iterator) -> Iterator:
         for _ in range(self.n):
             if next(it, None) is None:
                 return
-        for row in it:
+        for item in it:
             self.n_returned += 1
-            yield row
+            yield item
 
     def describe(self) -> dict:
         return {"skipAmount": self.n}
+
+
+class SkipKeys(Skip):
+    """Skips index entries before they are fetched (when the bounds alone answer the filter)."""
+
+    def rids(self) -> Iterator[int]:
+        return self._skipped(self.child.rids())
 
 
 class Limit(PassThrough):

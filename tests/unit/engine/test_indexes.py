@@ -195,3 +195,12 @@ def test_ttl_index_expires_old_documents(run, engine):
     assert sorted(d["_id"] for d in run.find("sessions")) == ["missing", "new", "nodate"]
     assert run.find("sessions", {"at": {"$lt": now}}, hint="at_1") == [
         {"_id": "new", "at": now - datetime.timedelta(minutes=5)}]
+
+
+def test_paginating_over_an_index_skips_keys_before_fetching(run):
+    create(run, "c", {"k": 1})
+    run.insert("c", *({"_id": i, "k": (i * 7) % 50} for i in range(50)))
+    page = run.find("c", {}, sort={"k": 1}, skip=20, limit=5)
+    assert [d["k"] for d in page] == [20, 21, 22, 23, 24]
+    stats = run.explain("c", {}, sort={"k": 1}, skip=20, limit=5)["executionStats"]
+    assert stats["totalDocsExamined"] == 5 and stats["totalKeysExamined"] == 25

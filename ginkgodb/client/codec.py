@@ -9,13 +9,13 @@ the engine) are decoded with the caller's codec options, as pymongo decodes repl
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import bson
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from bson.raw_bson import RawBSONDocument
 
-from .plain import NotPlain, copy_command, copy_value, plain_codec
+from .plain import NotPlain, copy_command, plain_codec, wire_plain
 
 # A reply whose values are all of these needs no decoding.
 _SCALARS = (int, float, str, bool, type(None))
@@ -29,7 +29,7 @@ def is_raw_class(codec_options: CodecOptions) -> bool:
 
 def encode_document(doc: Mapping[str, Any], codec_options: CodecOptions) -> RawBSONDocument:
     """One document to BSON with the caller's options (a RawBSONDocument passes as is)."""
-    if isinstance(doc, RawBSONDocument):
+    if type(doc) is not dict and isinstance(doc, RawBSONDocument):
         return doc
     return RawBSONDocument(bson.encode(doc, False, codec_options))
 
@@ -53,13 +53,6 @@ def wire_value(value: Any, codec_options: CodecOptions) -> Any:
         return wire_plain(value, codec_options)
     return bson.decode(bson.encode({"v": value}, False, codec_options))["v"]
 
-
-def wire_plain(value: Any, codec_options: CodecOptions) -> Any:
-    """wire_value for codec options known to pass `plain_codec`."""
-    try:
-        return copy_value(value)
-    except NotPlain:
-        return bson.decode(bson.encode({"v": value}, False, codec_options))["v"]
 
 
 def encode_and_size(doc: Mapping[str, Any], codec_options: CodecOptions) -> tuple[dict, int]:
@@ -94,6 +87,52 @@ def document_decoder(codec_options: CodecOptions) -> Callable[[Any], Any]:
             return decode(doc.raw, codec_options)
         return decode_document(doc, codec_options)
     return decoder
+
+
+def batch_decoder(codec_options: CodecOptions) -> Callable[[list], list]:
+    """Decodes a whole batch of result documents: raw BSON from the engine in one
+    `bson.decode_all` call over the concatenated bytes (as pymongo decodes a reply), saving the
+    per-call cost of decoding document by document; anything else one by one."""
+    decoder = document_decoder(codec_options)
+    if is_raw_class(codec_options):
+        return lambda docs: [decoder(doc) for doc in docs]
+    decode_all = bson.decode_all
+
+    def decode_batch(docs: list) -> list:
+        try:
+            data = b"".join([doc.raw for doc in docs])
+        except AttributeError:      # not all raw BSON (an explain reply)
+            return [decoder(doc) for doc in docs]
+        return decode_all(data, codec_options)
+    return decode_batch
+
+
+class CodecSettings(NamedTuple):
+    """What a collection derives from its codec options; computed once per options object,
+    since collections are made afresh at every `db.name` access."""
+
+    codec_options: CodecOptions
+    decoder: Callable[[Any], Any]     # result documents (document_decoder)
+    batch_decoder: Callable[[list], list]
+    plain: bool                       # plain values may skip the BSON round trip (plain.py)
+    reply_options: CodecOptions       # write replies: dict documents, "replace" decode errors
+
+
+_SETTINGS: dict[int, CodecSettings] = {}
+
+
+def codec_settings(codec_options: CodecOptions) -> CodecSettings:
+    """The CodecSettings of `codec_options` (cached by identity; the cache keeps it alive)."""
+    found = _SETTINGS.get(id(codec_options))
+    if found is not None and found.codec_options is codec_options:
+        return found
+    found = CodecSettings(codec_options, document_decoder(codec_options),
+                          batch_decoder(codec_options), plain_codec(codec_options),
+                          _plain(codec_options))
+    if len(_SETTINGS) >= 64:
+        _SETTINGS.clear()
+    _SETTINGS[id(codec_options)] = found
+    return found
 
 
 def decode_documents(docs: Iterable[Any], codec_options: CodecOptions) -> list:

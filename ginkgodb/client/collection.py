@@ -22,13 +22,14 @@ from .aggregation import aggregate
 from .base import SettingsHolder
 from .bulk import Bulk
 from .codec import (
+    codec_settings,
     decode_document,
     decode_value,
-    document_decoder,
     encode_document,
     plain_reply,
     wire_value,
 )
+from .plain import is_utf8, wire_plain
 from .collection_admin import CollectionAdmin
 from .command_cursor import CommandCursor
 from .cursor import Cursor
@@ -63,9 +64,11 @@ class Collection(CollectionAdmin, SettingsHolder):
         self._dbname = database.name
         self._full_name = f"{self._dbname}.{name}"
         self._runner = database.client._runner
-        self._decoder = document_decoder(self.codec_options)
-        self._write_response_codec_options = self.codec_options.with_options(
-            unicode_decode_error_handler="replace", document_class=dict)
+        settings = codec_settings(self._codec_options)
+        self._decoder = settings.decoder
+        self._batch_decoder = settings.batch_decoder
+        self._plain = settings.plain and is_utf8(name)   # may skip the BSON round trip
+        self._write_response_codec_options = settings.reply_options
         if create or kwargs:
             warnings.warn("The `create` and `kwargs` arguments to Collection are deprecated and "
                           "will be removed in PyMongo 5.0", DeprecationWarning, stacklevel=2)
@@ -139,9 +142,36 @@ class Collection(CollectionAdmin, SettingsHolder):
     def _run(self, cmd: dict, **kwargs: Any) -> Any:
         return self._runner.run(self._dbname, cmd, codec_options=self._codec_options, **kwargs)
 
+    def _run_write(self, cmd: dict, session: Any, write_concern: Any, own: frozenset,
+                   stmt: Optional[dict] = None, collation: Any = None) -> Any:
+        """Run a write command built from the client's own plain values and the caller's.
+
+        Without a session, only the caller's values are normalised (plain.py): every field of
+        `cmd` not named in `own`, every field of its one statement `stmt` but the client's
+        flags, and the collation. Field names must all be the client's own.
+        """
+        if session is not None or not self._plain:
+            return self._run(cmd, session=session, write_concern=write_concern,
+                             collation=collation)
+        self._runner._check_open()      # before encoding, as the general path does
+        opts = self._codec_options
+        for key, value in cmd.items():
+            if key not in own:
+                cmd[key] = wire_plain(value, opts)
+        if stmt is not None:
+            for key, value in stmt.items():
+                if key not in _OWN_STATEMENT_FIELDS:
+                    stmt[key] = wire_plain(value, opts)
+        if collation is not None:
+            collation = wire_plain(collation, opts)
+        return self._run(cmd, write_concern=write_concern, collation=collation, encoded=True)
+
     def _write_reply(self, reply: Any) -> dict:
         """A write command's reply decoded (a copy) and checked for write errors."""
-        result = dict(plain_reply(reply, self._write_response_codec_options))
+        result = plain_reply(reply, self._write_response_codec_options)
+        if result is reply:     # flat, so no writeErrors or writeConcernError in it
+            return dict(reply)
+        result = dict(result)
         check_write_reply(result)
         return result
 
@@ -149,20 +179,20 @@ class Collection(CollectionAdmin, SettingsHolder):
     def insert_one(self, document: Any, bypass_document_validation: Optional[bool] = None,
                    session: Any = None, comment: Any = None) -> InsertOneResult:
         validate_is_document_type("document", document)
-        if not (isinstance(document, RawBSONDocument) or "_id" in document):
+        raw = type(document) is not dict and isinstance(document, RawBSONDocument)
+        if not (raw or "_id" in document):
             document["_id"] = ObjectId()
         write_concern = self._write_concern_for(session)
         cmd: dict = {"insert": self._name, "ordered": True,
-                     "documents": [encode_document(document, self.codec_options)]}
+                     "documents": [encode_document(document, self._codec_options)]}
         if comment is not None:
-            cmd["comment"] = wire_value(comment, self.codec_options)
+            cmd["comment"] = wire_value(comment, self._codec_options)
         if bypass_document_validation is not None:
             cmd["bypassDocumentValidation"] = bypass_document_validation
         reply = self._run(cmd, session=session, write_concern=write_concern, encoded=True)
         if "writeErrors" in reply or "writeConcernError" in reply:
             self._write_reply(reply)
-        inserted_id = None if isinstance(document, RawBSONDocument) else document.get("_id")
-        return InsertOneResult(inserted_id, write_concern.acknowledged)
+        return InsertOneResult(None if raw else document.get("_id"), write_concern.acknowledged)
 
     def insert_many(self, documents: Any, ordered: bool = True,
                     bypass_document_validation: Optional[bool] = None, session: Any = None,
@@ -174,7 +204,7 @@ class Collection(CollectionAdmin, SettingsHolder):
         blk = Bulk(self, ordered, bypass_document_validation, comment=comment)
         for document in documents:
             validate_is_document_type("document", document)
-            if not isinstance(document, RawBSONDocument):
+            if type(document) is dict or not isinstance(document, RawBSONDocument):
                 if "_id" not in document:
                     document["_id"] = ObjectId()
                 inserted_ids.append(document["_id"])
@@ -204,7 +234,8 @@ class Collection(CollectionAdmin, SettingsHolder):
                 array_filters: Any = None, hint: Any = None, session: Any = None,
                 let: Any = None, sort: Any = None, comment: Any = None) -> Optional[dict]:
         validate_boolean("upsert", upsert)
-        collation = validate_collation_or_none(collation)
+        if collation is not None:
+            collation = validate_collation_or_none(collation)
         write_concern = self._write_concern_for(session)
         acknowledged = write_concern.acknowledged
         stmt: dict = {"q": criteria, "u": document, "multi": multi, "upsert": upsert}
@@ -230,7 +261,8 @@ class Collection(CollectionAdmin, SettingsHolder):
             cmd["comment"] = comment
         if bypass_doc_val is not None:
             cmd["bypassDocumentValidation"] = bypass_doc_val
-        result = self._write_reply(self._run(cmd, session=session, write_concern=write_concern))
+        reply = self._run_write(cmd, session, write_concern, _OWN_UPDATE_FIELDS, stmt)
+        result = self._write_reply(reply)
         if result.get("n") and "upserted" not in result:
             result["updatedExisting"] = True
         else:
@@ -250,7 +282,7 @@ class Collection(CollectionAdmin, SettingsHolder):
         raw = self._update(filter, replacement, upsert, bypass_doc_val=bypass_document_validation,
                            collation=collation, hint=hint, session=session, let=let, sort=sort,
                            comment=comment)
-        return UpdateResult(raw, self._write_concern_for(session).acknowledged)
+        return UpdateResult(raw, raw is not None)     # _update gives None when unacknowledged
 
     def update_one(self, filter: Any, update: Any, upsert: bool = False,
                    bypass_document_validation: Optional[bool] = None, collation: Any = None,
@@ -262,7 +294,7 @@ class Collection(CollectionAdmin, SettingsHolder):
         raw = self._update(filter, update, upsert, bypass_doc_val=bypass_document_validation,
                            collation=collation, array_filters=array_filters, hint=hint,
                            session=session, let=let, sort=sort, comment=comment)
-        return UpdateResult(raw, self._write_concern_for(session).acknowledged)
+        return UpdateResult(raw, raw is not None)     # _update gives None when unacknowledged
 
     def update_many(self, filter: Any, update: Any, upsert: bool = False,
                     array_filters: Any = None, bypass_document_validation: Optional[bool] = None,
@@ -275,7 +307,7 @@ class Collection(CollectionAdmin, SettingsHolder):
                            bypass_doc_val=bypass_document_validation, collation=collation,
                            array_filters=array_filters, hint=hint, session=session, let=let,
                            comment=comment)
-        return UpdateResult(raw, self._write_concern_for(session).acknowledged)
+        return UpdateResult(raw, raw is not None)     # _update gives None when unacknowledged
 
     def _delete(self, criteria: Any, multi: bool, collation: Any = None, hint: Any = None,
                 session: Any = None, let: Any = None, comment: Any = None) -> dict:
@@ -294,7 +326,8 @@ class Collection(CollectionAdmin, SettingsHolder):
             cmd["let"] = let
         if comment is not None:
             cmd["comment"] = comment
-        return self._write_reply(self._run(cmd, session=session, write_concern=write_concern))
+        return self._write_reply(self._run_write(cmd, session, write_concern,
+                                                 _OWN_DELETE_FIELDS, stmt))
 
     def delete_one(self, filter: Any, collation: Any = None, hint: Any = None,
                    session: Any = None, let: Any = None, comment: Any = None) -> DeleteResult:
@@ -435,11 +468,16 @@ class Collection(CollectionAdmin, SettingsHolder):
             cmd["arrayFilters"] = list(array_filters)
         if hint is not None:
             cmd["hint"] = keys.hint_document(hint)
-        reply = self._run(cmd, session=session, write_concern=write_concern, collation=collation)
+        if kwargs.keys() <= _FIND_AND_MODIFY_OPTIONS:
+            reply = self._run_write(cmd, session, write_concern, _OWN_FIND_AND_MODIFY_FIELDS,
+                                    collation=collation)
+        else:
+            reply = self._run(cmd, session=session, write_concern=write_concern,
+                              collation=collation)
         if "writeErrors" in reply or "writeConcernError" in reply:
             self._write_reply(reply)
         value = reply.get("value")
-        return None if value is None else decode_document(value, self.codec_options)
+        return None if value is None else self._decoder(value)
 
     def find_one_and_delete(self, filter: Any, projection: Any = None, sort: Any = None,
                             hint: Any = None, session: Any = None, let: Any = None,
@@ -474,6 +512,17 @@ class Collection(CollectionAdmin, SettingsHolder):
             kwargs["comment"] = comment
         return self._find_and_modify(filter, projection, sort, upsert, return_document,
                                      array_filters, hint=hint, let=let, session=session, **kwargs)
+
+
+# Command and statement fields holding the client's own plain values (never the caller's
+# objects): see Collection._run_write.
+_OWN_UPDATE_FIELDS = frozenset({"update", "ordered", "updates"})
+_OWN_DELETE_FIELDS = frozenset({"delete", "ordered", "deletes"})
+_OWN_STATEMENT_FIELDS = frozenset({"multi", "upsert", "limit"})
+_OWN_FIND_AND_MODIFY_FIELDS = frozenset({"findAndModify", "new", "upsert"})
+# find_one_and_* keyword options that may take the lean path (any other name: the round trip)
+_FIND_AND_MODIFY_OPTIONS = frozenset({"update", "remove", "comment", "maxTimeMS",
+                                      "bypassDocumentValidation", "writeConcern"})
 
 
 def _require_acknowledged(acknowledged: bool, what: str) -> None:

@@ -5,7 +5,6 @@ further batches with getMore on the reply's namespace.
 """
 from __future__ import annotations
 
-import collections
 from collections.abc import Mapping
 from typing import Any, Optional
 
@@ -24,7 +23,7 @@ class CommandCursor(CursorBase):
         self._id = cursor_info["id"]
         self._killed = self._id == 0
         self._init_base(collection, session)
-        self._data = collections.deque(cursor_info["firstBatch"])
+        self._take_batch(cursor_info["firstBatch"])
         self._post_batch_resume_token = cursor_info.get("postBatchResumeToken")
         self._max_await_time_ms = max_await_time_ms
         self._comment = comment
@@ -67,8 +66,8 @@ class CommandCursor(CursorBase):
     def _try_next(self, get_more_allowed: bool) -> Any:
         if not len(self._data) and not self._killed and get_more_allowed:
             self._refresh()
-        if len(self._data):
-            return self._decode(self._data.popleft())
+        if self._data:
+            return self._decode(self._data.popleft()) if self._lazy else self._data.popleft()
         return None
 
     def _refresh(self) -> int:
@@ -94,7 +93,7 @@ class CommandCursor(CursorBase):
         cursor = reply["cursor"]
         self._post_batch_resume_token = cursor.get("postBatchResumeToken")
         self._id = cursor["id"]
-        self._data = collections.deque(cursor["nextBatch"])
+        self._take_batch(cursor["nextBatch"])
         if self._id == 0:
             self.close()
         return len(self._data)

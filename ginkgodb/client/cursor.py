@@ -297,15 +297,16 @@ class Cursor(CursorBase):
     def __iter__(self) -> "Cursor":
         return self
 
-    def __next__(self) -> Any:
-        return self.next()
-
     def next(self) -> Any:
         if self._opts.empty:
             raise StopIteration
-        if len(self._data) or self._refresh():
-            return self._decode(self._data.popleft())
+        if self._data or self._refresh():
+            if self._lazy:
+                return self._decode(self._data.popleft())
+            return self._data.popleft()
         raise StopIteration
+
+    __next__ = next
 
     def _next_batch(self, result: list, total: Optional[int] = None) -> bool:
         if self._opts.empty:
@@ -354,7 +355,7 @@ class Cursor(CursorBase):
     def _take_reply(self, reply: Any, first: bool) -> None:
         if self._opts.explain:
             self._id = 0
-            self._data = collections.deque([reply])   # decoded like any document when taken
+            self._take_batch([reply])                  # decoded like any document
             self._retrieved += 1
         else:
             cursor = reply["cursor"]
@@ -366,7 +367,7 @@ class Cursor(CursorBase):
                     self._dbname, self._collname = ns.split(".", 1)
             else:
                 documents = cursor["nextBatch"]
-            self._data = collections.deque(documents)
+            self._take_batch(documents)
             self._retrieved += len(documents)
         if self._id == 0:
             self.close()

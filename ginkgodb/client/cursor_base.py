@@ -1,7 +1,8 @@
 """What Cursor and CommandCursor share: the server cursor's id, the current batch, closing.
 
-A cursor holds raw BSON documents of the current batch and decodes each one with its codec
-options as it is handed out. Closing kills the engine-side cursor at once; a cursor that is
+A cursor decodes each batch with its codec options when the batch arrives, in one call (as
+pymongo decodes a reply); should that fail, the batch's documents are decoded one by one as
+they are handed out, so the error surfaces at the document that causes it. Closing kills the engine-side cursor at once; a cursor that is
 garbage collected while open has its kill queued on the client (see runner.CommandRunner).
 """
 from __future__ import annotations
@@ -40,8 +41,22 @@ class CursorBase:
         self._collection = collection
         self._session = session
         self._data: collections.deque = collections.deque()
+        self._lazy = False      # _data holds undecoded documents (a batch that failed to decode)
         self._codec_options = collection.codec_options
         self._decoder = collection._decoder
+        self._batch_decoder = collection._batch_decoder
+
+    def _take_batch(self, documents: list) -> None:
+        """Keep a new batch, decoded (see the module docstring)."""
+        try:
+            self._data = collections.deque(self._decode_batch(documents))
+            self._lazy = False
+        except Exception:
+            self._data = collections.deque(documents)
+            self._lazy = True
+
+    def _decode_batch(self, documents: list) -> list:
+        return self._batch_decoder(documents)
 
     @property
     def alive(self) -> bool:
@@ -118,8 +133,12 @@ class CursorBase:
         if not len(self._data):
             return False
         count = len(self._data) if total is None else min(len(self._data), total)
-        decode, data = self._decode, self._data
-        result.extend(decode(data.popleft()) for _ in range(count))
+        data = self._data
+        if self._lazy:
+            decode = self._decode
+            result.extend(decode(data.popleft()) for _ in range(count))
+        else:
+            result.extend(data.popleft() for _ in range(count))
         return True
 
     def to_list(self, length: Optional[int] = None) -> list:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+import bson
 from bson.codec_options import CodecOptions
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
@@ -64,6 +65,15 @@ def copy_value(value: Any) -> Any:
         raise NotPlain from None
 
 
+def wire_plain(value: Any, codec_options: CodecOptions) -> Any:
+    """One value as the engine would receive it, for codec options that pass `plain_codec`:
+    copied when plain, else through the real round trip."""
+    try:
+        return _document(value) if type(value) is dict else _item(value)
+    except (NotPlain, RecursionError):
+        return bson.decode(bson.encode({"v": value}, False, codec_options))["v"]
+
+
 def _document(doc: dict) -> dict:
     out = {}
     for key, value in doc.items():
@@ -101,8 +111,12 @@ def _other(value: Any, kind: type) -> Any:
     raise NotPlain
 
 
+def is_utf8(text: str) -> bool:
+    """Encodable as UTF-8 (no lone surrogates), as every BSON string must be?"""
+    return text.isascii() or _utf8(text)
+
+
 def _utf8(text: str) -> bool:
-    """Encodable as UTF-8 (no lone surrogates)?"""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

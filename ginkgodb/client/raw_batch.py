@@ -37,6 +37,9 @@ class RawBatchCursor(Cursor):
     def _decode(self, raw: Any) -> Any:
         return raw
 
+    def _decode_batch(self, documents: list) -> list:
+        return list(documents)
+
     def explain(self) -> Any:
         clone = Cursor(self._collection, session=self._session)
         clone._opts = self._clone(deepcopy=True)._opts
@@ -62,6 +65,9 @@ class RawBatchCommandCursor(CommandCursor):
 
     def _decode(self, raw: Any) -> Any:
         return raw
+
+    def _decode_batch(self, documents: list) -> list:
+        return list(documents)
 
     def __getitem__(self, index: Any) -> Any:
         raise InvalidOperation("Cannot call __getitem__ on RawBatchCommandCursor")

@@ -121,3 +121,35 @@ def test_insert_one_hands_over_the_document_encoded_with_codec_options():
 def _recording():
     from support.client_fakes import FakeChannel
     return FakeChannel()
+
+
+def _bad_utf8_document() -> RawBSONDocument:
+    good = bson.encode({"s": "ab"})
+    return RawBSONDocument(good.replace(b"ab", b"\xff\xfe"))
+
+
+def test_a_batch_is_decoded_with_the_codec_options(channel):
+    channel.on("find", cursor_reply([{"_id": i, "t": WHEN, "sub": {"a": i}} for i in range(3)]))
+    client = MongoClient(tz_aware=True, document_class=SON, _channel=channel)
+    docs = list(client.db.c.find())
+    assert [d["_id"] for d in docs] == [0, 1, 2]
+    assert all(type(d) is SON and type(d["sub"]) is SON and d["t"].tzinfo for d in docs)
+
+
+def test_an_undecodable_document_fails_where_it_is_in_the_batch(coll, channel):
+    batch = [RawBSONDocument(bson.encode({"_id": 1})), _bad_utf8_document(),
+             RawBSONDocument(bson.encode({"_id": 3}))]
+    channel.on("find", {"cursor": {"firstBatch": batch, "id": Int64(0), "ns": "db.coll"},
+                        "ok": 1.0})
+    cursor = coll.find()
+    assert next(cursor) == {"_id": 1}
+    with pytest.raises(bson.errors.InvalidBSON):
+        next(cursor)
+    assert next(cursor) == {"_id": 3}
+
+
+def test_unicode_decode_error_handler_applies_to_batches(channel):
+    channel.on("find", {"cursor": {"firstBatch": [_bad_utf8_document()], "id": Int64(0),
+                                   "ns": "db.coll"}, "ok": 1.0})
+    client = MongoClient(unicode_decode_error_handler="replace", _channel=channel)
+    assert client.db.coll.find().to_list() == [{"s": "\ufffd\ufffd"}]

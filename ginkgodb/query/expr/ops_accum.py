@@ -151,9 +151,7 @@ def _unsupported(name: str) -> None:
         raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported")
 
 
-for _name in ("$function", "$accumulator", "$toHashedIndexKey", "$tsSecond", "$tsIncrement",
-              "$getField_", "$percentile", "$median"):
-    if _name != "$getField_":
-        _unsupported(_name)
+for _name in ("$function", "$accumulator", "$toHashedIndexKey", "$percentile", "$median"):
+    _unsupported(_name)
 
 _ = MISSING

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import (ops_accum, ops_arith, ops_array, ops_convert, ops_date,  # noqa: F401
                ops_higher, ops_logic, ops_math, ops_object, ops_regex, ops_set, ops_string,
-               ops_type)
+               ops_type, percentile)
 from .compiler import OPERATORS, Fn, Scope, compile_node
 from .values import MISSING, nullish, truthy
 

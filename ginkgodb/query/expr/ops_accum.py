@@ -151,7 +151,7 @@ def _unsupported(name: str) -> None:
         raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported")
 
 
-for _name in ("$function", "$accumulator", "$toHashedIndexKey", "$percentile", "$median"):
+for _name in ("$function", "$accumulator", "$toHashedIndexKey"):
     _unsupported(_name)
 
 _ = MISSING

@@ -16,7 +16,7 @@ from ginkgodb.query.expr.ops_accum import validate_n
 from ginkgodb.query.expr.ops_logic import cmp_values
 from ginkgodb.query.expr.ops_object import merge_objects
 from ginkgodb.query.expr.values import (DEC_CTX, DOUBLE, INT, LONG, bson_repr, hash_key,
-                                        make_dec, make_int, nullish, num_kind, to_dec)
+                                        make_dec, make_int, nullish, num_kind, to_dec, type_name)
 
 Factory = Callable[[Any], Any]  # group key -> state
 
@@ -159,11 +159,44 @@ class _MergeObjects:
 
     def add(self, doc: Any, vars: Any) -> None:
         v = self.fn(doc, vars)
-        if not nullish(v):
-            self.out.update(merge_objects([v]))
+        if nullish(v):
+            return
+        if not isinstance(v, dict):
+            raise CommandError(5911200, "$mergeObjects requires object inputs, but input "
+                                        f"{bson_repr(v)} is of type {type_name(v)}")
+        self.out.update(v)
 
     def result(self) -> Any:
         return self.out
+
+
+class _ArrayUnion:
+    """$concatArrays / $setUnion as accumulators: every input must be an array."""
+
+    __slots__ = ("fn", "items", "seen", "name")
+
+    def __init__(self, fn: Fn, name: str) -> None:
+        self.fn, self.items, self.name = fn, [], name
+        self.seen: set | None = set() if name == "$setUnion" else None
+
+    def add(self, doc: Any, vars: Any) -> None:
+        v = self.fn(doc, vars)
+        if type(v) is not list:
+            if v is MISSING:
+                return
+            raise CommandError(ErrorCode.TypeMismatch, f"{self.name} only supports arrays, not "
+                                                       f"{type_name(v)}")
+        if self.seen is None:
+            self.items.extend(v)
+            return
+        for x in v:
+            k = hash_key(x)
+            if k not in self.seen:
+                self.seen.add(k)
+                self.items.append(x)
+
+    def result(self) -> Any:
+        return self.items
 
 
 class _StdDev:
@@ -262,11 +295,20 @@ def _n_args(name: str, arg: Any, scope: Scope, fields: tuple[str, ...]) -> dict[
     for key in arg:
         if key not in fields:
             raise CommandError(5787901, f"Unknown argument for 'n' operator: {key}")
+    top = "sortBy" in fields
+    codes = {"n": 5788003 if top else 5787906, "input": 5787907, "sortBy": 5788004,
+             "output": 5788005}
     for key in fields:
         if key not in arg:
-            code = {"n": 5787906, "input": 5787907, "sortBy": 5788002, "output": 5788003}[key]
-            raise CommandError(code, f"Missing value for '{key}'")
+            raise CommandError(codes[key], f"Missing value for '{key}'")
     return arg
+
+
+def _group_n(name: str, n_fn: Fn, gid: Any, vars: Any) -> int:
+    try:
+        return validate_n(name, n_fn({"_id": gid}, vars))
+    except CommandError as exc:
+        raise CommandError(7548606, exc.errmsg) from None
 
 
 def _n_fn(arg: dict, scope: Scope) -> Fn:
@@ -281,6 +323,16 @@ def parse_accumulator(name: str, arg: Any, scope: Scope) -> Callable[[Any, Any],
         "$min": lambda fn: _Extreme(fn, -1), "$max": lambda fn: _Extreme(fn, 1),
         "$stdDevPop": lambda fn: _StdDev(fn, False), "$stdDevSamp": lambda fn: _StdDev(fn, True),
     }
+    if isinstance(arg, list) and name not in ("$firstN", "$lastN", "$maxN", "$minN", "$top",
+                                               "$bottom", "$topN", "$bottomN", "$percentile",
+                                               "$median"):
+        raise CommandError(40237, f"The {name} accumulator is a unary operator")
+    if name in ("$concatArrays", "$setUnion"):
+        fn = _unary(name, arg, scope)
+        return lambda gid, vars: _ArrayUnion(fn, name)
+    if name in ("$percentile", "$median"):
+        from .percentile import parse_percentile
+        return parse_percentile(name, arg, scope)
     if name in simple:
         fn = _unary(name, arg, scope)
         make = simple[name]
@@ -297,16 +349,15 @@ def parse_accumulator(name: str, arg: Any, scope: Scope) -> Callable[[Any, Any],
         a = _n_args(name, arg, scope, ("input", "n"))
         fn, n_fn = compile_node(a["input"], scope), _n_fn(a, scope)
         last = name == "$lastN"
-        return lambda gid, vars: _FirstN(fn, validate_n(name, n_fn({"_id": gid}, vars)), last)
+        return lambda gid, vars: _FirstN(fn, _group_n(name, n_fn, gid, vars), last)
     if name in ("$maxN", "$minN"):
         a = _n_args(name, arg, scope, ("input", "n"))
         fn, n_fn = compile_node(a["input"], scope), _n_fn(a, scope)
         key = _value_key(1 if name == "$maxN" else -1)
-        return lambda gid, vars: _Ranked(fn, key, validate_n(name, n_fn({"_id": gid}, vars)),
-                                         False, True)
+        return lambda gid, vars: _Ranked(fn, key, _group_n(name, n_fn, gid, vars), False, True)
     if name in ("$top", "$bottom", "$topN", "$bottomN"):
         return _parse_top(name, arg, scope)
-    if name in ("$accumulator", "$median", "$percentile", "$concatArrays", "$setUnion"):
+    if name == "$accumulator":
         raise CommandError(ErrorCode.NotImplemented, f"the {name} accumulator is not supported")
     raise CommandError(15952, f"unknown group operator '{name}'")
 
@@ -326,12 +377,13 @@ def _parse_top(name: str, arg: Any, scope: Scope) -> Callable[[Any, Any], Any]:
         key = lambda doc, vars, v: sort_key(doc)  # noqa: E731
     if many:
         n_fn = _n_fn(a, scope)
-        return lambda gid, vars: _Ranked(output, key, validate_n(name, n_fn({"_id": gid}, vars)),
-                                         False, False, bottom)
+        return lambda gid, vars: _Ranked(output, key, _group_n(name, n_fn, gid, vars), False,
+                                         False, bottom)
     return lambda gid, vars: _Ranked(output, key, 1, True, False)
 
 
 ACCUMULATOR_NAMES = frozenset({"$sum", "$avg", "$first", "$last", "$push", "$addToSet",
                                "$mergeObjects", "$min", "$max", "$stdDevPop", "$stdDevSamp",
                                "$count", "$firstN", "$lastN", "$maxN", "$minN", "$top",
-                               "$bottom", "$topN", "$bottomN"})
+                               "$bottom", "$topN", "$bottomN", "$concatArrays", "$setUnion",
+                               "$percentile", "$median"})

@@ -26,6 +26,7 @@ def parse_match(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
         raise CommandError(15959, "the match filter must be an expression in an object")
     from ginkgodb.query.match import compile_filter
+    _check_match_operators(spec, env.position == 0)
     rest = {k: v for k, v in spec.items() if k != "$expr"}
     if "$expr" in repr(rest):
         def run_recompiled(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
@@ -45,6 +46,28 @@ def parse_match(spec: Any, env: Env) -> StageFn:
             if truthy(expr(doc, vars)) and (match is None or match(doc)):
                 yield doc
     return run
+
+
+def _check_match_operators(spec: Any, first: bool) -> None:
+    """Operators $match refuses that a find filter accepts."""
+    if isinstance(spec, dict):
+        for key, value in spec.items():
+            if key == "$where":
+                raise CommandError(ErrorCode.BadValue, "$where is not allowed inside of a $match "
+                                                       "aggregation expression")
+            if key in ("$near", "$nearSphere", "$geoNear"):
+                raise CommandError(5626500, "$geoNear, $near, and $nearSphere are not allowed in "
+                                            "this context, as these operators require sorting "
+                                            "geospatial data. If you do not need sort, consider "
+                                            "using $geoWithin instead.")
+            if key == "$text" and not first:
+                raise CommandError(17313, "$match with $text is only allowed as the first "
+                                          "pipeline stage")
+            if key != "$expr":
+                _check_match_operators(value, first)
+    elif isinstance(spec, list):
+        for item in spec:
+            _check_match_operators(item, first)
 
 
 @stage("$project")
@@ -221,10 +244,10 @@ def _integral_arg(name: str, value: Any, type_code: int) -> int:
 
 @stage("$skip")
 def parse_skip(spec: Any, env: Env) -> StageFn:
-    n = _integral_arg("$skip", spec, 15972)
+    n = _integral_arg("$skip", spec, 5107200)
     if n < 0:
-        raise CommandError(15956, f"invalid argument to $skip stage: Expected a non-negative "
-                                  f"number in: $skip: {n}")
+        raise CommandError(5107200, f"invalid argument to $skip stage: Expected a non-negative "
+                                    f"number in: $skip: {n}")
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         for _ in range(n):
@@ -237,9 +260,12 @@ def parse_skip(spec: Any, env: Env) -> StageFn:
 
 @stage("$limit")
 def parse_limit(spec: Any, env: Env) -> StageFn:
-    n = _integral_arg("$limit", spec, 15957)
-    if n <= 0:
+    n = _integral_arg("$limit", spec, 5107201)
+    if n == 0:
         raise CommandError(15958, "the limit must be positive")
+    if n < 0:
+        raise CommandError(5107201, "invalid argument to $limit stage: Expected a non-negative "
+                                    f"number in: $limit: {n}")
     import itertools
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
@@ -250,7 +276,7 @@ def parse_limit(spec: Any, env: Env) -> StageFn:
 
 @stage("$count")
 def parse_count(spec: Any, env: Env) -> StageFn:
-    if not isinstance(spec, str):
+    if type(spec) is not str:
         raise CommandError(40156, "the count field must be a non-empty string")
     if not spec:
         raise CommandError(40157, "the count field must be a non-empty string")
@@ -260,6 +286,8 @@ def parse_count(spec: Any, env: Env) -> StageFn:
         raise CommandError(40159, "the count field cannot contain a null byte")
     if "." in spec:
         raise CommandError(40160, "the count field cannot contain '.'")
+    if spec == "_id":
+        raise CommandError(9039800, "the count field cannot be '_id'")
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         n = sum(1 for _ in docs)

@@ -41,11 +41,12 @@ def stage(*names: str) -> Callable[[StageParser], StageParser]:
 class Env:
     """Compile-time environment: the context and the variables in scope."""
 
-    __slots__ = ("ctx", "scope", "in_facet", "in_lookup")
+    __slots__ = ("ctx", "scope", "in_facet", "in_lookup", "position")
 
     def __init__(self, ctx: PipelineContext, scope: Scope, in_facet: bool = False,
                  in_lookup: bool = False) -> None:
         self.ctx, self.scope, self.in_facet, self.in_lookup = ctx, scope, in_facet, in_lookup
+        self.position = 0
 
     def with_vars(self, names: Iterable[str]) -> "Env":
         return Env(self.ctx, self.scope.bind(*names), self.in_facet, self.in_lookup)
@@ -92,6 +93,7 @@ def parse_stages(stages: Any, env: Env) -> list[tuple[str, StageFn]]:
             if name in ENGINE_STAGES:
                 raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported here")
             raise CommandError(40324, f"Unrecognized pipeline stage name: '{name}'")
+        env.position = i
         out.append((name, parser(spec[name], env)))
     return out
 

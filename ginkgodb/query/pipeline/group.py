@@ -25,7 +25,7 @@ def parse_group_fields(spec: dict, env: Env, stage_name: str = "$group"
             raise CommandError(40236, f"The field name '{name}' cannot be an operator name")
         if "." in name:
             raise CommandError(40235, f"The field name '{name}' cannot contain '.'")
-        if not isinstance(value, dict):
+        if not isinstance(value, dict) or not value or not next(iter(value)).startswith("$"):
             raise CommandError(40234, f"The field '{name}' must be an accumulator object")
         if len(value) != 1:
             raise CommandError(40238, f"The field '{name}' must specify one accumulator")
@@ -48,6 +48,8 @@ def run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccFiel
             key = gid if t is str or t is int or t is None else hash_key(gid)
         else:
             gid = id_fn(doc, vars)
+            if gid is MISSING:
+                gid = None
             key = hash_key(gid)
         entry = get(key)
         if entry is None:
@@ -72,7 +74,13 @@ def parse_group(spec: Any, env: Env) -> StageFn:
         raise CommandError(15947, "a group's fields must be specified in an object")
     if "_id" not in spec:
         raise CommandError(15955, "a group specification must include an _id")
-    id_fn = compile_node(spec["_id"], env.scope)
+    id_spec = spec["_id"]
+    if isinstance(id_spec, dict) and id_spec and not next(iter(id_spec)).startswith("$"):
+        for value in id_spec.values():
+            if isinstance(value, (bool, int, float)) or type(value).__name__ in ("Int64",
+                                                                                 "Decimal128"):
+                raise CommandError(17390, "$group does not support inclusion-style expressions")
+    id_fn = compile_node(id_spec, env.scope)
     fields = parse_group_fields(spec, env)
     return lambda docs, rt: run_group(docs, rt, id_fn, fields)
 

@@ -154,30 +154,55 @@ def compile_sort(spec: Any) -> SortSpec:
         raise CommandError(15973, "the $sort key specification must be an object")
     if not spec:
         raise CommandError(15976, "$sort stage must have at least one sort key")
+    rand_fields: list[str] = []
     fields = []
     for path, value in spec.items():
+        direction = _direction(path, value)
         _validate_path(path)
-        fields.append((path, _direction(path, value)))
-    return SortSpec(fields)
+        if direction == "randVal":
+            fields.append((path, 1))
+            rand_fields.append(path)
+        elif direction != "none":
+            fields.append((path, direction))
+    if not fields:
+        fields.append(("$natural", 1))
+    spec_obj = SortSpec(fields)
+    if rand_fields:
+        spec_obj.key = _random_key(spec_obj.key)
+    return spec_obj
 
 
-def _direction(path: str, value: Any) -> int:
+def _random_key(key: Any) -> Any:
+    import random
+    return lambda doc: random.random().hex().encode()
+
+
+def _direction(path: str, value: Any) -> Any:
     if isinstance(value, dict):
-        if len(value) != 1 or "$meta" not in value:
+        if "$meta" not in value:
             raise CommandError(17312, "$meta is the only expression supported by $sort right now")
+        if len(value) != 1:
+            raise CommandError(ErrorCode.FailedToParse, "Cannot have additional keys in a $meta "
+                                                        "sort specification")
         meta = value["$meta"]
-        if not isinstance(meta, str):
-            raise CommandError(17307, "$meta only supports string arguments")
-        if meta not in ("textScore", "randVal", "searchScore", "geoNearDistance"):
-            raise CommandError(31138, f"Illegal $meta sort: $meta: \"{meta}\"")
-        raise CommandError(ErrorCode.NotImplemented, f"sorting by {{$meta: \"{meta}\"}} is not "
-                                                     "supported")
+        if meta not in ("textScore", "randVal", "searchScore", "geoNearDistance",
+                        "searchHighlights", "vectorSearchScore", "score"):
+            from ginkgodb.query.expr.values import bson_repr
+            raise CommandError(31138, f"Illegal $meta sort: $meta: {bson_repr(meta)}")
+        if meta in ("textScore", "geoNearDistance"):
+            raise CommandError(40218, f"query requires {meta} metadata, but it is not available")
+        return "randVal" if meta == "randVal" else "none"
     if isinstance(value, bool) or not isinstance(value, (int, float)) and \
             type(value).__name__ != "Decimal128":
         from ginkgodb.query.expr.values import bson_repr
         raise CommandError(15974, f"Illegal key in $sort specification: {path}: "
                                   f"{bson_repr(value)}")
-    number = float(value.to_decimal()) if type(value).__name__ == "Decimal128" else value
+    if type(value).__name__ == "Decimal128":
+        import decimal
+        d = value.to_decimal()
+        number = int(d.to_integral_value(decimal.ROUND_HALF_EVEN)) if d.is_finite() else 0
+    else:
+        number = int(value) if value == value and abs(value) != float("inf") else 0
     if number == 1:
         return 1
     if number == -1:

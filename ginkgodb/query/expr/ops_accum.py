@@ -10,7 +10,7 @@ from bson.binary import Binary
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .accumulate import avg_values, extreme, std_dev, sum_values
-from .compiler import Fn, Scope, compile_node, nary, operator
+from .compiler import Fn, Scope, compile_node, const, nary, operator
 from .ops_logic import cmp_values
 from .values import MISSING, as_int64, bson_repr, nullish, type_name
 
@@ -140,9 +140,9 @@ def _meta(spec: Any, scope: Scope) -> Fn:
         raise CommandError(17307, "$meta only supports string arguments")
     if spec not in META_NAMES:
         raise CommandError(17308, f"Unsupported argument to $meta: {spec}")
-    if spec == "randVal":
-        return lambda doc, vars: random.random()
-    raise CommandError(ErrorCode.NotImplemented, f"$meta: '{spec}' metadata is not supported")
+    if spec in ("textScore", "geoNearDistance", "geoNearPoint"):
+        raise CommandError(40218, f"query requires {spec} metadata, but it is not available")
+    return const(MISSING)
 
 
 def _unsupported(name: str) -> None:

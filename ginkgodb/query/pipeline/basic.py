@@ -296,19 +296,34 @@ def parse_count(spec: Any, env: Env) -> StageFn:
     return run
 
 
+def _sample_size(value: Any) -> int:
+    """The size rounded half-to-even; it must come out positive (infinity means all)."""
+    import decimal
+    if type(value) is float and value == value and abs(value) != float("inf"):
+        value = int(value)
+    d = value.to_decimal() if type(value) is Decimal128 else decimal.Decimal(value)
+    if d.is_nan() or d <= 0:
+        raise CommandError(28747, "size argument to $sample must be a positive number")
+    if d.is_infinite():
+        return 2**63 - 1
+    size = int(d.to_integral_value(decimal.ROUND_HALF_EVEN))
+    if size <= 0:
+        raise CommandError(28747, "size argument to $sample must be a positive number")
+    return size
+
+
 @stage("$sample")
 def parse_sample(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
         raise CommandError(28745, "the $sample stage specification must be an object")
     size = None
-    for key, value in spec.items():
+    for key in spec:
         if key != "size":
             raise CommandError(28748, f"unrecognized option to $sample: {key}")
+    for key, value in spec.items():
         if isinstance(value, bool) or type(value) not in (int, float, Int64, Decimal128):
             raise CommandError(28746, "size argument to $sample must be a number")
-        size = int(value.to_decimal() if type(value) is Decimal128 else value)
-        if size < 0:
-            raise CommandError(28747, "size argument to $sample must not be negative")
+        size = _sample_size(value)
     if size is None:
         raise CommandError(28749, "$sample stage must specify a size")
 

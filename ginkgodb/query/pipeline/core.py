@@ -19,6 +19,8 @@ StageFn = Callable[[Iterator[dict], "Runtime"], Iterator[dict]]
 StageParser = Callable[[Any, "Env"], StageFn]
 
 STAGES: dict[str, StageParser] = {}
+MAX_NESTING = 20
+MAX_STAGES = 1000
 
 # Stages the engine runs itself (they read catalogs or write collections).
 ENGINE_STAGES = frozenset({"$out", "$merge", "$collStats", "$indexStats", "$currentOp",
@@ -41,18 +43,23 @@ def stage(*names: str) -> Callable[[StageParser], StageParser]:
 class Env:
     """Compile-time environment: the context and the variables in scope."""
 
-    __slots__ = ("ctx", "scope", "in_facet", "in_lookup", "position")
+    __slots__ = ("ctx", "scope", "in_facet", "in_lookup", "position", "depth")
 
     def __init__(self, ctx: PipelineContext, scope: Scope, in_facet: bool = False,
-                 in_lookup: bool = False) -> None:
+                 in_lookup: bool = False, depth: int = 0) -> None:
         self.ctx, self.scope, self.in_facet, self.in_lookup = ctx, scope, in_facet, in_lookup
-        self.position = 0
+        self.position, self.depth = 0, depth
 
     def with_vars(self, names: Iterable[str]) -> "Env":
-        return Env(self.ctx, self.scope.bind(*names), self.in_facet, self.in_lookup)
+        return Env(self.ctx, self.scope.bind(*names), self.in_facet, self.in_lookup, self.depth)
 
     def sub(self, *, in_facet: bool = False, in_lookup: bool = False) -> "Env":
-        return Env(self.ctx, self.scope, self.in_facet or in_facet, self.in_lookup or in_lookup)
+        depth = self.depth + 1
+        if depth > MAX_NESTING:
+            raise CommandError(232, "Maximum number of nested sub-pipelines exceeded. Limit is "
+                                    f"{MAX_NESTING}")
+        return Env(self.ctx, self.scope, self.in_facet or in_facet, self.in_lookup or in_lookup,
+                   depth)
 
 
 class Runtime:
@@ -83,9 +90,17 @@ def parse_stages(stages: Any, env: Env) -> list[tuple[str, StageFn]]:
     if not isinstance(stages, list):
         raise CommandError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an "
                                                    "array")
+    if len(stages) > MAX_STAGES:
+        raise CommandError(7749501, f"Pipeline length must be no longer than {MAX_STAGES} "
+                                    "stages.")
     out = []
     for i, spec in enumerate(stages):
         name = stage_name(spec)
+        if env.in_lookup and name in ("$out", "$merge"):
+            raise CommandError(51047, f"{name} is not allowed within a $lookup's sub-pipeline")
+        if env.in_lookup and name == "$changeStream":
+            raise CommandError(40573, "$changeStream is only valid as the first stage in a "
+                                      "pipeline")
         if name in FIRST_ONLY and i != 0:
             raise CommandError(40602, f"{name} is only valid as the first stage in a pipeline")
         parser = STAGES.get(name)

@@ -10,9 +10,11 @@ from ginkgodb.query.expr.values import type_name
 from .core import Env, Runtime, StageFn, chain, parse_stages, stage, stage_name
 
 _NOT_IN_FACET = frozenset({"$facet", "$out", "$merge", "$collStats", "$indexStats", "$geoNear",
-                           "$changeStream", "$currentOp", "$listSessions", "$planCacheStats",
-                           "$search", "$searchMeta", "$vectorSearch", "$documents",
-                           "$listLocalSessions", "$unionWith"})
+                           "$changeStream", "$currentOp", "$planCacheStats", "$search",
+                           "$searchMeta", "$vectorSearch", "$documents", "$listLocalSessions",
+                           "$changeStreamSplitLargeEvent", "$querySettings", "$listSearchIndexes",
+                           "$listCatalog", "$listClusterCatalog", "$searchBeta", "$queryStats",
+                           "$listSampledQueries"})
 
 
 @stage("$facet")
@@ -42,9 +44,7 @@ def parse_facet(spec: Any, env: Env) -> StageFn:
 
 
 def _validate_name(name: str) -> None:
-    if not name:
-        raise CommandError(40352, "FieldPath cannot be constructed with empty string")
-    if name.startswith("$"):
-        raise CommandError(40169, f"$facet pipeline names must not start with '$', found {name}")
+    from ginkgodb.query.expr.compiler import validate_field_name
+    validate_field_name(name)
     if "." in name:
-        raise CommandError(40169, f"$facet pipeline names must not contain '.', found {name}")
+        raise CommandError(16412, "FieldPath field names may not contain '.'.")

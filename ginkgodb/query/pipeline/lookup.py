@@ -113,7 +113,9 @@ def _string_field(spec: dict, name: str) -> str | None:
     if name not in spec:
         return None
     v = spec[name]
-    if not isinstance(v, str):
+    if name == "as" and v is None:
+        return None
+    if type(v) is not str:
         raise _bad(f"BSON field '$lookup.{name}' is the wrong type '{type_name(v)}', expected "
                    "type 'string'", ErrorCode.TypeMismatch)
     return v
@@ -126,13 +128,16 @@ def _from(spec: dict, starts_with_documents: bool) -> str | None:
         return None
     coll = spec["from"]
     if isinstance(coll, dict):
-        for key in coll:
+        for key, value in coll.items():
             if key not in ("db", "coll"):
                 raise _bad(f"BSON field '$lookup.from.{key}' is an unknown field.",
                            ErrorCode.IDLUnknownField)
+            if type(value) is not str:
+                raise _bad(f"BSON field '$lookup.from.{key}' is the wrong type "
+                           f"'{type_name(value)}', expected type 'string'", ErrorCode.TypeMismatch)
         raise _bad("$lookup with 'from' as an object {db, coll} is only supported for certain "
                    "system collections")
-    if not isinstance(coll, str):
+    if type(coll) is not str:
         raise _bad(f"$lookup 'from' field must be a string or an object, but found "
                    f"{type_name(coll)}")
     if not coll or "\0" in coll or coll.startswith(".") or starts_with_documents:
@@ -145,7 +150,7 @@ def _validate_as(path: str) -> list[str]:
 
 
 def _let(spec: dict, env: Env) -> list[tuple[str, Fn]]:
-    if "let" not in spec:
+    if spec.get("let") is None:
         return []
     let = spec["let"]
     if not isinstance(let, dict):
@@ -172,7 +177,7 @@ def parse_lookup(spec: Any, env: Env) -> StageFn:
     if not spec:
         raise _bad("$lookup requires 'from' and 'as' to be specified")
     pipeline = spec.get("pipeline")
-    if pipeline is not None and not isinstance(pipeline, list):
+    if "pipeline" in spec and not isinstance(pipeline, list):
         raise _bad(f"BSON field '$lookup.pipeline' is the wrong type '{type_name(pipeline)}', "
                    "expected type 'array'", ErrorCode.TypeMismatch)
     starts_with_documents = bool(pipeline) and isinstance(pipeline[0], dict) and \
@@ -184,7 +189,7 @@ def parse_lookup(spec: Any, env: Env) -> StageFn:
                    ErrorCode.IDLFailedToParse)
     coll = _from(spec, starts_with_documents)
     as_parts = _validate_as(as_field)
-    if "let" in spec and pipeline is None:
+    if spec.get("let") is not None and pipeline is None:
         _let(spec, env)
         raise _bad("$lookup with 'let' must also specify 'pipeline'")
     if (local is None) != (foreign is None):

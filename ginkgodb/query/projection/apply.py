@@ -62,6 +62,8 @@ def _include_value(node: Node, value: Any, pos: _Position | None) -> Any:
         for elem in value:
             if isinstance(elem, (dict, list)):
                 out.append(_include_value(node, elem, pos))
+            elif node.has_computed:
+                out.append({})
         return out
     return MISSING
 

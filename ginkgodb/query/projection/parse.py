@@ -40,6 +40,8 @@ class Parser:
     def split(self, name: str, prefix: list[str]) -> list[str]:
         if not name:
             raise CommandError(40352, "FieldPath cannot be constructed with empty string")
+        if name.endswith("."):
+            raise CommandError(40353, "FieldPath must not end with a '.'.")
         parts = name.split(".")
         for i, part in enumerate(parts):
             if not part:
@@ -67,7 +69,7 @@ class Parser:
                 raise CommandError(51270, "An empty sub-projection is not a valid value. Found "
                                           f"empty object at path {'.'.join(parts)}")
             first = next(iter(value))
-            if first.startswith("$"):
+            if first.startswith("$") and len(value) == 1:
                 return self.operator(parts, value, first)
             return self.document(value, parts)
         self.computed(parts, compile_node(value, self.scope), literal=True)
@@ -110,6 +112,9 @@ class Parser:
             return
         if self.find and name == "$elemMatch":
             return self.elem_match(parts, arg)
+        from ginkgodb.query.expr.compiler import OPERATORS
+        if name not in OPERATORS and name not in ("$elemMatch", "$slice"):
+            raise CommandError(31325, f"Unknown expression {name}")
         self.computed(parts, compile_node(value, self.scope), literal=False)
 
     def elem_match(self, parts: list[str], arg: Any) -> None:

@@ -105,9 +105,9 @@ def test_computed_fields_are_aggregation_expressions():
     assert proj({"gone": "$nope", "_id": 0}) == {}
 
 
-def test_computed_dotted_field_through_array_sets_each_document_element():
+def test_computed_dotted_field_through_array_replaces_every_element():
     doc = {"_id": 1, "a": [{"x": 1}, 5]}
-    assert proj({"a.b": {"$literal": 7}}, doc) == {"_id": 1, "a": [{"b": 7}]}
+    assert proj({"a.b": {"$literal": 7}}, doc) == {"_id": 1, "a": [{"b": 7}, {"b": 7}]}
 
 
 def test_is_inclusion_and_fields_for_the_planner():
@@ -123,7 +123,7 @@ def test_is_inclusion_and_fields_for_the_planner():
     ({"a": {}}, 51270), ({"a.$.b": 1}, 31394), ({"a.$": 1, "b.$": 1}, 31276),
     ({"$a": 1}, 16410), ({"a": {"$elemMatch": 1}}, 31274), ({"a.b": {"$elemMatch": {}}}, 31275),
     ({"a.$": 1, "b": {"$elemMatch": {"x": 1}}}, 31255),
-    ({"b": {"$elemMatch": {"x": 1}}, "a.$": 1}, 31256), ({"a": {"$foo": 1}}, 168),
+    ({"b": {"$elemMatch": {"x": 1}}, "a.$": 1}, 31256), ({"a": {"$foo": 1}}, 31325),
     ({"_id": {"$add": [1]}, "a": 0}, 31254),
 ])
 def test_invalid_projections(spec, expected):

@@ -17,7 +17,7 @@ from pymongo.collection import ReturnDocument
 from pymongo.errors import ConfigurationError
 from pymongo.results import BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
-from . import keys
+from . import keys, lean
 from .aggregation import aggregate
 from .base import SettingsHolder
 from .bulk import Bulk
@@ -29,12 +29,10 @@ from .codec import (
     plain_reply,
     wire_value,
 )
-from .plain import is_utf8, wire_plain
+from .plain import is_utf8
 from .collection_admin import CollectionAdmin
 from .command_cursor import CommandCursor
 from .cursor import Cursor
-from .cursor_base import kill_now
-from .find_command import find_one_command
 from .raising import check_write_reply
 from .raw_batch import RawBatchCommandCursor, RawBatchCursor
 from .validation import (
@@ -142,30 +140,6 @@ class Collection(CollectionAdmin, SettingsHolder):
     def _run(self, cmd: dict, **kwargs: Any) -> Any:
         return self._runner.run(self._dbname, cmd, codec_options=self._codec_options, **kwargs)
 
-    def _run_write(self, cmd: dict, session: Any, write_concern: Any, own: frozenset,
-                   stmt: Optional[dict] = None, collation: Any = None) -> Any:
-        """Run a write command built from the client's own plain values and the caller's.
-
-        Without a session, only the caller's values are normalised (plain.py): every field of
-        `cmd` not named in `own`, every field of its one statement `stmt` but the client's
-        flags, and the collation. Field names must all be the client's own.
-        """
-        if session is not None or not self._plain:
-            return self._run(cmd, session=session, write_concern=write_concern,
-                             collation=collation)
-        self._runner._check_open()      # before encoding, as the general path does
-        opts = self._codec_options
-        for key, value in cmd.items():
-            if key not in own:
-                cmd[key] = wire_plain(value, opts)
-        if stmt is not None:
-            for key, value in stmt.items():
-                if key not in _OWN_STATEMENT_FIELDS:
-                    stmt[key] = wire_plain(value, opts)
-        if collation is not None:
-            collation = wire_plain(collation, opts)
-        return self._run(cmd, write_concern=write_concern, collation=collation, encoded=True)
-
     def _write_reply(self, reply: Any) -> dict:
         """A write command's reply decoded (a copy) and checked for write errors."""
         result = plain_reply(reply, self._write_response_codec_options)
@@ -234,8 +208,11 @@ class Collection(CollectionAdmin, SettingsHolder):
                 array_filters: Any = None, hint: Any = None, session: Any = None,
                 let: Any = None, sort: Any = None, comment: Any = None) -> Optional[dict]:
         validate_boolean("upsert", upsert)
-        if collation is not None:
-            collation = validate_collation_or_none(collation)
+        if (session is None and collation is None and array_filters is None and hint is None
+                and let is None and sort is None and comment is None and bypass_doc_val is None
+                and self._plain):
+            return lean.update(self, criteria, document, upsert, multi)
+        collation = validate_collation_or_none(collation)
         write_concern = self._write_concern_for(session)
         acknowledged = write_concern.acknowledged
         stmt: dict = {"q": criteria, "u": document, "multi": multi, "upsert": upsert}
@@ -261,8 +238,12 @@ class Collection(CollectionAdmin, SettingsHolder):
             cmd["comment"] = comment
         if bypass_doc_val is not None:
             cmd["bypassDocumentValidation"] = bypass_doc_val
-        reply = self._run_write(cmd, session, write_concern, _OWN_UPDATE_FIELDS, stmt)
-        result = self._write_reply(reply)
+        result = self._write_reply(self._run(cmd, session=session, write_concern=write_concern))
+        return self._update_result(result, acknowledged)
+
+    @staticmethod
+    def _update_result(result: dict, acknowledged: bool) -> Optional[dict]:
+        """An update reply in the shape pymongo's UpdateResult.raw_result has."""
         if result.get("n") and "upserted" not in result:
             result["updatedExisting"] = True
         else:
@@ -312,6 +293,9 @@ class Collection(CollectionAdmin, SettingsHolder):
     def _delete(self, criteria: Any, multi: bool, collation: Any = None, hint: Any = None,
                 session: Any = None, let: Any = None, comment: Any = None) -> dict:
         validate_is_mapping("filter", criteria)
+        if (session is None and collation is None and hint is None and let is None
+                and comment is None and self._plain):
+            return lean.delete(self, criteria, multi)
         write_concern = self._write_concern_for(session)
         stmt: dict = {"q": criteria, "limit": int(not multi)}
         collation = validate_collation_or_none(collation)
@@ -326,8 +310,7 @@ class Collection(CollectionAdmin, SettingsHolder):
             cmd["let"] = let
         if comment is not None:
             cmd["comment"] = comment
-        return self._write_reply(self._run_write(cmd, session, write_concern,
-                                                 _OWN_DELETE_FIELDS, stmt))
+        return self._write_reply(self._run(cmd, session=session, write_concern=write_concern))
 
     def delete_one(self, filter: Any, collation: Any = None, hint: Any = None,
                    session: Any = None, let: Any = None, comment: Any = None) -> DeleteResult:
@@ -346,33 +329,15 @@ class Collection(CollectionAdmin, SettingsHolder):
     def find_one(self, filter: Any = None, *args: Any, **kwargs: Any) -> Any:
         if filter is None:
             filter = {}
-        elif type(filter) is not dict:
-            if not isinstance(filter, abc.Mapping):
-                filter = {"_id": filter}
-            return self._find_one_cursor(filter, args, kwargs)
-        if args or kwargs or "query" in filter or "$query" in filter:
-            return self._find_one_cursor(filter, args, kwargs)
-        return self._find_one_quick(filter)
-
-    def _find_one_cursor(self, filter: Any, args: tuple, kwargs: dict) -> Any:
-        cursor = self.find(filter, *args, **kwargs)
-        for result in cursor.limit(-1):
-            return result
-        return None
-
-    def _find_one_quick(self, spec: dict) -> Any:
-        """find_one(filter) without a Cursor: the same single-batch find command and outcome."""
-        self._runner._check_open()      # before encoding, as the general path does
-        cmd = find_one_command(self._name, wire_value(spec, self._codec_options),
-                               self._read_concern)
-        reply = self._runner.run(self._dbname, cmd, codec_options=self._codec_options,
-                                 reads=True, encoded=True)
-        cursor = reply["cursor"]
-        if cursor["id"]:    # the engine kept a cursor open: close it, as Cursor would
-            dbname, collname = cursor.get("ns", f"{self._dbname}.{self._name}").split(".", 1)
-            kill_now(self._runner, dbname, collname, cursor["id"])
-        batch = cursor["firstBatch"]
-        return self._decoder(batch[0]) if batch else None
+        elif type(filter) is not dict and not isinstance(filter, abc.Mapping):
+            filter = {"_id": filter}
+        if (args or kwargs or type(filter) is not dict or not self._plain or "query" in filter
+                or "$query" in filter):    # anything find_command would treat specially
+            cursor = self.find(filter, *args, **kwargs)
+            for result in cursor.limit(-1):
+                return result
+            return None
+        return lean.find_one(self, filter)
 
     def estimated_document_count(self, comment: Any = None, **kwargs: Any) -> int:
         if "session" in kwargs:
@@ -449,6 +414,12 @@ class Collection(CollectionAdmin, SettingsHolder):
         if not isinstance(return_document, bool):
             raise TypeError("return_document must be ReturnDocument.BEFORE or ReturnDocument.AFTER, "
                             f"not {type(return_document)}")
+        if (len(kwargs) == 1 and projection is None and sort is None and array_filters is None
+                and hint is None and session is None and let is None and self._plain):
+            if upsert is not None:
+                validate_boolean("upsert", upsert)
+            (change, value), = kwargs.items()      # "update" or "remove"
+            return lean.find_and_modify(self, filter, return_document, change, value, upsert)
         collation = validate_collation_or_none(kwargs.pop("collation", None))
         write_concern = self._write_concern_for_cmd(kwargs, session)
         cmd: dict = {"findAndModify": self._name, "query": filter, "new": return_document}
@@ -468,12 +439,7 @@ class Collection(CollectionAdmin, SettingsHolder):
             cmd["arrayFilters"] = list(array_filters)
         if hint is not None:
             cmd["hint"] = keys.hint_document(hint)
-        if kwargs.keys() <= _FIND_AND_MODIFY_OPTIONS:
-            reply = self._run_write(cmd, session, write_concern, _OWN_FIND_AND_MODIFY_FIELDS,
-                                    collation=collation)
-        else:
-            reply = self._run(cmd, session=session, write_concern=write_concern,
-                              collation=collation)
+        reply = self._run(cmd, session=session, write_concern=write_concern, collation=collation)
         if "writeErrors" in reply or "writeConcernError" in reply:
             self._write_reply(reply)
         value = reply.get("value")
@@ -512,17 +478,6 @@ class Collection(CollectionAdmin, SettingsHolder):
             kwargs["comment"] = comment
         return self._find_and_modify(filter, projection, sort, upsert, return_document,
                                      array_filters, hint=hint, let=let, session=session, **kwargs)
-
-
-# Command and statement fields holding the client's own plain values (never the caller's
-# objects): see Collection._run_write.
-_OWN_UPDATE_FIELDS = frozenset({"update", "ordered", "updates"})
-_OWN_DELETE_FIELDS = frozenset({"delete", "ordered", "deletes"})
-_OWN_STATEMENT_FIELDS = frozenset({"multi", "upsert", "limit"})
-_OWN_FIND_AND_MODIFY_FIELDS = frozenset({"findAndModify", "new", "upsert"})
-# find_one_and_* keyword options that may take the lean path (any other name: the round trip)
-_FIND_AND_MODIFY_OPTIONS = frozenset({"update", "remove", "comment", "maxTimeMS",
-                                      "bypassDocumentValidation", "writeConcern"})
 
 
 def _require_acknowledged(acknowledged: bool, what: str) -> None:

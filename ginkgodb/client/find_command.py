@@ -135,15 +135,6 @@ def find_command(collname: str, opts: FindOptions, read_concern: Optional[dict] 
     return cmd
 
 
-def find_one_command(collname: str, spec: dict, read_concern: Any) -> dict:
-    """What find_command builds for Cursor(filter=spec).limit(-1) when nothing else is set
-    (`spec` has no `query`/`$query` key) and no transaction is running."""
-    cmd: dict = {"find": collname, "filter": spec, "limit": 1, "singleBatch": True}
-    if read_concern.level:
-        cmd["readConcern"] = read_concern.document
-    return cmd
-
-
 def get_more_command(cursor_id: int, collname: str, batch_size: Optional[int],
                      max_await_time_ms: Optional[int], comment: Any) -> dict:
     cmd: dict = {"getMore": Int64(cursor_id), "collection": collname}

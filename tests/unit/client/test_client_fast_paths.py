@@ -153,3 +153,80 @@ def test_unicode_decode_error_handler_applies_to_batches(channel):
                                    "ns": "db.coll"}, "ok": 1.0})
     client = MongoClient(unicode_decode_error_handler="replace", _channel=channel)
     assert client.db.coll.find().to_list() == [{"s": "\ufffd\ufffd"}]
+
+
+class _Unused:
+    """A type with a custom encoder: its registry makes a collection take the general paths."""
+
+
+def _general_collection(channel, **options):
+    from bson.codec_options import TypeEncoder, TypeRegistry
+
+    class Encoder(TypeEncoder):
+        python_type = _Unused
+
+        def transform_python(self, value):
+            return 0
+
+    client = MongoClient(_channel=channel, type_registry=TypeRegistry([Encoder()]), **options)
+    return client.db.coll
+
+
+LEAN_CALLS = [
+    lambda c: c.update_one({"_id": 1}, {"$set": {"a": (1, 2)}}),
+    lambda c: c.update_one({"_id": 1}, {"$set": {"a": 1}}, upsert=True),
+    lambda c: c.update_many({"a": {"$gt": 1}}, [{"$set": {"b": 2}}]),
+    lambda c: c.replace_one({"_id": 1}, {"x": SON([("b", 1)])}),
+    lambda c: c.delete_one({"_id": 1}),
+    lambda c: c.delete_many({}),
+    lambda c: c.find_one_and_update({"_id": 1}, {"$inc": {"n": 1}}),
+    lambda c: c.find_one_and_update({"_id": 1}, {"$inc": {"n": 1}}, upsert=True,
+                                    return_document=True),
+    lambda c: c.find_one_and_replace({"_id": 1}, {"n": 1}),
+    lambda c: c.find_one_and_delete({"_id": 1}),
+    lambda c: c.find_one({"_id": 2 ** 40}),
+]
+
+
+@pytest.mark.parametrize("call", LEAN_CALLS)
+@pytest.mark.parametrize("w", [None, 0, 1])
+def test_lean_paths_send_what_the_general_paths_send(call, w):
+    options = {} if w is None else {"w": w}
+    lean, general = _recording(), _recording()
+    for channel in (lean, general):
+        channel.on("findAndModify", {"lastErrorObject": {"n": 1}, "value": bson.raw_bson
+                                     .RawBSONDocument(bson.encode({"_id": 1})), "ok": 1.0})
+        channel.on("update", {"n": 1, "nModified": 1, "ok": 1.0})
+    lean_result = call(MongoClient(_channel=lean, **options).db.coll)
+    general_result = call(_general_collection(general, **options))
+    assert lean.commands == general.commands
+    assert _result_state(lean_result) == _result_state(general_result)
+
+
+def _result_state(result):
+    if result is None or isinstance(result, dict):
+        return result
+    return (type(result), result.acknowledged,
+            result.raw_result if result.acknowledged else None)
+
+
+def test_lean_update_reports_upserts_and_write_errors_as_the_general_path(coll, channel):
+    channel.on("update", {"n": 1, "nModified": 0, "upserted": [{"index": 0, "_id": 9}],
+                          "ok": 1.0})
+    result = coll.update_one({"_id": 9}, {"$set": {"a": 1}}, upsert=True)
+    assert result.upserted_id == 9 and result.raw_result["updatedExisting"] is False
+    channel.on("delete", {"n": 0, "writeErrors": [{"index": 0, "code": 2, "errmsg": "bad"}],
+                          "ok": 1.0})
+    from pymongo.errors import WriteError
+    with pytest.raises(WriteError, match="bad"):
+        coll.delete_one({"_id": 1})
+
+
+def test_lean_writes_on_a_closed_client_raise_before_encoding(client):
+    coll = client.db.c
+    client.close()
+    for call in (lambda: coll.update_one({"a": object()}, {"$set": {"b": 1}}),
+                 lambda: coll.delete_one({"a": object()}),
+                 lambda: coll.find_one_and_delete({"a": object()})):
+        with pytest.raises(Exception, match="after close"):
+            call()

@@ -100,13 +100,13 @@ def parse_add_fields(spec: Any, env: Env) -> StageFn:
 
 @stage("$unset")
 def parse_unset(spec: Any, env: Env) -> StageFn:
-    if isinstance(spec, str):
+    if type(spec) is str:
         names = [spec]
     elif isinstance(spec, list):
         if not spec:
             raise CommandError(31119, "$unset specification must be a string or an array with at "
                                       "least one field")
-        if not all(isinstance(s, str) for s in spec):
+        if not all(type(s) is str for s in spec):
             raise CommandError(31120, "$unset specification must be a string or an array "
                                       "containing only string values")
         names = spec
@@ -114,6 +114,10 @@ def parse_unset(spec: Any, env: Env) -> StageFn:
         raise CommandError(31002, "$unset specification must be a string or an array")
     for name in names:
         validate_path(name)
+    ordered = sorted(names)
+    for a, b in zip(ordered, ordered[1:]):
+        if a == b or b.startswith(a + "."):
+            raise CommandError(31250, f"Invalid $unset :: caused by :: Path collision at {b}")
     proj = compile_projection({name: 0 for name in names}, for_aggregation=True)
     apply = proj.apply
     return lambda docs, rt: (apply(d) for d in docs)
@@ -142,10 +146,11 @@ def parse_replace_root(spec: Any, env: Env) -> StageFn:
                                   f"got {type_name(spec)}")
     for key in spec:
         if key != "newRoot":
-            raise CommandError(40230, f"unrecognized option to $replaceRoot stage: {key}, only "
-                                      "valid option is 'newRoot'.")
+            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '$replaceRoot.{key}' is "
+                                                          "an unknown field.")
     if "newRoot" not in spec:
-        raise CommandError(40231, "no newRoot specified for the $replaceRoot stage")
+        raise CommandError(ErrorCode.IDLFailedToParse, "BSON field '$replaceRoot.newRoot' is "
+                                                       "missing but a required field")
     return _replace(compile_node(spec["newRoot"], env.scope), "newRoot")
 
 
@@ -200,9 +205,9 @@ def parse_redact(spec: Any, env: Env) -> StageFn:
         return out
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
-        vars = {**rt.vars, **_REDACT_VARS}
+        base = {**rt.vars, **_REDACT_VARS}
         for doc in docs:
-            r = redact(doc, vars)
+            r = redact(doc, {**base, "ROOT": doc})
             if r is not None:
                 yield r
     return run

@@ -76,6 +76,8 @@ def parse_bucket(spec: Any, env: Env) -> StageFn:
     if not isinstance(output, dict):
         raise CommandError(40196, "The $bucket 'output' field must be an object, but found "
                                   f"type: {type_name(output)}.")
+    if "_id" in output:
+        raise CommandError(15948, "a group's _id may only be specified once")
     fields = parse_group_fields(output, env, "$bucket")
     key = functools.cmp_to_key(compare)
     bound_keys = [key(b) for b in bounds]
@@ -137,7 +139,7 @@ def parse_bucket_auto(spec: Any, env: Env) -> StageFn:
     if count <= 0:
         raise CommandError(40243, "The $bucketAuto 'buckets' field must be greater than 0, but "
                                   f"found: {count}.")
-    output = spec.get("output", _DEFAULT_OUTPUT)
+    output = spec.get("output") or _DEFAULT_OUTPUT
     if not isinstance(output, dict):
         raise CommandError(40244, "The $bucketAuto 'output' field must be an object, but found "
                                   f"type: {type_name(output)}.")
@@ -180,7 +182,7 @@ def _bucket_auto(group_by: Any, count: int, fields: list, round_up: Any) -> Stag
 
 def _fill(pairs: list, count: int, round_up: Any) -> list[tuple[Any, Any, list]]:
     n = len(pairs)
-    size = max(1, round(n / count)) if n else 1
+    size = max(1, int(n / count + 0.5)) if n else 1
     buckets: list[tuple[Any, Any, list]] = []
     i = 0
     for b in range(count):

@@ -28,6 +28,11 @@ def _document(root: Node, spec: dict, prefix: list[str], scope: Scope, name: str
             raise CommandError(40183, f"Invalid {name} :: caused by :: cannot use dotted field "
                                       f"name '{key}' in a sub object: {bson_repr(spec)}")
         parts = prefix + validate_path(key)
+        if isinstance(value, dict) and len(value) > 1 and next(iter(value)).startswith("$"):
+            raise CommandError(40181, f"Invalid {name} :: caused by :: an expression specification "
+                                      f"must contain exactly one field, the name of the "
+                                      f"expression. Found {len(value)} fields in "
+                                      f"{bson_repr(value)}")
         if isinstance(value, dict) and value and not next(iter(value)).startswith("$"):
             _document(root, value, parts, scope, name, top=False)
             continue

@@ -40,13 +40,13 @@ def parse_sort(spec: Any, env: Env) -> StageFn:
 def parse_unwind(spec: Any, env: Env) -> StageFn:
     index_field = None
     preserve = False
-    if isinstance(spec, str):
+    if type(spec) is str:
         path = spec
     elif isinstance(spec, dict):
         path = None
         for key, value in spec.items():
             if key == "path":
-                if not isinstance(value, str):
+                if type(value) is not str:
                     raise CommandError(28808, "expected a string as the path for $unwind stage, "
                                               f"got {type_name(value)}")
                 path = value
@@ -57,7 +57,7 @@ def parse_unwind(spec: Any, env: Env) -> StageFn:
                                               f"stage, got {type_name(value)}")
                 preserve = value
             elif key == "includeArrayIndex":
-                if not isinstance(value, str) or not value:
+                if type(value) is not str or not value:
                     raise CommandError(28810, "expected a non-empty string for the "
                                               "includeArrayIndex  option to $unwind stage, got "
                                               f"{type_name(value)}")
@@ -72,6 +72,10 @@ def parse_unwind(spec: Any, env: Env) -> StageFn:
     else:
         raise CommandError(15981, "expected either a string or an object as specification for "
                                   f"$unwind stage, got {type_name(spec)}")
+    if not path:
+        raise CommandError(28812, "no path specified to $unwind stage")
+    if "\0" in path:
+        raise CommandError(16419, "field path must not contain embedded null characters")
     if not path.startswith("$"):
         raise CommandError(28818, "path option to $unwind stage should be prefixed with a '$': "
                                   f"{path}")

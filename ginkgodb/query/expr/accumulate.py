@@ -18,11 +18,14 @@ _ZERO = decimal.Decimal(0)
 class Summer:
     """A running sum with mongod's result typing; non-numbers are ignored."""
 
-    __slots__ = ("kind", "ints", "floats", "dec", "count", "longs")
+    __slots__ = ("kind", "ints", "floats", "dec", "count", "longs", "exact")
 
-    def __init__(self) -> None:
+    def __init__(self, exact: bool = False) -> None:
+        """`exact`: average longs exactly ($group); the expression form converts them to
+        doubles first, as mongod does."""
         self.kind, self.ints, self.floats, self.dec, self.count = INT, 0, [], None, 0
         self.longs: list[int] = []
+        self.exact = exact
 
     def add(self, v: Any) -> None:
         t = type(v)
@@ -77,7 +80,7 @@ class Summer:
             return make_dec(DEC_CTX.divide(self._decimal_total(), decimal.Decimal(self.count)))
         if self.kind == DOUBLE:
             return fsum([*self.floats, self.ints]) / self.count
-        if self.longs:
+        if self.longs and not self.exact:
             int32_part = self.ints - sum(self.longs)
             return fsum([*map(float, self.longs), float(int32_part)]) / self.count
         return self.ints / self.count

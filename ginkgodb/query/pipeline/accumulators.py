@@ -34,7 +34,7 @@ class _Sum:
     __slots__ = ("fn", "s")
 
     def __init__(self, fn: Fn) -> None:
-        self.fn, self.s = fn, Summer()
+        self.fn, self.s = fn, Summer(exact=True)
 
     def add(self, doc: Any, vars: Any) -> None:
         self.s.add(self.fn(doc, vars))
@@ -95,8 +95,8 @@ class _First:
         self.fn, self.value, self.seen = fn, None, False
 
     def add(self, doc: Any, vars: Any) -> None:
+        v = self.fn(doc, vars)
         if not self.seen:
-            v = self.fn(doc, vars)
             self.value, self.seen = (None if v is MISSING else v), True
 
     def result(self) -> Any:

@@ -34,8 +34,23 @@ def parse_group_fields(spec: dict, env: Env, stage_name: str = "$group"
     return fields
 
 
+_ENGINE_CODES = {2: 4848401, 16610: 4848403}
+
+
 def run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccField]
               ) -> Iterator[dict]:
+    """Group, reporting arithmetic faults with the codes mongod's group engine uses."""
+    try:
+        yield from _run_group(docs, rt, id_fn, fields)
+    except CommandError as exc:
+        code = _ENGINE_CODES.get(exc.code)
+        if code is None or "by zero" not in exc.errmsg:
+            raise
+        raise CommandError(code, exc.errmsg) from None
+
+
+def _run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccField]
+               ) -> Iterator[dict]:
     vars = rt.vars
     groups: dict[Any, list] = {}
     get = groups.get

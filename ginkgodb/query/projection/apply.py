@@ -115,6 +115,10 @@ def exclude(node: Node, doc: dict) -> dict:
             out[name] = _exclude_value(entry, value)
         elif type(entry) is Slice:
             out[name] = entry.apply(value)
+        elif type(entry) is ElemMatch:
+            v = entry.first(value)
+            if v is not None:
+                out[name] = v
         else:
             out[name] = value
     return out

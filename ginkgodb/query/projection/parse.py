@@ -30,7 +30,7 @@ class Parser:
     def parse(self, spec: dict) -> None:
         self.document(spec, [])
         if self.kind is None:
-            self.kind = "inclusion" if self.id_choice else "exclusion"
+            self.kind = "inclusion" if self.id_choice or self.elem_match_paths else "exclusion"
 
     def document(self, spec: dict, prefix: list[str]) -> None:
         for name, value in spec.items():
@@ -128,10 +128,6 @@ class Parser:
             raise CommandError(31255, "Cannot specify positional operator and $elemMatch.")
         from ginkgodb.query.match import compile_filter
         matcher = compile_filter({"e": {"$elemMatch": arg}})
-        if self.kind == "exclusion":
-            raise CommandError(31253, f"Cannot do inclusion on field {parts[0]} in exclusion "
-                                      "projection")
-        self.kind = "inclusion"
         self.elem_match_paths.append(parts[0])
         self.root.insert(parts, ElemMatch(matcher))
 
@@ -179,7 +175,7 @@ def _parse_slice(arg: Any) -> Slice:
         return Slice(None, _as_int(arg))
     skip, limit = _as_int(arg[0]), _as_int(arg[1])
     if limit <= 0:
-        raise CommandError(ErrorCode.BadValue, f"$slice limit must be positive")
+        raise CommandError(28724, "$slice limit must be positive")
     return Slice(skip, limit)
 
 
@@ -188,7 +184,9 @@ def _as_int(v: Any) -> int:
         v = v.to_decimal()
     try:
         return int(v)
-    except (ValueError, OverflowError):
+    except OverflowError:
+        return 2**62 if v > 0 else -2**62
+    except ValueError:
         return 0
 
 

@@ -8,15 +8,17 @@ with every index mapped back to the caller's operation index.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Optional
 
+import bson
 from bson.raw_bson import RawBSONDocument
 from bson.objectid import ObjectId
 from pymongo.errors import ConfigurationError, DocumentTooLarge, InvalidOperation, OperationFailure
 from pymongo.write_concern import WriteConcern
 
-from .codec import encode_and_size, encode_document, plain_reply, wire_value
+from .codec import encode_and_size, plain_reply, wire_value
 from .raising import raise_bulk_write_error, write_concern_error_of
 from .session import check_session_for_write
 from .validation import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
@@ -35,11 +37,11 @@ class Run:
 
     def __init__(self, op_type: int) -> None:
         self.op_type = op_type
-        self.index_map: list[int] = []
+        self.index_map: Sequence[int] = []
         self.ops: list[Any] = []
 
     def add(self, original_index: int, operation: Any) -> None:
-        self.index_map.append(original_index)
+        self.index_map.append(original_index)  # type: ignore[attr-defined]
         self.ops.append(operation)
 
 
@@ -142,6 +144,12 @@ class Bulk:
 
     # -------------------------------------------------------------- executing
     def runs(self) -> Iterator[Run]:
+        if len(set(map(itemgetter(0), self.ops))) == 1:    # insert_many: one run, at C speed
+            run = Run(self.ops[0][0])
+            run.index_map = range(len(self.ops))
+            run.ops = list(map(itemgetter(1), self.ops))
+            yield run
+            return
         if self.ordered:
             run: Optional[Run] = None
             for idx, (op_type, op) in enumerate(self.ops):
@@ -223,19 +231,16 @@ class Bulk:
     def _batch(self, run: Run, offset: int, acknowledged: bool) -> list:
         """Wire-ready statements of `run` from `offset`, within the batch count and size limits."""
         opts = self.collection.codec_options
+        encode = _encode_insert if run.op_type == INSERT else encode_and_size
+        limit = MAX_MESSAGE_SIZE - _COMMAND_OVERHEAD
         statements: list = []
         total = 0
         for op in run.ops[offset:offset + MAX_WRITE_BATCH_SIZE]:
-            if run.op_type == INSERT:
-                stmt = encode_document(op, opts)
-                size = len(stmt.raw)
-            else:
-                stmt, size = encode_and_size(op, opts)
-            too_large = (not statements and size > MAX_MESSAGE_SIZE) or (
-                not acknowledged and size > MAX_BSON_SIZE)
-            if too_large:
+            stmt, size = encode(op, opts)
+            if (not acknowledged and size > MAX_BSON_SIZE) or (
+                    size > MAX_MESSAGE_SIZE and not statements):
                 raise _too_large(run.op_type, size)
-            if total + size > MAX_MESSAGE_SIZE - _COMMAND_OVERHEAD and statements:
+            if total + size > limit and statements:
                 break
             statements.append(stmt)
             total += size
@@ -259,6 +264,14 @@ class Bulk:
     def _reply_options(self) -> Any:
         return self.collection.codec_options.with_options(document_class=dict,
                                                           unicode_decode_error_handler="replace")
+
+
+def _encode_insert(document: Any, codec_options: Any) -> tuple[RawBSONDocument, int]:
+    """A document to insert as RawBSONDocument, and its size."""
+    if type(document) is not dict and isinstance(document, RawBSONDocument):
+        return document, len(document.raw)
+    data = bson.encode(document, False, codec_options)
+    return RawBSONDocument(data), len(data)
 
 
 def _too_large(op_type: int, size: int) -> DocumentTooLarge:

@@ -176,13 +176,17 @@ class Collection(CollectionAdmin, SettingsHolder):
             raise TypeError("documents must be a non-empty list")
         inserted_ids: list = []
         blk = Bulk(self, ordered, bypass_document_validation, comment=comment)
+        ops = blk.ops
         for document in documents:
-            validate_is_document_type("document", document)
-            if type(document) is dict or not isinstance(document, RawBSONDocument):
-                if "_id" not in document:
-                    document["_id"] = ObjectId()
-                inserted_ids.append(document["_id"])
-            blk.ops.append((0, document))
+            if type(document) is not dict:
+                validate_is_document_type("document", document)
+                if isinstance(document, RawBSONDocument):
+                    ops.append((0, document))
+                    continue
+            if "_id" not in document:
+                document["_id"] = ObjectId()
+            inserted_ids.append(document["_id"])
+            ops.append((0, document))
         write_concern = self._write_concern_for(session)
         blk.execute(write_concern, session)
         return InsertManyResult(inserted_ids, write_concern.acknowledged)

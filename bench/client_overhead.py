@@ -1,11 +1,11 @@
 """What the embedded client adds on top of `commands.dispatch`, per operation.
 
 For each operation the client call and the command it sends, run through `dispatch` directly,
-are timed in the same process on the same in-memory database, call by call and alternating, so
-machine load hits both alike; the medians are reported. Overhead = client time - dispatch
-time. Absolute numbers are noisy on a loaded machine; compare the overhead column.
+are timed in the same process on the same in-memory database, in alternating blocks, so
+machine load hits both alike (see `measure`). Overhead = client time - dispatch time. Absolute
+numbers are noisy on a loaded machine; compare the overhead column.
 
-    python -m bench.client_overhead [--docs 20000] [--ops 3000] [--profile OP]
+    python -m bench.client_overhead [--docs 20000] [--blocks 100] [--profile OP]
 
 `--profile OP` runs cProfile over the client side of one operation instead (sorted by tottime,
 with calls per operation), to see where the client's time goes.
@@ -17,7 +17,6 @@ import cProfile
 import datetime as dt
 import itertools
 import pstats
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -168,37 +167,45 @@ OPERATIONS: dict[str, Callable[[Setup, int], Pair]] = {
 BATCHED = {"find() per doc", "insert_many per doc"}
 
 
-def _calls(ops: int, name: str) -> int:
-    return max(5, ops // 50) if name in BATCHED else ops
+BLOCK = 20    # calls per timed block (batched operations: 1)
 
 
-def measure(setup: Setup, ops: int) -> list[tuple[str, float, float]]:
-    """(name, client µs/op, dispatch µs/op): medians of single calls, client and dispatch
-    alternating, so load on the machine hits both sides alike and outliers drop out."""
+def _blocks(setup: Setup, name: str, blocks: int) -> tuple[Pair, int]:
+    block = 1 if name in BATCHED else BLOCK
+    return OPERATIONS[name](setup, blocks * block), block
+
+
+def measure(setup: Setup, blocks: int) -> list[tuple[str, float, float]]:
+    """(name, client µs/op, dispatch µs/op): the best block of each side.
+
+    Blocks of client calls and blocks of the same commands through dispatch alternate, so load
+    on the machine hits both sides alike; load only ever adds time, so the fastest block is the
+    steadiest estimate of each side's own cost.
+    """
     rows = []
     clock = time.perf_counter_ns
-    for name, build in OPERATIONS.items():
-        client_call, raw_call, per_call = build(setup, _calls(ops, name))
-        calls = _calls(ops, name)
-        for n in range(calls, calls + WARM_UP):
+    for name in OPERATIONS:
+        (client_call, raw_call, per_call), block = _blocks(setup, name, blocks)
+        for n in range(blocks * block, blocks * block + WARM_UP):
             client_call(n), raw_call(n)
-        c_times, d_times = [], []
-        for n in range(calls):
+        best_client = best_raw = float("inf")
+        for start in range(0, blocks * block, block):
             t0 = clock()
-            client_call(n)
+            for n in range(start, start + block):
+                client_call(n)
             t1 = clock()
-            raw_call(n)
+            for n in range(start, start + block):
+                raw_call(n)
             t2 = clock()
-            c_times.append(t1 - t0)
-            d_times.append(t2 - t1)
-        rows.append((name, statistics.median(c_times) / per_call / 1e3,
-                     statistics.median(d_times) / per_call / 1e3))
+            best_client, best_raw = min(best_client, t1 - t0), min(best_raw, t2 - t1)
+        scale = block * per_call * 1e3
+        rows.append((name, best_client / scale, best_raw / scale))
     return rows
 
 
-def profile(setup: Setup, ops: int, name: str, limit: int = 30) -> None:
-    calls = _calls(ops, name)
-    client_call, _, per_call = OPERATIONS[name](setup, calls)
+def profile(setup: Setup, blocks: int, name: str, limit: int = 30) -> None:
+    (client_call, _, per_call), block = _blocks(setup, name, blocks)
+    calls = blocks * block
     for n in range(calls, calls + WARM_UP):
         client_call(n)
     prof = cProfile.Profile()
@@ -212,16 +219,16 @@ def profile(setup: Setup, ops: int, name: str, limit: int = 30) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=20_000)
-    parser.add_argument("--ops", type=int, default=3_000, help="calls per single operation")
+    parser.add_argument("--blocks", type=int, default=100, help="timed blocks per side")
     parser.add_argument("--profile", metavar="OP", choices=sorted(OPERATIONS),
                         help="cProfile the client side of OP")
     args = parser.parse_args(argv)
     setup = Setup(args.docs)
     if args.profile:
-        profile(setup, args.ops, args.profile)
+        profile(setup, args.blocks, args.profile)
         return
     print(f"{'operation':<22}{'client µs':>11}{'dispatch µs':>13}{'overhead µs':>13}{'ratio':>7}")
-    for name, client_us, raw_us in measure(setup, args.ops):
+    for name, client_us, raw_us in measure(setup, args.blocks):
         print(f"{name:<22}{client_us:>11.1f}{raw_us:>13.1f}{client_us - raw_us:>13.1f}"
               f"{client_us / raw_us:>7.2f}")
 

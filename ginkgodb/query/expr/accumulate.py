@@ -27,7 +27,7 @@ class Summer:
         self.longs: list[int] = []
         self.exact = exact
 
-    def add(self, v: Any) -> None:
+    def push(self, v: Any) -> None:
         t = type(v)
         if t is int:
             self.ints += v
@@ -89,14 +89,14 @@ class Summer:
 def sum_values(values: Iterable[Any]) -> Any:
     s = Summer()
     for v in values:
-        s.add(v)
+        s.push(v)
     return s.total()
 
 
 def avg_values(values: Iterable[Any]) -> Any:
     s = Summer()
     for v in values:
-        s.add(v)
+        s.push(v)
     return s.average()
 
 

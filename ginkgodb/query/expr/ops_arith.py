@@ -134,6 +134,23 @@ def multiply_values(values: list[Any]) -> Any:
 
 @nary("$multiply")
 def _multiply(args: list[Fn]) -> Fn:
+    if len(args) == 2:
+        a, b = args
+
+        def ev2(doc: Any, vars: Any) -> Any:
+            x, y = a(doc, vars), b(doc, vars)
+            tx, ty = type(x), type(y)
+            if tx is float:
+                if ty is float or ty is int:
+                    return x * y
+            elif tx is int:
+                if ty is int:
+                    return make_int(x * y, INT if -2147483648 <= x <= 2147483647 and
+                                    -2147483648 <= y <= 2147483647 else LONG)
+                if ty is float:
+                    return x * y
+            return multiply_values([x, y])
+        return ev2
     return lambda doc, vars: multiply_values([fn(doc, vars) for fn in args])
 
 

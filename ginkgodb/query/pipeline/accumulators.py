@@ -30,24 +30,41 @@ def _unary(name: str, arg: Any, scope: Scope) -> Fn:
 # ---- states -------------------------------------------------------------------------------------
 
 
-class _Sum:
-    __slots__ = ("fn", "s")
+class _Sum(Summer):
+    """$sum: a Summer fed straight from the document (top-level fields read without a call)."""
+
+    __slots__ = ("fn", "key")
 
     def __init__(self, fn: Fn) -> None:
-        self.fn, self.s = fn, Summer(exact=True)
+        Summer.__init__(self, exact=True)
+        self.fn = fn
+        path = getattr(fn, "field_path", None)
+        self.key = path if path is not None and "." not in path else None
 
     def add(self, doc: Any, vars: Any) -> None:
-        self.s.add(self.fn(doc, vars))
+        key = self.key
+        v = doc.get(key) if key is not None else self.fn(doc, vars)
+        t = type(v)
+        if t is float:
+            self.floats.append(v)
+            self.count += 1
+            if self.kind < DOUBLE:
+                self.kind = DOUBLE
+        elif t is int and -2147483648 <= v <= 2147483647:
+            self.ints += v
+            self.count += 1
+        else:
+            self.push(v)
 
     def result(self) -> Any:
-        return self.s.total()
+        return self.total()
 
 
 class _Avg(_Sum):
     __slots__ = ()
 
     def result(self) -> Any:
-        return self.s.average()
+        return self.average()
 
 
 class _Count:

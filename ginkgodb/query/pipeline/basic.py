@@ -15,6 +15,7 @@ from ginkgodb.query.expr.compiler import compile_node
 from ginkgodb.query.expr.values import bson_repr, type_name
 from ginkgodb.query.projection import compile_projection
 from ginkgodb.query.projection.apply import add_computed
+from ginkgodb.query.projection.tree import Computed
 
 from .core import Env, Runtime, StageFn, stage
 from .fields import validate_path
@@ -88,6 +89,20 @@ def parse_project(spec: Any, env: Env) -> StageFn:
 @stage("$addFields", "$set")
 def parse_add_fields(spec: Any, env: Env) -> StageFn:
     root = compile_set_fields(spec, env.scope, "$addFields")
+    flat = [(name, e.fn) for name, e in root.entries.items() if type(e) is Computed]
+    if len(flat) == len(root.entries):
+        def run_flat(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
+            vars = rt.vars
+            for doc in docs:
+                out = dict(doc)
+                for name, fn in flat:
+                    v = fn(doc, vars)
+                    if v is MISSING:
+                        out.pop(name, None)
+                    else:
+                        out[name] = v
+                yield out
+        return run_flat
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         vars = rt.vars

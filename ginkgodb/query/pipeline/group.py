@@ -52,7 +52,9 @@ def run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccFiel
 def _run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccField]
                ) -> Iterator[dict]:
     vars = rt.vars
-    groups: dict[Any, list] = {}
+    groups: dict[Any, tuple] = {}
+    ids: list = []
+    all_states: list[list] = []
     get = groups.get
     field_path = getattr(id_fn, "field_path", None)
     simple_key = field_path is not None and "." not in field_path
@@ -66,20 +68,21 @@ def _run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccFie
             if gid is MISSING:
                 gid = None
             key = hash_key(gid)
-        entry = get(key)
-        if entry is None:
+        adds = get(key)
+        if adds is None:
             if gid is MISSING:
                 gid = None
-            entry = [gid]
-            entry.extend(make(gid, vars) for _, make in fields)
-            groups[key] = entry
-        for i in range(1, len(entry)):
-            entry[i].add(doc, vars)
+            states = [make(gid, vars) for _, make in fields]
+            ids.append(gid)
+            all_states.append(states)
+            adds = groups[key] = tuple(st.add for st in states)
+        for add in adds:
+            add(doc, vars)
     names = [name for name, _ in fields]
-    for entry in groups.values():
-        out = {"_id": entry[0]}
-        for i, name in enumerate(names, 1):
-            out[name] = entry[i].result()
+    for gid, states in zip(ids, all_states):
+        out = {"_id": gid}
+        for name, st in zip(names, states):
+            out[name] = st.result()
         yield out
 
 

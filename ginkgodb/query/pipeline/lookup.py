@@ -77,6 +77,23 @@ def _extract(v: Any, parts: list[str], i: int, out: list) -> None:
                 _extract(elem, parts, i, out)
 
 
+def _simple_join(docs: Iterator[dict], index: "ForeignIndex", local: str, as_field: str
+                 ) -> Iterator[dict]:
+    """Top-level localField and `as`: the benchmark-shaped $lookup, one dict probe per doc."""
+    lookup, pool = index.index.get, index.docs
+    for doc in docs:
+        v = doc.get(local)
+        if type(v) is list:
+            matched = index.matching(v if v else [])
+        else:
+            t = type(v)
+            positions = lookup(v if t is str or t is int else hash_key(v), ())
+            matched = [pool[p] for p in positions]
+        out = dict(doc)
+        out[as_field] = matched
+        yield out
+
+
 class ForeignIndex:
     """foreign docs by the hash key of every value their field holds, in collection order."""
 
@@ -219,9 +236,18 @@ def _foreign_docs(rt: Runtime, coll: str | None, key: Any) -> list[dict]:
 def _lookup_fn(coll: str | None, as_parts: list[str], local: list[str] | None,
                foreign: list[str] | None, let: list[tuple[str, Fn]], sub: list | None,
                ident: int) -> StageFn:
+    top_local = local[0] if local is not None and len(local) == 1 else None
+    top_as = as_parts[0] if len(as_parts) == 1 else None
+
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         foreign_docs = _foreign_docs(rt, coll, ident)
         index = ForeignIndex(foreign_docs, foreign) if local is not None else None
+        if index is not None and sub is None and top_local is not None and top_as is not None:
+            return _simple_join(docs, index, top_local, top_as)
+        return _join(docs, rt, foreign_docs, index)
+
+    def _join(docs: Iterator[dict], rt: Runtime, foreign_docs: list, index: Any
+              ) -> Iterator[dict]:
         uncorrelated_cache: list | None = None
         for doc in docs:
             candidates = index.matching(local_values(doc, local)) if index is not None \

@@ -18,12 +18,11 @@ from .fields import get_doc_path, set_doc_path, validate_path
 
 def sort_stage(spec: Any, limit: int | None = None) -> StageFn:
     sort = compile_sort(spec)
-    key = sort.key
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         if limit is not None:
-            return iter(heapq.nsmallest(limit, docs, key=key))
-        return iter(sorted(docs, key=key))
+            return iter(sort.top(docs, limit))
+        return iter(sort.sort(docs))
     run.sort_spec = spec  # type: ignore[attr-defined]
     return run
 

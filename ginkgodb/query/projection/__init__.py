@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
+from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.compiler import Scope
 
 from . import apply as A
@@ -27,7 +28,7 @@ class Projection:
     """
 
     __slots__ = ("spec", "root", "is_inclusion", "has_positional", "has_computed", "paths",
-                 "fields", "_fast")
+                 "fields", "_fast", "_flat")
 
     def __init__(self, spec: dict, parser: Parser) -> None:
         self.spec = spec
@@ -41,6 +42,24 @@ class Projection:
         self.paths = [p for p, e in self.root.leaves() if e is not EXCLUDE]
         self.fields = self._fields()
         self._fast = self._fast_fields()
+        self._flat = self._flat_computed()
+
+    def _flat_computed(self) -> tuple[frozenset, list] | None:
+        """(kept names, [(name, fn)]) when the projection is top-level inclusions plus
+        top-level computed fields: the common $project shape, applied without tree walks."""
+        if not self.is_inclusion or self.has_positional or self._fast is not None:
+            return None
+        keep, computed = set(), []
+        for name, entry in self.root.entries.items():
+            if entry is INCLUDE:
+                keep.add(name)
+            elif entry is EXCLUDE:
+                continue
+            elif type(entry) is Computed:
+                computed.append((name, entry.fn))
+            else:
+                return None
+        return frozenset(keep), computed
 
     def _fields(self) -> list[str] | None:
         if not self.is_inclusion or self.has_computed:
@@ -62,6 +81,14 @@ class Projection:
         if self._fast is not None:
             keep = self._fast
             return {k: v for k, v in doc.items() if k in keep}
+        if self._flat is not None:
+            keep, computed = self._flat
+            out = {k: v for k, v in doc.items() if k in keep}
+            for name, fn in computed:
+                v = fn(doc, variables)
+                if v is not MISSING:
+                    out[name] = v
+            return out
         if not self.is_inclusion:
             return A.exclude(self.root, doc)
         pos = A.new_position(position, self.has_positional)

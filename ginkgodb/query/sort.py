@@ -196,14 +196,15 @@ def compile_sort(spec: Any) -> SortSpec:
         direction = _direction(path, value)
         _validate_path(path)
         if direction == "randVal":
-            fields.append((path, 1))
             rand_fields.append(path)
         elif direction != "none":
             fields.append((path, direction))
+    if len(fields) > 32:
+        raise CommandError(13103, "too many compound keys")
     if not fields:
         fields.append(("$natural", 1))
     spec_obj = SortSpec(fields)
-    if rand_fields:
+    if rand_fields and len(fields) == 1 and fields[0][0] == "$natural":
         spec_obj.key = _random_key(spec_obj.key)
     return spec_obj
 

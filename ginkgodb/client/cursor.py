@@ -45,34 +45,34 @@ class Cursor(CursorBase):
             raise TypeError(f"skip must be an instance of int, not {type(skip)}")
         if not isinstance(limit, int):
             raise TypeError(f"limit must be an instance of int, not {type(limit)}")
-        validate_boolean("no_cursor_timeout", no_cursor_timeout)
+        _check_bool("no_cursor_timeout", no_cursor_timeout)
         if cursor_type not in _CURSOR_TYPES:
             raise ValueError("not a valid value for cursor_type")
-        validate_boolean("allow_partial_results", allow_partial_results)
-        validate_boolean("oplog_replay", oplog_replay)
+        _check_bool("allow_partial_results", allow_partial_results)
+        _check_bool("oplog_replay", oplog_replay)
         _check_batch_size(batch_size)
         if allow_disk_use is not None:
             validate_boolean("allow_disk_use", allow_disk_use)
+        opts = self._opts = FindOptions(spec)
+        opts.has_filter = filter is not None
         if projection is not None:
-            projection = keys.fields_to_dict(projection, "projection")
+            opts.projection = keys.fields_to_dict(projection, "projection")
         if let is not None:
             validate_is_document_type("let", let)
-        flags = cursor_type | (16 if no_cursor_timeout else 0) | (128 if allow_partial_results else 0)
-        flags |= 8 if oplog_replay else 0
-        self._opts = FindOptions(
-            spec=spec, has_filter=filter is not None, projection=projection, skip=skip,
-            limit=limit, batch_size=batch_size, ordering=keys.index_document(sort) if sort else None,
-            comment=comment, max_scan=max_scan, max_time_ms=max_time_ms, max=max, min=min,
-            collation=validate_collation_or_none(collation), return_key=return_key,
-            show_record_id=show_record_id, allow_disk_use=allow_disk_use, snapshot=snapshot,
-            hint=keys.hint_document(hint), let=let, query_flags=flags, cursor_type=cursor_type)
+            opts.let = let
+        opts.skip, opts.limit, opts.batch_size = skip, limit, batch_size
+        _set_given(opts, sort, collation, hint, comment, max_scan, max_time_ms, max, min,
+                   return_key, show_record_id, allow_disk_use, snapshot)
+        opts.query_flags = cursor_type | (16 if no_cursor_timeout else 0) | (
+            128 if allow_partial_results else 0) | (8 if oplog_replay else 0)
+        opts.cursor_type = cursor_type
         self._retrieved = 0
-        self._dbname = collection.database.name
-        self._collname = collection.name
+        self._dbname = collection._dbname
+        self._collname = collection._name
         if cursor_type == CursorType.EXHAUST:
             if limit:
                 raise InvalidOperation("Can't use limit and exhaust together.")
-            self._opts.exhaust = True
+            opts.exhaust = True
 
     # ------------------------------------------------------------------ properties
     @property
@@ -375,7 +375,44 @@ class Cursor(CursorBase):
             self.close()
 
 
+def _set_given(opts: FindOptions, sort: Any, collation: Any, hint: Any, comment: Any,
+               max_scan: Any, max_time_ms: Any, max: Any, min: Any, return_key: Any,
+               show_record_id: Any, allow_disk_use: Any, snapshot: Any) -> None:
+    """Options that differ from FindOptions' defaults, checked in pymongo's order."""
+    if sort:
+        opts.ordering = keys.index_document(sort)
+    if collation is not None:
+        opts.collation = validate_collation_or_none(collation)
+    if hint is not None:
+        opts.hint = keys.hint_document(hint)
+    if comment is not None:
+        opts.comment = comment
+    if max_scan is not None:
+        opts.max_scan = max_scan
+    if max_time_ms is not None:
+        opts.max_time_ms = max_time_ms
+    if max is not None:
+        opts.max = max
+    if min is not None:
+        opts.min = min
+    if return_key is not None:
+        opts.return_key = return_key
+    if show_record_id is not None:
+        opts.show_record_id = show_record_id
+    if allow_disk_use is not None:
+        opts.allow_disk_use = allow_disk_use
+    if snapshot is not None:
+        opts.snapshot = snapshot
+
+
+def _check_bool(option: str, value: Any) -> None:
+    if value is not True and value is not False:
+        validate_boolean(option, value)
+
+
 def _check_batch_size(batch_size: Any) -> None:
+    if type(batch_size) is int and batch_size >= 0:
+        return
     if not isinstance(batch_size, int):
         raise TypeError(f"batch_size must be an integer, not {type(batch_size)}")
     if batch_size < 0:

@@ -5,7 +5,6 @@ its modifiers mapped to find fields).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from bson.int64 import Int64
@@ -26,11 +25,13 @@ _MODIFIERS = {"$query": "filter", "$orderby": "sort", "$hint": "hint", "$comment
               "$showDiskLoc": "showRecordId", "$snapshot": "snapshot"}
 
 
-@dataclass
 class FindOptions:
-    """Everything a Cursor has been told before it runs (cloned by Cursor.clone)."""
+    """Everything a Cursor has been told before it runs (cloned by Cursor.clone).
 
-    spec: Any = field(default_factory=dict)
+    The class attributes are the defaults; a Cursor sets on the instance only what it was given
+    (cheaper than assigning all of them for every find).
+    """
+
     has_filter: bool = False
     projection: Any = None
     skip: int = 0
@@ -55,6 +56,12 @@ class FindOptions:
     cursor_type: int = 0
     exhaust: bool = False
     empty: bool = False
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+
+    def __repr__(self) -> str:
+        return f"FindOptions({vars(self)!r})"
 
 
 def _modifiers(opts: FindOptions) -> dict:

@@ -97,10 +97,12 @@ def format_date_iso(ms: int) -> str:
 
 # ---- parsing ---------------------------------------------------------------------------------
 
+_BLANK = "[ \t\n\r\v\f\x00\xa0]*"
 _ISO = re.compile(
-    r"^\s*(?P<Y>[+-]?\d{4,})-(?P<m>\d{1,2})-(?P<d>\d{1,2})"
-    r"(?:[T ](?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:[.,](?P<f>\d+))?)?)?"
-    r"\s*(?P<tz>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?|[A-Za-z_]+/[A-Za-z_/+-]+)?\s*$", re.ASCII)
+    "^" + _BLANK + r"(?P<Y>-?\d{4,6})-(?P<m>\d{1,2})-(?P<d>\d{1,2})"
+    r"(?:(?:T|[ \t]+)(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:[.,](?P<f>\d+))?)?)?"
+    + _BLANK + r"(?P<tz>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?|[A-Za-z_]+/[A-Za-z_/+-]+)?" + _BLANK + "$",
+    re.ASCII)
 _COMPACT = re.compile(r"^(?P<Y>\d{4})(?P<m>\d{2})(?P<d>\d{2})$", re.ASCII)
 
 
@@ -114,12 +116,12 @@ def parse_date_string(s: str, tz: TimeZone | None) -> int:
     if not m:
         raise _fail(s, "0: Unexpected character")
     g = m.groupdict()
-    try:
-        local = datetime.datetime(int(g["Y"]), int(g["m"]), int(g["d"]), int(g.get("H") or 0),
-                                  int(g.get("M") or 0), int(g.get("S") or 0),
-                                  int(((g.get("f") or "0") + "000")[:3]) * 1000)
-    except ValueError:
-        raise _fail(s, "The parsed date was invalid") from None
+    year, month, day = int(g["Y"]), int(g["m"]), int(g["d"])
+    hour, minute, sec = int(g.get("H") or 0), int(g.get("M") or 0), int(g.get("S") or 0)
+    millis = int(((g.get("f") or "0") + "000")[:3])
+    if not (1 <= month <= 12 and 1 <= day <= _month_days(year, month) and hour < 24 and
+            minute < 60 and sec < 60):
+        raise _fail(s, "The parsed date was invalid")
     zone_text = g.get("tz")
     if zone_text and tz is not None and zone_text[0] not in "+-":
         raise CommandError(ErrorCode.ConversionFailure, "you cannot pass in a date/time string "
@@ -129,7 +131,25 @@ def parse_date_string(s: str, tz: TimeZone | None) -> int:
         zone = UTC
     else:
         zone = parse_timezone(zone_text) if zone_text else (tz or UTC)
-    return zone.local_to_utc(_millis(local))
+    local = ((civil_days(year, month, day) * 24 + hour) * 60 + minute) * 60000 + sec * 1000 + millis
+    return zone.local_to_utc(local)
+
+
+def civil_days(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (any year, including <= 0)."""
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _month_days(year: int, month: int) -> int:
+    if month == 2:
+        leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+        return 29 if leap else 28
+    return 30 if month in (4, 6, 9, 11) else 31
 
 
 def _millis(dt: datetime.datetime) -> int:

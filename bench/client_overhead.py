@@ -69,9 +69,11 @@ class Setup:
 WARM_UP = 20
 
 
-def _ids(setup: Setup, calls: int) -> list[int]:
-    step = max(1, setup.n_docs // calls)
-    return [(i * step) % setup.n_docs for i in range(calls)]
+def _ids(setup: Setup, calls: int) -> tuple[list[int], list[int]]:
+    """Two disjoint lists of document ids: one for the client side, one for dispatch."""
+    step = max(2, setup.n_docs // calls // 2 * 2)
+    mine = [(i * step) % setup.n_docs for i in range(calls)]
+    return mine, [i + 1 for i in mine]
 
 
 def _docs(setup: Setup, count: int) -> list[dict]:
@@ -88,9 +90,10 @@ Pair = tuple[Callable[[int], Any], Callable[[int], Any], int]
 
 
 def find_one(setup: Setup, calls: int) -> Pair:
-    coll, raw, ids = setup.coll, setup.raw, _ids(setup, calls + WARM_UP)
-    return (lambda n: coll.find_one({"_id": ids[n]}),
-            lambda n: raw({"find": COLL, "filter": {"_id": ids[n]}, "limit": 1,
+    coll, raw = setup.coll, setup.raw
+    mine, theirs = _ids(setup, calls + WARM_UP)
+    return (lambda n: coll.find_one({"_id": mine[n]}),
+            lambda n: raw({"find": COLL, "filter": {"_id": theirs[n]}, "limit": 1,
                            "singleBatch": True}), 1)
 
 
@@ -112,17 +115,21 @@ def insert_one_raw(setup: Setup, calls: int) -> Pair:
 
 
 def update_one(setup: Setup, calls: int) -> Pair:
-    coll, raw, ids = setup.coll, setup.raw, _ids(setup, calls + WARM_UP)
-    return (lambda n: coll.update_one({"_id": ids[n]}, {"$set": {"price": 1.5}}),
+    """Each update sets a value never set before, so every one modifies its document."""
+    coll, raw, fresh = setup.coll, setup.raw, setup.fresh
+    mine, theirs = _ids(setup, calls + WARM_UP)
+    return (lambda n: coll.update_one({"_id": mine[n]}, {"$set": {"price": next(fresh) / 4}}),
             lambda n: raw({"update": COLL, "ordered": True,
-                           "updates": [{"q": {"_id": ids[n]}, "u": {"$set": {"price": 1.5}},
+                           "updates": [{"q": {"_id": theirs[n]},
+                                        "u": {"$set": {"price": next(fresh) / 4}},
                                         "multi": False, "upsert": False}]}), 1)
 
 
 def find_one_and_update(setup: Setup, calls: int) -> Pair:
-    coll, raw, ids = setup.coll, setup.raw, _ids(setup, calls + WARM_UP)
-    return (lambda n: coll.find_one_and_update({"_id": ids[n]}, {"$inc": {"n": 1}}),
-            lambda n: raw({"findAndModify": COLL, "query": {"_id": ids[n]}, "new": False,
+    coll, raw = setup.coll, setup.raw
+    mine, theirs = _ids(setup, calls + WARM_UP)
+    return (lambda n: coll.find_one_and_update({"_id": mine[n]}, {"$inc": {"n": 1}}),
+            lambda n: raw({"findAndModify": COLL, "query": {"_id": theirs[n]}, "new": False,
                            "update": {"$inc": {"n": 1}}}), 1)
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from ginkgodb.query.expr.compiler import Scope
 
-from . import basic, bucket, facet, group, lookup, sorting, window  # noqa: F401 (registration)
+from . import (basic, bucket, facet, fill, group, lookup, sorting, window,  # noqa: F401
+               windows)
 from .context import PipelineContext
 from .core import ENGINE_STAGES, STAGES, Env, Runtime, StageFn, chain, parse_stages
 from .sorting import sort_stage

@@ -22,8 +22,6 @@ Factory = Callable[[Any], Any]  # group key -> state
 
 
 def _unary(name: str, arg: Any, scope: Scope) -> Fn:
-    if isinstance(arg, list):
-        raise CommandError(40237, f"The {name} accumulator is a unary operator")
     return compile_node(arg, scope)
 
 
@@ -332,15 +330,17 @@ def _n_fn(arg: dict, scope: Scope) -> Fn:
     return compile_node(arg["n"], scope.bind())
 
 
-def parse_accumulator(name: str, arg: Any, scope: Scope) -> Callable[[Any, Any], Any]:
-    """A factory `(group_id, vars) -> state` for one accumulator field of $group."""
+def parse_accumulator(name: str, arg: Any, scope: Scope, unary_check: bool = True
+                      ) -> Callable[[Any, Any], Any]:
+    """A factory `(group_id, vars) -> state` for one accumulator field of $group (window
+    functions pass `unary_check=False`: there an array argument is an array expression)."""
     simple: dict[str, Callable[[Fn], Any]] = {
         "$sum": _Sum, "$avg": _Avg, "$first": _First, "$last": _Last, "$push": _Push,
         "$addToSet": _AddToSet, "$mergeObjects": _MergeObjects,
         "$min": lambda fn: _Extreme(fn, -1), "$max": lambda fn: _Extreme(fn, 1),
         "$stdDevPop": lambda fn: _StdDev(fn, False), "$stdDevSamp": lambda fn: _StdDev(fn, True),
     }
-    if isinstance(arg, list) and name not in ("$firstN", "$lastN", "$maxN", "$minN", "$top",
+    if unary_check and isinstance(arg, list) and name not in ("$firstN", "$lastN", "$maxN", "$minN", "$top",
                                                "$bottom", "$topN", "$bottomN", "$percentile",
                                                "$median"):
         raise CommandError(40237, f"The {name} accumulator is a unary operator")

@@ -7,7 +7,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 from .core import Env, StageFn, stage
 
-_UNSUPPORTED = ("$setWindowFields", "$densify", "$fill", "$geoNear", "$search", "$searchMeta",
+_UNSUPPORTED = ("$geoNear", "$search", "$searchMeta",
                 "$vectorSearch", "$changeStreamSplitLargeEvent", "$rankFusion", "$scoreFusion")
 
 

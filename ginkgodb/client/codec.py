@@ -54,7 +54,6 @@ def wire_value(value: Any, codec_options: CodecOptions) -> Any:
     return bson.decode(bson.encode({"v": value}, False, codec_options))["v"]
 
 
-
 def encode_and_size(doc: Mapping[str, Any], codec_options: CodecOptions) -> tuple[dict, int]:
     """A wire-normalised statement and its BSON size (for batch splitting)."""
     data = bson.encode(doc, False, codec_options)

@@ -7,16 +7,16 @@ import uuid
 
 import bson
 import pytest
-from bson.binary import Binary, UuidRepresentation
-from bson.codec_options import CodecOptions
+from bson.binary import Binary
+from bson.codec_options import TypeEncoder, TypeRegistry
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 from bson.son import SON
-from pymongo.errors import OperationFailure
+from pymongo.errors import OperationFailure, WriteError
 from pymongo.read_concern import ReadConcern
 
 from ginkgodb.client import MongoClient
-from support.client_fakes import cursor_reply, error_reply
+from support.client_fakes import FakeChannel, cursor_reply, error_reply
 
 WHEN = datetime.datetime(2024, 5, 1, 12, 0)
 
@@ -43,7 +43,7 @@ def test_find_one_with_read_concern_sends_what_the_cursor_path_sends(client, cha
 
 
 def test_find_one_filter_values_are_normalised_as_the_wire_would():
-    channel = _recording()
+    channel = FakeChannel()
     client = MongoClient(uuidRepresentation="standard", _channel=channel)
     value = uuid.UUID(int=7)
     client.db.c.find_one({"u": value, "t": (1, 2), "s": SON([("x", 1)]), "big": 2 ** 40,
@@ -68,7 +68,7 @@ def test_find_one_does_not_share_the_callers_filter(coll, channel):
     ({}, lambda doc: type(doc) is dict and doc["t"] == WHEN and doc["t"].tzinfo is None),
 ])
 def test_find_one_results_follow_the_codec_options(options, check):
-    channel = _recording()
+    channel = FakeChannel()
     channel.on("find", cursor_reply([{"_id": 1, "t": WHEN, "sub": {"a": 1}}]))
     doc = MongoClient(_channel=channel, **options).db.c.find_one({"_id": 1})
     assert check(doc) and doc["_id"] == 1
@@ -95,7 +95,7 @@ def test_find_one_on_a_closed_client_raises_before_encoding(client):
 
 
 def test_updates_and_deletes_normalise_their_filters_and_specs():
-    channel = _recording()
+    channel = FakeChannel()
     coll = MongoClient(uuidRepresentation="standard", _channel=channel).db.c
     value = uuid.UUID(int=3)
     coll.update_one({"u": value}, {"$set": {"t": (1,)}})
@@ -109,18 +109,13 @@ def test_updates_and_deletes_normalise_their_filters_and_specs():
 
 
 def test_insert_one_hands_over_the_document_encoded_with_codec_options():
-    channel = _recording()
+    channel = FakeChannel()
     coll = MongoClient(uuidRepresentation="standard", _channel=channel).db.c
     value = uuid.UUID(int=5)
     result = coll.insert_one({"u": value})
     (doc,) = channel.last["documents"]
     assert isinstance(doc, RawBSONDocument)
     assert bson.decode(doc.raw) == {"_id": result.inserted_id, "u": Binary.from_uuid(value)}
-
-
-def _recording():
-    from support.client_fakes import FakeChannel
-    return FakeChannel()
 
 
 def _bad_utf8_document() -> RawBSONDocument:
@@ -160,8 +155,6 @@ class _Unused:
 
 
 def _general_collection(channel, **options):
-    from bson.codec_options import TypeEncoder, TypeRegistry
-
     class Encoder(TypeEncoder):
         python_type = _Unused
 
@@ -192,10 +185,11 @@ LEAN_CALLS = [
 @pytest.mark.parametrize("w", [None, 0, 1])
 def test_lean_paths_send_what_the_general_paths_send(call, w):
     options = {} if w is None else {"w": w}
-    lean, general = _recording(), _recording()
+    lean, general = FakeChannel(), FakeChannel()
     for channel in (lean, general):
-        channel.on("findAndModify", {"lastErrorObject": {"n": 1}, "value": bson.raw_bson
-                                     .RawBSONDocument(bson.encode({"_id": 1})), "ok": 1.0})
+        channel.on("findAndModify", {"lastErrorObject": {"n": 1},
+                                     "value": RawBSONDocument(bson.encode({"_id": 1})),
+                                     "ok": 1.0})
         channel.on("update", {"n": 1, "nModified": 1, "ok": 1.0})
     lean_result = call(MongoClient(_channel=lean, **options).db.coll)
     general_result = call(_general_collection(general, **options))
@@ -217,7 +211,6 @@ def test_lean_update_reports_upserts_and_write_errors_as_the_general_path(coll, 
     assert result.upserted_id == 9 and result.raw_result["updatedExisting"] is False
     channel.on("delete", {"n": 0, "writeErrors": [{"index": 0, "code": 2, "errmsg": "bad"}],
                           "ok": 1.0})
-    from pymongo.errors import WriteError
     with pytest.raises(WriteError, match="bad"):
         coll.delete_one({"_id": 1})
 

@@ -9,7 +9,7 @@ from bson.decimal128 import Decimal128
 
 from .ops_logic import cmp_values
 from .values import (DEC_CTX, DECIMAL, DOUBLE, INT, LONG, fsum, make_dec, make_int, nullish,
-                     num_kind, to_dec)
+                     num_kind)
 
 
 _ZERO = decimal.Decimal(0)

@@ -154,4 +154,3 @@ def _unsupported(name: str) -> None:
 for _name in ("$function", "$accumulator", "$toHashedIndexKey"):
     _unsupported(_name)
 
-_ = MISSING

@@ -7,8 +7,8 @@ from ginkgodb.errors import CommandError
 
 from .compiler import Fn, nary
 from .ops_logic import cmp_values
-from .values import (MISSING, as_int32, bson_repr, is_integral, nullish, num_kind, number_str,
-                     to_double, truthy, type_name)
+from .values import (MISSING, as_int32, bson_repr, nullish, num_kind, number_str, to_double,
+                     truthy, type_name)
 
 
 @nary("$size", 1, 1)

@@ -1,7 +1,6 @@
 """$convert and its shorthands ($toInt, $toString, ...), with mongod's conversion table."""
 from __future__ import annotations
 
-import datetime
 import decimal
 import math
 import re

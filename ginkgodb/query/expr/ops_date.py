@@ -8,8 +8,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 from . import date_format as F
 from .compiler import Fn, Scope, compile_node, const, operator
-from .dates import (EPOCH, UTC, TimeZone, coerce_to_millis, eval_timezone, from_millis, is_date,
-                    local_parts, to_datetime)
+from .dates import UTC, TimeZone, coerce_to_millis, eval_timezone, from_millis, local_parts
 from bson.int64 import Int64
 
 from .values import INT64_MAX, INT64_MIN, as_int64, bson_repr, nullish, type_name

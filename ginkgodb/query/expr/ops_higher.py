@@ -6,8 +6,7 @@ from typing import Any
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, compile_node, operator, validate_var_write
-from .values import (as_int32, bson_repr, nullish, num_kind, number_str, to_double, truthy,
-                     type_name)
+from .values import as_int32, bson_repr, nullish, num_kind, to_double, truthy, type_name
 
 
 def _fields(name: str, spec: Any, allowed: tuple[str, ...], not_object: int,

@@ -5,7 +5,6 @@ import decimal
 import math
 from typing import Any, Callable
 
-from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.timestamp import Timestamp
 
@@ -13,9 +12,6 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, nary
 from .values import DECIMAL, INT, LONG, int_or_long, make_dec, nullish, num_kind, number_str, type_name
-
-_ALL = (-math.inf, math.inf)
-
 
 def _trig(name: str, fn: Callable[[float], float], lo: float, hi: float, closed: bool) -> None:
     @nary(name, 1, 1)
@@ -142,4 +138,3 @@ def _ts_part(name: str, part: Callable[[Timestamp], int]) -> None:
 
 _ts_part("$tsSecond", lambda ts: ts.time)
 _ts_part("$tsIncrement", lambda ts: ts.inc)
-_ = (Decimal128, _ALL)

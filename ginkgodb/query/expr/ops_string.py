@@ -11,8 +11,7 @@ from ginkgodb.errors import CommandError
 
 from .compiler import Fn, Scope, compile_node, nary, operator
 from .dates import is_date
-from .values import (DOUBLE, as_int32, is_integral, nullish, num_kind, number_str, to_double,
-                     type_name)
+from .values import DOUBLE, as_int32, nullish, num_kind, number_str, to_double, type_name
 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")

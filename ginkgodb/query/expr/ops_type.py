@@ -1,8 +1,6 @@
 """Type inspection: $type, $isNumber, $isArray."""
 from __future__ import annotations
 
-from typing import Any
-
 from .compiler import Fn, nary
 from .values import is_number, type_name
 

@@ -6,7 +6,7 @@ owns ($out, $merge, $collStats, ...) are not handled here.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ginkgodb.query.expr.compiler import Scope
@@ -73,5 +73,3 @@ def _following_limit(parsed: list[tuple[str, StageFn]], j: int) -> int | None:
         j += 1
     return None
 
-
-_ = Callable

@@ -14,7 +14,6 @@ from ginkgodb.query.expr.accumulate import StdDev, Summer
 from ginkgodb.query.expr.compiler import Fn, Scope, compile_node
 from ginkgodb.query.expr.ops_accum import validate_n
 from ginkgodb.query.expr.ops_logic import cmp_values
-from ginkgodb.query.expr.ops_object import merge_objects
 from ginkgodb.query.expr.values import (DEC_CTX, DOUBLE, INT, LONG, bson_repr, hash_key,
                                         make_dec, make_int, nullish, num_kind, to_dec, type_name)
 

@@ -360,5 +360,3 @@ def parse_sample(spec: Any, env: Env) -> StageFn:
         return iter(reservoir)
     return run
 
-
-_ = (MISSING, ErrorCode)

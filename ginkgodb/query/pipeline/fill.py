@@ -9,7 +9,7 @@ from ginkgodb.bsonutil.keycodec import encode_value
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.compiler import compile_node
-from ginkgodb.query.expr.values import bson_repr, nullish, num_kind, to_double, type_name
+from ginkgodb.query.expr.values import bson_repr, nullish, num_kind, to_double
 from ginkgodb.query.sort import compile_sort
 
 from .core import Env, Runtime, StageFn, stage
@@ -214,5 +214,3 @@ def _densify_partition(group: list, template: dict, path: list[str], lo: Any, hi
         yield group[i][2]
         i += 1
 
-
-_ = (type_name,)

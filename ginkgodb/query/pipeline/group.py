@@ -7,7 +7,7 @@ from typing import Any, Callable
 from ginkgodb.errors import CommandError
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.compiler import Fn, compile_node
-from ginkgodb.query.expr.values import hash_key, type_name
+from ginkgodb.query.expr.values import hash_key
 
 from .accumulators import parse_accumulator
 from .core import Env, Runtime, StageFn, stage
@@ -120,5 +120,3 @@ def parse_sort_by_count(spec: Any, env: Env) -> StageFn:
         return iter(sort.sort(run_group(docs, rt, id_fn, fields)))
     return run
 
-
-_ = type_name

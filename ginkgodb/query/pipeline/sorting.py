@@ -1,7 +1,6 @@
 """$sort (with a top-k path when a $limit follows) and $unwind."""
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterator
 from typing import Any
 

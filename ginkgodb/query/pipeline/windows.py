@@ -8,12 +8,9 @@ rebuild theirs per document.
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterator
 from typing import Any, Callable
-
-from bson.int64 import Int64
 
 from ginkgodb.bsonutil.compare import compare, date_millis
 from ginkgodb.bsonutil.keycodec import encode_value
@@ -439,5 +436,3 @@ def _sort_value(doc: dict, path: list[str]) -> Any:
         v = v.get(p)
     return v
 
-
-_ = (functools, Int64)

@@ -13,7 +13,7 @@ from ginkgodb.query.expr.compiler import Scope
 
 from . import apply as A
 from .parse import Parser
-from .tree import EXCLUDE, INCLUDE, Computed, ElemMatch, Node
+from .tree import EXCLUDE, INCLUDE, Computed, ElemMatch
 
 __all__ = ["Projection", "compile_projection"]
 
@@ -118,5 +118,3 @@ def compile_projection(spec: Any, *, for_aggregation: bool = False,
     parser.parse(spec)
     return Projection(spec, parser)
 
-
-_ = (INCLUDE, Node)

@@ -6,7 +6,7 @@ from typing import Any
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
-from ginkgodb.errors import CommandError, ErrorCode
+from ginkgodb.errors import CommandError
 from ginkgodb.query.expr.compiler import Scope, compile_node
 
 from .tree import EXCLUDE, INCLUDE, POSITIONAL, Computed, ElemMatch, Node, Slice

@@ -7,8 +7,13 @@ numbers are noisy on a loaded machine; compare the overhead column.
 
     python -m bench.client_overhead [--docs 20000] [--blocks 100] [--profile OP]
 
-`--profile OP` runs cProfile over the client side of one operation instead (sorted by tottime,
-with calls per operation), to see where the client's time goes.
+`--profile OP` runs cProfile over the client calls of one operation instead (dispatch included;
+the client's own functions are those under ginkgodb/client), sorted by tottime, with the number
+of function calls per operation.
+
+The floors printed last are costs every client pays and no client-side change removes:
+decoding one result document (find_one, find(), find_one_and_update) and encoding one inserted
+document (insert_one, insert_many).
 """
 from __future__ import annotations
 
@@ -223,6 +228,24 @@ def profile(setup: Setup, blocks: int, name: str, limit: int = 30) -> None:
     stats.sort_stats("tottime").print_stats(limit)
 
 
+def floors(blocks: int) -> tuple[float, float]:
+    """(µs to decode one result document, µs to encode one inserted document)."""
+    doc = make_doc(12345)
+    data = bson.encode(doc)
+    clock = time.perf_counter_ns
+    best_decode = best_encode = float("inf")
+    for _ in range(blocks):
+        t0 = clock()
+        for _ in range(BLOCK):
+            bson.decode(data)
+        t1 = clock()
+        for _ in range(BLOCK):
+            bson.encode(doc)
+        t2 = clock()
+        best_decode, best_encode = min(best_decode, t1 - t0), min(best_encode, t2 - t1)
+    return best_decode / BLOCK / 1e3, best_encode / BLOCK / 1e3
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=20_000)
@@ -238,6 +261,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, client_us, raw_us in measure(setup, args.blocks):
         print(f"{name:<22}{client_us:>11.1f}{raw_us:>13.1f}{client_us - raw_us:>13.1f}"
               f"{client_us / raw_us:>7.2f}")
+    decode_us, encode_us = floors(args.blocks)
+    print(f"floors: decode one document {decode_us:.1f} µs, encode one document {encode_us:.1f} µs")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,6 @@
 """findAndModify: one document found and updated or removed atomically."""
 from __future__ import annotations
 
-import bson
-from bson.raw_bson import RawBSONDocument
-
 from ..engine import writes
 from ..engine.validation import validator
 from ..errors import CommandError, ErrorCode
@@ -48,8 +45,6 @@ def find_and_modify(ctx, cmd) -> dict:
         check_write_concern(wc)
     body = writes.find_and_modify(ctx.engine, db, coll, req,
                                   validator(P.get_bool(cmd, "bypassDocumentValidation")))
-    if body["value"] is not None:
-        body["value"] = RawBSONDocument(bson.encode(body["value"]))
     if isinstance(wc, dict) and (wc.get("j") or wc.get("fsync")):
         ctx.engine.sync()
     return body

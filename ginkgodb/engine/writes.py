@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import bson
+from bson.raw_bson import RawBSONDocument
 
 from ..errors import CommandError, ErrorCode
 from ..query.update import compile_update
@@ -202,26 +203,28 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
             if validate is not None:
                 validate(state, d, None)
             insert_record(engine, txn, state, d, raw)
-            value = _project(d, req.fields, None) if req.new else None
+            value = _value(d, raw, req.fields, None) if req.new else None
             return {"lastErrorObject": {"n": 1, "updatedExisting": False, "upserted": d["_id"]},
                     "value": value}
         rid, raw, doc = rows[0]
         if req.remove:
             delete_record(txn, state, rid, doc)
-            return {"lastErrorObject": {"n": 1}, "value": _project(doc, req.fields, None)}
+            return {"lastErrorObject": {"n": 1}, "value": _value(doc, raw, req.fields, None)}
         matcher = built.matcher if getattr(plan, "needs_position", True) else None
         position = matcher.positional(doc) if matcher is not None else None
         new = plan.apply(doc, position=position)
         if validate is not None:
             validate(state, new, doc)
         new_raw = update_record(engine, txn, state, rid, doc, raw, new)
-        result = (bson.decode(new_raw) if new_raw is not None else doc) if req.new else doc
+        if req.new and new_raw is not None:
+            doc, raw = new, new_raw
         return {"lastErrorObject": {"n": 1, "updatedExisting": True},
-                "value": _project(result, req.fields, position)}
+                "value": _value(doc, raw, req.fields, position)}
 
 
-def _project(doc: dict, fields: Optional[dict], position: Optional[int]) -> dict:
+def _value(doc: dict, raw: bytes, fields: Optional[dict], position: Optional[int]) -> RawBSONDocument:
+    """The document findAndModify returns: the stored bytes as they are, unless projected."""
     if not fields:
-        return doc
+        return RawBSONDocument(raw)
     from ..query.projection import compile_projection
-    return compile_projection(fields).apply(doc, position=position)
+    return RawBSONDocument(bson.encode(compile_projection(fields).apply(doc, position=position)))

@@ -294,7 +294,10 @@ def parse_graph_lookup(spec: Any, env: Env) -> StageFn:
             raise CommandError(40185, "expected object as argument for restrictSearchWithMatch, "
                                       f"found: {type_name(restrict)}")
         from ginkgodb.query.match import compile_filter
-        matcher = compile_filter(restrict, variables=env.ctx.variables).match
+        if "$$" in repr(restrict):
+            matcher = restrict
+        else:
+            matcher = compile_filter(restrict, variables=env.ctx.variables).match
     start = compile_node(spec["startWith"], env.scope)
     return _graph_fn(spec["from"], start, validate_path(spec["connectFromField"]),
                      validate_path(spec["connectToField"]), validate_path(spec["as"]),
@@ -322,7 +325,11 @@ def _graph_fn(coll: str, start: Fn, from_parts: list[str], to_parts: list[str],
               matcher: Any, ident: int) -> StageFn:
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         pool = _foreign_docs(rt, coll, ident)
-        if matcher is not None:
+        if isinstance(matcher, dict):
+            from ginkgodb.query.match import compile_filter
+            match = compile_filter(matcher, variables=rt.vars).match
+            pool = [d for d in pool if match(d)]
+        elif matcher is not None:
             pool = [d for d in pool if matcher(d)]
         index = ForeignIndex(pool, to_parts)
         for doc in docs:

@@ -62,6 +62,8 @@ def bracket(value: Any) -> int:
         return BRACKET_BOOL
     if isinstance(value, (int, float, Decimal128, decimal.Decimal)):
         return BRACKET_NUMBER
+    if isinstance(value, Code):  # a str subclass: check it before str
+        return BRACKET_CODE_WSCOPE if value.scope is not None else BRACKET_CODE
     if isinstance(value, str):
         return BRACKET_STRING
     if isinstance(value, DBRef):
@@ -122,6 +124,8 @@ def bson_type(value: Any) -> int:
         return 16 if -2**31 <= value < 2**31 else 18
     if isinstance(value, float):
         return 1
+    if isinstance(value, Code):  # a str subclass: check it before str
+        return 15 if value.scope is not None else 13
     if isinstance(value, str):
         return 2
     if isinstance(value, Decimal128):

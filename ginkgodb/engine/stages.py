@@ -256,14 +256,31 @@ class Fetch(Stage):
         return self.examined
 
 
-class SortStage(Stage):
+class PassThrough(Stage):
+    """Base for stages over one child (SORT, SKIP, LIMIT, PROJECTION): explain and counters pass through."""
+
+    def __init__(self, child) -> None:
+        super().__init__()
+        self.child = child
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStage": self.child.explain(stats)}
+
+    def keys_examined(self) -> int:
+        return self.child.keys_examined()
+
+    def docs_examined(self) -> int:
+        return self.child.docs_examined()
+
+
+class SortStage(PassThrough):
     """A blocking sort; with a limit it keeps only the top `limit` rows."""
 
     name = "SORT"
 
     def __init__(self, child, sort_spec: dict, key: Callable[[dict], bytes], limit: int = 0) -> None:
-        super().__init__()
-        self.child, self.sort_spec, self.key, self.limit = child, sort_spec, key, limit
+        super().__init__(child)
+        self.sort_spec, self.key, self.limit = sort_spec, key, limit
 
     def rows(self) -> Iterator[Row]:
         key = self.key
@@ -286,32 +303,6 @@ class SortStage(Stage):
         if self.limit:
             out["limitAmount"] = self.limit
         return out
-
-    def child_explain(self, stats: bool) -> dict:
-        return {"inputStage": self.child.explain(stats)}
-
-    def keys_examined(self) -> int:
-        return self.child.keys_examined()
-
-    def docs_examined(self) -> int:
-        return self.child.docs_examined()
-
-
-class PassThrough(Stage):
-    """Base for SKIP, LIMIT and PROJECTION: one child, rows transformed in order."""
-
-    def __init__(self, child) -> None:
-        super().__init__()
-        self.child = child
-
-    def child_explain(self, stats: bool) -> dict:
-        return {"inputStage": self.child.explain(stats)}
-
-    def keys_examined(self) -> int:
-        return self.child.keys_examined()
-
-    def docs_examined(self) -> int:
-        return self.child.docs_examined()
 
 
 class Skip(PassThrough):

@@ -11,6 +11,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 from .accumulate import avg_values, extreme, std_dev, sum_values
 from .compiler import Fn, Scope, compile_node, const, nary, operator
+from .operands import is_doc, unary
 from .ops_logic import cmp_values
 from .values import MISSING, as_int64, bson_repr, nullish, type_name
 
@@ -114,19 +115,9 @@ def _binary_size(args: list[Fn]) -> Fn:
     return ev
 
 
-@nary("$bsonSize", 1, 1)
-def _bson_size(args: list[Fn]) -> Fn:
-    (arg,) = args
-
-    def ev(doc: Any, vars: Any) -> Any:
-        v = arg(doc, vars)
-        if nullish(v):
-            return None
-        if not isinstance(v, dict):
-            raise CommandError(31393, f"$bsonSize requires a document input, found: "
-                                      f"{type_name(v)}")
-        return len(bson.encode(v))
-    return ev
+@unary("$bsonSize", is_doc, 31393, "$bsonSize requires a document input, found: ")
+def _bson_size(v: dict) -> int:
+    return len(bson.encode(v))
 
 
 META_NAMES = ("textScore", "randVal", "searchScore", "searchHighlights", "geoNearDistance",

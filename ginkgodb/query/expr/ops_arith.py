@@ -17,6 +17,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, nary
 from .dates import from_millis, is_date
+from .operands import numeric_unary
 from .values import (DEC_CTX, DECIMAL, DOUBLE, INT, INT64_MAX, INT64_MIN, LONG, as_int32,
                      fsum, int_or_long, make_dec, make_int, nullish, num_kind, number_str, to_dec,
                      to_double, type_name)
@@ -263,23 +264,6 @@ def _mod(args: list[Fn]) -> Fn:
 # ---- one-argument numeric functions -------------------------------------------------------
 
 
-def _unary(name: str, compute: Callable[[Any, int], Any]) -> None:
-    @nary(name, 1, 1)
-    def build(args: list[Fn]) -> Fn:
-        (arg,) = args
-
-        def ev(doc: Any, vars: Any) -> Any:
-            v = arg(doc, vars)
-            k = num_kind(v)
-            if k < 0:
-                if nullish(v):
-                    return None
-                raise CommandError(28765, f"{name} only supports numeric types, not "
-                                          f"{type_name(v)}")
-            return compute(v, k)
-        return ev
-
-
 def _abs(v: Any, k: int) -> Any:
     if k == DOUBLE:
         return abs(v)
@@ -332,18 +316,18 @@ def _safe_exp(x: float) -> float:
         return math.inf
 
 
-_unary("$abs", _abs)
-_unary("$ceil", _rounder(math.ceil, decimal.ROUND_CEILING))
-_unary("$floor", _rounder(math.floor, decimal.ROUND_FLOOR))
-_unary("$sqrt", _decimal_or_double(
+numeric_unary("$abs", _abs)
+numeric_unary("$ceil", _rounder(math.ceil, decimal.ROUND_CEILING))
+numeric_unary("$floor", _rounder(math.floor, decimal.ROUND_FLOOR))
+numeric_unary("$sqrt", _decimal_or_double(
     "$sqrt", lambda d: d.sqrt(DEC_CTX), lambda x: math.sqrt(x) if x != math.inf else x,
     lambda x: x >= 0, 28714, "$sqrt's argument must be greater than or equal to 0"))
-_unary("$exp", _decimal_or_double(
+numeric_unary("$exp", _decimal_or_double(
     "$exp", lambda d: d.exp(DEC_CTX), _safe_exp, lambda x: True, 0, ""))
-_unary("$ln", _decimal_or_double(
+numeric_unary("$ln", _decimal_or_double(
     "$ln", lambda d: d.ln(DEC_CTX), lambda x: math.log(x) if x != math.inf else x,
     lambda x: x > 0, 28766, "$ln's argument must be a positive number, but is {}"))
-_unary("$log10", _decimal_or_double(
+numeric_unary("$log10", _decimal_or_double(
     "$log10", lambda d: d.log10(DEC_CTX), lambda x: math.log10(x) if x != math.inf else x,
     lambda x: x > 0, 28761, "$log10's argument must be a positive number, but is {}"))
 

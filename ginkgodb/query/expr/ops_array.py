@@ -6,22 +6,14 @@ from typing import Any
 from ginkgodb.errors import CommandError
 
 from .compiler import Fn, nary
+from .operands import all_operands, is_doc, is_list, unary
 from .ops_logic import cmp_values
 from .values import (MISSING, as_int32, bson_repr, nullish, num_kind, number_str, to_double,
                      truthy, type_name)
 
 
-@nary("$size", 1, 1)
-def _size(args: list[Fn]) -> Fn:
-    (arg,) = args
-
-    def ev(doc: Any, vars: Any) -> Any:
-        v = arg(doc, vars)
-        if type(v) is not list:
-            raise CommandError(17124, "The argument to $size must be an array. Type of argument "
-                                      f"was: {type_name(v)}")
-        return len(v)
-    return ev
+unary("$size", is_list, 17124, "The argument to $size must be an array. Type of argument was: ",
+      null_to_null=False)(len)
 
 
 def element_at(name: str, arr: Any, idx: Any) -> Any:
@@ -51,19 +43,9 @@ def _array_elem_at(args: list[Fn]) -> Fn:
 
 
 def _first_last(name: str, index: int) -> None:
-    @nary(name, 1, 1)
-    def build(args: list[Fn]) -> Fn:
-        (arg,) = args
-
-        def ev(doc: Any, vars: Any) -> Any:
-            v = arg(doc, vars)
-            if nullish(v):
-                return None
-            if type(v) is not list:
-                raise CommandError(28689, f"{name}'s argument must be an array, but is "
-                                          f"{type_name(v)}")
-            return v[index] if v else MISSING
-        return ev
+    @unary(name, is_list, 28689, f"{name}'s argument must be an array, but is ")
+    def compute(v: list) -> Any:
+        return v[index] if v else MISSING
 
 
 _first_last("$first", 0)
@@ -152,32 +134,16 @@ def _slice(args: list[Fn]) -> Fn:
 @nary("$concatArrays")
 def _concat_arrays(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        out: list = []
-        for fn in args:
-            v = fn(doc, vars)
-            if type(v) is not list:
-                if nullish(v):
-                    return None
-                raise CommandError(28664, f"$concatArrays only supports arrays, not "
-                                          f"{type_name(v)}")
-            out.extend(v)
-        return out
+        arrays = all_operands((fn(doc, vars) for fn in args), is_list, 28664,
+                              "$concatArrays only supports arrays, not ")
+        return None if arrays is None else [x for v in arrays for x in v]
     return ev
 
 
-@nary("$reverseArray", 1, 1)
-def _reverse_array(args: list[Fn]) -> Fn:
-    (arg,) = args
-
-    def ev(doc: Any, vars: Any) -> Any:
-        v = arg(doc, vars)
-        if nullish(v):
-            return None
-        if type(v) is not list:
-            raise CommandError(34435, "The argument to $reverseArray must be an array, but was "
-                                      f"of type: {type_name(v)}")
-        return v[::-1]
-    return ev
+@unary("$reverseArray", is_list, 34435,
+       "The argument to $reverseArray must be an array, but was of type: ")
+def _reverse_array(v: list) -> list:
+    return v[::-1]
 
 
 _RANGE_ERRORS = {"starting": (34443, 34444), "ending": (34445, 34446), "step": (34447, 34448)}
@@ -209,48 +175,24 @@ def _range(args: list[Fn]) -> Fn:
     return ev
 
 
-@nary("$anyElementTrue", 1, 1)
-def _any_true(args: list[Fn]) -> Fn:
-    (arg,) = args
-
-    def ev(doc: Any, vars: Any) -> Any:
-        v = arg(doc, vars)
-        if type(v) is not list:
-            raise CommandError(17041, "$anyElementTrue's argument must be an array, but is "
-                                      f"{type_name(v)}")
-        return any(truthy(x) for x in v)
-    return ev
+@unary("$anyElementTrue", is_list, 17041, "$anyElementTrue's argument must be an array, but is ",
+       null_to_null=False)
+def _any_true(v: list) -> bool:
+    return any(truthy(x) for x in v)
 
 
-@nary("$allElementsTrue", 1, 1)
-def _all_true(args: list[Fn]) -> Fn:
-    (arg,) = args
-
-    def ev(doc: Any, vars: Any) -> Any:
-        v = arg(doc, vars)
-        if type(v) is not list:
-            raise CommandError(17040, "$allElementsTrue's argument must be an array, but is "
-                                      f"{type_name(v)}")
-        return all(truthy(x) for x in v)
-    return ev
+@unary("$allElementsTrue", is_list, 17040,
+       "$allElementsTrue's argument must be an array, but is ", null_to_null=False)
+def _all_true(v: list) -> bool:
+    return all(truthy(x) for x in v)
 
 
 # ---- object <-> array -----------------------------------------------------------------------
 
 
-@nary("$objectToArray", 1, 1)
-def _object_to_array(args: list[Fn]) -> Fn:
-    (arg,) = args
-
-    def ev(doc: Any, vars: Any) -> Any:
-        v = arg(doc, vars)
-        if nullish(v):
-            return None
-        if not isinstance(v, dict):
-            raise CommandError(40390, "$objectToArray requires a document input, found: "
-                                      f"{type_name(v)}")
-        return [{"k": k, "v": x} for k, x in v.items()]
-    return ev
+@unary("$objectToArray", is_doc, 40390, "$objectToArray requires a document input, found: ")
+def _object_to_array(v: dict) -> list:
+    return [{"k": k, "v": x} for k, x in v.items()]
 
 
 @nary("$arrayToObject", 1, 1)

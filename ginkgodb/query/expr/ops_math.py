@@ -11,32 +11,22 @@ from bson.timestamp import Timestamp
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, nary
+from .operands import numeric_unary, unary
 from .values import DECIMAL, INT, LONG, int_or_long, make_dec, nullish, num_kind, number_str, type_name
 
 def _trig(name: str, fn: Callable[[float], float], lo: float, hi: float, closed: bool) -> None:
-    @nary(name, 1, 1)
-    def build(args: list[Fn]) -> Fn:
-        (arg,) = args
-
-        def ev(doc: Any, vars: Any) -> Any:
-            v = arg(doc, vars)
-            k = num_kind(v)
-            if k < 0:
-                if nullish(v):
-                    return None
-                raise CommandError(28765, f"{name} only supports numeric types, not "
-                                          f"{type_name(v)}")
-            x = float(v.to_decimal()) if k == DECIMAL else float(v)
-            if math.isnan(x):
-                return v if k == DECIMAL else math.nan
-            inside = lo <= x <= hi if closed else lo < x < hi
-            if not inside:
-                bounds = f"[{_b(lo)},{_b(hi)}]" if closed else f"({_b(lo)},{_b(hi)})"
-                raise CommandError(50989, f"cannot apply {name} to {number_str(v)}, value must "
-                                          f"in {bounds}")
-            r = fn(x)
-            return make_dec(decimal.Decimal(repr(r))) if k == DECIMAL else r
-        return ev
+    def compute(v: Any, k: int) -> Any:
+        x = float(v.to_decimal()) if k == DECIMAL else float(v)
+        if math.isnan(x):
+            return v if k == DECIMAL else math.nan
+        inside = lo <= x <= hi if closed else lo < x < hi
+        if not inside:
+            bounds = f"[{_b(lo)},{_b(hi)}]" if closed else f"({_b(lo)},{_b(hi)})"
+            raise CommandError(50989, f"cannot apply {name} to {number_str(v)}, value must "
+                                      f"in {bounds}")
+        r = fn(x)
+        return make_dec(decimal.Decimal(repr(r))) if k == DECIMAL else r
+    numeric_unary(name, compute)
 
 
 def _b(x: float) -> str:
@@ -121,19 +111,10 @@ def _bit_not(args: list[Fn]) -> Fn:
 
 
 def _ts_part(name: str, part: Callable[[Timestamp], int]) -> None:
-    @nary(name, 1, 1)
-    def build(args: list[Fn]) -> Fn:
-        (arg,) = args
-
-        def ev(doc: Any, vars: Any) -> Any:
-            v = arg(doc, vars)
-            if nullish(v):
-                return None
-            if type(v) is not Timestamp:
-                raise CommandError(5687301, f"{name} expects argument of type timestamp but "
-                                            f"received {type_name(v)}")
-            return Int64(part(v))
-        return ev
+    @unary(name, lambda v: type(v) is Timestamp, 5687301,
+           f"{name} expects argument of type timestamp but received ")
+    def compute(v: Timestamp) -> Int64:
+        return Int64(part(v))
 
 
 _ts_part("$tsSecond", lambda ts: ts.time)

@@ -6,6 +6,7 @@ from typing import Any
 from ginkgodb.errors import CommandError
 
 from .compiler import Fn, Scope, fold, is_const, nary, operator, parse_args
+from .operands import all_operands, is_list
 from .values import hash_key, nullish, type_name
 
 
@@ -22,13 +23,8 @@ def _unique(values: list) -> list:
 
 def _arrays(name: str, code: int, values: list) -> list | None:
     """The operands, or None when any is null/missing (checked before any type error)."""
-    for v in values:
-        if type(v) is not list:
-            if nullish(v):
-                return None
-            raise CommandError(code, f"All operands of {name} must be arrays. One argument is of "
-                                     f"type: {type_name(v)}")
-    return values
+    return all_operands(values, is_list, code,
+                        f"All operands of {name} must be arrays. One argument is of type: ")
 
 
 @nary("$setUnion")

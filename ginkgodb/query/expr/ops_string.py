@@ -11,6 +11,7 @@ from ginkgodb.errors import CommandError
 
 from .compiler import Fn, Scope, compile_node, nary, operator
 from .dates import is_date
+from .operands import all_operands, is_str, unary
 from .values import DOUBLE, as_int32, nullish, num_kind, number_str, to_double, type_name
 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -62,15 +63,9 @@ def _format_g(x: float) -> str:
 @nary("$concat")
 def _concat(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        parts = []
-        for fn in args:
-            v = fn(doc, vars)
-            if type(v) is not str:
-                if nullish(v):
-                    return None
-                raise CommandError(16702, f"$concat only supports strings, not {type_name(v)}")
-            parts.append(v)
-        return "".join(parts)
+        parts = all_operands((fn(doc, vars) for fn in args), is_str, 16702,
+                             "$concat only supports strings, not ")
+        return None if parts is None else "".join(parts)
     return ev
 
 
@@ -98,30 +93,14 @@ def _strcasecmp(args: list[Fn]) -> Fn:
     return ev
 
 
-@nary("$strLenBytes", 1, 1)
-def _strlen_bytes(args: list[Fn]) -> Fn:
-    (arg,) = args
-
-    def ev(doc: Any, vars: Any) -> Any:
-        v = arg(doc, vars)
-        if type(v) is not str:
-            raise CommandError(34473, f"$strLenBytes requires a string argument, found: "
-                                      f"{type_name(v)}")
-        return len(v) if v.isascii() else len(v.encode())
-    return ev
+@unary("$strLenBytes", is_str, 34473, "$strLenBytes requires a string argument, found: ",
+       null_to_null=False)
+def _strlen_bytes(v: str) -> int:
+    return len(v) if v.isascii() else len(v.encode())
 
 
-@nary("$strLenCP", 1, 1)
-def _strlen_cp(args: list[Fn]) -> Fn:
-    (arg,) = args
-
-    def ev(doc: Any, vars: Any) -> Any:
-        v = arg(doc, vars)
-        if type(v) is not str:
-            raise CommandError(34471, f"$strLenCP requires a string argument, found: "
-                                      f"{type_name(v)}")
-        return len(v)
-    return ev
+unary("$strLenCP", is_str, 34471, "$strLenCP requires a string argument, found: ",
+      null_to_null=False)(len)
 
 
 # ---- substrings ----------------------------------------------------------------------------

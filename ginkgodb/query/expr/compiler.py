@@ -133,6 +133,14 @@ def nary(name: str, lo: int = 0, hi: int | None = None, *, foldable: bool = True
     return deco
 
 
+def reject_unknown_fields(prefix: str, spec: dict, allowed: Iterable[str]) -> None:
+    """mongod's IDL check of a specification: a field it does not define fails."""
+    for key in spec:
+        if key not in allowed:
+            raise CommandError(ErrorCode.IDLUnknownField,
+                               f"BSON field '{prefix}.{key}' is an unknown field.")
+
+
 def named_args(name: str, spec: Any, scope: Scope, allowed: Iterable[str],
                unknown_code: int, not_object: tuple[int, str] | None = None) -> dict[str, Fn]:
     """Parse `{field: expr, ...}` operands, rejecting unknown fields as mongod does."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
 
-from .compiler import Fn, Scope, compile_node, operator
+from .compiler import Fn, Scope, compile_node, operator, reject_unknown_fields
 from .values import DECIMAL, bson_repr, num_kind, type_name
 
 METHODS = ("approximate", "discrete", "continuous")
@@ -23,10 +23,7 @@ def parse_spec(name: str, arg: Any, scope: Scope) -> tuple[Fn, list[float] | Non
         raise CommandError(ErrorCode.TypeMismatch, f"{name} must be an object, found "
                                                    f"{type_name(arg)}")
     allowed = ("input", "method") if name == "$median" else ("input", "p", "method")
-    for key in arg:
-        if key not in allowed:
-            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{name}.{key}' is an "
-                                                          "unknown field.")
+    reject_unknown_fields(name, arg, allowed)
     for key in allowed:
         if key not in arg:
             raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.{key}' is "

@@ -11,7 +11,7 @@ from bson.int64 import Int64
 
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
-from ginkgodb.query.expr.compiler import compile_node
+from ginkgodb.query.expr.compiler import compile_node, reject_unknown_fields
 from ginkgodb.query.expr.values import bson_repr, type_name
 from ginkgodb.query.projection import compile_projection
 from ginkgodb.query.projection.apply import add_computed
@@ -159,10 +159,7 @@ def parse_replace_root(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
         raise CommandError(40229, "expected an object as specification for $replaceRoot stage, "
                                   f"got {type_name(spec)}")
-    for key in spec:
-        if key != "newRoot":
-            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '$replaceRoot.{key}' is "
-                                                          "an unknown field.")
+    reject_unknown_fields("$replaceRoot", spec, ("newRoot",))
     if "newRoot" not in spec:
         raise CommandError(ErrorCode.IDLFailedToParse, "BSON field '$replaceRoot.newRoot' is "
                                                        "missing but a required field")

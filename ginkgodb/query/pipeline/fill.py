@@ -8,17 +8,13 @@ from ginkgodb.bsonutil.compare import compare, date_millis
 from ginkgodb.bsonutil.keycodec import encode_value
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
-from ginkgodb.query.expr.compiler import compile_node
+from ginkgodb.query.expr.compiler import compile_node, reject_unknown_fields
 from ginkgodb.query.expr.values import bson_repr, nullish, num_kind, to_double
 from ginkgodb.query.sort import compile_sort
 
 from .core import Env, Runtime, StageFn, stage
 from .fields import get_doc_path, set_doc_path, validate_path
-from .windows import _linear_fill_output, _locf_output
-
-
-def _fail(msg: str) -> CommandError:
-    return CommandError(ErrorCode.FailedToParse, msg)
+from .windows import _fail, _linear_fill_output, _locf_output
 
 
 def _partition_fn(spec: dict, env: Env) -> Any:
@@ -39,10 +35,7 @@ def _partition_fn(spec: dict, env: Env) -> Any:
 def parse_fill(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
         raise _fail("the $fill stage specification must be an object")
-    for key in spec:
-        if key not in ("partitionBy", "partitionByFields", "sortBy", "output"):
-            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '$fill.{key}' is an "
-                                                          "unknown field.")
+    reject_unknown_fields("$fill", spec, ("partitionBy", "partitionByFields", "sortBy", "output"))
     if not isinstance(spec.get("output"), dict):
         raise CommandError(ErrorCode.IDLFailedToParse, "BSON field '$fill.output' is missing "
                                                        "but a required field")
@@ -123,10 +116,7 @@ def _first_sort_value(doc: dict, sort: Any) -> Any:
 def parse_densify(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
         raise _fail("the $densify stage specification must be an object")
-    for key in spec:
-        if key not in ("field", "partitionByFields", "range"):
-            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '$densify.{key}' is an "
-                                                          "unknown field.")
+    reject_unknown_fields("$densify", spec, ("field", "partitionByFields", "range"))
     if type(spec.get("field")) is not str or not isinstance(spec.get("range"), dict):
         raise CommandError(ErrorCode.IDLFailedToParse, "$densify requires 'field' and 'range'")
     path = validate_path(spec["field"])

@@ -12,7 +12,8 @@ from bson.int64 import Int64
 
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
-from ginkgodb.query.expr.compiler import Fn, compile_node, get_path, validate_var_write
+from ginkgodb.query.expr.compiler import (Fn, compile_node, get_path, reject_unknown_fields,
+                                          validate_var_write)
 from ginkgodb.query.expr.values import bson_repr, hash_key, type_name
 
 from .core import Env, Runtime, StageFn, chain, parse_stages, stage
@@ -188,9 +189,7 @@ def parse_lookup(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
         raise _bad(f"the $lookup stage specification must be an object, but found "
                    f"{type_name(spec)}")
-    for key in spec:
-        if key not in _LOOKUP_FIELDS:
-            raise _bad(f"BSON field '$lookup.{key}' is an unknown field.", ErrorCode.IDLUnknownField)
+    reject_unknown_fields("$lookup", spec, _LOOKUP_FIELDS)
     if not spec:
         raise _bad("$lookup requires 'from' and 'as' to be specified")
     pipeline = spec.get("pipeline")
@@ -365,10 +364,7 @@ def parse_union_with(spec: Any, env: Env) -> StageFn:
     if isinstance(spec, str):
         coll: str | None = spec
     elif isinstance(spec, dict):
-        for key in spec:
-            if key not in ("coll", "pipeline"):
-                raise _bad(f"BSON field '$unionWith.{key}' is an unknown field.",
-                           ErrorCode.IDLUnknownField)
+        reject_unknown_fields("$unionWith", spec, ("coll", "pipeline"))
         coll = spec.get("coll")
         pipeline = spec.get("pipeline", [])
         if not isinstance(pipeline, list):

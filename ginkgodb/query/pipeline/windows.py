@@ -16,7 +16,7 @@ from ginkgodb.bsonutil.compare import compare, date_millis
 from ginkgodb.bsonutil.keycodec import encode_value
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
-from ginkgodb.query.expr.compiler import Fn, compile_node
+from ginkgodb.query.expr.compiler import Fn, compile_node, reject_unknown_fields
 from ginkgodb.query.expr.values import bson_repr, nullish, num_kind, to_double, type_name
 from ginkgodb.query.sort import compile_sort
 
@@ -375,10 +375,7 @@ def _covariance_output(op: str, arg: Any, window: Window, env: Env) -> Callable:
 def parse_set_window_fields(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
         raise _fail("the $setWindowFields stage specification must be an object")
-    for key in spec:
-        if key not in ("partitionBy", "sortBy", "output"):
-            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '$setWindowFields.{key}' "
-                                                          "is an unknown field.")
+    reject_unknown_fields("$setWindowFields", spec, ("partitionBy", "sortBy", "output"))
     if "output" not in spec:
         raise CommandError(ErrorCode.IDLFailedToParse, "BSON field '$setWindowFields.output' is "
                                                        "missing but a required field")

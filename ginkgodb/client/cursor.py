@@ -385,24 +385,12 @@ def _set_given(opts: FindOptions, sort: Any, collation: Any, hint: Any, comment:
         opts.collation = validate_collation_or_none(collation)
     if hint is not None:
         opts.hint = keys.hint_document(hint)
-    if comment is not None:
-        opts.comment = comment
-    if max_scan is not None:
-        opts.max_scan = max_scan
-    if max_time_ms is not None:
-        opts.max_time_ms = max_time_ms
-    if max is not None:
-        opts.max = max
-    if min is not None:
-        opts.min = min
-    if return_key is not None:
-        opts.return_key = return_key
-    if show_record_id is not None:
-        opts.show_record_id = show_record_id
-    if allow_disk_use is not None:
-        opts.allow_disk_use = allow_disk_use
-    if snapshot is not None:
-        opts.snapshot = snapshot
+    for name, value in (("comment", comment), ("max_scan", max_scan),
+                        ("max_time_ms", max_time_ms), ("max", max), ("min", min),
+                        ("return_key", return_key), ("show_record_id", show_record_id),
+                        ("allow_disk_use", allow_disk_use), ("snapshot", snapshot)):
+        if value is not None:
+            setattr(opts, name, value)
 
 
 def _check_bool(option: str, value: Any) -> None:

@@ -65,6 +65,17 @@ def numeric_unary(name: str, compute: Callable[[Any, int], Any]) -> None:
         return ev
 
 
+def nullable(v: Any, accepts: Callable[[Any], bool], code: int, message: str,
+             describe: Callable[[Any], str] = type_name) -> Any:
+    """`v`, or None when it is null/missing; a value of another type fails with
+    `CommandError(code, message + describe(v))`."""
+    if accepts(v):
+        return v
+    if nullish(v):
+        return None
+    raise CommandError(code, message + describe(v))
+
+
 def all_operands(values: Iterable[Any], accepts: Callable[[Any], bool], code: int,
                  message: str, describe: Callable[[Any], str] = type_name) -> list | None:
     """The values as a list, or None at the first null/missing one (values after it are not

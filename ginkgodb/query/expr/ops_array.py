@@ -6,7 +6,7 @@ from typing import Any
 from ginkgodb.errors import CommandError
 
 from .compiler import Fn, nary
-from .operands import all_operands, is_doc, is_list, unary
+from .operands import all_operands, is_doc, is_list, nullable, unary
 from .ops_logic import cmp_values
 from .values import (MISSING, as_int32, bson_repr, nullish, num_kind, number_str, to_double,
                      truthy, type_name)
@@ -68,12 +68,10 @@ def _in(args: list[Fn]) -> Fn:
 @nary("$indexOfArray", 2, 4)
 def _index_of_array(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        arr = args[0](doc, vars)
-        if nullish(arr):
+        arr = nullable(args[0](doc, vars), is_list, 40090,
+                       "$indexOfArray requires an array as a first argument, found: ")
+        if arr is None:
             return None
-        if type(arr) is not list:
-            raise CommandError(40090, "$indexOfArray requires an array as a first argument, "
-                                      f"found: {type_name(arr)}")
         needle = args[1](doc, vars)
         lo = _index_arg(args[2](doc, vars), "starting") if len(args) > 2 else 0
         hi = _index_arg(args[3](doc, vars), "ending") if len(args) > 3 else len(arr)
@@ -202,10 +200,9 @@ def _array_to_object(args: list[Fn]) -> Fn:
 
 
 def array_to_object(v: Any) -> Any:
-    if nullish(v):
+    v = nullable(v, is_list, 40386, "$arrayToObject requires an array input, found: ")
+    if v is None:
         return None
-    if type(v) is not list:
-        raise CommandError(40386, f"$arrayToObject requires an array input, found: {type_name(v)}")
     out: dict = {}
     if not v:
         return out

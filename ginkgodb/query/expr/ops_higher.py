@@ -6,6 +6,7 @@ from typing import Any
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, compile_node, operator, validate_var_write
+from .operands import all_operands, is_list, nullable
 from .values import as_int32, bson_repr, nullish, num_kind, to_double, truthy, type_name
 
 
@@ -40,11 +41,9 @@ def _map(spec: Any, scope: Scope) -> Fn:
     body = compile_node(spec["in"], scope.bind(name))
 
     def ev(doc: Any, vars: Any) -> Any:
-        arr = inp(doc, vars)
-        if nullish(arr):
+        arr = nullable(inp(doc, vars), is_list, 16883, "input to $map must be an array not ")
+        if arr is None:
             return None
-        if type(arr) is not list:
-            raise CommandError(16883, f"input to $map must be an array not {type_name(arr)}")
         inner = dict(vars) if vars else {}
         out = []
         for x in arr:
@@ -71,11 +70,9 @@ def _filter(spec: Any, scope: Scope) -> Fn:
     limit_fn = compile_node(spec["limit"], scope) if "limit" in spec else None
 
     def ev(doc: Any, vars: Any) -> Any:
-        arr = inp(doc, vars)
-        if nullish(arr):
+        arr = nullable(inp(doc, vars), is_list, 28651, "input to $filter must be an array not ")
+        if arr is None:
             return None
-        if type(arr) is not list:
-            raise CommandError(28651, f"input to $filter must be an array not {type_name(arr)}")
         limit = _limit(limit_fn(doc, vars)) if limit_fn is not None else None
         inner = dict(vars) if vars else {}
         out = []
@@ -117,12 +114,10 @@ def _reduce(spec: Any, scope: Scope) -> Fn:
     body = compile_node(spec["in"], scope.bind("this", "value"))
 
     def ev(doc: Any, vars: Any) -> Any:
-        arr = inp(doc, vars)
-        if nullish(arr):
+        arr = nullable(inp(doc, vars), is_list, 40080,
+                       "$reduce requires that 'input' be an array, found: ", bson_repr)
+        if arr is None:
             return None
-        if type(arr) is not list:
-            raise CommandError(40080, f"$reduce requires that 'input' be an array, found: "
-                                      f"{bson_repr(arr)}")
         acc = init(doc, vars)
         inner = dict(vars) if vars else {}
         for x in arr:
@@ -169,15 +164,10 @@ def _zip(spec: Any, scope: Scope) -> Fn:
 
 def _zip_fn(inputs: list[Fn], defaults: list[Fn], longest: bool) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        arrays = []
-        for fn in inputs:
-            v = fn(doc, vars)
-            if nullish(v):
-                return None
-            if type(v) is not list:
-                raise CommandError(34468, "$zip found a non-array expression in input: "
-                                          f"{bson_repr(v)}")
-            arrays.append(v)
+        arrays = all_operands((fn(doc, vars) for fn in inputs), is_list, 34468,
+                              "$zip found a non-array expression in input: ", bson_repr)
+        if arrays is None:
+            return None
         fill = [d(doc, vars) for d in defaults] or [None] * len(arrays)
         n = max(map(len, arrays)) if longest else min(map(len, arrays))
         return [[a[i] if i < len(a) else fill[j] for j, a in enumerate(arrays)]
@@ -201,12 +191,10 @@ def _sort_array(spec: Any, scope: Scope) -> Fn:
     key = _sort_by(spec["sortBy"])
 
     def ev(doc: Any, vars: Any) -> Any:
-        arr = inp(doc, vars)
-        if nullish(arr):
+        arr = nullable(inp(doc, vars), is_list, 2942504,
+                       "The input argument to $sortArray must be an array, but was of type: ")
+        if arr is None:
             return None
-        if type(arr) is not list:
-            raise CommandError(2942504, "The input argument to $sortArray must be an array, but "
-                                        f"was of type: {type_name(arr)}")
         return sorted(arr, key=key)
     return ev
 

@@ -52,22 +52,17 @@ def format_date(ms: int, fmt: str, tz: TimeZone = UTC) -> str:
     return "".join(out)
 
 
+_TWO_DIGIT_FIELDS = {"m": "month", "d": "day", "H": "hour", "M": "minute", "S": "second"}
+
+
 def _directive(d: str, dt: datetime.datetime, ms: int, tz: TimeZone) -> str:
     if d == "Y":
         if not 0 <= dt.year <= 9999:
             raise CommandError(18537, "Could not convert date to string: date component was "
                                       f"outside the supported range of 0-9999: {dt.year}")
         return f"{dt.year:04d}"
-    if d == "m":
-        return f"{dt.month:02d}"
-    if d == "d":
-        return f"{dt.day:02d}"
-    if d == "H":
-        return f"{dt.hour:02d}"
-    if d == "M":
-        return f"{dt.minute:02d}"
-    if d == "S":
-        return f"{dt.second:02d}"
+    if d in _TWO_DIGIT_FIELDS:
+        return f"{getattr(dt, _TWO_DIGIT_FIELDS[d]):02d}"
     if d == "L":
         return f"{dt.microsecond // 1000:03d}"
     if d == "j":
@@ -110,6 +105,12 @@ def _fail(s: str, why: str) -> CommandError:
     return CommandError(ErrorCode.ConversionFailure, f"Error parsing date string '{s}'; {why}")
 
 
+def _zone_given_twice(s: str) -> CommandError:
+    return CommandError(ErrorCode.ConversionFailure, "you cannot pass in a date/time string with "
+                                                     f"time zone information ('{s}') together "
+                                                     "with a timezone argument")
+
+
 def parse_date_string(s: str, tz: TimeZone | None) -> int:
     """Milliseconds for an ISO-8601-like string; `tz` applies when the string names no zone."""
     m = _ISO.match(s) or _COMPACT.match(s)
@@ -124,9 +125,7 @@ def parse_date_string(s: str, tz: TimeZone | None) -> int:
         raise _fail(s, "The parsed date was invalid")
     zone_text = g.get("tz")
     if zone_text and tz is not None and zone_text[0] not in "+-":
-        raise CommandError(ErrorCode.ConversionFailure, "you cannot pass in a date/time string "
-                                                        f"with time zone information ('{s}') "
-                                                        "together with a timezone argument")
+        raise _zone_given_twice(s)
     if zone_text == "Z":
         zone = UTC
     else:
@@ -203,10 +202,7 @@ def parse_with_format(s: str, fmt: str, tz: TimeZone | None) -> int:
         raise _fail(s, "The parsed date was invalid") from None
     if "z" in g or "Z" in g:
         if tz is not None:
-            raise CommandError(ErrorCode.ConversionFailure, "you cannot pass in a date/time "
-                                                            f"string with time zone information "
-                                                            f"('{s}') together with a timezone "
-                                                            "argument")
+            raise _zone_given_twice(s)
         off = g.get("z")
         zone = parse_timezone(off) if off else TimeZone("", int(g["Z"]) * 60000)
     else:

@@ -14,7 +14,7 @@ from ginkgodb.query.sort import compile_sort
 
 from .core import Env, Runtime, StageFn, stage
 from .fields import get_doc_path, set_doc_path, validate_path
-from .windows import _fail, _linear_fill_output, _locf_output
+from .windows import _fail, _linear_fill_output, _locf_output, _partitions
 
 
 def _partition_fn(spec: dict, env: Env) -> Any:
@@ -72,15 +72,9 @@ def _fill_stage(partition: Any, sort: Any, fills: list) -> StageFn:
             rows.append((pk, sort.key(d) if sort else b"", i, d))
         if sort is not None or partition is not None:
             rows.sort(key=lambda r: (r[0], r[1], r[2]))
-        start = 0
-        while start < len(rows):
-            end = start
-            while end < len(rows) and rows[end][0] == rows[start][0]:
-                end += 1
-            part = [r[3] for r in rows[start:end]]
+        for part in _partitions(rows):
             keys = [_first_sort_value(d, sort) for d in part]
             yield from _fill_partition(part, keys, fills, vars)
-            start = end
     return run
 
 

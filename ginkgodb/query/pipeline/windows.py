@@ -407,12 +407,7 @@ def _window_stage(partition: Fn | None, sort: Any, outputs: list[Output]) -> Sta
             pk = encode_value(None if p is MISSING else p)
             rows.append((pk, sort_key(d) if sort_key else b"", i, d))
         rows.sort(key=lambda r: (r[0], r[1], r[2]))
-        start = 0
-        while start < len(rows):
-            end = start
-            while end < len(rows) and rows[end][0] == rows[start][0]:
-                end += 1
-            part = [r[3] for r in rows[start:end]]
+        for part in _partitions(rows):
             keys = [_sort_value(d, first_path) for d in part] if first_path else [None] * len(part)
             columns = [o.compute(part, keys, vars) for o in outputs]
             for i, d in enumerate(part):
@@ -421,8 +416,19 @@ def _window_stage(partition: Fn | None, sort: Any, outputs: list[Output]) -> Sta
                     v = col[i]
                     out = set_doc_path(out, o.path, v) if v is not MISSING else out
                 yield out
-            start = end
     return run
+
+
+def _partitions(rows: list[tuple]) -> Iterator[list[dict]]:
+    """The documents of `rows` (partition key, sort key, position, document), one partition
+    (a run of equal partition keys) at a time."""
+    start = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and rows[end][0] == rows[start][0]:
+            end += 1
+        yield [r[3] for r in rows[start:end]]
+        start = end
 
 
 def _sort_value(doc: dict, path: list[str]) -> Any:

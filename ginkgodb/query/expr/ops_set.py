@@ -27,6 +27,13 @@ def _arrays(name: str, code: int, values: list) -> list | None:
                         f"All operands of {name} must be arrays. One argument is of type: ")
 
 
+def _both_arrays(name: str, x: Any, y: Any, first_code: int, second_code: int) -> None:
+    for v, which, code in ((x, "First", first_code), (y, "Second", second_code)):
+        if type(v) is not list:
+            raise CommandError(code, f"both operands of {name} must be arrays. {which} argument "
+                                     f"is of type: {type_name(v)}")
+
+
 @nary("$setUnion")
 def _set_union(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
@@ -65,12 +72,7 @@ def _set_difference(args: list[Fn]) -> Fn:
         x, y = a(doc, vars), b(doc, vars)
         if nullish(x) or nullish(y):
             return None
-        if type(x) is not list:
-            raise CommandError(17048, "both operands of $setDifference must be arrays. First "
-                                      f"argument is of type: {type_name(x)}")
-        if type(y) is not list:
-            raise CommandError(17049, "both operands of $setDifference must be arrays. Second "
-                                      f"argument is of type: {type_name(y)}")
+        _both_arrays("$setDifference", x, y, 17048, 17049)
         drop = {hash_key(v) for v in y}
         return [v for v in _unique(x) if hash_key(v) not in drop]
     return ev
@@ -109,12 +111,7 @@ def _is_subset(args: list[Fn]) -> Fn:
 
     def ev(doc: Any, vars: Any) -> Any:
         x, y = a(doc, vars), b(doc, vars)
-        if type(x) is not list:
-            raise CommandError(17046, "both operands of $setIsSubset must be arrays. First argument "
-                                      f"is of type: {type_name(x)}")
-        if type(y) is not list:
-            raise CommandError(17042, "both operands of $setIsSubset must be arrays. Second argument "
-                                      f"is of type: {type_name(y)}")
+        _both_arrays("$setIsSubset", x, y, 17046, 17042)
         keys = {hash_key(v) for v in y}
         return all(hash_key(v) in keys for v in x)
     return ev

@@ -57,7 +57,7 @@ class Notes:
 
 
 def render(meta: dict[str, Any], cells: Cells, memory: list[dict], targets: Sequence[str], n: int,
-           scaling_ns: Sequence[int] = ()) -> str:
+           scaling: Cells | None = None) -> str:
     notes = Notes()
     args = meta.get("args", {})
     lines = [
@@ -73,8 +73,9 @@ def render(meta: dict[str, Any], cells: Cells, memory: list[dict], targets: Sequ
     lines += _floors_table(cells, n, notes)
     for mine in (t for t in targets if t in GINKGO_TARGETS):
         lines += _ratio_table(cells, mine, [t for t in targets if t not in GINKGO_TARGETS], n, notes)
-    if scaling_ns:
-        lines += _scaling_table(cells, targets, sorted({n, *scaling_ns}), notes)
+    if scaling:
+        lines += _scaling_table(scaling, targets, sorted({key[2] for key in scaling}), notes,
+                                args.get("scaling_repeat", 1))
     if memory:
         lines += _memory_table(memory)
     lines += notes.render()
@@ -164,11 +165,15 @@ def _why_no_ratio(cells: Cells, mine: str, peer: str, wid: str, n: int) -> str:
     return f"(peer {b.status})"
 
 
-def _scaling_table(cells: Cells, targets: Sequence[str], ns: Sequence[int], notes: Notes) -> list[str]:
+def _scaling_table(cells: Cells, targets: Sequence[str], ns: Sequence[int], notes: Notes,
+                   runs: int) -> list[str]:
     head = ["workload", "target", *(f"n = {n:,}" for n in ns)]
     lines = ["## Scaling of indexed operations (ops/s)", "",
              "Indexed operations should cost O(log n): rates should stay nearly flat as n grows. "
-             "n = 1,000,000 runs for ginkgodb targets only.", "", _row(head), _row(["---"] * len(head))]
+             "Measured in a separate phase (load and indexes untimed, then W4, W5, W8 only) at every "
+             f"n, so the columns compare like with like (median of {runs} run(s)); n = 1,000,000 runs "
+             "for ginkgodb targets only.",
+             "", _row(head), _row(["---"] * len(head))]
     for wid in SCALING_WORKLOADS:
         for t in targets:
             if not any((t, wid, n) in cells for n in ns):

@@ -36,6 +36,7 @@ class Result:
     seconds: float = 0.0
     detail: str = ""
     repeat: int = 0
+    phase: str = "main"  # "main" (every workload at --n) or "scaling" (W4/W5/W8 at several n)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

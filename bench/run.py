@@ -33,7 +33,7 @@ from .workloads import REGISTRY, ordered_ids
 from .workloads.runner import hard_limit, load_limit
 
 RESULTS_DIR = os.path.join(repo_root(), "bench", "results")
-SCALING_NS = (10_000, 1_000_000)
+SCALING_NS = (10_000, 1_000_000)  # plus --n itself, re-measured in the same phase
 SCALING_PEER_MAX_N = 100_000  # peers are not run at n = 1,000,000
 QUICK = {"n": 2_000, "repeat": 1, "budget": 3.0}
 
@@ -49,7 +49,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--budget", type=float, default=None, help="seconds per workload (30)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--scaling", action="store_true",
-                   help="also run W4/W5/W8 at n=10,000 and n=1,000,000 (ginkgodb only) + memory")
+                   help="also run W4/W5/W8 at n=10,000, --n and 1,000,000 (1M: ginkgodb only) + memory")
     p.add_argument("--scaling-repeat", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="n=2,000, one run, 3 s budgets (smoke test)")
     p.add_argument("--no-floors", action="store_true", help="skip the F1-F3 floors")
@@ -88,18 +88,18 @@ class Runner:
         self.results: list[Result] = []
         self.memory: list[dict] = []
 
-    def worker(self, target: str, n: int, workloads: Sequence[str], repeat: int) -> None:
-        out = os.path.join(self.scratch, f"{target}-{n}-{repeat}.jsonl")
-        log = os.path.join(self.scratch, f"{target}-{n}-{repeat}.log")
+    def worker(self, target: str, n: int, workloads: Sequence[str], repeat: int, phase: str = "main") -> None:
+        out = os.path.join(self.scratch, f"{phase}-{target}-{n}-{repeat}.jsonl")
+        log = os.path.join(self.scratch, f"{phase}-{target}-{n}-{repeat}.log")
         budget = self.args.budget
         cmd = [sys.executable, "-m", "bench.worker", "--target", target, "--n", str(n),
                "--seed", str(self.args.seed), "--budget", str(budget), "--repeat-index", str(repeat),
                "--workloads", ",".join(workloads), "--out", out, "--scratch", self.scratch]
         limit = len(workloads) * hard_limit(budget) + load_limit(budget) + 300
         started = time.monotonic()
-        progress(f"run {repeat + 1}: {target} n={n:,} ...")
+        progress(f"{phase} run {repeat + 1}: {target} n={n:,} ...")
         code, killed = _run_group(cmd, log, limit)
-        records = _read_jsonl(out)
+        records = [{**r, "phase": phase} for r in _read_jsonl(out)]
         self.memory += [r for r in records if r.get("kind") == "memory"]
         got = [Result.from_json(r) for r in records if "kind" not in r]
         self.results += got
@@ -110,8 +110,8 @@ class Runner:
             why = (f"worker killed after {limit:.0f} s" if killed
                    else f"worker exited with code {code} before reporting: {_tail(log)}")
             self.results.append(Result(target, wid, n, status, unit=unit.get(wid, ""), detail=why,
-                                       repeat=repeat))
-        progress(f"run {repeat + 1}: {target} n={n:,} done in {time.monotonic() - started:.0f} s")
+                                       repeat=repeat, phase=phase))
+        progress(f"{phase} run {repeat + 1}: {target} n={n:,} done in {time.monotonic() - started:.0f} s")
 
     def unavailable(self, target: str, n: int, workloads: Sequence[str], reason: str) -> None:
         for wid in workloads:
@@ -172,29 +172,31 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
         shift = rep % max(1, len(order))
         for t in order[shift:] + order[:shift]:
             runner.worker(t, args.n, [] if t == "floors" else workloads, rep)
-    scaling_ns = [s for s in SCALING_NS if s != args.n] if args.scaling else []
-    for n in scaling_ns:
-        chosen = [t for t in available if t in GINKGO_TARGETS or n <= SCALING_PEER_MAX_N]
-        for rep in range(args.scaling_repeat):
-            for t in chosen:
-                runner.worker(t, n, list(markdown.SCALING_WORKLOADS), rep)
+    scaling_ns = sorted({*SCALING_NS, args.n}) if args.scaling else []
+    for rep in range(args.scaling_repeat):
+        for n in scaling_ns:
+            for t in [t for t in available if t in GINKGO_TARGETS or n <= SCALING_PEER_MAX_N]:
+                runner.worker(t, n, list(markdown.SCALING_WORKLOADS), rep, phase="scaling")
     try:
-        return _write(args, runner, targets, scaling_ns)
+        return _write(args, runner, targets)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _write(args: argparse.Namespace, runner: Runner, targets: list[str], scaling_ns: list[int]) -> dict:
+def _write(args: argparse.Namespace, runner: Runner, targets: list[str]) -> dict:
     meta = describe({k: v for k, v in vars(args).items() if k not in {"json", "markdown", "scratch"}})
-    cells = summarize(runner.results)
-    memory = memory_rows(runner.memory)
-    doc = {"meta": meta, "summary": [c.to_json() for c in cells.values()], "memory": memory,
+    cells = summarize(r for r in runner.results if r.phase == "main")
+    scaling = summarize(r for r in runner.results if r.phase == "scaling")
+    # memory: every target at --n from the main phase, and the other sizes from the scaling phase
+    memory = memory_rows(m for m in runner.memory if (m["phase"] == "main") == (m["n"] == args.n))
+    doc = {"meta": meta, "summary": [c.to_json() for c in cells.values()],
+           "scaling": [c.to_json() for c in scaling.values()], "memory": memory,
            "results": [r.to_json() for r in runner.results], "raw_memory": runner.memory}
     stamp = dt.datetime.now().strftime("%Y-%m-%dT%H%M")
     out_dir = os.path.join(RESULTS_DIR, "tmp") if args.quick else RESULTS_DIR
     json_path = args.json or os.path.join(out_dir, f"{stamp}.json")
     md_path = args.markdown or os.path.join(out_dir, "quick.md" if args.quick else "latest.md")
-    text = markdown.render(meta, cells, memory, targets, args.n, scaling_ns)
+    text = markdown.render(meta, cells, memory, targets, args.n, scaling)
     for path, content in ((json_path, json.dumps(doc, indent=1, default=str)), (md_path, text)):
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w") as f:

@@ -93,3 +93,15 @@ def test_ping_floor_server_answers_pymongo(tmp_path):
     finally:
         client.close()
         server.stop()
+
+
+def test_markdown_flags_wrong_answers_and_explains_every_gap():
+    from bench.markdown import render
+    results = [Result("ginkgo-memory", "W4", 10, OK, rate=100.0, unit="ops/s"),
+               Result("mongomock", "W4", 10, WRONG, rate=900.0, unit="ops/s", detail="sku mismatch"),
+               Result("ginkgo-memory", "W10", 10, OK, rate=5.0, unit="docs/s"),
+               Result("mongomock", "W10", 10, UNSUPPORTED, unit="docs/s", detail="NotImplementedError: x")]
+    meta = {"date": "d", "python": "3", "cpus": 2, "platform": "p", "args": {"repeat": 1}}
+    text = render(meta, summarize(results), [], ["ginkgo-memory", "mongomock"], 10)
+    assert "**WRONG** (900) [1]" in text and "unsupported [2]" in text
+    assert "1. `mongomock`: sku mismatch" in text and "(peer WRONG)" in text

@@ -93,12 +93,36 @@ def _targets(engine, txn, state, st_q: dict, multi: bool, hint=None, sort=None, 
     req = Q.FindRequest(filter=st_q, hint=hint, sort=sort, limit=0 if multi else 1, collation=collation,
                         variables=variables)
     built = Q.build(engine, state, engine.reader(txn), req, for_write=True)
-    rows = []
-    for rid, raw, doc in built.root.rows():
-        rows.append((rid, raw, doc if doc is not None else bson.decode(raw)))
-        if not multi:
-            break
-    return rows, built
+    if not multi:
+        for rid, raw, doc in built.root.rows():
+            return [(rid, raw, doc if doc is not None else bson.decode(raw))], built
+        return [], built
+    # Many targets: remember only their record ids (the scan must finish before the first write),
+    # then read each again as it is written, so memory stays small whatever the match count.
+    rids = [row[0] for row in built.root.rows()]
+    return _reread(txn, state, rids), built
+
+
+class _reread:
+    """The (rid, raw, doc) rows of `rids`, read from the writer's transaction one at a time."""
+
+    __slots__ = ("_txn", "_state", "_rids")
+
+    def __init__(self, txn, state, rids: list) -> None:
+        self._txn, self._state, self._rids = txn, state, rids
+
+    def __len__(self) -> int:
+        return len(self._rids)
+
+    def __bool__(self) -> bool:
+        return bool(self._rids)
+
+    def __iter__(self):
+        get, key = self._txn.get, self._state.record_key
+        for rid in self._rids:
+            raw = get(key(rid))
+            if raw is not None:
+                yield rid, raw, bson.decode(raw)
 
 
 def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):

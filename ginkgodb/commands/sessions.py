@@ -39,31 +39,15 @@ def start_session(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     return {"id": {"id": Binary.from_uuid(uuid.uuid4())}, "timeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES}
 
 
-@command("endSessions", help="end a set of logical sessions")
-def end_sessions(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+def _validate_only(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    """Sessions keep no server state yet: these commands check their session list and succeed."""
     _session_list(cmd)
     return {}
 
 
-@command("refreshSessions", help="renew a set of logical sessions")
-def refresh_sessions(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
-    _session_list(cmd)
-    return {}
-
-
-@command("killSessions", help="kill a logical session and its operations")
-def kill_sessions(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
-    _session_list(cmd)
-    return {}
-
-
-@command("killAllSessions", help="kill all logical sessions, for a user, and their operations")
-def kill_all_sessions(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
-    _session_list(cmd)
-    return {}
-
-
-@command("killAllSessionsByPattern", help="kill logical sessions by pattern")
-def kill_all_sessions_by_pattern(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
-    _session_list(cmd)
-    return {}
+for _name, _help in (("endSessions", "end a set of logical sessions"),
+                     ("refreshSessions", "renew a set of logical sessions"),
+                     ("killSessions", "kill a logical session and its operations"),
+                     ("killAllSessions", "kill all logical sessions, for a user, and their operations"),
+                     ("killAllSessionsByPattern", "kill logical sessions by pattern")):
+    command(_name, help=_help)(_validate_only)

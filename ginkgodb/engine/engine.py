@@ -24,6 +24,8 @@ class CollectionState:
         self.record_prefix = layout.record_prefix(meta.id)
         self.indexes: list[IndexRuntime] = []
         self._validator = None
+        self.count: Optional[int] = None  # documents, once counted (committed writes only)
+        self.pending = 0                    # inserts minus deletes of the open write transaction
         self.capped = bool(meta.options.get("capped"))
         self.capped_totals = None  # [documents, bytes], counted when first needed
         self.refresh()
@@ -123,6 +125,15 @@ class Engine:
                 raise
             else:
                 txn.commit()
+                self._settle_counts()
+
+    def _settle_counts(self) -> None:
+        """After a commit, fold each collection's pending inserts/deletes into its count."""
+        for state in self._states.values():
+            if state.pending:
+                if state.count is not None:
+                    state.count += state.pending
+                state.pending = 0
 
     def _reload_catalog(self) -> None:
         self.catalog = Catalog()

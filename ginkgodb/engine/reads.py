@@ -99,9 +99,14 @@ def count(engine, db: str, coll: str, filt: Optional[dict], skip: int = 0, limit
 
 
 def _record_count(engine, state) -> int:
-    from ..storage.kv import prefix_end
-    with engine.kv.begin() as txn:
-        return sum(1 for _ in txn.scan(state.record_prefix, prefix_end(state.record_prefix)))
+    """The collection's document count: counted once (under the write lock, so no write is
+    half-counted), then kept by the writes themselves (see Engine.write)."""
+    if state.count is None:
+        from ..storage.kv import prefix_end
+        with engine.lock, engine.kv.begin() as txn:
+            if state.count is None:
+                state.count = sum(1 for _ in txn.scan(state.record_prefix, prefix_end(state.record_prefix)))
+    return state.count
 
 
 def distinct(engine, db: str, coll: str, key: str, filt: Optional[dict], ctx=None, collation=None,

@@ -22,6 +22,7 @@ def insert_record(engine, txn, state, doc: dict, raw: bytes) -> int:
         planned.append((ix, keys, multikey))
     txn.put(state.record_key(rid), raw)
     _write_entries(engine, txn, state, planned, rid)
+    state.pending += 1
     if state.capped:
         capped.after_insert(txn, state, raw)
     return rid
@@ -91,4 +92,5 @@ def delete_record(txn, state, rid: int, doc: dict) -> None:
     if state.capped:
         raw = txn.get(key)
         capped.after_delete(state, len(raw) if raw is not None else 0)
-    txn.delete(key)
+    if txn.delete(key):
+        state.pending -= 1

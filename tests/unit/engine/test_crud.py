@@ -179,3 +179,22 @@ def test_read_concerns_a_standalone_accepts(run):
     assert run.error({"find": "c", "readConcern": {"level": "snapshot"}})["code"] == 123
     assert run.error({"find": "c", "readConcern": {"level": "bogus"}})["code"] == 9
     assert run.error({"find": "c", "readConcern": {"afterClusterTime": __import__("bson").Timestamp(0, 1)}})["code"] == 20
+
+
+def test_count_without_a_filter_stays_exact_through_writes_and_rollbacks(run, engine):
+    run.insert("c", *({"_id": i} for i in range(10)))
+    assert run({"count": "c"})["n"] == 10  # counted once here, then maintained
+    run.insert("c", {"_id": 10}, {"_id": 1}, {"_id": 11}, ordered=False)  # one duplicate
+    assert run({"count": "c"})["n"] == 12
+    run({"delete": "c", "deletes": [{"q": {"_id": {"$lt": 5}}, "limit": 0}]})
+    assert run({"count": "c"})["n"] == 7
+    with pytest.raises(RuntimeError):
+        with engine.write() as txn:  # a write that rolls back leaves the count alone
+            from ginkgodb.engine.records import insert_record
+            state = engine.collection("test", "c")
+            insert_record(engine, txn, state, {"_id": 99}, __import__("bson").encode({"_id": 99}))
+            raise RuntimeError("abort")
+    assert run({"count": "c"})["n"] == 7 == len(run.find("c"))
+    run({"create": "capped", "capped": True, "size": 100000, "max": 3})
+    run.insert("capped", *({"_id": i} for i in range(5)))
+    assert run({"count": "capped"})["n"] == 3

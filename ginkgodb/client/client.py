@@ -176,7 +176,7 @@ class MongoClient(SettingsHolder):
     def start_session(self, causal_consistency: Optional[bool] = None,
                       default_transaction_options: Any = None,
                       snapshot: Optional[bool] = False) -> ClientSession:
-        """A session for `session=` arguments (transactions are not supported yet)."""
+        """A session for `session=` arguments and transactions (pymongo's ClientSession API)."""
         self._runner._check_open()
         options = new_session_options(causal_consistency, default_transaction_options, snapshot)
         return ClientSession(self, options)

@@ -1,26 +1,41 @@
-"""A minimal ClientSession: enough for `with client.start_session() as s:` and `session=` arguments.
+"""ClientSession: pymongo's session API, transactions included, over the command layer.
 
-Commands run with an explicit session carry its `lsid`, as pymongo sends them. Transactions are
-not available: like a standalone mongod, starting one fails with IllegalOperation (20).
+The session keeps pymongo's client-side transaction state machine and sends exactly the
+commands pymongo sends (`startTransaction`/`autocommit`/`txnNumber` on the operations,
+`commitTransaction`/`abortTransaction` at the end). Whether a transaction is possible is decided
+by the server side (the commands layer), never here: code written against pymongo sees the same
+answers, from the same place, embedded and over the wire.
 """
 from __future__ import annotations
 
+import enum
+import time
 import uuid
 from typing import Any, Callable, Optional, TypeVar
 
 from bson.binary import Binary
-from pymongo.client_session import SessionOptions
-from pymongo.errors import ConfigurationError, InvalidOperation, OperationFailure
-
-from .raising import MAX_WIRE_VERSION
+from bson.int64 import Int64
+from pymongo.client_session import SessionOptions, TransactionOptions
+from pymongo.errors import ConfigurationError, InvalidOperation, PyMongoError
+from pymongo.read_preferences import ReadPreference
 
 T = TypeVar("T")
 
-NO_TRANSACTIONS = "Transaction numbers are only allowed on a replica set member or mongos"
+#: the convenient API gives up retrying after this long (the transactions-convenient-api spec)
+WITH_TRANSACTION_TIMEOUT = 120.0
+
+
+class TxnState(enum.Enum):
+    NONE = 1
+    STARTING = 2
+    IN_PROGRESS = 3
+    COMMITTED = 4
+    COMMITTED_EMPTY = 5
+    ABORTED = 6
 
 
 class ClientSession:
-    """A logical session of one MongoClient (pymongo's ClientSession API, without transactions)."""
+    """A logical session of one MongoClient (pymongo's ClientSession API)."""
 
     def __init__(self, client: Any, options: SessionOptions, implicit: bool = False) -> None:
         self._client = client
@@ -31,6 +46,9 @@ class ClientSession:
         self._cluster_time: Optional[dict] = None
         self._operation_time: Any = None
         self._snapshot_time: Any = None
+        self._txn_number = 0
+        self._txn_state = TxnState.NONE
+        self._txn_options: Optional[TransactionOptions] = None
 
     @property
     def client(self) -> Any:
@@ -51,7 +69,7 @@ class ClientSession:
 
     @property
     def in_transaction(self) -> bool:
-        return False
+        return self._txn_state in (TxnState.STARTING, TxnState.IN_PROGRESS)
 
     @property
     def cluster_time(self) -> Optional[dict]:
@@ -74,6 +92,10 @@ class ClientSession:
         self._operation_time = operation_time
 
     def end_session(self) -> None:
+        if self._ended:
+            return
+        if self.in_transaction:
+            self.abort_transaction()
         self._ended = True
 
     def __enter__(self) -> "ClientSession":
@@ -82,30 +104,104 @@ class ClientSession:
     def __exit__(self, *exc: Any) -> None:
         self.end_session()
 
+    # ------------------------------------------------------------------ transactions
     def start_transaction(self, read_concern: Any = None, write_concern: Any = None,
-                          read_preference: Any = None, max_commit_time_ms: Any = None) -> Any:
-        """Not supported: fails as a standalone mongod does."""
+                          read_preference: Any = None, max_commit_time_ms: Any = None) -> "ClientSession":
+        """Begin a transaction; its first operation tells the server (pymongo's behaviour)."""
         self._check_ended()
         if self._options.snapshot:
             raise InvalidOperation("Transactions are not supported in snapshot sessions")
-        raise OperationFailure(NO_TRANSACTIONS, 20, {"ok": 0.0, "errmsg": NO_TRANSACTIONS,
-                                                     "code": 20, "codeName": "IllegalOperation"},
-                               MAX_WIRE_VERSION)
+        if self.in_transaction:
+            raise InvalidOperation("Transaction already in progress")
+        defaults = self._options.default_transaction_options
+        read_concern = read_concern or (defaults and defaults.read_concern) or self._client.read_concern
+        write_concern = write_concern or (defaults and defaults.write_concern) or self._client.write_concern
+        read_preference = (read_preference or (defaults and defaults.read_preference)
+                           or self._client.read_preference)
+        if max_commit_time_ms is None and defaults is not None:
+            max_commit_time_ms = defaults.max_commit_time_ms
+        self._txn_options = TransactionOptions(read_concern, write_concern, read_preference,
+                                               max_commit_time_ms)
+        if not self._txn_options.write_concern.acknowledged:
+            raise ConfigurationError("transactions do not support unacknowledged write concern: "
+                                     f"{self._txn_options.write_concern!r}")
+        self._txn_number += 1
+        self._txn_state = TxnState.STARTING
+        return self
+
+    def commit_transaction(self) -> None:
+        self._check_ended()
+        state = self._txn_state
+        if state is TxnState.NONE:
+            raise InvalidOperation("No transaction started")
+        if state in (TxnState.STARTING, TxnState.COMMITTED_EMPTY):
+            self._txn_state = TxnState.COMMITTED_EMPTY  # nothing reached the server
+            return
+        if state is TxnState.ABORTED:
+            raise InvalidOperation("Cannot call commitTransaction after calling abortTransaction")
+        self._txn_state = TxnState.COMMITTED
+        self._finish("commitTransaction")
+
+    def abort_transaction(self) -> None:
+        self._check_ended()
+        state = self._txn_state
+        if state is TxnState.NONE:
+            raise InvalidOperation("No transaction started")
+        if state is TxnState.STARTING:
+            self._txn_state = TxnState.ABORTED
+            return
+        if state is TxnState.ABORTED:
+            raise InvalidOperation("Cannot call abortTransaction twice")
+        if state in (TxnState.COMMITTED, TxnState.COMMITTED_EMPTY):
+            raise InvalidOperation("Cannot call abortTransaction after calling commitTransaction")
+        try:
+            self._finish("abortTransaction")
+        except PyMongoError:
+            pass  # pymongo ignores abort errors: the server aborts on its own
+        finally:
+            self._txn_state = TxnState.ABORTED
+
+    def _finish(self, name: str) -> None:
+        options = self._txn_options
+        cmd: dict = {name: 1}
+        if name == "commitTransaction" and options is not None and options.max_commit_time_ms:
+            cmd["maxTimeMS"] = options.max_commit_time_ms
+        write_concern = options.write_concern if options is not None else None
+        self._client._runner.run("admin", cmd, session=self, write_concern=write_concern,
+                                 parse_write_concern_error=True)
 
     def with_transaction(self, callback: Callable[["ClientSession"], T], read_concern: Any = None,
                          write_concern: Any = None, read_preference: Any = None,
                          max_commit_time_ms: Any = None) -> T:
-        self.start_transaction(read_concern, write_concern, read_preference, max_commit_time_ms)
-        raise AssertionError("unreachable")  # pragma: no cover
+        """Run `callback` in a transaction and commit it, retrying as the convenient API says."""
+        started = time.monotonic()
+        while True:
+            self.start_transaction(read_concern, write_concern, read_preference, max_commit_time_ms)
+            try:
+                result = callback(self)
+            except BaseException as exc:
+                if self.in_transaction:
+                    self.abort_transaction()
+                if (isinstance(exc, PyMongoError) and exc.has_error_label("TransientTransactionError")
+                        and time.monotonic() - started < WITH_TRANSACTION_TIMEOUT):
+                    continue
+                raise
+            if not self.in_transaction:
+                return result  # the callback committed or aborted on its own
+            while True:
+                try:
+                    self.commit_transaction()
+                except PyMongoError as exc:
+                    within = time.monotonic() - started < WITH_TRANSACTION_TIMEOUT
+                    if (exc.has_error_label("UnknownTransactionCommitResult") and within
+                            and getattr(exc, "code", None) != 50):  # MaxTimeMSExpired: give up
+                        continue
+                    if exc.has_error_label("TransientTransactionError") and within:
+                        break
+                    raise
+                return result
 
-    def commit_transaction(self) -> None:
-        self._check_ended()
-        raise InvalidOperation("No transaction started")
-
-    def abort_transaction(self) -> None:
-        self._check_ended()
-        raise InvalidOperation("No transaction started")
-
+    # ------------------------------------------------------------------ plumbing
     def _check_ended(self) -> None:
         if self._ended:
             raise InvalidOperation("Cannot use ended session")
@@ -132,11 +228,28 @@ class ClientSession:
             self._snapshot_time = at if at is not None else reply.get("atClusterTime")
 
     def _apply_to(self, cmd: dict, client: Any) -> None:
-        """Attach this session to a command, refusing sessions from other clients."""
+        """Attach this session (and its transaction) to a command, as pymongo does."""
         if self._client is not client:
             raise InvalidOperation("Can only use session with the MongoClient that started it")
         self._check_ended()
         cmd["lsid"] = self._session_id
+        name = next(iter(cmd))
+        finishing = name in ("commitTransaction", "abortTransaction")
+        if not self.in_transaction and not finishing:
+            if self._txn_state is not TxnState.NONE:
+                self._txn_state = TxnState.NONE  # a later operation outside the transaction
+            return
+        if self._txn_state is TxnState.STARTING:
+            options = self._txn_options
+            if options is not None and options.read_preference != ReadPreference.PRIMARY:
+                raise InvalidOperation("read preference in a transaction must be primary, not: "
+                                       f"{options.read_preference!r}")
+            cmd["startTransaction"] = True
+            if options is not None and options.read_concern.level:
+                cmd["readConcern"] = options.read_concern.document
+            self._txn_state = TxnState.IN_PROGRESS
+        cmd["txnNumber"] = Int64(self._txn_number)
+        cmd["autocommit"] = False
 
 
 def check_session_for_write(session: Optional[ClientSession], write_concern: Any) -> None:

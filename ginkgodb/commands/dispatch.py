@@ -64,6 +64,18 @@ def check_read_concern(rc: Any) -> None:
         raise CommandError(ErrorCode.NotAReplicaSet, "node needs to be a replica set member to use read concern")
 
 
+#: generic fields that ask for a multi-document transaction or a retryable write: refused until
+#: transactions exist, exactly as a standalone mongod refuses them, before the command runs
+TRANSACTION_FIELDS = ("txnNumber", "startTransaction", "autocommit")
+NO_TRANSACTIONS = "Transaction numbers are only allowed on a replica set member or mongos"
+
+
+def refuse_transaction_fields(cmd: Mapping[str, Any]) -> None:
+    for field in TRANSACTION_FIELDS:
+        if field in cmd:
+            raise CommandError(ErrorCode.IllegalOperation, NO_TRANSACTIONS)
+
+
 def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     """Run one command document; always returns a reply with `ok` (never raises CommandError)."""
     try:
@@ -74,6 +86,7 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if spec.admin_only and cmd.get("$db", "admin") != "admin":
             raise CommandError(ErrorCode.Unauthorized,
                                f"{name} may only be run against the admin database.")
+        refuse_transaction_fields(cmd)
         if "readConcern" in cmd:
             check_read_concern(cmd["readConcern"])
         saved = ctx.deadline

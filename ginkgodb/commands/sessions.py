@@ -51,3 +51,14 @@ for _name, _help in (("endSessions", "end a set of logical sessions"),
                      ("killAllSessions", "kill all logical sessions, for a user, and their operations"),
                      ("killAllSessionsByPattern", "kill logical sessions by pattern")):
     command(_name, help=_help)(_validate_only)
+
+
+def _no_transaction(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+    """Without a transaction number there is no transaction to finish (a standalone's answer)."""
+    from .dispatch import NO_TRANSACTIONS
+    raise CommandError(ErrorCode.IllegalOperation, NO_TRANSACTIONS)
+
+
+for _name, _help in (("commitTransaction", "commit a multi-document transaction"),
+                     ("abortTransaction", "abort a multi-document transaction")):
+    command(_name, help=_help, admin_only=True)(_no_transaction)

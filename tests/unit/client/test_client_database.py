@@ -151,12 +151,49 @@ def test_explicit_session_adds_lsid_and_belongs_to_its_client(client, channel):
         client.db.c.insert_one({}, session=session)
 
 
-def test_transactions_fail_as_on_a_standalone_server(client):
+def test_transactions_send_pymongos_commands(client, channel):
+    """The session sends what pymongo sends: the transaction fields on the first operation,
+    txnNumber/autocommit on the next, the transaction's write concern on commit only."""
     session = client.start_session()
-    with pytest.raises(OperationFailure) as info:
-        session.start_transaction()
-    assert info.value.code == 20
+    session.start_transaction(write_concern=WriteConcern(w="majority"))
+    assert session.in_transaction
+    client.db.c.insert_one({"_id": 1}, session=session)
+    client.db.c.insert_one({"_id": 2}, session=session)
+    session.commit_transaction()
     assert not session.in_transaction
+    first, second = channel.named("insert")
+    assert first["startTransaction"] is True and first["autocommit"] is False
+    assert "startTransaction" not in second and second["txnNumber"] == first["txnNumber"] == 1
+    assert "writeConcern" not in first and "writeConcern" not in second
+    (commit,) = channel.named("commitTransaction")
+    assert commit["$db"] == "admin" and commit["txnNumber"] == 1 and commit["autocommit"] is False
+    assert commit["writeConcern"] == {"w": "majority"} and commit["lsid"] == first["lsid"]
+
+
+def test_transaction_refused_by_the_server_side_is_reported(client, channel):
+    """Against a standalone the first operation fails with 20; abort then sends abortTransaction."""
+    channel.on("insert", error_reply(20, "Transaction numbers are only allowed on a replica set "
+                                         "member or mongos", "IllegalOperation"))
+    session = client.start_session()
+    session.start_transaction()
+    with pytest.raises(OperationFailure) as info:
+        client.db.c.insert_one({"_id": 1}, session=session)
+    assert info.value.code == 20
+    session.abort_transaction()
+    assert not session.in_transaction and len(channel.named("abortTransaction")) == 1
+
+
+def test_transaction_state_errors_match_pymongo(client, channel):
+    session = client.start_session()
+    with pytest.raises(InvalidOperation, match="No transaction started"):
+        session.commit_transaction()
+    session.start_transaction()
+    with pytest.raises(InvalidOperation, match="Transaction already in progress"):
+        session.start_transaction()
+    session.commit_transaction()  # nothing ran: no command is sent
+    assert channel.named("commitTransaction") == []
+    with pytest.raises(InvalidOperation, match="after calling commitTransaction"):
+        session.abort_transaction()
 
 
 def test_explicit_session_with_unacknowledged_write_is_refused(client):

@@ -65,6 +65,7 @@ class ErrorCode(enum.IntEnum):
     DocumentValidationFailure = 121
     NotImplemented = 238
     CappedPositionLost = 136
+    QueryPlanKilled = 175
     CommandNotSupportedOnView = 166
     ViewDepthLimitExceeded = 149
     OptionNotSupportedOnView = 167

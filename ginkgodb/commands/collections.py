@@ -69,8 +69,8 @@ def create(ctx, cmd) -> dict:
     if not isinstance(name, str):
         raise CommandError(ErrorCode.TypeMismatch, "BSON field 'create.create' is the wrong type, expected type 'string'")
     options = _create_options(cmd)
-    with ctx.engine.write() as txn:
-        ddl.create_collection(ctx.engine, txn, db, name, options)
+    with ctx.engine.write() as batch:
+        ddl.create_collection(batch, db, name, options)
     return {}
 
 
@@ -79,11 +79,11 @@ def drop(ctx, cmd) -> dict:
     db = P.database(cmd)
     coll = P.collection(cmd, db)
     engine = ctx.engine
-    with engine.write() as txn:
-        meta = engine.catalog.get(db, coll)
+    with engine.write() as batch:
+        meta = batch.catalog.get(db, coll)
         if meta is None:
             return {}
-        was = ddl.drop_collection(engine, txn, meta)
+        was = ddl.drop_collection(batch, meta)
     return {"nIndexesWas": was, "ns": f"{db}.{coll}"}
 
 
@@ -128,11 +128,11 @@ def rename_collection(ctx, cmd) -> dict:
     if source == target:
         raise CommandError(ErrorCode.IllegalOperation, "Can't rename a collection to itself")
     engine = ctx.engine
-    with engine.write() as txn:
-        meta = engine.catalog.get(src_db, src_coll)
+    with engine.write() as batch:
+        meta = batch.catalog.get(src_db, src_coll)
         if meta is None:
             raise CommandError(ErrorCode.NamespaceNotFound, f"Source collection {source} does not exist")
-        ddl.rename_collection(engine, txn, meta, dst_db, dst_coll, P.get_bool(cmd, "dropTarget"))
+        ddl.rename_collection(batch, meta, dst_db, dst_coll, P.get_bool(cmd, "dropTarget"))
     return {}
 
 
@@ -143,31 +143,31 @@ def coll_mod(ctx, cmd) -> dict:
     db = P.database(cmd)
     coll = P.collection(cmd, db)
     engine = ctx.engine
-    with engine.write() as txn:
-        state = engine.collection(db, coll)
-        if state is None:
+    with engine.write() as batch:
+        meta = batch.catalog.get(db, coll)
+        if meta is None:
             raise CommandError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{coll}")
         options = _create_options({k: v for k, v in cmd.items()
                                    if k in ("validator", "validationLevel", "validationAction")})
-        state.meta.options.update(options)
-        reply = _mod_index(state, P.get_doc(cmd, "index"))
-        engine.catalog.save(txn, state.meta)
-        state.refresh()
+        indexes, reply = _mod_index(meta, P.get_doc(cmd, "index"))
+        ddl.modify_collection(batch, meta, options, indexes)
     return reply
 
 
-def _mod_index(state, spec) -> dict:
+def _mod_index(meta, spec) -> tuple:
     if not spec:
-        return {}
+        return None, {}
     target = spec.get("keyPattern", spec.get("name"))
     from ..engine.indexes import find_index
-    ix = find_index(state.meta.indexes, P.plain(target))
+    ix = find_index(list(meta.indexes), P.plain(target))
     if ix is None:
-        raise CommandError(ErrorCode.IndexNotFound, f"cannot find index {target} for ns {state.meta.ns}")
+        raise CommandError(ErrorCode.IndexNotFound, f"cannot find index {target} for ns {meta.ns}")
     reply = {}
+    options = dict(ix.options)
     for option in ("hidden", "expireAfterSeconds"):
         if option in spec:
             reply[f"{option}_old"] = ix.options.get(option, False if option == "hidden" else None)
-            ix.options[option] = spec[option]
+            options[option] = spec[option]
             reply[f"{option}_new"] = spec[option]
-    return reply
+    changed = ix.evolve(options=options)
+    return [changed if i is ix else i for i in meta.indexes], reply

@@ -12,9 +12,9 @@ from .registry import command
 def drop_database(ctx, cmd) -> dict:
     db = P.database(cmd)
     engine = ctx.engine
-    with engine.write() as txn:
-        for meta in engine.catalog.in_db(db):
-            ddl.drop_collection(engine, txn, meta)
+    with engine.write() as batch:
+        for meta in batch.catalog.in_db(db):
+            ddl.drop_collection(batch, meta)
     return {"dropped": db}
 
 

@@ -21,10 +21,10 @@ def create_indexes(ctx, cmd) -> dict:
         raise CommandError(ErrorCode.BadValue, "Must specify at least one index to create")
     specs = [P.plain(s) for s in specs]
     engine = ctx.engine
-    with engine.write() as txn:
-        created = engine.collection(db, coll) is None
-        state = ddl.ensure_collection(engine, txn, db, coll)  # refuses views (166)
-        before, after, note = ddl.create_indexes(engine, txn, state, specs)
+    with engine.write() as batch:
+        created = batch.collection(db, coll) is None
+        state = ddl.ensure_collection(batch, db, coll)  # refuses views (166)
+        before, after, note = ddl.create_indexes(batch, state, specs)
     reply: dict = {"numIndexesBefore": before, "numIndexesAfter": after,
                    "createdCollectionAutomatically": created}
     if note:
@@ -42,11 +42,11 @@ def drop_indexes(ctx, cmd) -> dict:
         raise CommandError(ErrorCode.IDLFailedToParse,
                            "BSON field 'dropIndexes.index' is missing but a required field")
     engine = ctx.engine
-    with engine.write() as txn:
-        state = engine.collection(db, coll)
+    with engine.write() as batch:
+        state = batch.collection(db, coll)
         if state is None:
             raise CommandError(ErrorCode.NamespaceNotFound, f"ns not found {db}.{coll}")
-        was = ddl.drop_indexes(engine, txn, state, which)
+        was = ddl.drop_indexes(batch, state, which)
     return {"nIndexesWas": was}
 
 

@@ -27,20 +27,25 @@ def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[d
     from ..query.pipeline import PipelineContext
 
     def source(src_db: str, src_coll: str, filter: Optional[dict] = None) -> Iterator[dict]:
-        state = engine.collection(src_db, src_coll)
-        if state is None:
-            return iter(())
-        return _docs(engine, state, Q.FindRequest(filter=filter or {}), ctx)
+        return _docs(engine, src_db, src_coll, Q.FindRequest(filter=filter or {}), ctx)
 
     return PipelineContext(db=db, variables=dict(variables or {}), source=source, collection=coll)
 
 
-def _docs(engine, state, req: Q.FindRequest, ctx, reader=None) -> Iterator[dict]:
+def _docs(engine, db: str, coll: str, req: Q.FindRequest, ctx, reader=None) -> Iterator[dict]:
+    """The documents of a collection matching `req` (none when it does not exist)."""
     own = reader is None
     reader = reader or engine.reader()
-    built = Q.build(engine, state, reader, req, ctx)
-    decode = bson.decode
     try:
+        reader.open()
+        state = reader.catalog.collection(db, coll)
+        if state is None:
+            if req.filter:
+                from ..query.match import compile_filter
+                compile_filter(req.filter)
+            return
+        built = Q.build(state, reader, req, ctx)
+        decode = bson.decode
         for _, raw, doc in built.root.rows():
             yield doc if doc is not None else decode(raw)
     finally:
@@ -92,7 +97,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     server knows) to callables taking the stage's spec and returning documents."""
     from ..query.pipeline import run_pipeline
     from .views import resolve
-    view = resolve(engine, db, coll) if coll is not None else None
+    view = resolve(engine.catalog, db, coll) if coll is not None else None
     if view is not None:
         coll, pipeline = view[0], view[1] + list(pipeline)
     pctx = pipeline_context(engine, db, coll, variables, ctx)
@@ -109,14 +114,10 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     elif coll is None:
         docs = run_pipeline(pipeline, iter(()), pctx)
     else:
-        state = engine.collection(db, coll)
         req, rest = split_pushdown(pipeline)
         req.variables = variables
         req.collation = collation  # applies to the leading $match/$sort the planner runs
-        source = _docs(engine, state, req, ctx, reader) if state is not None else iter(())
-        if state is None and req.filter:
-            from ..query.match import compile_filter
-            compile_filter(req.filter)
+        source = _docs(engine, db, coll, req, ctx, reader)
         docs = run_pipeline(rest, source, pctx) if rest else source
     if out_stage is not None:
         write_out(engine, db, out_stage, docs)
@@ -176,16 +177,16 @@ def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
     if not isinstance(target, str):
         raise CommandError(ErrorCode.FailedToParse, f"{name} requires a target collection name")
     results = list(docs)
-    with engine.write() as txn:
-        state = ensure_collection(engine, txn, target_db, target)
+    with engine.write() as batch:
+        state = ensure_collection(batch, target_db, target)
         if name == "$out":
-            for rid, raw, doc in list(_all_rows(engine, txn, state)):
-                delete_record(txn, state, rid, doc)
+            for rid, raw, doc in list(_all_rows(engine, batch, state)):
+                delete_record(batch, state, rid, doc, raw)
             for doc in results:
                 d, raw = prepare_insert(doc)
-                insert_record(engine, txn, state, d, raw)
+                insert_record(batch, batch.collection(target_db, target), d, raw)
             return
-        merger = _Merger(engine, txn, state, options)
+        merger = _Merger(engine, batch, target_db, target, options)
         for doc in results:
             merger.merge(doc)
 
@@ -193,8 +194,8 @@ def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
 class _Merger:
     """One $merge: documents matched on `on` fields, then whenMatched / whenNotMatched."""
 
-    def __init__(self, engine, txn, state, options: dict) -> None:
-        self.engine, self.txn, self.state = engine, txn, state
+    def __init__(self, engine, batch, db: str, coll: str, options: dict) -> None:
+        self.engine, self.batch, self.db, self.coll = engine, batch, db, coll
         on = options.get("on", "_id")
         self.on = [on] if isinstance(on, str) else list(on)
         self.when_matched = options.get("whenMatched", "merge")
@@ -209,9 +210,10 @@ class _Merger:
 
     def merge(self, doc: dict) -> None:
         from .records import update_record
-        engine, txn, state = self.engine, self.txn, self.state
+        engine, batch = self.engine, self.batch
+        state = batch.collection(self.db, self.coll)
         query = {f: doc.get(f) for f in self.on}
-        built = Q.build(engine, state, engine.reader(txn), Q.FindRequest(filter=query, limit=1), for_write=True)
+        built = Q.build(state, engine.reader(batch.txn), Q.FindRequest(filter=query, limit=1), for_write=True)
         for rid, raw, old in built.root.rows():
             old = old if old is not None else bson.decode(raw)
             if self.when_matched == "fail":
@@ -225,7 +227,7 @@ class _Merger:
                 new = {**doc, "_id": old["_id"]}
             else:
                 new = {**old, **doc}
-            update_record(engine, txn, state, rid, old, raw, new)
+            update_record(batch, state, rid, old, raw, new)
             return
         if self.when_not_matched == "discard":
             return
@@ -233,10 +235,10 @@ class _Merger:
             raise CommandError(13113, "$merge could not find a matching document in the target collection "
                                       "for at least one document in the source collection")
         d, raw = prepare_insert(doc)
-        insert_record(engine, txn, state, d, raw)
+        insert_record(batch, state, d, raw)
 
 
-def _all_rows(engine, txn, state):
-    built = Q.build(engine, state, engine.reader(txn), Q.FindRequest(), for_write=True)
+def _all_rows(engine, batch, state):
+    built = Q.build(state, engine.reader(batch.txn), Q.FindRequest(), for_write=True)
     for rid, raw, doc in built.root.rows():
         yield rid, raw, doc if doc is not None else bson.decode(raw)

@@ -1,19 +1,27 @@
 """The catalog: which collections and indexes exist, persisted beside the data.
 
-One BSON entry per collection (its options and index specs) under `layout.catalog_key`. The
-in-memory copy is rebuilt at open and changed only under the engine's write lock, in the same
-storage transaction as the data it describes.
+One BSON entry per collection (its options and index specs) under `layout.catalog_key`.
+Entries are immutable values (`CollectionMeta`, `IndexMeta`): a change makes a new entry. A
+`Catalog` is one generation of the whole set. Published catalogs are never changed; a write
+batch edits a private copy (`edit()`) that becomes the next published catalog only when the
+batch's storage transaction commits (docs/design/seams.md).
 """
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import bson
 from bson.binary import Binary, UuidRepresentation
 
 from . import layout
+
+if TYPE_CHECKING:
+    from ..storage.kv import Snapshot
+    from .collection import Collection
 
 # Index spec fields we store and return as given (besides v, key, name).
 INDEX_OPTION_FIELDS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "hidden",
@@ -22,14 +30,18 @@ INDEX_OPTION_FIELDS = ("unique", "sparse", "partialFilterExpression", "expireAft
                        "wildcardProjection", "storageEngine", "background")
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class IndexMeta:
+    """One index of a collection, as persisted. Immutable: `evolve` makes a changed copy."""
+
     id: int
     name: str
     key: dict            # field -> direction (1, -1, "hashed", ...), in order
     options: dict = field(default_factory=dict)
-    multikey_paths: set = field(default_factory=set)
-    ready: bool = True
+    multikey_paths: frozenset = frozenset()
+
+    def evolve(self, **changes: Any) -> "IndexMeta":
+        return dataclasses.replace(self, **changes)
 
     @property
     def unique(self) -> bool:
@@ -43,18 +55,14 @@ class IndexMeta:
     def partial(self) -> Optional[dict]:
         return self.options.get("partialFilterExpression")
 
-    @property
+    @cached_property
     def collation(self) -> Any:
         """The index's Collation (None: simple); strings are keyed by it."""
         spec = self.options.get("collation")
         if not spec:
             return None
         from ..bsonutil.collation import from_spec
-        cached = self.__dict__.get("_collation")
-        if cached is None or cached.spec != spec:
-            cached = from_spec(spec)
-            self.__dict__["_collation"] = cached
-        return cached
+        return from_spec(spec)
 
     @property
     def pattern(self) -> list[tuple[str, Any]]:
@@ -76,21 +84,36 @@ class IndexMeta:
 
     @classmethod
     def from_doc(cls, d: dict) -> "IndexMeta":
-        return cls(d["id"], d["name"], d["key"], d.get("options", {}), set(d.get("multikey", [])))
+        return cls(d["id"], d["name"], d["key"], d.get("options", {}), frozenset(d.get("multikey", [])))
 
 
-@dataclass
+def _new_uuid() -> Binary:
+    return Binary.from_uuid(uuid.uuid4(), UuidRepresentation.STANDARD)
+
+
+@dataclass(frozen=True, eq=False)
 class CollectionMeta:
+    """One collection's catalog entry. Immutable: `evolve` makes a changed copy."""
+
     id: int
     db: str
     name: str
     options: dict = field(default_factory=dict)
-    uuid: Binary = field(default_factory=lambda: Binary.from_uuid(uuid.uuid4(), UuidRepresentation.STANDARD))
-    indexes: list = field(default_factory=list)  # list[IndexMeta], _id index first
+    uuid: Binary = field(default_factory=_new_uuid)
+    indexes: tuple = ()  # IndexMeta, the _id index first
+
+    def evolve(self, **changes: Any) -> "CollectionMeta":
+        if "indexes" in changes:
+            changes["indexes"] = tuple(changes["indexes"])
+        return dataclasses.replace(self, **changes)
 
     @property
     def ns(self) -> str:
         return f"{self.db}.{self.name}"
+
+    @property
+    def is_view(self) -> bool:
+        return "viewOn" in self.options
 
     def index_named(self, name: str) -> Optional[IndexMeta]:
         for ix in self.indexes:
@@ -106,44 +129,79 @@ class CollectionMeta:
     def from_bson(cls, db: str, name: str, data: bytes) -> "CollectionMeta":
         d = bson.decode(data)
         return cls(d["id"], db, name, d.get("options", {}), d["uuid"],
-                   [IndexMeta.from_doc(x) for x in d.get("indexes", [])])
+                   tuple(IndexMeta.from_doc(x) for x in d.get("indexes", [])))
 
 
 class Catalog:
-    """In-memory view of the persisted catalog. REQUIRES: mutations under the engine write lock."""
+    """Every collection entry at one generation, with a cache of their runtime handles.
 
-    def __init__(self) -> None:
-        self.collections: dict[tuple[str, str], CollectionMeta] = {}
-        self._next_id = 1
+    A published catalog is read-only. `edit()` gives a private copy for one write batch; the
+    handles of unchanged entries carry over, since handles are immutable too.
+    """
 
-    def load(self, txn) -> None:
-        raw = txn.get(layout.META_NEXT_ID)
-        self._next_id = layout.unpack_u64(raw) if raw else 1
-        for key, value in txn.scan(layout.CATALOG, layout.RECORD):
+    def __init__(self, gen: int = 0, entries: Optional[dict] = None, handles: Optional[dict] = None,
+                 *, editable: bool = False) -> None:
+        self.gen = gen
+        self._entries: dict[tuple[str, str], CollectionMeta] = entries if entries is not None else {}
+        self._handles: dict[tuple[str, str], "Collection"] = handles if handles is not None else {}
+        self._editable = editable
+
+    @classmethod
+    def load(cls, snap: "Snapshot") -> "Catalog":
+        """The catalog as stored in `snap` (at the generation stored with it)."""
+        entries = {}
+        for key, value in snap.scan(layout.CATALOG, layout.RECORD):
             db, coll = layout.parse_catalog_key(key)
-            self.collections[(db, coll)] = CollectionMeta.from_bson(db, coll, value)
-        if txn.write and txn.get(layout.META_FORMAT) is None:
-            txn.put(layout.META_FORMAT, layout.pack_u64(layout.FORMAT_VERSION))
+            entries[(db, coll)] = CollectionMeta.from_bson(db, coll, value)
+        return cls(layout.stored_catalog_gen(snap), entries)
 
-    def alloc_id(self, txn) -> int:
-        n = self._next_id
-        self._next_id += 1
-        txn.put(layout.META_NEXT_ID, layout.pack_u64(self._next_id))
-        return n
+    # -- reading ----------------------------------------------------------------------------
+    def get(self, db: str, name: str) -> Optional[CollectionMeta]:
+        return self._entries.get((db, name))
 
-    def get(self, db: str, coll: str) -> Optional[CollectionMeta]:
-        return self.collections.get((db, coll))
+    def collection(self, db: str, name: str) -> Optional["Collection"]:
+        """The runtime handle of an existing collection (built once per entry)."""
+        key = (db, name)
+        meta = self._entries.get(key)
+        if meta is None:
+            return None
+        handle = self._handles.get(key)
+        if handle is None or handle.meta is not meta:
+            from .collection import Collection
+            handle = Collection(meta)
+            self._handles[key] = handle  # a cache: safe to fill even on a published catalog
+        return handle
 
-    def save(self, txn, meta: CollectionMeta) -> None:
-        txn.put(layout.catalog_key(meta.db, meta.name), meta.to_bson())
-        self.collections[(meta.db, meta.name)] = meta
-
-    def remove(self, txn, meta: CollectionMeta) -> None:
-        txn.delete(layout.catalog_key(meta.db, meta.name))
-        self.collections.pop((meta.db, meta.name), None)
+    def all(self) -> Iterator[CollectionMeta]:
+        return iter(list(self._entries.values()))
 
     def databases(self) -> list[str]:
-        return sorted({db for db, _ in self.collections})
+        return sorted({db for db, _ in self._entries})
 
     def in_db(self, db: str) -> list[CollectionMeta]:
-        return [m for (d, _), m in sorted(self.collections.items()) if d == db]
+        return [m for (d, _), m in sorted(self._entries.items()) if d == db]
+
+    def has_ids(self, coll_id: int, index_ids: tuple[int, ...] = ()) -> bool:
+        """Does a collection with this id (and these index ids) still exist? (for cursors)"""
+        for meta in self._entries.values():
+            if meta.id == coll_id:
+                present = {ix.id for ix in meta.indexes}
+                return all(i in present for i in index_ids)
+        return False
+
+    # -- editing (a batch's private copy) -----------------------------------------------------
+    def edit(self) -> "Catalog":
+        return Catalog(self.gen + 1, dict(self._entries), dict(self._handles), editable=True)
+
+    def put(self, meta: CollectionMeta) -> None:
+        assert self._editable, "a published catalog is never changed"
+        self._entries[(meta.db, meta.name)] = meta
+
+    def remove(self, db: str, name: str) -> None:
+        assert self._editable, "a published catalog is never changed"
+        self._entries.pop((db, name), None)
+        self._handles.pop((db, name), None)
+
+    def freeze(self) -> "Catalog":
+        self._editable = False
+        return self

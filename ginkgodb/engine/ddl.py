@@ -1,6 +1,7 @@
 """Catalog changes: collections and indexes created, dropped, renamed.
 
-Each runs in one storage write transaction: an index build over existing data either completes with
+Each runs in a write batch (one storage transaction; the new catalog entry is published when it
+commits): an index build over existing data either completes with
 every entry written or leaves nothing (a duplicate found halfway rolls the whole build back).
 """
 from __future__ import annotations
@@ -12,7 +13,9 @@ import bson
 from ..errors import CommandError, ErrorCode
 from ..storage.kv import prefix_end
 from . import layout
+from .batch import WriteBatch
 from .catalog import CollectionMeta, IndexMeta
+from .collection import Collection
 from .indexes import (IndexRuntime, comparable_options, find_index, normalize_spec)
 from .names import check_collection_name, check_db_name
 from .views import refuse_write
@@ -21,37 +24,40 @@ ID_INDEX_KEY = {"_id": 1}
 MAX_INDEXES = 64
 
 
-def create_collection(engine, txn, db: str, name: str, options: Optional[dict] = None,
+def create_collection(batch: WriteBatch, db: str, name: str, options: Optional[dict] = None,
                       *, implicit: bool = False) -> CollectionMeta:
-    """REQUIRES: the engine write lock (callers hold `engine.write()`)."""
     check_db_name(db)
     check_collection_name(db, name, for_create=not implicit)
-    if engine.catalog.get(db, name) is not None:
+    if batch.catalog.get(db, name) is not None:
         raise CommandError(ErrorCode.NamespaceExists, f"Collection {db}.{name} already exists.")
-    meta = CollectionMeta(engine.catalog.alloc_id(txn), db, name, dict(options or {}))
-    if "viewOn" not in meta.options:  # a view has no data and no indexes
-        meta.indexes.append(IndexMeta(engine.catalog.alloc_id(txn), "_id_", dict(ID_INDEX_KEY)))
-    engine.catalog.save(txn, meta)
+    options = dict(options or {})
+    indexes: tuple = ()
+    coll_id = batch.alloc_id()
+    if "viewOn" not in options:  # a view has no data and no indexes
+        indexes = (IndexMeta(batch.alloc_id(), "_id_", dict(ID_INDEX_KEY)),)
+    meta = CollectionMeta(coll_id, db, name, options, indexes=indexes)
+    batch.save_meta(meta, "create", options=options)
     return meta
 
 
-def ensure_collection(engine, txn, db: str, name: str):
-    """The collection's runtime state, creating it implicitly as a first insert does."""
-    state = engine.collection(db, name)
-    if state is None:
-        create_collection(engine, txn, db, name, implicit=True)
-        state = engine.collection(db, name)
-    refuse_write(state)
-    return state
+def ensure_collection(batch: WriteBatch, db: str, name: str) -> Collection:
+    """The collection's handle, creating the collection implicitly as a first insert does."""
+    coll = batch.collection(db, name)
+    if coll is None:
+        create_collection(batch, db, name, implicit=True)
+        coll = batch.collection(db, name)
+    refuse_write(coll)
+    return coll
 
 
-def drop_collection(engine, txn, meta: CollectionMeta) -> int:
+def drop_collection(batch: WriteBatch, meta: CollectionMeta) -> int:
     """Remove a collection with its records and index entries; returns the index count it had."""
+    txn = batch.txn
     _delete_prefix(txn, layout.record_prefix(meta.id))
     for ix in meta.indexes:
         _delete_prefix(txn, layout.index_prefix(ix.id))
-    engine.catalog.remove(txn, meta)
-    engine.forget(meta.db, meta.name)
+    batch.forget_numbers(meta.id)
+    batch.remove_meta(meta, "drop")
     return len(meta.indexes)
 
 
@@ -62,29 +68,37 @@ def _delete_prefix(txn, prefix: bytes) -> int:
     return len(keys)
 
 
-def rename_collection(engine, txn, meta: CollectionMeta, to_db: str, to_name: str, drop_target: bool) -> None:
+def rename_collection(batch: WriteBatch, meta: CollectionMeta, to_db: str, to_name: str,
+                      drop_target: bool) -> None:
     check_db_name(to_db)
     check_collection_name(to_db, to_name, for_create=True)
-    target = engine.catalog.get(to_db, to_name)
+    target = batch.catalog.get(to_db, to_name)
     if target is not None:
         if not drop_target:
             raise CommandError(ErrorCode.NamespaceExists, "target namespace exists")
-        drop_collection(engine, txn, target)
-    engine.catalog.remove(txn, meta)
-    engine.forget(meta.db, meta.name)
-    meta.db, meta.name = to_db, to_name
-    engine.catalog.save(txn, meta)
+        drop_collection(batch, target)
+    batch.remove_meta(meta, "rename", to=f"{to_db}.{to_name}")
+    batch.save_meta(meta.evolve(db=to_db, name=to_name), "rename", **{"from": meta.ns})
 
 
-def create_indexes(engine, txn, state, specs: list) -> tuple[int, int, Optional[str]]:
+def modify_collection(batch: WriteBatch, meta: CollectionMeta, options: dict,
+                      indexes: Optional[list] = None) -> CollectionMeta:
+    """collMod: new options merged in, index entries replaced (a new catalog entry)."""
+    changed = meta.evolve(options={**meta.options, **options},
+                          indexes=indexes if indexes is not None else meta.indexes)
+    batch.save_meta(changed, "collMod", options=options)
+    return changed
+
+
+def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[int, int, Optional[str]]:
     """(indexes before, after, note) — note is mongod's 'all indexes already exist' when nothing new."""
-    meta = state.meta
+    meta = coll.meta
     before = len(meta.indexes)
     new: list[IndexMeta] = []
     for spec in specs:
         name, key, options = normalize_spec(spec)
-        existing = find_index(meta.indexes + new, name)
-        same_key = [ix for ix in meta.indexes + new if list(ix.key.items()) == list(key.items())]
+        existing = find_index(list(meta.indexes) + new, name)
+        same_key = [ix for ix in list(meta.indexes) + new if list(ix.key.items()) == list(key.items())]
         if existing is not None:
             if list(existing.key.items()) != list(key.items()):
                 raise CommandError(ErrorCode.IndexKeySpecsConflict,
@@ -107,48 +121,48 @@ def create_indexes(engine, txn, state, specs: list) -> tuple[int, int, Optional[
         if len(meta.indexes) + len(new) >= MAX_INDEXES:
             raise CommandError(ErrorCode.CannotCreateIndex,
                                f"add index fails, too many indexes for {meta.ns} key:{bson.SON(key)}")
-        new.append(IndexMeta(engine.catalog.alloc_id(txn), name, key, options))
-    for ix in new:
-        _build(txn, state, ix)
-        meta.indexes.append(ix)
-    if new:
-        engine.catalog.save(txn, meta)
-        state.refresh()
-    note = None if new else "all indexes already exist"
-    return before, len(meta.indexes), note
+        new.append(IndexMeta(batch.alloc_id(), name, key, options))
+    if not new:
+        return before, before, "all indexes already exist"
+    built = [_build(batch.txn, coll, ix) for ix in new]
+    batch.save_meta(meta.evolve(indexes=list(meta.indexes) + built), "createIndexes",
+                    indexes=[ix.spec() for ix in built])
+    return before, before + len(built), None
 
 
-def _build(txn, state, meta: IndexMeta) -> None:
+def _build(txn, coll: Collection, meta: IndexMeta) -> IndexMeta:
     """Index every existing document, bulk: collect the entries, sort them, find duplicates
     between neighbours, then write them in key order. A duplicate aborts the build (and the
-    transaction), leaving nothing behind."""
-    runtime = IndexRuntime(meta, state.meta.ns)
-    prefix = state.record_prefix
+    batch), leaving nothing behind. Returns the entry with the multikey paths found."""
+    runtime = IndexRuntime(meta, coll.meta.ns)
+    prefix = coll.record_prefix
     entries: list[bytes] = []
+    multikey_paths: set = set()
     for key, raw in txn.scan(prefix, prefix_end(prefix)):
         rid_suffix = key[-layout.RID_WIDTH:]
         keys, multikey = runtime.keys(bson.decode(raw))
         entries.extend(k + rid_suffix for k in keys)
         if multikey:
-            meta.multikey_paths |= multikey
+            multikey_paths |= multikey
     entries.sort()
     if meta.unique:
-        _check_sorted_unique(txn, state, runtime, entries)
+        _check_sorted_unique(txn, coll, runtime, entries)
     runtime.add_entries(txn, entries)
+    return meta.evolve(multikey_paths=frozenset(multikey_paths)) if multikey_paths else meta
 
 
-def _check_sorted_unique(txn, state, runtime: IndexRuntime, entries: list[bytes]) -> None:
+def _check_sorted_unique(txn, coll: Collection, runtime: IndexRuntime, entries: list[bytes]) -> None:
     width = layout.RID_WIDTH
     for before, after in zip(entries, entries[1:]):
         if before[:-width] == after[:-width]:
             rid = layout.rid_from_entry(after)
-            doc = bson.decode(txn.get(state.record_key(rid)))
+            doc = bson.decode(txn.get(coll.record_key(rid)))
             raise runtime.duplicate_error(after[:-width], doc)
 
 
-def drop_indexes(engine, txn, state, which: Any) -> int:
+def drop_indexes(batch: WriteBatch, coll: Collection, which: Any) -> int:
     """Drop by name, key pattern, list of names, or '*' (all but _id); returns the count before."""
-    meta = state.meta
+    meta = coll.meta
     before = len(meta.indexes)
     if which == "*":
         targets = [ix for ix in meta.indexes if not ix.is_id]
@@ -156,7 +170,7 @@ def drop_indexes(engine, txn, state, which: Any) -> int:
         names = which if isinstance(which, list) else [which]
         targets = []
         for spec in names:
-            ix = find_index(meta.indexes, spec)
+            ix = find_index(list(meta.indexes), spec)
             if ix is None:
                 if isinstance(spec, dict):
                     raise CommandError(ErrorCode.IndexNotFound,
@@ -166,10 +180,9 @@ def drop_indexes(engine, txn, state, which: Any) -> int:
                 raise CommandError(ErrorCode.InvalidOptions, "cannot drop _id index")
             targets.append(ix)
     for ix in targets:
-        _delete_prefix(txn, layout.index_prefix(ix.id))
-        meta.indexes.remove(ix)
-    engine.catalog.save(txn, meta)
-    state.refresh()
+        _delete_prefix(batch.txn, layout.index_prefix(ix.id))
+    batch.save_meta(meta.evolve(indexes=[ix for ix in meta.indexes if ix not in targets]), "dropIndexes",
+                    indexes=[ix.name for ix in targets])
     return before
 
 

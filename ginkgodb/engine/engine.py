@@ -3,83 +3,74 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional, Protocol
 
 from ..storage import KVEngine, open_engine
-from ..storage.kv import prefix_end
 from . import layout
-from .catalog import Catalog, CollectionMeta
+from .batch import WriteBatch
+from .catalog import Catalog
+from .collection import Collection
 from .cursors import CursorManager
-from ..planner.fast import IndexMap
-from .indexes import IndexRuntime
-from .reader import Reader
+from .reader import ChunkedReader
+
+#: catalogs of recent generations kept for readers whose snapshot is a little behind
+_RECENT_CATALOGS = 8
 
 
-class CollectionState:
-    """Runtime view of one collection: its catalog entry, compiled indexes, next record id."""
+class BatchObserver(Protocol):
+    """Consumers of committed changes (the oplog, change streams). `before_commit` runs inside
+    the batch's storage transaction and may write to it; `after_commit` after it is durable."""
 
-    def __init__(self, meta: CollectionMeta, next_rid: int) -> None:
-        self.meta = meta
-        self.next_rid = next_rid
-        self.record_prefix = layout.record_prefix(meta.id)
-        self.indexes: list[IndexRuntime] = []
-        self._validator = None
-        self.count: Optional[int] = None  # documents, once counted (committed writes only)
-        self.pending = 0                    # inserts minus deletes of the open write transaction
-        self.capped = bool(meta.options.get("capped"))
-        self.capped_totals = None  # [documents, bytes], counted when first needed
-        self.refresh()
+    def before_commit(self, batch: WriteBatch) -> None: ...
+    def after_commit(self, batch: WriteBatch) -> None: ...
 
-    def refresh(self) -> None:
-        """Recompile after the catalog entry changed (index added/dropped, options changed)."""
-        self.indexes = [IndexRuntime(ix, self.meta.ns) for ix in self.meta.indexes]
-        self.index_map = IndexMap(self.meta.indexes)
-        self._validator = None
 
-    @property
-    def id_index(self) -> Optional[IndexRuntime]:
-        for ix in self.indexes:
-            if ix.meta.is_id:
-                return ix
-        return None
+class ReadView:
+    """A snapshot and the catalog of the same generation: what one read operation sees."""
 
-    def index(self, name: str) -> Optional[IndexRuntime]:
-        for ix in self.indexes:
-            if ix.meta.name == name:
-                return ix
-        return None
+    __slots__ = ("snapshot", "catalog")
 
-    def alloc_rid(self) -> int:
-        rid = self.next_rid
-        self.next_rid += 1
-        return rid
+    def __init__(self, snapshot: Any, catalog: Catalog) -> None:
+        self.snapshot, self.catalog = snapshot, catalog
 
-    def record_key(self, rid: int) -> bytes:
-        return self.record_prefix + layout.rid_bytes(rid)
+    def collection(self, db: str, name: str) -> Optional[Collection]:
+        return self.catalog.collection(db, name)
+
+    def release(self) -> None:
+        self.snapshot.release()
+
+    def __enter__(self) -> "ReadView":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
 
 
 class Engine:
-    """Owns the KV engine, the catalog and every collection. Thread-safe; one per data directory.
+    """Owns the KV engine, the published catalog and the cursors. Thread-safe; one per data
+    directory.
 
     Writers serialise on `lock` (one storage write transaction at a time, which is also what
     makes read-modify-write operations like $inc and findAndModify atomic); readers run
-    concurrently on their own short read transactions.
+    concurrently on snapshots and never wait for writers.
     """
 
     def __init__(self, kv: KVEngine, *, ttl_interval: float = 60.0) -> None:
         self.kv = kv
         self.lock = threading.RLock()
-        self.catalog = Catalog()
         self.cursors = CursorManager()
-        self._states: dict[tuple[str, str], CollectionState] = {}
+        self.observers: list[BatchObserver] = []
+        self._recent: dict[int, Catalog] = {}
         self._closed = False
-        with kv.begin(write=True) as txn:
-            self.catalog.load(txn)
+        with kv.writer() as txn:
+            if txn.get(layout.META_FORMAT) is None:
+                txn.put(layout.META_FORMAT, layout.pack_u64(layout.FORMAT_VERSION))
+            self._publish(Catalog.load(txn))
         from .ttl import TTLMonitor
         self._ttl = TTLMonitor(self, ttl_interval) if ttl_interval > 0 else None
 
     @classmethod
-    def open(cls, path: Optional[str] = None, *, ttl_interval: float = 60.0, **options) -> "Engine":
+    def open(cls, path: Optional[str] = None, *, ttl_interval: float = 60.0, **options: Any) -> "Engine":
         """LMDB at `path` (created if needed), or in-memory when `path` is None."""
         return cls(open_engine(path, **options), ttl_interval=ttl_interval)
 
@@ -87,63 +78,81 @@ class Engine:
     def durable(self) -> bool:
         return self.kv.durable
 
-    # ------------------------------------------------------------------ collections
-    def collection(self, db: str, name: str) -> Optional[CollectionState]:
-        """The runtime state of an existing collection, or None."""
-        key = (db, name)
-        state = self._states.get(key)
-        meta = self.catalog.get(db, name)
-        if meta is None:
-            return None
-        if state is None or state.meta is not meta:
-            state = CollectionState(meta, self._next_rid(meta.id))
-            self._states[key] = state
-        return state
+    # ------------------------------------------------------------------ the published catalog
+    @property
+    def catalog(self) -> Catalog:
+        """The latest committed catalog (read-only)."""
+        return self._published
 
-    def _next_rid(self, coll_id: int) -> int:
-        prefix = layout.record_prefix(coll_id)
-        with self.kv.begin() as txn:
-            for key, _ in txn.scan(prefix, prefix_end(prefix), reverse=True):
-                return layout.rid_of_record_key(key) + 1
-        return 1
+    def collection(self, db: str, name: str) -> Optional[Collection]:
+        """The handle of an existing collection in the latest committed catalog, or None."""
+        return self._published.collection(db, name)
 
-    def forget(self, db: str, name: str) -> None:
-        self._states.pop((db, name), None)
+    def _publish(self, catalog: Catalog) -> None:
+        catalog.freeze()
+        recent = self._recent
+        recent[catalog.gen] = catalog
+        while len(recent) > _RECENT_CATALOGS:
+            del recent[min(recent)]
+        self._published = catalog
 
-    # ------------------------------------------------------------------ transactions
+    def catalog_for(self, snap: Any) -> Catalog:
+        """The catalog of the generation `snap` holds: consistent with its data."""
+        published = self._published
+        gen = layout.stored_catalog_gen(snap)
+        if gen == published.gen:
+            return published
+        known = self._recent.get(gen)
+        if known is not None:
+            return known
+        return Catalog.load(snap)  # another process changed it, or it is older than we keep
+
+    # ------------------------------------------------------------------ reads
+    def read(self) -> ReadView:
+        """A snapshot with its catalog, for one read operation."""
+        snap = self.kv.snapshot()
+        try:
+            return ReadView(snap, self.catalog_for(snap))
+        except BaseException:
+            snap.release()
+            raise
+
+    def reader(self, txn: Any = None) -> ChunkedReader:
+        """Reads for one cursor: inside `txn` when given (a writer's own view), else on a new
+        snapshot per batch."""
+        return ChunkedReader(self, txn)
+
+    # ------------------------------------------------------------------ writes
     @contextmanager
-    def write(self) -> Iterator:
-        """A storage write transaction under the engine lock; on failure the catalog is reloaded
-        so that no in-memory change survives a rolled-back transaction."""
+    def write(self) -> Iterator[WriteBatch]:
+        """A write batch under the engine lock, committed when the block ends without error and
+        rolled back, leaving no trace, when it raises."""
         with self.lock:
-            txn = self.kv.begin(write=True)
+            txn = self.kv.writer()
+            batch: Optional[WriteBatch] = None
             try:
-                yield txn
+                catalog = self.catalog_for(txn)
+                if catalog is not self._published:  # another process changed the catalog
+                    self._publish(catalog)
+                batch = WriteBatch(txn, catalog)
+                yield batch
+                batch.prepare()
+                for observer in self.observers:
+                    observer.before_commit(batch)
+                if batch.catalog_changed:
+                    # known before the commit: a reader whose snapshot already holds the new
+                    # generation finds its catalog here (never a half-published state)
+                    self._recent[batch.catalog.gen] = batch.catalog.freeze()
+                txn.commit()
             except BaseException:
                 txn.abort()
-                self._reload_catalog()
+                if batch is not None and batch.catalog_changed:
+                    self._recent.pop(batch.catalog.gen, None)
                 raise
-            else:
-                txn.commit()
-                self._settle_counts()
-
-    def _settle_counts(self) -> None:
-        """After a commit, fold each collection's pending inserts/deletes into its count."""
-        for state in self._states.values():
-            if state.pending:
-                if state.count is not None:
-                    state.count += state.pending
-                state.pending = 0
-
-    def _reload_catalog(self) -> None:
-        self.catalog = Catalog()
-        with self.kv.begin() as txn:
-            self.catalog.load(txn)
-        self._states.clear()
-
-    def reader(self, txn=None) -> Reader:
-        """Reads for one operation: inside `txn` when given (a writer's own view), else batch-wise."""
-        return Reader(self.kv, txn)
+            if batch.catalog_changed:
+                self._publish(batch.catalog)
+            for observer in self.observers:
+                observer.after_commit(batch)
 
     def sync(self) -> None:
         self.kv.sync()

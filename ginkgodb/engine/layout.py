@@ -16,6 +16,8 @@ INDEX = b"\x03"         # INDEX + index id (4) + encoded key + record id (8) -> 
 
 META_FORMAT = META + b"format"
 META_NEXT_ID = META + b"next_id"
+META_CATALOG_GEN = META + b"catalog_gen"   # u64: bumped by every batch that changes the catalog
+META_COLL_STATS = META + b"coll"           # + collection id (4) -> next record id, documents, bytes
 
 _U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")
@@ -58,6 +60,18 @@ def rid_bytes(rid: int) -> bytes:
 def rid_from_entry(key: bytes) -> int:
     """The record id at the end of an index entry key."""
     return _U64.unpack_from(key, len(key) - RID_WIDTH)[0]
+
+
+def coll_stats_key(coll_id: int) -> bytes:
+    """Three u64s kept in every write's transaction: the next record id, the document count and
+    the data size of the collection (absent in older data directories: counted once)."""
+    return META_COLL_STATS + _U32.pack(coll_id)
+
+
+def stored_catalog_gen(snap) -> int:
+    """The catalog generation a snapshot holds (0 for a data directory that never stored one)."""
+    raw = snap.get(META_CATALOG_GEN)
+    return _U64.unpack(raw)[0] if raw else 0
 
 
 def pack_u64(n: int) -> bytes:

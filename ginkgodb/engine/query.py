@@ -100,7 +100,7 @@ def sort_pairs(sort: Optional[dict]) -> list:
     return [(k, v) for k, v in sort.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
-def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
+def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
           explain: bool = False) -> BuiltPlan:
     """Plan and assemble stages. `for_write` skips projection (writers need whole documents);
     `explain` always takes the full planner so the plan can be described."""
@@ -138,6 +138,8 @@ def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool 
                 key = _collated_key(key, coll)
             root = S.SortStage(root, sort, key, keep)
     built = BuiltPlan(root, plan, rejected, req)
+    if reader is not None and hasattr(reader, "depends_on"):
+        reader.depends_on(state.meta.id, _index_ids(plan, root), f"collection {state.meta.ns}")
     if req.skip:
         if exact and isinstance(root, S.Fetch) and root.matcher is None:
             root.child = S.SkipKeys(root.child, req.skip)  # skip index entries, not fetched documents
@@ -150,6 +152,15 @@ def build(engine, state, reader, req: FindRequest, ctx=None, *, for_write: bool 
         root = S.Project(root, req.projection, compile_projection(req.projection), built)
     built.root = root
     return built
+
+
+def _index_ids(plan: QueryPlan, root: Any) -> tuple[int, ...]:
+    """The ids of the indexes a plan scans (cursors re-check they still exist between batches)."""
+    ids = [p.index.id for p in plan.scans]
+    index = getattr(getattr(root, "child", root), "index", None)
+    if index is not None and not ids:
+        ids.append(index.meta.id)
+    return tuple(ids)
 
 
 def _collated_key(key, coll):

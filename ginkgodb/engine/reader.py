@@ -1,43 +1,77 @@
-"""Reads that never pin a snapshot between cursor batches.
+"""Reads for one cursor, on a new snapshot per batch, so nothing is pinned between batches.
 
-A query holds one short read transaction per batch (`open`/`close`), or runs inside a writer's
-transaction. Scans fetch growing chunks and resume after the last key, so a paused generator
-survives its transaction being closed and a new one opened for the next batch.
+A cursor's first batch opens a snapshot and plans against the catalog of that snapshot's
+generation (`Engine.read`). Each later batch opens a new snapshot; if the catalog changed in
+between and the collection or an index the plan reads is gone, the cursor fails with
+QueryPlanKilled as mongod's does, instead of silently returning fewer documents. Scans fetch
+growing chunks and resume after the last key, so a paused generator survives its snapshot being
+released and a new one opened. Inside a write batch, reads use the writer's own transaction.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import islice
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from ..storage.kv import KVEngine, Txn
+from ..errors import CommandError, ErrorCode
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
+    from .engine import Engine
 
 _FIRST_CHUNK = 16
 _MAX_CHUNK = 1024
 
 
-class Reader:
-    __slots__ = ("kv", "txn", "_fixed")
+class ChunkedReader:
+    __slots__ = ("_engine", "txn", "_fixed", "catalog", "_depends")
 
-    def __init__(self, kv: KVEngine, txn: Optional[Txn] = None) -> None:
-        self.kv = kv
+    def __init__(self, engine: "Engine", txn: Any = None) -> None:
+        self._engine = engine
         self.txn = txn
         self._fixed = txn is not None
+        self.catalog: Optional["Catalog"] = None
+        self._depends: Optional[tuple[int, tuple[int, ...], str]] = None
 
     def open(self) -> None:
-        if self.txn is None:
-            self.txn = self.kv.begin()
+        if self.txn is not None:
+            if self.catalog is None:
+                self.catalog = self._engine.catalog_for(self.txn)
+            return
+        snap = self._engine.kv.snapshot()
+        try:
+            catalog = self._engine.catalog_for(snap)
+            if self.catalog is not None and catalog is not self.catalog:
+                self._check_still_valid(catalog)
+        except BaseException:
+            snap.release()
+            raise
+        self.txn = snap
+        self.catalog = catalog
+
+    def depends_on(self, coll_id: int, index_ids: tuple[int, ...], what: str) -> None:
+        """The plan reads this collection (and these indexes): later batches check they remain."""
+        self._depends = (coll_id, index_ids, what)
+
+    def _check_still_valid(self, catalog: "Catalog") -> None:
+        if self._depends is None:
+            return
+        coll_id, index_ids, what = self._depends
+        if not catalog.has_ids(coll_id, index_ids):
+            raise CommandError(ErrorCode.QueryPlanKilled,
+                               f"PlanExecutor error during find command :: caused by :: {what} "
+                               "was dropped or renamed while the query was running")
 
     def close(self) -> None:
         if not self._fixed and self.txn is not None:
-            self.txn.abort()
+            self.txn.release()
             self.txn = None
 
-    def __enter__(self) -> "Reader":
+    def __enter__(self) -> "ChunkedReader":
         self.open()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     def get(self, key: bytes) -> Optional[bytes]:

@@ -9,6 +9,7 @@ import bson
 from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil import keycodec
+from .batch import read_numbers
 from .cursors import ServerCursor, TailableCursor
 from .views import find_pipeline, resolve
 from . import query as Q
@@ -23,13 +24,18 @@ def _raw_docs(root) -> Iterator[RawBSONDocument]:
 def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_timeout: bool = False,
               single_batch: bool = False) -> ServerCursor:
     """A cursor over the query's results (not yet registered: the caller decides after batch one)."""
-    view = resolve(engine, db, coll)
-    if view is not None:
-        return ServerCursor(f"{db}.{coll}", _encode_all(_view_docs(engine, db, coll, req, ctx)), None,
-                            no_timeout=no_timeout)
-    state = engine.collection(db, coll)
     reader = engine.reader()
-    built = Q.build(engine, state, reader, req, ctx)
+    reader.open()
+    try:
+        view = resolve(reader.catalog, db, coll)
+        if view is not None:
+            reader.close()
+            return ServerCursor(f"{db}.{coll}", _encode_all(_view_docs(engine, db, coll, req, ctx)), None,
+                                no_timeout=no_timeout)
+        built = Q.build(reader.catalog.collection(db, coll), reader, req, ctx)
+    except BaseException:
+        reader.close()
+        raise
     return ServerCursor(f"{db}.{coll}", _raw_docs(built.root), reader, no_timeout=no_timeout)
 
 
@@ -38,9 +44,11 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
     """A tailable cursor over a capped collection: natural order, resuming after the last seen."""
     from ..storage.kv import prefix_end
     from . import layout
-    state = engine.collection(db, coll)
     matcher = Q.cached_filter(filt, Q.FindRequest(filter=filt)) if filt else None
     reader = engine.reader()
+    with reader:
+        state = reader.catalog.collection(db, coll)
+    reader.depends_on(state.meta.id, (), f"collection {state.meta.ns}")
 
     def restart(cursor: TailableCursor) -> Iterator[RawBSONDocument]:
         end = prefix_end(state.record_prefix)
@@ -66,9 +74,9 @@ def _encode_all(docs: Iterator[dict]) -> Iterator[RawBSONDocument]:
 
 def explain_find(engine, db: str, coll: str, req: Q.FindRequest, verbosity: str, command: dict,
                  ctx=None) -> dict:
-    state = engine.collection(db, coll)
     with engine.reader() as reader:
-        built = Q.build(engine, state, reader, req, ctx, explain=True)
+        state = reader.catalog.collection(db, coll)
+        built = Q.build(state, reader, req, ctx, explain=True)
         started = time.monotonic()
         if verbosity != "queryPlanner":
             for _ in built.root.rows():
@@ -79,49 +87,38 @@ def explain_find(engine, db: str, coll: str, req: Q.FindRequest, verbosity: str,
 
 def count(engine, db: str, coll: str, filt: Optional[dict], skip: int = 0, limit: int = 0,
           hint: Any = None, ctx=None, collation=None) -> int:
-    if resolve(engine, db, coll) is not None:
-        req = Q.FindRequest(filter=filt or {}, skip=skip, limit=limit)
-        return sum(1 for _ in _view_docs(engine, db, coll, req, ctx))
-    state = engine.collection(db, coll)
-    if state is None:
-        if filt:
-            from ..query.match import compile_filter
-            compile_filter(filt)
-        return 0
-    if not filt and hint is None:
-        n = _record_count(engine, state)
-        n = max(0, n - skip)
-        return min(n, limit) if limit else n
-    req = Q.FindRequest(filter=filt or {}, skip=skip, limit=limit, hint=hint, collation=collation)
     with engine.reader() as reader:
-        built = Q.build(engine, state, reader, req, ctx)
+        if resolve(reader.catalog, db, coll) is not None:
+            req = Q.FindRequest(filter=filt or {}, skip=skip, limit=limit)
+            return sum(1 for _ in _view_docs(engine, db, coll, req, ctx))
+        state = reader.catalog.collection(db, coll)
+        if state is None:
+            if filt:
+                from ..query.match import compile_filter
+                compile_filter(filt)
+            return 0
+        if not filt and hint is None:
+            # the count the writes keep in the same transactions (batch.numbers): O(1)
+            n = max(0, read_numbers(reader.txn, state.meta.id).count - skip)
+            return min(n, limit) if limit else n
+        req = Q.FindRequest(filter=filt or {}, skip=skip, limit=limit, hint=hint, collation=collation)
+        built = Q.build(state, reader, req, ctx)
         return sum(1 for _ in built.root.rows())
-
-
-def _record_count(engine, state) -> int:
-    """The collection's document count: counted once (under the write lock, so no write is
-    half-counted), then kept by the writes themselves (see Engine.write)."""
-    if state.count is None:
-        from ..storage.kv import prefix_end
-        with engine.lock, engine.kv.begin() as txn:
-            if state.count is None:
-                state.count = sum(1 for _ in txn.scan(state.record_prefix, prefix_end(state.record_prefix)))
-    return state.count
 
 
 def distinct(engine, db: str, coll: str, key: str, filt: Optional[dict], ctx=None, collation=None,
              hint: Any = None) -> list:
     req = Q.FindRequest(filter=filt or {}, hint=hint, collation=collation)
     parts = key.split(".")
-    if resolve(engine, db, coll) is not None:
-        return _distinct(_view_docs(engine, db, coll, req, ctx), parts, None)
-    state = engine.collection(db, coll)
-    if state is None:
-        return []
-    if collation is None:
-        collation = state.meta.options.get("collation")
     with engine.reader() as reader:
-        built = Q.build(engine, state, reader, req, ctx)
+        if resolve(reader.catalog, db, coll) is not None:
+            return _distinct(_view_docs(engine, db, coll, req, ctx), parts, None)
+        state = reader.catalog.collection(db, coll)
+        if state is None:
+            return []
+        if collation is None:
+            collation = state.meta.options.get("collation")
+        built = Q.build(state, reader, req, ctx)
         decode = bson.decode
         docs = (doc if doc is not None else decode(raw) for _, raw, doc in built.root.rows())
         return _distinct(docs, parts, Q.collation_of(collation))

@@ -2,51 +2,78 @@
 
 Every check (uniqueness, key size, document size) runs before the first byte is written, so a
 failing document leaves nothing behind even though it shares the batch's storage transaction.
+Each write is recorded in the batch as a logical operation (docs/design/seams.md).
 """
 from __future__ import annotations
 
 from typing import Optional
 
+import bson
+
 from ..bsonutil.compare import compare
+from ..storage.kv import prefix_end
+from . import layout
 from ..errors import CommandError, ErrorCode
-from . import capped
+from .batch import WriteBatch
+from .capped import over_limit
+from .collection import Collection
 from .documents import encode_updated
 
 
-def insert_record(engine, txn, state, doc: dict, raw: bytes) -> int:
-    rid = state.alloc_rid()
+def insert_record(batch: WriteBatch, coll: Collection, doc: dict, raw: bytes) -> int:
+    txn = batch.txn
+    rid = batch.alloc_rid(coll)
     planned = []
-    for ix in state.indexes:
+    for ix in coll.indexes:
         keys, multikey = ix.keys(doc)
         ix.check_unique(txn, keys, rid, doc)
         planned.append((ix, keys, multikey))
-    txn.put(state.record_key(rid), raw)
-    _write_entries(engine, txn, state, planned, rid)
-    state.pending += 1
-    if state.capped:
-        capped.after_insert(txn, state, raw)
+    txn.put(coll.record_key(rid), raw)
+    _write_entries(batch, coll, planned, rid)
+    batch.inserted(coll, rid, raw)
+    if coll.capped:
+        _evict_oldest(batch, coll)
     return rid
 
 
-def _write_entries(engine, txn, state, planned, rid: int) -> None:
-    dirty = False
+def _evict_oldest(batch: WriteBatch, coll: Collection) -> None:
+    """A capped collection over its limits loses its oldest documents (natural order)."""
+    numbers = batch.numbers(coll.meta.id)
+    while over_limit(numbers, coll.meta.options):
+        for key, old in batch.txn.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
+            delete_record(batch, coll, layout.rid_of_record_key(key), bson.decode(old), old)
+            break
+
+
+def _write_entries(batch: WriteBatch, coll: Collection, planned: list, rid: int) -> None:
+    grown: dict[str, frozenset] = {}
     for ix, keys, multikey in planned:
-        ix.add(txn, keys, rid)
+        ix.add(batch.txn, keys, rid)
         if multikey and not multikey <= ix.meta.multikey_paths:
-            ix.meta.multikey_paths |= multikey
-            dirty = True
-    if dirty:
-        engine.catalog.save(txn, state.meta)
+            grown[ix.meta.name] = frozenset(ix.meta.multikey_paths | multikey)
+    if grown:
+        mark_multikey(batch, coll, grown)
 
 
-def update_record(engine, txn, state, rid: int, old: dict, old_raw: bytes, new: dict) -> Optional[bytes]:
+def mark_multikey(batch: WriteBatch, coll: Collection, grown: dict[str, frozenset]) -> None:
+    """Record that indexes became multikey (a new catalog entry, published at commit)."""
+    current = batch.collection(coll.meta.db, coll.meta.name)
+    meta = current.meta if current is not None else coll.meta
+    indexes = [ix.evolve(multikey_paths=ix.multikey_paths | grown[ix.name]) if ix.name in grown else ix
+               for ix in meta.indexes]
+    batch.save_meta(meta.evolve(indexes=indexes), "multikey", indexes=sorted(grown))
+
+
+def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_raw: bytes,
+                  new: dict) -> Optional[bytes]:
     """Replace record `rid` by `new`; returns the new BSON, or None when nothing changed."""
     new = keep_id(old, new)
     new_raw = encode_updated(new)
     if new_raw == old_raw:
         return None
+    txn = batch.txn
     planned, removals = [], []
-    for ix in state.indexes:
+    for ix in coll.indexes:
         if ix.unchanged(old, new):
             continue
         old_keys, _ = ix.keys(old)
@@ -62,10 +89,9 @@ def update_record(engine, txn, state, rid: int, old: dict, old_raw: bytes, new: 
         planned.append((ix, added, multikey))
     for ix, keys in removals:
         ix.remove(txn, keys, rid)
-    txn.put(state.record_key(rid), new_raw)
-    if state.capped:
-        capped.after_update(state, len(old_raw), len(new_raw))
-    _write_entries(engine, txn, state, planned, rid)
+    txn.put(coll.record_key(rid), new_raw)
+    _write_entries(batch, coll, planned, rid)
+    batch.updated(coll, rid, old_raw, new_raw)
     return new_raw
 
 
@@ -84,13 +110,10 @@ def keep_id(old: dict, new: dict) -> dict:
     return new
 
 
-def delete_record(txn, state, rid: int, doc: dict) -> None:
-    for ix in state.indexes:
+def delete_record(batch: WriteBatch, coll: Collection, rid: int, doc: dict, raw: bytes) -> None:
+    txn = batch.txn
+    for ix in coll.indexes:
         keys, _ = ix.keys(doc)
         ix.remove(txn, keys, rid)
-    key = state.record_key(rid)
-    if state.capped:
-        raw = txn.get(key)
-        capped.after_delete(state, len(raw) if raw is not None else 0)
-    if txn.delete(key):
-        state.pending -= 1
+    if txn.delete(coll.record_key(rid)):
+        batch.deleted(coll, rid, raw)

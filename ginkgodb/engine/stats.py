@@ -23,7 +23,7 @@ class CollectionSizes:
 
 def collection_sizes(engine, meta) -> CollectionSizes:
     out = CollectionSizes()
-    with engine.kv.begin() as txn:
+    with engine.kv.snapshot() as txn:
         prefix = layout.record_prefix(meta.id)
         for key, raw in txn.scan(prefix, prefix_end(prefix)):
             out.count += 1

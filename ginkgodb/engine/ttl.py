@@ -24,7 +24,7 @@ DEFAULT_INTERVAL = 60.0
 
 
 def _ttl_indexes(engine):
-    for meta in list(engine.catalog.collections.values()):
+    for meta in engine.catalog.all():
         for ix in meta.indexes:
             if "expireAfterSeconds" in ix.options and len(ix.key) == 1:
                 yield meta, ix
@@ -36,8 +36,9 @@ def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
     deleted = 0
     for meta, ix in list(_ttl_indexes(engine)):
         cutoff = now - datetime.timedelta(seconds=float(ix.options["expireAfterSeconds"]))
-        with engine.write() as txn:
-            state = engine.collection(meta.db, meta.name)
+        with engine.write() as batch:
+            txn = batch.txn
+            state = batch.collection(meta.db, meta.name)
             if state is None or state.index(ix.name) is None:
                 continue
             runtime = state.index(ix.name)
@@ -49,7 +50,7 @@ def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
             for rid in sorted(rids):
                 raw = txn.get(state.record_key(rid))
                 if raw is not None:
-                    delete_record(txn, state, rid, bson.decode(raw))
+                    delete_record(batch, state, rid, bson.decode(raw), raw)
                     deleted += 1
     return deleted
 

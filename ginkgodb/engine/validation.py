@@ -14,15 +14,6 @@ def validator(bypass: bool = False) -> Optional[Callable]:
     return None if bypass else check_document
 
 
-def _matcher(state):
-    cached = state.__dict__.get("_validator")
-    if cached is None:
-        from ..query.match import compile_filter
-        cached = compile_filter(state.meta.options["validator"])
-        state._validator = cached
-    return cached
-
-
 def check_document(state, new: dict, old: Optional[dict]) -> None:
     options = state.meta.options
     if not options.get("validator"):
@@ -30,7 +21,7 @@ def check_document(state, new: dict, old: Optional[dict]) -> None:
     level = options.get("validationLevel", "strict")
     if level == "off":
         return
-    matcher = _matcher(state)
+    matcher = state.validator
     if level == "moderate" and old is not None and not matcher(old):
         return  # moderate: documents that already failed may keep failing
     if matcher(new):

@@ -24,16 +24,16 @@ def refuse_write(state) -> None:
                            f"Namespace {state.meta.ns} is a view, not a collection")
 
 
-def resolve(engine, db: str, name: str) -> Optional[tuple[str, list]]:
+def resolve(catalog, db: str, name: str) -> Optional[tuple[str, list]]:
     """(the underlying collection, the whole pipeline) for a view, or None for a collection."""
     pipeline: list = []
-    meta = engine.catalog.get(db, name)
+    meta = catalog.get(db, name)
     if not is_view(meta):
         return None
     for _ in range(MAX_DEPTH):
         pipeline = list(meta.options.get("pipeline") or []) + pipeline
         name = meta.options["viewOn"]
-        meta = engine.catalog.get(db, name)
+        meta = catalog.get(db, name)
         if not is_view(meta):
             return name, pipeline
     raise CommandError(ErrorCode.ViewDepthLimitExceeded,

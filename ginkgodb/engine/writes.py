@@ -42,14 +42,15 @@ def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], 
 
 def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validate=None) -> WriteOutcome:
     out = WriteOutcome()
-    with engine.write() as txn:
-        state = ensure_collection(engine, txn, db, coll)
+    with engine.write() as batch:
+        ensure_collection(batch, db, coll)
 
         def one(i: int, doc: Any) -> None:
             d, raw = prepare_insert(doc)
+            state = batch.collection(db, coll)  # a multikey change makes a new handle
             if validate is not None:
                 validate(state, d, None)
-            insert_record(engine, txn, state, d, raw)
+            insert_record(batch, state, d, raw)
             out.n += 1
 
         _run_batch(docs, ordered, one, out)
@@ -72,11 +73,11 @@ class UpdateStatement:
 def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordered: bool = True,
            validate=None) -> WriteOutcome:
     out = WriteOutcome()
-    with engine.write() as txn:
-        refuse_write(engine.collection(db, coll))  # a command error, before any statement
+    with engine.write() as batch:
+        refuse_write(batch.collection(db, coll))  # a command error, before any statement
 
         def one(i: int, st: UpdateStatement) -> None:
-            n, modified, upserted_id = _update_one_statement(engine, txn, db, coll, st, validate)
+            n, modified, upserted_id = _update_one_statement(engine, batch, db, coll, st, validate)
             out.n += n
             out.n_modified += modified
             if upserted_id is not _NONE:
@@ -89,10 +90,12 @@ def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordere
 _NONE = object()
 
 
-def _targets(engine, txn, state, st_q: dict, multi: bool, hint=None, sort=None, collation=None, variables=None):
+def _targets(engine, batch, state, st_q: dict, multi: bool, hint=None, sort=None, collation=None,
+             variables=None):
+    txn = batch.txn
     req = Q.FindRequest(filter=st_q, hint=hint, sort=sort, limit=0 if multi else 1, collation=collation,
                         variables=variables)
-    built = Q.build(engine, state, engine.reader(txn), req, for_write=True)
+    built = Q.build(state, engine.reader(txn), req, for_write=True)
     if not multi:
         for rid, raw, doc in built.root.rows():
             return [(rid, raw, doc if doc is not None else bson.decode(raw))], built
@@ -125,22 +128,22 @@ class _reread:
                 yield rid, raw, bson.decode(raw)
 
 
-def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):
+def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate):
     plan = compile_update(st.u, array_filters=st.array_filters, variables=st.variables)
     if st.multi and plan.is_replacement:
         raise CommandError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
-    state = engine.collection(db, coll)
-    rows, built = ([], None) if state is None else _targets(engine, txn, state, st.q, st.multi, st.hint,
+    state = batch.collection(db, coll)
+    rows, built = ([], None) if state is None else _targets(engine, batch, state, st.q, st.multi, st.hint,
                                                               st.sort, st.collation, st.variables)
     if not rows:
         if not st.upsert:
             return 0, 0, _NONE
-        state = ensure_collection(engine, txn, db, coll)
+        state = ensure_collection(batch, db, coll)
         new = _upsert_document(plan, st.q)
         d, raw = prepare_insert(new)
         if validate is not None:
             validate(state, d, None)
-        insert_record(engine, txn, state, d, raw)
+        insert_record(batch, state, d, raw)
         return 1, 0, d["_id"]
     modified = 0
     needs_position = getattr(plan, "needs_position", True)
@@ -149,7 +152,7 @@ def _update_one_statement(engine, txn, db, coll, st: UpdateStatement, validate):
         new = plan.apply(doc, position=position)
         if validate is not None:
             validate(state, new, doc)
-        if update_record(engine, txn, state, rid, doc, raw, new) is not None:
+        if update_record(batch, batch.collection(db, coll), rid, doc, raw, new) is not None:
             modified += 1
     return len(rows), modified, _NONE
 
@@ -171,22 +174,23 @@ class DeleteStatement:
 
 def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordered: bool = True) -> WriteOutcome:
     out = WriteOutcome()
-    with engine.write() as txn:
-        refuse_write(engine.collection(db, coll))
+    with engine.write() as batch:
+        refuse_write(batch.collection(db, coll))
 
         def one(i: int, st: DeleteStatement) -> None:
             if st.limit not in (0, 1):
                 raise CommandError(ErrorCode.FailedToParse,
                                    "The limit field in delete objects must be 0 or 1. Got " + str(st.limit))
-            state = engine.collection(db, coll)
+            state = batch.collection(db, coll)
             if state is None:
                 if st.q:
                     from ..query.match import compile_filter
                     compile_filter(st.q)  # invalid filters fail even on a missing collection
                 return
-            rows, _ = _targets(engine, txn, state, st.q, st.limit == 0, st.hint, None, st.collation, st.variables)
-            for rid, _, doc in rows:
-                delete_record(txn, state, rid, doc)
+            rows, _ = _targets(engine, batch, state, st.q, st.limit == 0, st.hint, None, st.collation,
+                               st.variables)
+            for rid, raw, doc in rows:
+                delete_record(batch, state, rid, doc, raw)
             out.n += len(rows)
 
         _run_batch(statements, ordered, one, out)
@@ -212,34 +216,34 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
     """The findAndModify reply body: {lastErrorObject, value}."""
     plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
                                                   variables=req.variables)
-    with engine.write() as txn:
-        state = engine.collection(db, coll)
+    with engine.write() as batch:
+        state = batch.collection(db, coll)
         refuse_write(state)
         rows, built = ([], None)
         if state is not None:
-            rows, built = _targets(engine, txn, state, req.query, False, req.hint, req.sort, req.collation,
-                                     req.variables)
+            rows, built = _targets(engine, batch, state, req.query, False, req.hint, req.sort, req.collation,
+                                   req.variables)
         if not rows:
             if req.remove or not req.upsert:
                 return {"lastErrorObject": {"n": 0, "updatedExisting": False}, "value": None}
-            state = ensure_collection(engine, txn, db, coll)
+            state = ensure_collection(batch, db, coll)
             d, raw = prepare_insert(_upsert_document(plan, req.query))
             if validate is not None:
                 validate(state, d, None)
-            insert_record(engine, txn, state, d, raw)
+            insert_record(batch, state, d, raw)
             value = _value(d, raw, req.fields, None) if req.new else None
             return {"lastErrorObject": {"n": 1, "updatedExisting": False, "upserted": d["_id"]},
                     "value": value}
         rid, raw, doc = rows[0]
         if req.remove:
-            delete_record(txn, state, rid, doc)
+            delete_record(batch, state, rid, doc, raw)
             return {"lastErrorObject": {"n": 1}, "value": _value(doc, raw, req.fields, None)}
         matcher = built.matcher if getattr(plan, "needs_position", True) else None
         position = matcher.positional(doc) if matcher is not None else None
         new = plan.apply(doc, position=position)
         if validate is not None:
             validate(state, new, doc)
-        new_raw = update_record(engine, txn, state, rid, doc, raw, new)
+        new_raw = update_record(batch, state, rid, doc, raw, new)
         if req.new and new_raw is not None:
             doc, raw = new, new_raw
         return {"lastErrorObject": {"n": 1, "updatedExisting": True},

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .kv import KVEngine, Txn, prefix_end
+from .batch import KeyBatch
+from .kv import KVEngine, Snapshot, Txn, prefix_end
 from .memory import MemoryEngine
 
 
@@ -15,4 +16,4 @@ def open_engine(path: Optional[str] = None, **options) -> KVEngine:
     return LmdbEngine(path, **options)
 
 
-__all__ = ["KVEngine", "Txn", "MemoryEngine", "open_engine", "prefix_end"]
+__all__ = ["KVEngine", "KeyBatch", "MemoryEngine", "Snapshot", "Txn", "open_engine", "prefix_end"]

@@ -1,18 +1,27 @@
 """The ordered key-value contract every storage engine meets.
 
-Keys and values are bytes; keys sort by unsigned byte order. A write transaction is atomic: all of
-its puts and deletes become visible together at `commit`, or none at `abort`. Only one write
-transaction runs at a time per engine (callers may rely on that: it is how document and index
-writes stay atomic). Read transactions see committed data only.
+Keys and values are bytes; keys sort by unsigned byte order. Scans are half-open: [lo, hi);
+`prefix_end(p)` gives the hi that covers every key starting with p.
 
-Scans are half-open: [lo, hi). `prefix_end(p)` gives the hi that covers every key starting with p.
-Long cursors read through `engine.reader.Reader`, which resumes scans across short transactions.
+- `KVEngine.snapshot()` is a consistent read view: it sees exactly the data committed when it
+  was taken, whatever commits later, until `release()`. Readers never wait for the writer.
+- `KVEngine.begin(write=True)` is the one writer at a time (callers may rely on that: it is how
+  document and index writes stay atomic). A write `Txn` reads its own writes; `commit()` makes all
+  of them visible at once, `abort()` none of them.
+- `storage.batch.KeyBatch` holds puts and deletes as a value, to be applied later by
+  `Txn.apply` (what a multi-document transaction buffers until it commits).
+
+Long cursors read through `engine.reader.ChunkedReader`, which resumes scans across short
+snapshots so that nothing stays pinned between batches.
 """
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator
-from typing import Optional
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from .batch import KeyBatch
 
 
 def prefix_end(prefix: bytes) -> Optional[bytes]:
@@ -26,32 +35,19 @@ def prefix_end(prefix: bytes) -> Optional[bytes]:
     return None
 
 
-class Txn(abc.ABC):
-    """A transaction; use as a context manager (commit on success, abort on exception)."""
+class Snapshot(abc.ABC):
+    """A consistent read view; use as a context manager (released on exit)."""
 
-    write: bool
+    write: bool = False
 
     @abc.abstractmethod
     def get(self, key: bytes) -> Optional[bytes]: ...
 
     @abc.abstractmethod
-    def put(self, key: bytes, value: bytes) -> None:
-        """REQUIRES: a write transaction."""
-
-    def put_many(self, pairs) -> None:
-        """put() for many pairs; engines may do it faster when the pairs come sorted."""
-        for key, value in pairs:
-            self.put(key, value)
-
-    @abc.abstractmethod
-    def delete(self, key: bytes) -> bool:
-        """Remove `key`; True when it existed. REQUIRES: a write transaction."""
-
-    @abc.abstractmethod
     def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         """Pairs with lo <= key < hi (hi None: to the end), ascending or descending.
 
-        The iterator is valid only inside the transaction; a write transaction must not modify
+        The iterator is valid only while the view is open; a write transaction must not modify
         the range it is iterating (collect first, then write)."""
 
     def first(self, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
@@ -61,10 +57,49 @@ class Txn(abc.ABC):
         return None
 
     @abc.abstractmethod
+    def release(self) -> None:
+        """End the view (idempotent). A write transaction released without commit aborts."""
+
+    def __enter__(self) -> "Snapshot":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.release()
+
+
+class Txn(Snapshot):
+    """A write transaction: a snapshot that also writes; commit on success, abort on exception."""
+
+    write = True
+
+    @abc.abstractmethod
+    def put(self, key: bytes, value: bytes) -> None: ...
+
+    def put_many(self, pairs: Iterable[tuple[bytes, bytes]]) -> None:
+        """put() for many pairs; engines may do it faster when the pairs come sorted."""
+        for key, value in pairs:
+            self.put(key, value)
+
+    @abc.abstractmethod
+    def delete(self, key: bytes) -> bool:
+        """Remove `key`; True when it existed."""
+
+    def apply(self, batch: "KeyBatch") -> None:
+        """Apply a KeyBatch's puts and deletes in key order."""
+        for key, value in batch.items():
+            if value is None:
+                self.delete(key)
+            else:
+                self.put(key, value)
+
+    @abc.abstractmethod
     def commit(self) -> None: ...
 
     @abc.abstractmethod
     def abort(self) -> None: ...
+
+    def release(self) -> None:
+        self.abort()
 
     def __enter__(self) -> "Txn":
         return self
@@ -80,11 +115,19 @@ class KVEngine(abc.ABC):
     """An ordered key-value store. One instance per data directory, opened once."""
 
     durable: bool = False
-    concurrent_readers: bool = False  # readers never wait for a writer (MVCC snapshots)
+    concurrent_readers: bool = False  # readers never wait for a writer, even a committing one
     path: Optional[str] = None
 
     @abc.abstractmethod
-    def begin(self, write: bool = False) -> Txn: ...
+    def snapshot(self) -> Snapshot: ...
+
+    @abc.abstractmethod
+    def writer(self) -> Txn:
+        """The write transaction (blocks while another one is open)."""
+
+    def begin(self, write: bool = False) -> Snapshot:
+        """A write transaction, or a snapshot (kept for callers that choose at run time)."""
+        return self.writer() if write else self.snapshot()
 
     def sync(self) -> None:
         """Force everything committed so far onto stable storage."""

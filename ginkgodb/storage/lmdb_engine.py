@@ -19,41 +19,20 @@ from typing import Optional
 import lmdb
 
 from ..errors import StorageError
-from .kv import KVEngine, Txn
+from .kv import KVEngine, Snapshot, Txn
 
 LOCK_FILE = "ginkgodb.lock"
 DEFAULT_MAP_SIZE = 1 << 37  # address space reserved, not disk used: the file grows as needed
 MAX_KEY_SIZE = 511  # LMDB's compiled-in limit
 
 
-class LmdbTxn(Txn):
-    def __init__(self, engine: "LmdbEngine", write: bool) -> None:
-        self._engine = engine
-        self.write = write
-        self._txn = engine._env.begin(write=write, buffers=False)
-        self._open = True
+class _LmdbReads:
+    """get/scan/first over one LMDB transaction (reads of a snapshot and of the writer alike)."""
+
+    _txn: "lmdb.Transaction"
 
     def get(self, key: bytes) -> Optional[bytes]:
         return self._txn.get(key)
-
-    def put(self, key: bytes, value: bytes) -> None:
-        try:
-            self._txn.put(key, value)
-        except lmdb.MapFullError as exc:
-            raise StorageError("map_full", "data file reached its maximum size") from exc
-        except lmdb.BadValsizeError as exc:
-            raise StorageError("io", f"key of {len(key)} bytes exceeds the storage limit") from exc
-
-    def put_many(self, pairs) -> None:
-        try:
-            self._txn.cursor().putmulti(pairs)
-        except lmdb.MapFullError as exc:
-            raise StorageError("map_full", "data file reached its maximum size") from exc
-        except lmdb.BadValsizeError as exc:
-            raise StorageError("io", "a key exceeds the storage limit") from exc
-
-    def delete(self, key: bytes) -> bool:
-        return self._txn.delete(key)
 
     def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         cur = self._txn.cursor()
@@ -85,12 +64,50 @@ class LmdbTxn(Txn):
         key = cur.key()
         return key if hi is None or key < hi else None
 
+
+class LmdbSnapshot(_LmdbReads, Snapshot):
+    """A read transaction: LMDB's MVCC gives exactly the snapshot semantics of the contract."""
+
+    def __init__(self, engine: "LmdbEngine") -> None:
+        self._txn = engine._env.begin(write=False, buffers=False)
+        self._open = True
+
+    def release(self) -> None:
+        if self._open:
+            self._open = False
+            self._txn.abort()
+
+
+class LmdbTxn(_LmdbReads, Txn):
+    def __init__(self, engine: "LmdbEngine") -> None:
+        self._engine = engine
+        self._txn = engine._env.begin(write=True, buffers=False)
+        self._open = True
+
+    def put(self, key: bytes, value: bytes) -> None:
+        try:
+            self._txn.put(key, value)
+        except lmdb.MapFullError as exc:
+            raise StorageError("map_full", "data file reached its maximum size") from exc
+        except lmdb.BadValsizeError as exc:
+            raise StorageError("io", f"key of {len(key)} bytes exceeds the storage limit") from exc
+
+    def put_many(self, pairs) -> None:
+        try:
+            self._txn.cursor().putmulti(pairs)
+        except lmdb.MapFullError as exc:
+            raise StorageError("map_full", "data file reached its maximum size") from exc
+        except lmdb.BadValsizeError as exc:
+            raise StorageError("io", "a key exceeds the storage limit") from exc
+
+    def delete(self, key: bytes) -> bool:
+        return self._txn.delete(key)
+
     def commit(self) -> None:
         if self._open:
             self._open = False
             self._txn.commit()
-            if self.write:
-                self._engine._dirty = True
+            self._engine._dirty = True
 
     def abort(self) -> None:
         if self._open:
@@ -136,10 +153,15 @@ class LmdbEngine(KVEngine):
                 except lmdb.Error:
                     return  # environment closed under us
 
-    def begin(self, write: bool = False) -> Txn:
+    def snapshot(self) -> Snapshot:
         if self._closed:
             raise StorageError("closed", "engine is closed")
-        return LmdbTxn(self, write)
+        return LmdbSnapshot(self)
+
+    def writer(self) -> Txn:
+        if self._closed:
+            raise StorageError("closed", "engine is closed")
+        return LmdbTxn(self)
 
     def sync(self) -> None:
         self._dirty = False

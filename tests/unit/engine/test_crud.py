@@ -189,10 +189,10 @@ def test_count_without_a_filter_stays_exact_through_writes_and_rollbacks(run, en
     run({"delete": "c", "deletes": [{"q": {"_id": {"$lt": 5}}, "limit": 0}]})
     assert run({"count": "c"})["n"] == 7
     with pytest.raises(RuntimeError):
-        with engine.write() as txn:  # a write that rolls back leaves the count alone
+        with engine.write() as batch:  # a write that rolls back leaves the count alone
             from ginkgodb.engine.records import insert_record
-            state = engine.collection("test", "c")
-            insert_record(engine, txn, state, {"_id": 99}, __import__("bson").encode({"_id": 99}))
+            state = batch.collection("test", "c")
+            insert_record(batch, state, {"_id": 99}, __import__("bson").encode({"_id": 99}))
             raise RuntimeError("abort")
     assert run({"count": "c"})["n"] == 7 == len(run.find("c"))
     run({"create": "capped", "capped": True, "size": 100000, "max": 3})

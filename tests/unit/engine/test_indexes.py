@@ -177,7 +177,7 @@ def test_queries_pick_the_selective_index_without_explain_too(run, engine):
     from ginkgodb.engine import query as Q
     state = engine.collection("test", "c")
     with engine.reader() as reader:
-        built = Q.build(engine, state, reader, Q.FindRequest(filter={"a": 1, "b": 7}))
+        built = Q.build(state, reader, Q.FindRequest(filter={"a": 1, "b": 7}))
         assert [r[0] for r in built.root.rows()] == [8]  # record ids start at 1
         assert built.root.child.index.meta.name == "b_1"
 

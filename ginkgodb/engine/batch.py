@@ -1,0 +1,195 @@
+"""WriteBatch: the unit of change. Every write to storage goes through one.
+
+A batch is one storage write transaction plus what it means: the logical operations it applied
+(inserts, updates with both images, deletes, catalog changes, in order), the catalog as this
+batch sees it (a private copy once it changes anything), and the per-collection numbers it
+moves (next record id, document count, data size), persisted in the same transaction. The
+engine commits it (engine.write()): observers run before the storage commit (the oplog writes
+there) and after it (change streams wake there); the catalog copy is published only after the
+storage commit succeeded. An aborted batch leaves no trace anywhere (docs/design/seams.md).
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from ..storage.kv import Txn, prefix_end
+from . import layout
+from .catalog import Catalog, CollectionMeta
+
+if TYPE_CHECKING:
+    from .collection import Collection
+
+
+# -- logical operations ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Insert:
+    ns: str
+    uuid: Any
+    rid: int
+    doc: bytes              # the stored BSON
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    ns: str
+    uuid: Any
+    rid: int
+    before: bytes
+    after: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    ns: str
+    uuid: Any
+    rid: int
+    before: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogChange:
+    kind: str               # create, drop, rename, createIndexes, dropIndexes, collMod, multikey
+    ns: str
+    info: dict = field(default_factory=dict)
+
+
+Op = Union[Insert, Update, Delete, CatalogChange]
+
+
+# -- per-collection numbers -------------------------------------------------------------------
+_STATS = struct.Struct(">QQQ")  # next record id, documents, data bytes (storage-layout.md)
+
+
+class CollectionNumbers:
+    """The persisted numbers of one collection, as this batch moves them."""
+
+    __slots__ = ("next_rid", "count", "size", "dirty")
+
+    def __init__(self, next_rid: int, count: int, size: int) -> None:
+        self.next_rid, self.count, self.size, self.dirty = next_rid, count, size, False
+
+    def pack(self) -> bytes:
+        return _STATS.pack(self.next_rid, self.count, self.size)
+
+
+def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
+    """A collection's numbers as `snap` stores them; counted from its records (once) when a data
+    directory predates them."""
+    raw = snap.get(layout.coll_stats_key(coll_id))
+    if raw is not None:
+        return CollectionNumbers(*_STATS.unpack(raw))
+    prefix = layout.record_prefix(coll_id)
+    count = size = 0
+    last = 0
+    for key, value in snap.scan(prefix, prefix_end(prefix)):
+        count += 1
+        size += len(value)
+        last = key
+    next_rid = layout.rid_of_record_key(last) + 1 if last else 1
+    numbers = CollectionNumbers(next_rid, count, size)
+    numbers.dirty = True  # worth storing at the next write
+    return numbers
+
+
+class WriteBatch:
+    """One storage write transaction and the logical changes it makes."""
+
+    def __init__(self, txn: Txn, catalog: Catalog) -> None:
+        self.txn = txn
+        self.ops: list[Op] = []
+        self._base_catalog = catalog
+        self._catalog: Optional[Catalog] = None      # the private copy, once edited
+        self._numbers: dict[int, CollectionNumbers] = {}
+        self._next_id: Optional[int] = None
+
+    # -- the catalog as this batch sees it -----------------------------------------------------
+    @property
+    def catalog(self) -> Catalog:
+        return self._catalog if self._catalog is not None else self._base_catalog
+
+    @property
+    def catalog_changed(self) -> bool:
+        return self._catalog is not None
+
+    def collection(self, db: str, name: str) -> Optional["Collection"]:
+        return self.catalog.collection(db, name)
+
+    def _editable(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = self._base_catalog.edit()
+        return self._catalog
+
+    def save_meta(self, meta: CollectionMeta, kind: str, **info: Any) -> None:
+        """Store a new or changed catalog entry (and record the change)."""
+        self._editable().put(meta)
+        self.txn.put(layout.catalog_key(meta.db, meta.name), meta.to_bson())
+        self.ops.append(CatalogChange(kind, meta.ns, info))
+
+    def remove_meta(self, meta: CollectionMeta, kind: str, **info: Any) -> None:
+        self._editable().remove(meta.db, meta.name)
+        self.txn.delete(layout.catalog_key(meta.db, meta.name))
+        self.ops.append(CatalogChange(kind, meta.ns, info))
+
+    def alloc_id(self) -> int:
+        """A new collection or index id, from the persisted counter."""
+        if self._next_id is None:
+            raw = self.txn.get(layout.META_NEXT_ID)
+            self._next_id = layout.unpack_u64(raw) if raw else 1
+        n = self._next_id
+        self._next_id += 1
+        self.txn.put(layout.META_NEXT_ID, layout.pack_u64(self._next_id))
+        return n
+
+    # -- documents -----------------------------------------------------------------------------
+    def numbers(self, coll_id: int) -> CollectionNumbers:
+        numbers = self._numbers.get(coll_id)
+        if numbers is None:
+            numbers = self._numbers[coll_id] = read_numbers(self.txn, coll_id)
+        return numbers
+
+    def alloc_rid(self, coll: "Collection") -> int:
+        numbers = self.numbers(coll.meta.id)
+        rid = numbers.next_rid
+        numbers.next_rid += 1
+        numbers.dirty = True
+        return rid
+
+    def inserted(self, coll: "Collection", rid: int, raw: bytes) -> None:
+        numbers = self.numbers(coll.meta.id)
+        numbers.count += 1
+        numbers.size += len(raw)
+        numbers.dirty = True
+        meta = coll.meta
+        self.ops.append(Insert(meta.ns, meta.uuid, rid, raw))
+
+    def updated(self, coll: "Collection", rid: int, before: bytes, after: bytes) -> None:
+        numbers = self.numbers(coll.meta.id)
+        numbers.size += len(after) - len(before)
+        numbers.dirty = True
+        meta = coll.meta
+        self.ops.append(Update(meta.ns, meta.uuid, rid, before, after))
+
+    def deleted(self, coll: "Collection", rid: int, before: bytes) -> None:
+        numbers = self.numbers(coll.meta.id)
+        numbers.count -= 1
+        numbers.size -= len(before)
+        numbers.dirty = True
+        meta = coll.meta
+        self.ops.append(Delete(meta.ns, meta.uuid, rid, before))
+
+    def forget_numbers(self, coll_id: int) -> None:
+        """A dropped collection's numbers go with it."""
+        self._numbers.pop(coll_id, None)
+        self.txn.delete(layout.coll_stats_key(coll_id))
+
+    # -- commit (called by the engine) ---------------------------------------------------------
+    def prepare(self) -> None:
+        """Write what the batch kept in memory into its transaction, just before it commits."""
+        put = self.txn.put
+        for coll_id, numbers in self._numbers.items():
+            if numbers.dirty:
+                put(layout.coll_stats_key(coll_id), numbers.pack())
+        if self._catalog is not None:
+            put(layout.META_CATALOG_GEN, layout.pack_u64(self._catalog.gen))

@@ -1,0 +1,64 @@
+"""Collection handles: what the engine plans and writes with, built once per catalog entry.
+
+A handle is as immutable as the entry it compiles (docs/design/seams.md): a catalog change
+makes a new entry and so a new handle, and readers holding the old one keep a consistent view.
+What changes with the data rather than the catalog (counts, capped totals) is in counters.py.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Optional
+
+from . import layout
+from .catalog import CollectionMeta
+from .indexes import IndexRuntime
+
+
+class Collection:
+    """One collection's compiled indexes, shortcut-planner map and validator."""
+
+    __slots__ = ("meta", "record_prefix", "indexes", "index_map", "capped", "__dict__")
+
+    def __init__(self, meta: CollectionMeta) -> None:
+        from ..planner.fast import IndexMap
+        self.meta = meta
+        self.record_prefix = layout.record_prefix(meta.id)
+        self.indexes: list[IndexRuntime] = [IndexRuntime(ix, meta.ns) for ix in meta.indexes]
+        self.index_map = IndexMap(meta.indexes)
+        self.capped = bool(meta.options.get("capped"))
+
+    @property
+    def id(self) -> int:
+        return self.meta.id
+
+    @property
+    def ns(self) -> str:
+        return self.meta.ns
+
+    @property
+    def id_index(self) -> Optional[IndexRuntime]:
+        for ix in self.indexes:
+            if ix.meta.is_id:
+                return ix
+        return None
+
+    def index(self, name: str) -> Optional[IndexRuntime]:
+        for ix in self.indexes:
+            if ix.meta.name == name:
+                return ix
+        return None
+
+    def record_key(self, rid: int) -> bytes:
+        return self.record_prefix + layout.rid_bytes(rid)
+
+    @cached_property
+    def validator(self) -> Any:
+        """The compiled `validator` filter (None when the collection has none)."""
+        spec = self.meta.options.get("validator")
+        if not spec:
+            return None
+        from ..query.match import compile_filter
+        return compile_filter(spec)
+
+    def __repr__(self) -> str:
+        return f"<Collection {self.ns} id={self.meta.id}>"

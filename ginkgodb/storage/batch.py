@@ -1,0 +1,120 @@
+"""KeyBatch: key-level puts and deletes held as a value (LevelDB's WriteBatch).
+
+A batch remembers the last write per key (a value, or None for a delete) in key order, so it can
+be read back (`get`, `scan` over its own keys) and merged over a snapshot (`overlay`): that is
+what a multi-document transaction reads while its writes wait to be applied in one storage
+transaction (`Txn.apply`).
+"""
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from typing import Optional
+
+from sortedcontainers import SortedDict
+
+from .kv import Snapshot, Txn
+
+_ABSENT = object()
+
+
+class KeyBatch:
+    """Ordered puts (bytes) and deletes (None), the last write per key winning."""
+
+    __slots__ = ("_ops",)
+
+    def __init__(self) -> None:
+        self._ops: SortedDict = SortedDict()
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self._ops[bytes(key)] = bytes(value)
+
+    def delete(self, key: bytes) -> None:
+        self._ops[bytes(key)] = None
+
+    def lookup(self, key: bytes) -> object:
+        """The batch's value for `key`: bytes, None (deleted here), or ABSENT (not in the batch)."""
+        return self._ops.get(key, _ABSENT)
+
+    def items(self) -> Iterator[tuple[bytes, Optional[bytes]]]:
+        return iter(self._ops.items())
+
+    def keys_in(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[bytes]:
+        return self._ops.irange(lo, hi, inclusive=(True, False), reverse=reverse)
+
+    def clear(self) -> None:
+        self._ops.clear()
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def __bool__(self) -> bool:
+        return bool(self._ops)
+
+    def overlay(self, base: Snapshot) -> "OverlayTxn":
+        """A read-write view: reads see this batch over `base`; writes go into this batch."""
+        return OverlayTxn(base, self)
+
+
+ABSENT = _ABSENT
+
+
+class OverlayTxn(Txn):
+    """A KeyBatch merged over a snapshot. `commit`/`abort` only end the view: the batch is the
+    value that a real write transaction later applies."""
+
+    def __init__(self, base: Snapshot, batch: KeyBatch) -> None:
+        self.base = base
+        self.batch = batch
+
+    def get(self, key: bytes) -> Optional[bytes]:
+        value = self.batch.lookup(key)
+        if value is _ABSENT:
+            return self.base.get(key)
+        return value  # type: ignore[return-value]
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.batch.put(key, value)
+
+    def delete(self, key: bytes) -> bool:
+        existed = self.get(key) is not None
+        self.batch.delete(key)
+        return existed
+
+    def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        batch = self.batch
+        if not batch:
+            yield from self.base.scan(lo, hi, reverse)
+            return
+        # Merge the base's pairs with the batch's keys; the batch wins on equal keys.
+        own = ((k, 0, batch.lookup(k)) for k in list(batch.keys_in(lo, hi, reverse)))
+        base = ((k, 1, v) for k, v in self.base.scan(lo, hi, reverse))
+        last: Optional[bytes] = None
+        merged = heapq.merge(own, base, key=(lambda t: (_Rev(t[0]), t[1])) if reverse else None)
+        for key, origin, value in merged:
+            if key == last:
+                continue  # the batch's entry for this key came first
+            last = key
+            if value is not None:
+                yield key, value
+
+    def commit(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
+
+
+class _Rev:
+    """Reverse ordering of byte strings for heapq.merge of descending scans."""
+
+    __slots__ = ("b",)
+
+    def __init__(self, b: bytes) -> None:
+        self.b = b
+
+    def __lt__(self, other: "_Rev") -> bool:
+        return self.b > other.b
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Rev) and self.b == other.b

@@ -66,6 +66,7 @@ class ErrorCode(enum.IntEnum):
     NotImplemented = 238
     CappedPositionLost = 136
     QueryPlanKilled = 175
+    PipelineStageNotOneField = 40323
     CommandNotSupportedOnView = 166
     ViewDepthLimitExceeded = 149
     OptionNotSupportedOnView = 167
@@ -93,6 +94,9 @@ class ErrorCode(enum.IntEnum):
     ChecksumMismatch = 288
     LoadBalancerSupportMismatch = 354
     NoReplicationEnabled = 76
+    UnknownReplWriteConcern = 79
+    APIVersionError = 322
+    APIStrictError = 323
 
 
 _CODE_NAMES = {c.value: c.name for c in ErrorCode}

@@ -1,6 +1,7 @@
 """Commands: MongoDB command documents in, reply documents out. The internal API of ginkgodb.
 
-Importing this package registers every command family.
+Importing this package registers every command family. Front ends use `dispatch`, the
+declarations' scheduling (`runs_inline`) and the ServerView protocol they implement.
 """
 from __future__ import annotations
 
@@ -8,16 +9,21 @@ import importlib
 import pkgutil
 
 from .context import CommandContext
+from .declare import COMMANDS, CommandSpec, command, runs_inline
 from .dispatch import dispatch
-from .registry import COMMANDS, command
+from .generic import deadline_from
+from .server_view import OpInfo, ServerView
+
+_INFRASTRUCTURE = {"context", "declare", "dispatch", "generic", "params", "replies", "server_view"}
 
 
 def _load_families() -> None:
     for info in pkgutil.iter_modules(__path__):
-        if info.name not in {"context", "dispatch", "registry"} and not info.name.startswith("_"):
+        if info.name not in _INFRASTRUCTURE and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
 
 
 _load_families()
 
-__all__ = ["CommandContext", "dispatch", "COMMANDS", "command"]
+__all__ = ["COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "ServerView", "command", "deadline_from",
+           "dispatch", "runs_inline"]

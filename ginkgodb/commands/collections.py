@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from bson.raw_bson import RawBSONDocument
 
-from ..engine import ddl
-from ..engine.cursors import cursor_reply
+from ..engine import IndexChange
 from ..errors import CommandError, ErrorCode
 from . import params as P
-from .registry import command
+from .context import CommandContext
+from .declare import (Args, Target, boolean, command, doc, ignored, on_cluster, on_collection, on_database,
+                      unimplemented, value)
+from .replies import cursor_reply
 
 _CREATE_FIELDS = frozenset({"capped", "size", "max", "validator", "validationLevel", "validationAction",
                             "collation", "viewOn", "pipeline", "timeseries", "expireAfterSeconds",
@@ -61,30 +63,24 @@ def _check_view_options(options: dict) -> None:
             raise CommandError(ErrorCode.InvalidOptions, f"option '{key}' is not supported on a view")
 
 
-@command("create", help="Create a collection with options.", write=True)
-def create(ctx, cmd) -> dict:
-    P.check_unknown(cmd, _CREATE_FIELDS)
-    db = P.database(cmd)
-    name = cmd["create"]
+_CREATE = tuple(value(name) for name in sorted(_CREATE_FIELDS))
+
+
+@command("create", help="Create a collection with options.", fields=_CREATE, write=True, write_concern=True,
+         api_version_1=True, privileges=(on_database("createCollection"),))
+def create(ctx: CommandContext, args: Args) -> dict:
+    name = args.value
     if not isinstance(name, str):
         raise CommandError(ErrorCode.TypeMismatch, "BSON field 'create.create' is the wrong type, expected type 'string'")
-    options = _create_options(cmd)
-    with ctx.engine.write() as batch:
-        ddl.create_collection(batch, db, name, options)
+    ctx.engine.create_collection(args.db, name, _create_options(args.cmd))
     return {}
 
 
-@command("drop", help="Drop a collection and its indexes.", write=True)
-def drop(ctx, cmd) -> dict:
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    engine = ctx.engine
-    with engine.write() as batch:
-        meta = batch.catalog.get(db, coll)
-        if meta is None:
-            return {}
-        was = ddl.drop_collection(batch, meta)
-    return {"nIndexesWas": was, "ns": f"{db}.{coll}"}
+@command("drop", help="Drop a collection and its indexes.", target=Target.COLLECTION, write=True,
+         write_concern=True, api_version_1=True, privileges=(on_collection("dropCollection"),))
+def drop(ctx: CommandContext, args: Args) -> dict:
+    was = ctx.engine.drop_collection(args.db, args.coll)
+    return {} if was is None else {"nIndexesWas": was, "ns": f"{args.db}.{args.coll}"}
 
 
 def collection_info(meta, name_only: bool) -> dict:
@@ -98,27 +94,26 @@ def collection_info(meta, name_only: bool) -> dict:
             "idIndex": {"v": 2, "key": {"_id": 1}, "name": "_id_"}}
 
 
-@command("listCollections", help="Collections of a database, as a cursor.")
-def list_collections(ctx, cmd) -> dict:
-    P.check_unknown(cmd, frozenset({"filter", "nameOnly", "authorizedCollections", "cursor", "includePendingDrops"}))
-    db = P.database(cmd)
-    filt = P.get_doc(cmd, "filter") or None
-    name_only = P.get_bool(cmd, "nameOnly")
-    infos = [collection_info(m, False) for m in ctx.engine.catalog.in_db(db)]
-    if filt:
+@command("listCollections", help="Collections of a database, as a cursor.",
+         fields=(doc("filter"), boolean("nameOnly"), boolean("authorizedCollections"), value("cursor"),
+                 ignored("includePendingDrops", "drops are never pending")),
+         api_version_1=True, privileges=(on_database("listCollections"),))
+def list_collections(ctx: CommandContext, args: Args) -> dict:
+    infos = [collection_info(m, False) for m in ctx.engine.collections_of(args.db)]
+    if args.filter:
         from ..query.match import compile_filter
-        matcher = compile_filter(filt)
+        matcher = compile_filter(args.filter)
         infos = [i for i in infos if matcher(i)]
-    if name_only:
+    if args.name_only:
         infos = [{"name": i["name"], "type": i["type"]} for i in infos]
-    return cursor_reply(0, f"{db}.$cmd.listCollections", infos, True)
+    return cursor_reply(0, f"{args.db}.$cmd.listCollections", infos, True)
 
 
 @command("renameCollection", help="Rename a collection (optionally across databases).", admin_only=True,
-         write=True)
-def rename_collection(ctx, cmd) -> dict:
-    P.check_unknown(cmd, frozenset({"to", "dropTarget", "stayTemp"}))
-    source, target = cmd.get("renameCollection"), cmd.get("to")
+         fields=(value("to"), boolean("dropTarget"), ignored("stayTemp", "no collection is temporary")),
+         write=True, write_concern=True, privileges=(on_cluster("renameCollection"),))
+def rename_collection(ctx: CommandContext, args: Args) -> dict:
+    source, target = args.value, args.to
     if not isinstance(source, str) or not isinstance(target, str):
         raise CommandError(ErrorCode.TypeMismatch, "'renameCollection' and 'to' must be strings")
     src_db, _, src_coll = source.partition(".")
@@ -127,47 +122,30 @@ def rename_collection(ctx, cmd) -> dict:
         raise CommandError(ErrorCode.InvalidNamespace, f"Invalid target namespace: {target}")
     if source == target:
         raise CommandError(ErrorCode.IllegalOperation, "Can't rename a collection to itself")
-    engine = ctx.engine
-    with engine.write() as batch:
-        meta = batch.catalog.get(src_db, src_coll)
-        if meta is None:
-            raise CommandError(ErrorCode.NamespaceNotFound, f"Source collection {source} does not exist")
-        ddl.rename_collection(batch, meta, dst_db, dst_coll, P.get_bool(cmd, "dropTarget"))
+    ctx.engine.rename_collection(src_db, src_coll, dst_db, dst_coll, args.drop_target)
     return {}
 
 
-@command("collMod", help="Change collection options (validator, index options).", write=True)
-def coll_mod(ctx, cmd) -> dict:
-    P.check_unknown(cmd, frozenset({"validator", "validationLevel", "validationAction", "index",
-                                    "expireAfterSeconds", "changeStreamPreAndPostImages", "dryRun"}))
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    engine = ctx.engine
-    with engine.write() as batch:
-        meta = batch.catalog.get(db, coll)
-        if meta is None:
-            raise CommandError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{coll}")
-        options = _create_options({k: v for k, v in cmd.items()
-                                   if k in ("validator", "validationLevel", "validationAction")})
-        indexes, reply = _mod_index(meta, P.get_doc(cmd, "index"))
-        ddl.modify_collection(batch, meta, options, indexes)
-    return reply
-
-
-def _mod_index(meta, spec) -> tuple:
-    if not spec:
-        return None, {}
-    target = spec.get("keyPattern", spec.get("name"))
-    from ..engine.indexes import find_index
-    ix = find_index(list(meta.indexes), P.plain(target))
-    if ix is None:
-        raise CommandError(ErrorCode.IndexNotFound, f"cannot find index {target} for ns {meta.ns}")
-    reply = {}
-    options = dict(ix.options)
-    for option in ("hidden", "expireAfterSeconds"):
-        if option in spec:
-            reply[f"{option}_old"] = ix.options.get(option, False if option == "hidden" else None)
-            options[option] = spec[option]
-            reply[f"{option}_new"] = spec[option]
-    changed = ix.evolve(options=options)
-    return [changed if i is ix else i for i in meta.indexes], reply
+@command("collMod", help="Change collection options (validator, index options).",
+         fields=(value("validator"), value("validationLevel"), value("validationAction"), doc("index"),
+                 unimplemented("expireAfterSeconds", "collMod of a clustered collection's TTL"),
+                 unimplemented("changeStreamPreAndPostImages", "change streams do not exist yet"),
+                 unimplemented("dryRun")),
+         target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
+         privileges=(on_collection("collMod"),))
+def coll_mod(ctx: CommandContext, args: Args) -> dict:
+    options = _create_options({k: v for k, v in args.cmd.items()
+                               if k in ("validator", "validationLevel", "validationAction")})
+    index = None
+    if args.index:
+        spec = args.index
+        for key in spec:
+            if key in ("prepareUnique", "unique"):
+                raise CommandError(ErrorCode.NotImplemented,
+                                   f"collMod with index option '{key}' is not supported by ginkgodb")
+            if key not in ("keyPattern", "name", "hidden", "expireAfterSeconds"):
+                raise CommandError(ErrorCode.IDLUnknownField,
+                                   f"BSON field 'collMod.index.{key}' is an unknown field.")
+        index = IndexChange(P.plain(spec.get("keyPattern", spec.get("name"))),
+                            {k: v for k, v in spec.items() if k in ("hidden", "expireAfterSeconds")})
+    return ctx.engine.modify_collection(args.db, args.coll, options, index)

@@ -1,35 +1,45 @@
 """count and distinct."""
 from __future__ import annotations
 
-from ..engine import reads
+from ..engine import FindRequest
 from ..errors import CommandError, ErrorCode
-from . import params as P
-from .registry import command
+from .context import CommandContext
+from .declare import Args, Target, command, doc, ignored, integer, on_collection, string, value
+from .replies import explain_reply
 
 
-@command("count", help="Count documents matching a query.")
-def count(ctx, cmd) -> dict:
-    P.check_unknown(cmd, frozenset({"query", "limit", "skip", "hint", "collation", "fields"}))
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    skip = P.get_int(cmd, "skip", 0)
-    if skip < 0:
-        raise CommandError(ErrorCode.BadValue, "skip value is negative in count query")
-    limit = abs(P.get_int(cmd, "limit", 0))
-    n = reads.count(ctx.engine, db, coll, P.get_doc(cmd, "query"), skip, limit, P.plain(cmd.get("hint")),
-                    ctx, P.get_doc(cmd, "collation"))
+@command("count", help="Count documents matching a query.",
+         fields=(doc("query"), integer("limit", 0), integer("skip", 0), value("hint"), doc("collation"),
+                 ignored("fields", "a legacy field that mongod ignores")),
+         target=Target.COLLECTION, privileges=(on_collection("find"),), api_version_1=True)
+def count(ctx: CommandContext, args: Args) -> dict:
+    skip, limit = _skip_limit(args)
+    n = ctx.engine.count(args.db, args.coll, args.query, skip, limit, args.hint, ctx, args.collation)
     return {"n": n}
 
 
-@command("distinct", help="Distinct values of a field among matching documents.")
-def distinct(ctx, cmd) -> dict:
-    P.check_unknown(cmd, frozenset({"key", "query", "collation", "hint"}))
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    key = cmd.get("key")
-    if key is None:
-        raise CommandError(ErrorCode.IDLFailedToParse, "BSON field 'distinct.key' is missing but a required field")
-    key = P.get_str(cmd, "key")
-    values = reads.distinct(ctx.engine, db, coll, key, P.get_doc(cmd, "query"), ctx,
-                            P.get_doc(cmd, "collation"), P.plain(cmd.get("hint")))
+def _skip_limit(args: Args) -> tuple[int, int]:
+    if args.skip < 0:
+        raise CommandError(ErrorCode.BadValue, "skip value is negative in count query")
+    return args.skip, abs(args.limit)
+
+
+@count.explains
+def explain_count(ctx: CommandContext, args: Args, verbosity: str) -> dict:
+    skip, limit = _skip_limit(args)
+    req = FindRequest(filter=args.query or {}, skip=skip, limit=limit, hint=args.hint, collation=args.collation)
+    return explain_reply(ctx.engine.explain_find(args.db, args.coll, req, verbosity, dict(args.cmd), ctx))
+
+
+@command("distinct", help="Distinct values of a field among matching documents.",
+         fields=(string("key", required=True), doc("query"), doc("collation"), value("hint")),
+         target=Target.COLLECTION, privileges=(on_collection("find"),))
+def distinct(ctx: CommandContext, args: Args) -> dict:
+    values = ctx.engine.distinct(args.db, args.coll, args.key, args.query, ctx, args.collation, args.hint)
     return {"values": values}
+
+
+@distinct.explains
+def explain_distinct(ctx: CommandContext, args: Args, verbosity: str) -> dict:
+    req = FindRequest(filter=args.query or {}, hint=args.hint, collation=args.collation)
+    return explain_reply(ctx.engine.explain_find(args.db, args.coll, req, verbosity, dict(args.cmd), ctx))

@@ -1,37 +1,33 @@
 """dropDatabase, listDatabases, dbStats, collStats."""
 from __future__ import annotations
 
-from ..engine import ddl
-from ..engine.stats import collection_sizes, database_sizes
 from ..errors import CommandError, ErrorCode
-from . import params as P
-from .registry import command
+from .context import CommandContext
+from .declare import Args, Target, boolean, command, doc, ignored, integer, on_cluster, on_collection, on_database
 
 
-@command("dropDatabase", help="Drop a database and all of its collections.", write=True)
-def drop_database(ctx, cmd) -> dict:
-    db = P.database(cmd)
+@command("dropDatabase", help="Drop a database and all of its collections.", write=True, write_concern=True,
+         api_version_1=True, privileges=(on_database("dropDatabase"),))
+def drop_database(ctx: CommandContext, args: Args) -> dict:
+    ctx.engine.drop_database(args.db)
+    return {"dropped": args.db}
+
+
+@command("listDatabases", help="Databases with their sizes.", admin_only=True,
+         fields=(doc("filter"), boolean("nameOnly"), boolean("authorizedDatabases")), api_version_1=True,
+         privileges=(on_cluster("listDatabases"),))
+def list_databases(ctx: CommandContext, args: Args) -> dict:
     engine = ctx.engine
-    with engine.write() as batch:
-        for meta in batch.catalog.in_db(db):
-            ddl.drop_collection(batch, meta)
-    return {"dropped": db}
-
-
-@command("listDatabases", help="Databases with their sizes.", admin_only=True)
-def list_databases(ctx, cmd) -> dict:
-    P.check_unknown(cmd, frozenset({"filter", "nameOnly", "authorizedDatabases"}))
-    engine = ctx.engine
-    name_only = P.get_bool(cmd, "nameOnly")
+    name_only = args.name_only
     dbs = []
-    for name in engine.catalog.databases():
+    for name in engine.database_names():
         if name_only:
             dbs.append({"name": name})
             continue
-        size = database_sizes(engine, name)
+        size = engine.database_stats(name)
         dbs.append({"name": name, "sizeOnDisk": size["storageSize"] + size["indexSize"],
                     "empty": size["objects"] == 0})
-    filt = P.get_doc(cmd, "filter")
+    filt = args.filter
     if filt:
         from ..query.match import compile_filter
         matcher = compile_filter(filt)
@@ -42,18 +38,19 @@ def list_databases(ctx, cmd) -> dict:
     return {"databases": dbs, "totalSize": total, "totalSizeMb": total // (1024 * 1024)}
 
 
-def _scale(cmd) -> int:
-    scale = P.get_int(cmd, "scale", 1)
+def _scale(args: Args) -> int:
+    scale = args.scale
     if scale <= 0:
         raise CommandError(ErrorCode.BadValue, "Scale factor must be greater than zero")
     return scale
 
 
-@command("dbStats", "dbstats", help="Counts and sizes of a database.")
-def db_stats(ctx, cmd) -> dict:
-    db = P.database(cmd)
-    scale = _scale(cmd)
-    s = database_sizes(ctx.engine, db)
+@command("dbStats", "dbstats", help="Counts and sizes of a database.",
+         fields=(integer("scale", 1), ignored("freeStorage", "free space inside the data file is reported as 0")), privileges=(on_database("dbStats"),))
+def db_stats(ctx: CommandContext, args: Args) -> dict:
+    db = args.db
+    scale = _scale(args)
+    s = ctx.engine.database_stats(db)
     avg = s["dataSize"] / s["objects"] if s["objects"] else 0
     return {"db": db, "collections": s["collections"], "views": 0, "objects": s["objects"],
             "avgObjSize": avg, "dataSize": s["dataSize"] / scale, "storageSize": s["storageSize"] / scale,
@@ -62,11 +59,11 @@ def db_stats(ctx, cmd) -> dict:
             "fsUsedSize": 0, "fsTotalSize": 0}
 
 
-def collection_stats(ctx, db: str, coll: str, scale: int) -> dict:
-    meta = ctx.engine.catalog.get(db, coll)
-    if meta is None:
+def collection_stats(ctx: CommandContext, db: str, coll: str, scale: int) -> dict:
+    meta = ctx.engine.collection_entry(db, coll)
+    s = ctx.engine.collection_stats(db, coll)
+    if meta is None or s is None:
         raise CommandError(ErrorCode.NamespaceNotFound, f"Collection [{db}.{coll}] not found.")
-    s = collection_sizes(ctx.engine, meta)
     out = {"ns": meta.ns, "size": s.data_size // scale, "count": s.count,
            "avgObjSize": s.data_size // s.count if s.count else 0,
            "storageSize": s.storage_size // scale, "freeStorageSize": 0,
@@ -80,8 +77,7 @@ def collection_stats(ctx, db: str, coll: str, scale: int) -> dict:
     return out
 
 
-@command("collStats", help="Counts and sizes of a collection (deprecated in favour of $collStats).")
-def coll_stats(ctx, cmd) -> dict:
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    return collection_stats(ctx, db, coll, _scale(cmd))
+@command("collStats", help="Counts and sizes of a collection (deprecated in favour of $collStats).",
+         fields=(integer("scale", 1),), target=Target.COLLECTION, privileges=(on_collection("collStats"),))
+def coll_stats(ctx: CommandContext, args: Args) -> dict:
+    return collection_stats(ctx, args.db, args.coll, _scale(args))

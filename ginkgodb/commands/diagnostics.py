@@ -16,9 +16,9 @@ from typing import Any
 from .. import MONGODB_VERSION, __version__
 from ..errors import CommandError, ErrorCode
 from ..bsonutil.types import type_name
-from ._server_view import MAX_BSON_OBJECT_SIZE
+from .server_view import MAX_BSON_OBJECT_SIZE
 from .context import CommandContext
-from .registry import COMMANDS, command
+from .declare import COMMANDS, Args, boolean, command, on_cluster
 from ._system_facts import host_info, target_os
 
 #: commands a client may run before authenticating (mongod's requiresAuth: false)
@@ -29,8 +29,9 @@ _LOG_NAMES = ["global", "startupWarnings"]
 
 
 @command("ping", help="a way to check that the server is alive. responds immediately even if server "
-                      "is in a db lock.")
-def ping(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+                      "is in a db lock.", open_fields="mongod ignores any other field of ping", inline=True, requires_auth=False, api_version_1=True)
+def ping(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     return {}
 
 
@@ -60,32 +61,37 @@ def build_info() -> dict:
     }
 
 
-@command("buildInfo", "buildinfo", help="get version #, etc.\n{ buildinfo:1 }")
-def build_info_command(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+@command("buildInfo", "buildinfo", help="get version #, etc.\n{ buildinfo:1 }", open_fields="mongod ignores any other field of buildInfo", inline=True, requires_auth=False)
+def build_info_command(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     return build_info()
 
 
-@command("hostInfo", help="returns information about the daemon's host")
-def host_info_command(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+@command("hostInfo", help="returns information about the daemon's host", inline=True, privileges=(on_cluster("hostInfo"),))
+def host_info_command(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     return host_info()
 
 
-@command("whatsmyuri", help="{whatsmyuri:1}")
-def whatsmyuri(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+@command("whatsmyuri", help="{whatsmyuri:1}", inline=True, requires_auth=False)
+def whatsmyuri(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     return {"you": ctx.client_address or "embedded"}
 
 
 @command("connectionStatus", help="Returns connection-specific information such as logged-in users "
-                                  "and their roles")
-def connection_status(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+                                  "and their roles", fields=(boolean("showPrivileges"),), inline=True, requires_auth=False)
+def connection_status(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     info: dict = {"authenticatedUsers": [], "authenticatedUserRoles": []}
     if cmd.get("showPrivileges"):
         info["authenticatedUserPrivileges"] = []
     return {"authInfo": info}
 
 
-@command("listCommands", help="get a list of all db commands")
-def list_commands(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+@command("listCommands", help="get a list of all db commands", inline=True, requires_auth=False)
+def list_commands(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     commands = {}
     for name in sorted(COMMANDS):
         spec = COMMANDS[name]
@@ -95,8 +101,9 @@ def list_commands(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     return {"commands": commands}
 
 
-@command("getLog", admin_only=True, help="{ getLog : '*' }  OR { getLog : 'global' }")
-def get_log(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+@command("getLog", admin_only=True, help="{ getLog : '*' }  OR { getLog : 'global' }", inline=True, privileges=(on_cluster("getLog"),))
+def get_log(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     name = cmd["getLog"]
     if not isinstance(name, str):
         raise CommandError(ErrorCode.TypeMismatch, f"Argument to getLog must be of type String; found "
@@ -111,13 +118,15 @@ def get_log(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
 
 
 @command("replSetGetStatus", admin_only=True, help="Report status of a replica set from the POV of "
-                                                   "this server")
-def repl_set_get_status(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+                                                   "this server", open_fields="answered 76 (not a replica set) whatever it asks", inline=True, privileges=(on_cluster("replSetGetStatus"),))
+def repl_set_get_status(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     raise CommandError(ErrorCode.NoReplicationEnabled, "not running with --replSet")
 
 
-@command("getCmdLineOpts", admin_only=True, help="get argv")
-def get_cmd_line_opts(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+@command("getCmdLineOpts", admin_only=True, help="get argv", inline=True, privileges=(on_cluster("getCmdLineOpts"),))
+def get_cmd_line_opts(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     if ctx.server is None:
         return {"argv": [os.path.basename(sys.argv[0] or "python")], "parsed": {}}
     return {"argv": list(ctx.server.argv), "parsed": dict(ctx.server.parsed_options)}

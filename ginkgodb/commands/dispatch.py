@@ -1,8 +1,12 @@
-"""The one boundary where exceptions become reply documents."""
+"""The one boundary where command documents become replies and exceptions become error replies.
+
+Order of checks, all before a handler runs: the command exists (59), admin-only commands run
+against admin (13), the generic fields are acceptable (generic.py), the command's own fields are
+as declared (declare.py). Then the handler runs with the operation's deadline.
+"""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,7 +14,8 @@ from bson.errors import InvalidBSON
 
 from ..errors import CommandError, ErrorCode, StorageError
 from .context import CommandContext
-from .registry import COMMANDS
+from .declare import COMMANDS
+from .generic import check_generic, deadline_from
 
 log = logging.getLogger("ginkgodb.commands")
 
@@ -29,53 +34,6 @@ def command_name(cmd: Mapping[str, Any]) -> str:
     raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
 
 
-def deadline_from(cmd: Mapping[str, Any], started: float | None = None) -> Any:
-    """Monotonic deadline from maxTimeMS counted from `started` (default: now); None when
-    absent or 0, and for getMore, whose maxTimeMS is a tailable cursor's await time."""
-    ms = cmd.get("maxTimeMS")
-    if ms is None or isinstance(ms, bool) or not isinstance(ms, (int, float)) or command_name(cmd) == "getMore":
-        return None
-    if ms < 0:
-        raise CommandError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0, actual value '%s'" % ms)
-    return (time.monotonic() if started is None else started) + ms / 1000.0 if ms else None
-
-
-_LEVELS = ("local", "available", "majority", "linearizable", "snapshot")
-
-
-def check_read_concern(rc: Any) -> None:
-    """What a standalone mongod accepts: local, available and majority; snapshot and
-    linearizable need a replica set, cluster times need one too."""
-    if rc is None:
-        return
-    if not isinstance(rc, Mapping):
-        raise CommandError(ErrorCode.TypeMismatch, "BSON field 'readConcern' is the wrong type, expected type 'object'")
-    level = rc.get("level", "local")
-    if level not in _LEVELS:
-        raise CommandError(ErrorCode.FailedToParse,
-                           "readConcern.level must be either 'local', 'majority', 'linearizable', "
-                           "'available', or 'snapshot'")
-    if level in ("snapshot", "linearizable"):
-        raise CommandError(ErrorCode.NotAReplicaSet,
-                           f"Cannot use '{level}' read concern without a replica set")
-    if "afterClusterTime" in rc or "atClusterTime" in rc:
-        raise CommandError(ErrorCode.IllegalOperation, "Cannot specify a cluster time on a standalone")
-    if "afterOpTime" in rc:
-        raise CommandError(ErrorCode.NotAReplicaSet, "node needs to be a replica set member to use read concern")
-
-
-#: generic fields that ask for a multi-document transaction or a retryable write: refused until
-#: transactions exist, exactly as a standalone mongod refuses them, before the command runs
-TRANSACTION_FIELDS = ("txnNumber", "startTransaction", "autocommit")
-NO_TRANSACTIONS = "Transaction numbers are only allowed on a replica set member or mongos"
-
-
-def refuse_transaction_fields(cmd: Mapping[str, Any]) -> None:
-    for field in TRANSACTION_FIELDS:
-        if field in cmd:
-            raise CommandError(ErrorCode.IllegalOperation, NO_TRANSACTIONS)
-
-
 def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     """Run one command document; always returns a reply with `ok` (never raises CommandError)."""
     try:
@@ -86,14 +44,13 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if spec.admin_only and cmd.get("$db", "admin") != "admin":
             raise CommandError(ErrorCode.Unauthorized,
                                f"{name} may only be run against the admin database.")
-        refuse_transaction_fields(cmd)
-        if "readConcern" in cmd:
-            check_read_concern(cmd["readConcern"])
+        check_generic(spec, cmd)
+        args = spec.parse(cmd, name)
         saved = ctx.deadline
         if saved is None:
             ctx.deadline = deadline_from(cmd)
         try:
-            reply = spec.handler(ctx, cmd)
+            reply = spec.handler(ctx, args)
         finally:
             ctx.deadline = saved
         reply["ok"] = 1.0

@@ -1,73 +1,93 @@
 """find, getMore, killCursors."""
 from __future__ import annotations
 
-from ..engine import reads
-from ..engine.cursors import DEFAULT_FIRST_BATCH, TailableCursor, cursor_reply
-from ..engine.query import FindRequest
+from collections.abc import Mapping
+from typing import Any
+
+from ..engine import DEFAULT_FIRST_BATCH, FindRequest, ServerCursor, TailableCursor, id_hack_key
 from ..errors import CommandError, ErrorCode
 from . import params as P
-from .registry import command
-
-_FIND_FIELDS = frozenset({
-    "filter", "sort", "projection", "hint", "skip", "limit", "batchSize", "singleBatch", "max", "min",
-    "returnKey", "showRecordId", "tailable", "oplogReplay", "noCursorTimeout", "awaitData",
-    "allowPartialResults", "collation", "allowDiskUse", "readOnce", "ntoreturn", "term",
-})
+from .context import CommandContext
+from .declare import (Args, Target, array, boolean, command, doc, ignored, integer, let, on_collection,
+                      unimplemented, value)
+from .replies import cursor_reply, explain_reply
 
 
-def parse_find(cmd) -> FindRequest:
-    P.check_unknown(cmd, _FIND_FIELDS)
-    req = FindRequest(
-        filter=P.get_doc(cmd, "filter", {}),
-        sort=P.get_doc(cmd, "sort") or None,
-        projection=P.get_doc(cmd, "projection") or None,
-        skip=P.get_int(cmd, "skip", 0, minimum=0),
-        limit=P.get_int(cmd, "limit", 0, minimum=0),
-        hint=P.plain(cmd.get("hint")),
-        collation=P.get_doc(cmd, "collation"),
-        variables=P.get_let(cmd),
-    )
-    return req
+def _point_read(cmd: Mapping, engine: Any) -> bool:
+    """`{_id: v}` finds run on the event loop when readers never wait for writers (LMDB)."""
+    if not getattr(engine.kv, "concurrent_readers", False) or cmd.get("projection"):
+        return False
+    filt = cmd.get("filter")
+    return type(filt) is dict and id_hack_key(filt) is not None
 
 
-def first_batch_size(cmd) -> int | None:
-    size = P.get_int(cmd, "batchSize", None, minimum=0)
+FIND_FIELDS = (
+    doc("filter", {}), doc("sort"), doc("projection"), value("hint"),
+    integer("skip", 0, minimum=0), integer("limit", 0, minimum=0), integer("batchSize", minimum=0),
+    boolean("singleBatch"), boolean("tailable"), boolean("awaitData"), boolean("noCursorTimeout"),
+    doc("collation"), let(),
+    unimplemented("min", "index bounds from min/max are not implemented"),
+    unimplemented("max", "index bounds from min/max are not implemented"),
+    unimplemented("returnKey"), unimplemented("showRecordId"),
+    ignored("allowDiskUse", "sorts are not yet limited in memory, so never spill"),
+    ignored("allowPartialResults", "a standalone has no shards to miss"),
+    ignored("oplogReplay", "deprecated since 4.4 and without effect in mongod"),
+    ignored("readOnce", "a storage hint for WiredTiger's cache"),
+    ignored("term", "replication-internal"),
+    ignored("ntoreturn", "legacy OP_QUERY batch size, answered as batchSize by the wire layer"),
+)
+
+
+def find_request(args: Args) -> FindRequest:
+    return FindRequest(filter=args.filter, sort=args.sort or None, projection=args.projection or None,
+                       skip=args.skip, limit=args.limit, hint=args.hint, collation=args.collation,
+                       variables=args.let)
+
+
+def first_batch_size(size: Any) -> int:
     return DEFAULT_FIRST_BATCH if size is None else size
 
 
-@command("find", help="Query documents; returns the first batch of a cursor.")
-def find(ctx, cmd) -> dict:
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    req = parse_find(cmd)
-    size = first_batch_size(cmd)
-    single = P.get_bool(cmd, "singleBatch")
-    no_timeout = P.get_bool(cmd, "noCursorTimeout")
-    if P.get_bool(cmd, "tailable"):
-        return _tailable(ctx, cmd, db, coll, req, size, no_timeout)
-    if P.get_bool(cmd, "awaitData"):
+@command("find", help="Query documents; returns the first batch of a cursor.", fields=FIND_FIELDS,
+         target=Target.COLLECTION, inline=_point_read, privileges=(on_collection("find"),),
+         api_version_1=True)
+def find(ctx: CommandContext, args: Args) -> dict:
+    req = find_request(args)
+    size = first_batch_size(args.batch_size)
+    if args.tailable:
+        return _tailable(ctx, args, req, size)
+    if args.await_data:
         raise CommandError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
-    cursor = reads.open_find(ctx.engine, db, coll, req, ctx, no_timeout=no_timeout)
-    return first_batch(ctx, cursor, size, single)
+    cursor = ctx.engine.find(args.db, args.coll, req, ctx, no_timeout=args.no_cursor_timeout)
+    return first_batch(ctx, cursor, size, args.single_batch)
 
 
-def _tailable(ctx, cmd, db: str, coll: str, req, size, no_timeout: bool) -> dict:
-    state = ctx.engine.collection(db, coll)
-    if state is None or not state.capped:
+@find.explains
+def explain_find(ctx: CommandContext, args: Args, verbosity: str) -> dict:
+    return explain_reply(ctx.engine.explain_find(args.db, args.coll, find_request(args), verbosity,
+                                                 dict(args.cmd), ctx))
+
+
+def _tailable(ctx: CommandContext, args: Args, req: FindRequest, size: int) -> dict:
+    if not ctx.engine.is_capped(args.db, args.coll):
         raise CommandError(ErrorCode.BadValue, "tailable cursor requested on non capped collection")
     if req.sort and list(req.sort) != ["$natural"] or req.skip or req.limit or req.projection:
         raise CommandError(ErrorCode.BadValue,
                            "tailable cursors support a filter only (no sort, skip, limit or projection)")
-    cursor = reads.open_tailable(ctx.engine, db, coll, req.filter, ctx,
-                                 await_data=P.get_bool(cmd, "awaitData"), no_timeout=no_timeout)
+    cursor = ctx.engine.tail(args.db, args.coll, req.filter, ctx, await_data=args.await_data,
+                             no_timeout=args.no_cursor_timeout)
     batch = cursor.next_batch(size, ctx) if size != 0 else []
     cid = ctx.engine.cursors.register(cursor)
     return cursor_reply(cid, cursor.ns, batch, True)
 
 
-def first_batch(ctx, cursor, size, single: bool) -> dict:
+def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bool) -> dict:
     """Run batch one; keep the cursor open only if more may follow."""
-    batch = cursor.next_batch(size, ctx) if size != 0 else []
+    try:
+        batch = cursor.next_batch(size, ctx) if size != 0 else []
+    except BaseException:
+        cursor.close()
+        raise
     if cursor.exhausted or single:
         cursor.close()
         return cursor_reply(0, cursor.ns, batch, True)
@@ -75,26 +95,33 @@ def first_batch(ctx, cursor, size, single: bool) -> dict:
     return cursor_reply(cid, cursor.ns, batch, True)
 
 
-@command("getMore", help="Next batch of an open cursor.")
-def get_more(ctx, cmd) -> dict:
-    cid = cmd["getMore"]
+@command("getMore", help="Next batch of an open cursor.",
+         fields=(value("collection", required=True), integer("batchSize", minimum=0),
+                 ignored("term", "replication-internal"),
+                 ignored("lastKnownCommittedOpTime", "replication-internal")),
+         privileges=(on_collection("find"),), api_version_1=True)
+def get_more(ctx: CommandContext, args: Args) -> dict:
+    cid = args.value
     if not isinstance(cid, int) or isinstance(cid, bool):
         raise CommandError(ErrorCode.TypeMismatch,
                            "BSON field 'getMore.getMore' is the wrong type, expected type 'long'")
-    P.check_unknown(cmd, frozenset({"collection", "batchSize", "maxTimeMS", "term", "lastKnownCommittedOpTime"}))
-    db = P.database(cmd)
-    coll = P.get_str(cmd, "collection")
-    if coll is None:
-        raise CommandError(ErrorCode.IDLFailedToParse,
-                           "BSON field 'getMore.collection' is missing but a required field")
-    ns = f"{db}.{coll}"
+    coll = args.collection
+    if not isinstance(coll, str):
+        raise CommandError(ErrorCode.TypeMismatch,
+                           "BSON field 'getMore.collection' is the wrong type, expected type 'string'")
+    ns = f"{args.db}.{coll}"
     cursor = ctx.engine.cursors.get(cid, ns)
-    size = P.get_int(cmd, "batchSize", None, minimum=0) or None
+    size = args.batch_size or None
     with cursor.lock:
         if isinstance(cursor, TailableCursor):
-            wait = P.get_int(cmd, "maxTimeMS", 1000) / 1000.0 if cursor.await_data else 0.0
+            wait = P.get_int(args.cmd, "maxTimeMS", 1000) / 1000.0 if cursor.await_data else 0.0
             return cursor_reply(cid, ns, cursor.next_batch(size, ctx, wait), False)
-        batch = cursor.next_batch(size, ctx)
+        try:
+            batch = cursor.next_batch(size, ctx)
+        except CommandError:
+            ctx.engine.cursors.forget(cid)
+            cursor.close()
+            raise
         if cursor.exhausted:
             ctx.engine.cursors.forget(cid)
             cursor.close()
@@ -102,14 +129,10 @@ def get_more(ctx, cmd) -> dict:
     return cursor_reply(cid, ns, batch, False)
 
 
-@command("killCursors", help="Close open cursors.")
-def kill_cursors(ctx, cmd) -> dict:
-    P.database(cmd)
-    ids = P.get_array(cmd, "cursors")
-    if ids is None:
-        raise CommandError(ErrorCode.IDLFailedToParse,
-                           "BSON field 'killCursors.cursors' is missing but a required field")
+@command("killCursors", help="Close open cursors.", fields=(array("cursors", required=True),),
+         target=Target.COLLECTION, privileges=(on_collection("killCursors"),), api_version_1=True)
+def kill_cursors(ctx: CommandContext, args: Args) -> dict:
     killed, missing = [], []
-    for cid in ids:
+    for cid in args.cursors:
         (killed if ctx.engine.cursors.kill(cid) else missing).append(P.int64(cid))
     return {"cursorsKilled": killed, "cursorsNotFound": missing, "cursorsAlive": [], "cursorsUnknown": []}

@@ -1,28 +1,28 @@
 """findAndModify: one document found and updated or removed atomically."""
 from __future__ import annotations
 
-from ..engine import writes
-from ..engine.validation import validator
+from ..engine import FindAndModifyRequest, FindRequest
 from ..errors import CommandError, ErrorCode
 from . import params as P
-from .registry import command
-from .write import check_write_concern
-
-_FIELDS = frozenset({"query", "sort", "remove", "update", "new", "fields", "upsert",
-                     "bypassDocumentValidation", "arrayFilters", "hint", "collation"})
+from .context import CommandContext
+from .declare import Args, Target, array, boolean, command, doc, let, on_collection, value
+from .replies import explain_reply
+from .write import finish
 
 
 @command("findAndModify", "findandmodify", help="Find one document and update or remove it atomically.",
-         write=True)
-def find_and_modify(ctx, cmd) -> dict:
-    name = next(iter(cmd))
-    P.check_unknown(cmd, _FIELDS, name)
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    remove = P.get_bool(cmd, "remove")
-    update = cmd.get("update")
-    new = P.get_bool(cmd, "new")
-    upsert = P.get_bool(cmd, "upsert")
+         fields=(doc("query", {}), doc("sort"), boolean("remove"), value("update"), boolean("new"),
+                 doc("fields"), boolean("upsert"), boolean("bypassDocumentValidation"), array("arrayFilters"),
+                 value("hint"), doc("collation"), let()),
+         target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
+         privileges=(on_collection("find", "update", "remove", "insert"),))
+def find_and_modify(ctx: CommandContext, args: Args) -> dict:
+    body = ctx.engine.find_and_modify(args.db, args.coll, parse_request(args), args.bypass_document_validation)
+    return finish(ctx, args.cmd, None, body)
+
+
+def parse_request(args: Args) -> FindAndModifyRequest:
+    remove, update, new, upsert = args.remove, args.update, args.new, args.upsert
     if remove and update is not None:
         raise CommandError(ErrorCode.FailedToParse, "Cannot specify both an update and remove=true")
     if not remove and update is None:
@@ -35,16 +35,14 @@ def find_and_modify(ctx, cmd) -> dict:
     update = P.plain(update)
     if update is not None and not isinstance(update, (dict, list)):
         raise CommandError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
-    req = writes.FindAndModifyRequest(
-        query=P.get_doc(cmd, "query", {}), sort=P.get_doc(cmd, "sort") or None, remove=remove,
-        update=update, new=new, fields=P.get_doc(cmd, "fields") or None, upsert=upsert,
-        array_filters=P.get_array(cmd, "arrayFilters"), hint=P.plain(cmd.get("hint")),
-        collation=P.get_doc(cmd, "collation"), variables=P.get_let(cmd))
-    wc = cmd.get("writeConcern")
-    if isinstance(wc, dict):
-        check_write_concern(wc)
-    body = writes.find_and_modify(ctx.engine, db, coll, req,
-                                  validator(P.get_bool(cmd, "bypassDocumentValidation")))
-    if isinstance(wc, dict) and (wc.get("j") or wc.get("fsync")):
-        ctx.engine.sync()
-    return body
+    return FindAndModifyRequest(
+        query=args.query, sort=args.sort or None, remove=remove, update=update, new=new,
+        fields=args.fields or None, upsert=upsert, array_filters=args.array_filters, hint=args.hint,
+        collation=args.collation, variables=args.let)
+
+
+@find_and_modify.explains
+def explain_find_and_modify(ctx: CommandContext, args: Args, verbosity: str) -> dict:
+    req = parse_request(args)
+    find = FindRequest(filter=req.query, sort=req.sort, limit=1, hint=req.hint, collation=req.collation)
+    return explain_reply(ctx.engine.explain_find(args.db, args.coll, find, verbosity, dict(args.cmd), ctx))

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import CommandError, ErrorCode
-from ._server_view import (LOGICAL_SESSION_TIMEOUT_MINUTES, MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE,
+from .server_view import (LOGICAL_SESSION_TIMEOUT_MINUTES, MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE,
                            MAX_WRITE_BATCH_SIZE)
 from .context import CommandContext
-from .registry import command
+from .declare import Args, command, on_cluster, on_database, unimplemented, value
 
 MIN_WIRE_VERSION = 0
 MAX_WIRE_VERSION = 21  # MongoDB 7.0
@@ -23,14 +23,16 @@ _LB_MISMATCH = ("The server is being accessed through a load balancer, but this 
 
 
 @command("hello", help="Check if this server is primary for a replica set\n"
-                       "{ hello : 1 }")
-def hello(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+                       "{ hello : 1 }", open_fields="hello takes drivers' handshake fields; mongod ignores unknown ones", inline=True, requires_auth=False, api_version_1=True)
+def hello(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     return handshake_reply(ctx, cmd, {"isWritablePrimary": True})
 
 
 @command("isMaster", "ismaster", help="Check if this server is primary for a replica set\n"
-                                      "{ isMaster : 1 }")
-def is_master(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+                                      "{ isMaster : 1 }", open_fields="hello takes drivers' handshake fields; mongod ignores unknown ones", inline=True, requires_auth=False)
+def is_master(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     return handshake_reply(ctx, cmd, {"ismaster": True})
 
 

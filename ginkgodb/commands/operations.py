@@ -16,9 +16,11 @@ from bson import json_util
 from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
-from ._server_view import GENERIC_ARGUMENTS, OpInfo, is_number
+from .generic import GENERIC as GENERIC_ARGUMENTS
+from .params import is_number
+from .server_view import OpInfo
 from .context import CommandContext
-from .registry import command
+from .declare import Args, command, on_cluster, on_database, unimplemented, value
 
 _MAX_COMMAND_BYTES = 1024
 _OPTIONS = frozenset({"currentOp", "$all", "$ownOps", "$truncateOps"})
@@ -99,14 +101,16 @@ def _matcher(spec: Mapping[str, Any]):
     return compile_filter(dict(spec))
 
 
-@command("currentOp", admin_only=True, help="Reports operations currently in progress.")
-def current_op(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+@command("currentOp", admin_only=True, help="Reports operations currently in progress.", open_fields="other fields filter the operations listed", inline=True, privileges=(on_cluster("inprog"),))
+def current_op(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     filter_spec = {k: v for k, v in cmd.items() if k not in _OPTIONS and k not in GENERIC_ARGUMENTS}
     return {"inprog": current_ops(ctx, filter_spec)}
 
 
-@command("killOp", admin_only=True, help="Kills an operation in progress: { killOp: 1, op: <opid> }")
-def kill_op(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+@command("killOp", admin_only=True, help="Kills an operation in progress: { killOp: 1, op: <opid> }", fields=(value("op"),), inline=True, privileges=(on_cluster("killop"),))
+def kill_op(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     if "op" not in cmd:
         raise CommandError(ErrorCode.BadValue, 'Did not provide "op" field')
     opid = cmd["op"]

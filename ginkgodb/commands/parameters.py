@@ -13,8 +13,9 @@ from typing import Any, Optional
 
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
-from ._server_view import GENERIC_ARGUMENTS, is_number
-from .registry import command
+from .generic import GENERIC as GENERIC_ARGUMENTS
+from .params import is_number
+from .declare import Args, command, on_cluster, on_database, unimplemented, value
 
 _HELP_SUFFIX = ", use help:true to see options "
 
@@ -119,8 +120,9 @@ PARAMETERS = ParameterTable([
 
 @command("getParameter", admin_only=True,
          help="get administrative option(s)\nexample:\n{ getParameter:1, notablescan:1 }\n"
-              "{ getParameter:'*' } to get everything\n")
-def get_parameter(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+              "{ getParameter:'*' } to get everything\n", open_fields="the fields name the parameters to read", inline=True, privileges=(on_cluster("getParameter"),))
+def get_parameter(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     selector = cmd["getParameter"]
     details = isinstance(selector, Mapping) and bool(selector.get("showDetails"))
     everything = selector == "*" or (isinstance(selector, Mapping) and bool(selector.get("allParameters")))
@@ -136,8 +138,9 @@ def get_parameter(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
 
 
 @command("setParameter", admin_only=True,
-         help="set administrative option(s)\n{ setParameter:1, <param>:<value> }\n")
-def set_parameter(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+         help="set administrative option(s)\n{ setParameter:1, <param>:<value> }\n", open_fields="the fields name the parameters to set (unknown ones are refused)", inline=True, privileges=(on_cluster("setParameter"),))
+def set_parameter(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     requested = [(k, v) for i, (k, v) in enumerate(cmd.items()) if i and k not in GENERIC_ARGUMENTS]
     for name, _ in requested:  # validate all before changing any
         param = PARAMETERS.get(name)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommandError, ErrorCode
-from ._server_view import is_number
+from .params import is_number
 from .context import CommandContext
-from .registry import command
+from .declare import Args, command, on_cluster, on_database, unimplemented, value
 
 
 @dataclass
@@ -30,8 +30,9 @@ _LOCK = threading.Lock()
 @command("profile", help="controls the behaviour of the performance profiler, the fraction of eligible "
                          "operations which are sampled for logging/profiling, and the threshold "
                          "duration at which ops become eligible. See "
-                         "http://docs.mongodb.org/manual/reference/command/profile")
-def profile(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+                         "http://docs.mongodb.org/manual/reference/command/profile", fields=(value("slowms"), value("sampleRate"), unimplemented("filter", "profile filters")), privileges=(on_database("enableProfiler"),))
+def profile(ctx: CommandContext, args: Args) -> dict:
+    cmd = args.cmd
     level = cmd["profile"]
     if not is_number(level) or int(level) not in (-1, 0, 1, 2):
         raise CommandError(ErrorCode.BadValue, "Invalid profiling level")

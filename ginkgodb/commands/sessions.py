@@ -1,8 +1,9 @@
-"""Logical sessions on a standalone: startSession, endSessions, refreshSessions, killSessions.
+"""Logical sessions on a standalone: startSession, endSessions, refreshSessions, killSessions;
+and the transaction commands, which a standalone refuses.
 
 Sessions matter to drivers only as a capability (hello's logicalSessionTimeoutMinutes): they
 attach an `lsid` to every command and end their sessions on close. ginkgodb keeps no per-session
-state (no retryable writes or transactions on a standalone), so ending, refreshing or killing
+state yet (no retryable writes or transactions on a standalone), so ending, refreshing or killing
 sessions only validates the request.
 """
 from __future__ import annotations
@@ -13,11 +14,12 @@ from typing import Any
 
 from bson.binary import Binary
 
-from ..errors import CommandError, ErrorCode
 from ..bsonutil.types import type_name
-from ._server_view import LOGICAL_SESSION_TIMEOUT_MINUTES
+from ..errors import CommandError, ErrorCode
 from .context import CommandContext
-from .registry import command
+from .declare import ANY_USER, Args, command, on_cluster
+from .generic import NO_TRANSACTIONS
+from .server_view import LOGICAL_SESSION_TIMEOUT_MINUTES
 
 
 def _session_list(cmd: Mapping[str, Any]) -> list:
@@ -34,31 +36,34 @@ def _session_list(cmd: Mapping[str, Any]) -> list:
     return value
 
 
-@command("startSession", help="start a logical session")
-def start_session(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+@command("startSession", help="start a logical session", inline=True, requires_auth=False)
+def start_session(ctx: CommandContext, args: Args) -> dict:
     return {"id": {"id": Binary.from_uuid(uuid.uuid4())}, "timeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES}
 
 
-def _validate_only(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+def _validate_only(ctx: CommandContext, args: Args) -> dict:
     """Sessions keep no server state yet: these commands check their session list and succeed."""
-    _session_list(cmd)
+    _session_list(args.cmd)
     return {}
 
 
-for _name, _help in (("endSessions", "end a set of logical sessions"),
-                     ("refreshSessions", "renew a set of logical sessions"),
-                     ("killSessions", "kill a logical session and its operations"),
-                     ("killAllSessions", "kill all logical sessions, for a user, and their operations"),
-                     ("killAllSessionsByPattern", "kill logical sessions by pattern")):
-    command(_name, help=_help)(_validate_only)
+for _name, _help, _v1 in (("endSessions", "end a set of logical sessions", True),
+                          ("refreshSessions", "renew a set of logical sessions", True),
+                          ("killSessions", "kill a logical session and its operations", False),
+                          ("killAllSessions", "kill all logical sessions, for a user, and their operations",
+                           False),
+                          ("killAllSessionsByPattern", "kill logical sessions by pattern", False)):
+    command(_name, help=_help, inline=True, requires_auth=_name != "endSessions", api_version_1=_v1,
+            privileges=(on_cluster("killAnySession"),) if _name.startswith("killAll") else (ANY_USER,))(
+        _validate_only)
 
 
-def _no_transaction(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
+def _no_transaction(ctx: CommandContext, args: Args) -> dict:
     """Without a transaction number there is no transaction to finish (a standalone's answer)."""
-    from .dispatch import NO_TRANSACTIONS
     raise CommandError(ErrorCode.IllegalOperation, NO_TRANSACTIONS)
 
 
 for _name, _help in (("commitTransaction", "commit a multi-document transaction"),
                      ("abortTransaction", "abort a multi-document transaction")):
-    command(_name, help=_help, admin_only=True)(_no_transaction)
+    command(_name, help=_help, admin_only=True, api_version_1=True, write_concern=True,
+            privileges=(ANY_USER,))(_no_transaction)

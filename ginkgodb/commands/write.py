@@ -1,65 +1,61 @@
 """insert, update, delete: write commands with writeErrors as mongod reports them."""
 from __future__ import annotations
 
-from ..engine import writes
-from ..engine.validation import validator
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from ..engine import DeleteStatement, FindRequest, UpdateStatement, WriteOutcome
 from ..errors import CommandError, ErrorCode
 from . import params as P
-from .registry import command
+from .context import CommandContext
+from .declare import Args, Target, boolean, command, let, on_collection, value
+from .replies import explain_reply
 
-MAX_WRITE_BATCH = 100_000
+MAX_WRITE_BATCH_SIZE = 100_000
 
 
-def _statements(cmd, field: str) -> list:
-    items = cmd.get(field)
-    if items is None:
-        raise CommandError(ErrorCode.IDLFailedToParse,
-                           f"BSON field '{next(iter(cmd))}.{field}' is missing but a required field")
+def _statements(args: Args, field: str) -> list:
+    items = getattr(args, field)
     if not isinstance(items, list):
         raise CommandError(ErrorCode.TypeMismatch,
-                           f"BSON field '{next(iter(cmd))}.{field}' is the wrong type, expected type 'array'")
-    if not items or len(items) > MAX_WRITE_BATCH:
+                           f"BSON field '{args.name}.{field}' is the wrong type, expected type 'array'")
+    if not items or len(items) > MAX_WRITE_BATCH_SIZE:
         raise CommandError(ErrorCode.InvalidLength,
-                           f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH}. Got {len(items)} operations.")
+                           f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. "
+                           f"Got {len(items)} operations.")
     return items
 
 
-def finish(ctx, cmd, outcome, body: dict) -> dict:
+def finish(ctx: CommandContext, cmd: Mapping, outcome: Optional[WriteOutcome], body: dict) -> dict:
     """writeErrors if any, and `j: true` durability before the acknowledgement."""
-    if outcome.errors:
+    if outcome is not None and outcome.errors:
         body["writeErrors"] = outcome.errors
     wc = cmd.get("writeConcern")
-    if isinstance(wc, dict):
-        check_write_concern(wc)
-        if wc.get("j") or wc.get("fsync"):
-            ctx.engine.sync()
+    if isinstance(wc, Mapping) and (wc.get("j") or wc.get("fsync")):
+        ctx.engine.sync()
     return body
 
 
-def check_write_concern(wc: dict) -> None:
-    w = wc.get("w", 1)
-    if isinstance(w, str) and w != "majority":
-        raise CommandError(79, f"Cannot satisfy write concern: unrecognized write concern mode '{w}'")
-    if P.is_number(w) and (w < 0 or w > 1):
-        if w < 0:
-            raise CommandError(ErrorCode.FailedToParse, "w has to be a non-negative number and not greater than 50")
-        raise CommandError(ErrorCode.BadValue, "cannot use 'w' > 1 on a standalone")
+_WRITE = dict(target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True)
 
 
-@command("insert", help="Insert documents.", write=True)
-def insert(ctx, cmd) -> dict:
-    P.check_unknown(cmd, frozenset({"documents", "ordered", "bypassDocumentValidation"}))
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    docs = _statements(cmd, "documents")
-    for d in docs:
+def _raw_list(name: str) -> Any:
+    """The statements array as given (documents stay raw BSON for the engine)."""
+    from .declare import Field
+    return Field(name, lambda cmd, f, c: cmd.get(f), required=True)
+
+
+@command("insert", help="Insert documents.",
+         fields=(_raw_list("documents"), boolean("ordered", True), boolean("bypassDocumentValidation")),
+         privileges=(on_collection("insert"),), **_WRITE)
+def insert(ctx: CommandContext, args: Args) -> dict:
+    docs = _statements(args, "documents")
+    for i, d in enumerate(docs):
         if not hasattr(d, "keys"):
-            raise CommandError(ErrorCode.TypeMismatch, "BSON field 'insert.documents.0' is the wrong type, "
+            raise CommandError(ErrorCode.TypeMismatch, f"BSON field 'insert.documents.{i}' is the wrong type, "
                                                        "expected type 'object'")
-    ordered = P.get_bool(cmd, "ordered", True)
-    outcome = writes.insert(ctx.engine, db, coll, docs, ordered,
-                            validator(P.get_bool(cmd, "bypassDocumentValidation")))
-    return finish(ctx, cmd, outcome, {"n": outcome.n})
+    outcome = ctx.engine.insert(args.db, args.coll, docs, args.ordered, args.bypass_document_validation)
+    return finish(ctx, args.cmd, outcome, {"n": outcome.n})
 
 
 # `sort` arrived with MongoDB 8.0: a 7.0 server rejects it as an unknown field.
@@ -67,7 +63,7 @@ _UPDATE_FIELDS = frozenset({"q", "u", "upsert", "multi", "arrayFilters", "hint",
                             "upsertSupplied"})
 
 
-def parse_update_statement(st, variables=None) -> writes.UpdateStatement:
+def parse_update_statement(st: Any, variables: Optional[dict] = None) -> UpdateStatement:
     st = P.plain(st)
     if not isinstance(st, dict):
         raise CommandError(ErrorCode.TypeMismatch, "BSON field 'update.updates' entries must be objects")
@@ -81,7 +77,7 @@ def parse_update_statement(st, variables=None) -> writes.UpdateStatement:
         u = P.plain(u)
         if not isinstance(u, (dict, list)):
             raise CommandError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
-    return writes.UpdateStatement(
+    return UpdateStatement(
         q=P.get_doc(st, "q", {}, command="update.updates"), u=u,
         upsert=P.get_bool(st, "upsert", command="update.updates"),
         multi=P.get_bool(st, "multi", command="update.updates"),
@@ -90,39 +86,54 @@ def parse_update_statement(st, variables=None) -> writes.UpdateStatement:
         variables=variables)
 
 
-@command("update", help="Update documents.", write=True)
-def update(ctx, cmd) -> dict:
-    P.check_unknown(cmd, frozenset({"updates", "ordered", "bypassDocumentValidation"}))
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    variables = P.get_let(cmd)
-    statements = [parse_update_statement(st, variables) for st in _statements(cmd, "updates")]
-    outcome = writes.update(ctx.engine, db, coll, statements, P.get_bool(cmd, "ordered", True),
-                            validator(P.get_bool(cmd, "bypassDocumentValidation")))
+@command("update", help="Update documents.",
+         fields=(_raw_list("updates"), boolean("ordered", True), boolean("bypassDocumentValidation"), let()),
+         privileges=(on_collection("update"),), **_WRITE)
+def update(ctx: CommandContext, args: Args) -> dict:
+    statements = [parse_update_statement(st, args.let) for st in _statements(args, "updates")]
+    outcome = ctx.engine.update(args.db, args.coll, statements, args.ordered, args.bypass_document_validation)
     body: dict = {"n": outcome.n, "nModified": outcome.n_modified}
     if outcome.upserted:
         body["upserted"] = outcome.upserted
-    return finish(ctx, cmd, outcome, body)
+    return finish(ctx, args.cmd, outcome, body)
 
 
-@command("delete", help="Delete documents.", write=True)
-def delete(ctx, cmd) -> dict:
-    P.check_unknown(cmd, frozenset({"deletes", "ordered"}))
-    db = P.database(cmd)
-    coll = P.collection(cmd, db)
-    statements = []
-    variables = P.get_let(cmd)
-    for st in _statements(cmd, "deletes"):
-        st = P.plain(st)
-        P.check_unknown(st, frozenset({"q", "limit", "hint", "collation"}), "delete.deletes")
-        if "q" not in st or "limit" not in st:
-            missing = "q" if "q" not in st else "limit"
-            raise CommandError(ErrorCode.IDLFailedToParse,
-                               f"BSON field 'delete.deletes.{missing}' is missing but a required field")
-        statements.append(writes.DeleteStatement(
-            q=P.get_doc(st, "q", {}, command="delete.deletes"),
-            limit=P.get_int(st, "limit", 0, command="delete.deletes"),
-            hint=P.plain(st.get("hint")), collation=P.get_doc(st, "collation", command="delete.deletes"),
-            variables=variables))
-    outcome = writes.delete(ctx.engine, db, coll, statements, P.get_bool(cmd, "ordered", True))
-    return finish(ctx, cmd, outcome, {"n": outcome.n})
+@update.explains
+def explain_update(ctx: CommandContext, args: Args, verbosity: str) -> dict:
+    st = parse_update_statement(_statements(args, "updates")[0], args.let)
+    req = FindRequest(filter=st.q, limit=0 if st.multi else 1, hint=st.hint, collation=st.collation)
+    return explain_reply(ctx.engine.explain_find(args.db, args.coll, req, verbosity, dict(args.cmd), ctx))
+
+
+def parse_delete_statement(st: Any, variables: Optional[dict] = None) -> DeleteStatement:
+    st = P.plain(st)
+    if not isinstance(st, dict):
+        raise CommandError(ErrorCode.TypeMismatch, "BSON field 'delete.deletes' entries must be objects")
+    P.check_unknown(st, frozenset({"q", "limit", "hint", "collation"}), "delete.deletes")
+    if "q" not in st or "limit" not in st:
+        missing = "q" if "q" not in st else "limit"
+        raise CommandError(ErrorCode.IDLFailedToParse,
+                           f"BSON field 'delete.deletes.{missing}' is missing but a required field")
+    return DeleteStatement(
+        q=P.get_doc(st, "q", {}, command="delete.deletes"),
+        limit=P.get_int(st, "limit", 0, command="delete.deletes"),
+        hint=P.plain(st.get("hint")), collation=P.get_doc(st, "collation", command="delete.deletes"),
+        variables=variables)
+
+
+@command("delete", help="Delete documents.",
+         fields=(_raw_list("deletes"), boolean("ordered", True), let(),
+                 value("bypassDocumentValidation")),
+         privileges=(on_collection("remove"),), **_WRITE)
+def delete(ctx: CommandContext, args: Args) -> dict:
+    # bypassDocumentValidation: pymongo sends it with bulk writes; deletes validate nothing
+    statements = [parse_delete_statement(st, args.let) for st in _statements(args, "deletes")]
+    outcome = ctx.engine.delete(args.db, args.coll, statements, args.ordered)
+    return finish(ctx, args.cmd, outcome, {"n": outcome.n})
+
+
+@delete.explains
+def explain_delete(ctx: CommandContext, args: Args, verbosity: str) -> dict:
+    st = parse_delete_statement(_statements(args, "deletes")[0], args.let)
+    req = FindRequest(filter=st.q, limit=1 if st.limit else 0, hint=st.hint, collation=st.collation)
+    return explain_reply(ctx.engine.explain_find(args.db, args.coll, req, verbosity, dict(args.cmd), ctx))

@@ -90,7 +90,8 @@ def _stage_name(stage: Any) -> Optional[str]:
 
 
 def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variables: Optional[dict] = None,
-        reader=None, sources: Optional[dict] = None, collation: Optional[dict] = None) -> Iterator[dict]:
+        reader=None, sources: Optional[dict] = None, collation: Optional[dict] = None,
+        hint: Any = None) -> Iterator[dict]:
     """Documents out of the pipeline (decoded). `coll` None is `aggregate: 1`.
 
     `sources` maps first-stage names the front end answers (e.g. `$currentOp`, which only the
@@ -117,6 +118,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         req, rest = split_pushdown(pipeline)
         req.variables = variables
         req.collation = collation  # applies to the leading $match/$sort the planner runs
+        req.hint = hint
         source = _docs(engine, db, coll, req, ctx, reader)
         docs = run_pipeline(rest, source, pctx) if rest else source
     if out_stage is not None:

@@ -11,7 +11,6 @@ import time
 from collections.abc import Iterator
 from typing import Any, Optional
 
-from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
 from ..errors import CommandError, ErrorCode
@@ -173,8 +172,3 @@ class CursorManager:
             self._cursors.clear()
         for c in cursors:
             c.close()
-
-
-def cursor_reply(cursor_id: int, ns: str, batch: list, first: bool) -> dict:
-    key = "firstBatch" if first else "nextBatch"
-    return {"cursor": {key: batch, "id": Int64(cursor_id), "ns": ns}}

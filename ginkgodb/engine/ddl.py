@@ -90,6 +90,23 @@ def modify_collection(batch: WriteBatch, meta: CollectionMeta, options: dict,
     return changed
 
 
+def modify_index(meta: CollectionMeta, target: Any, options: dict) -> tuple[list, dict]:
+    """collMod of one index's `hidden`/`expireAfterSeconds`: (the new index list, the reply's
+    `<option>_old`/`<option>_new` fields)."""
+    ix = find_index(list(meta.indexes), target)
+    if ix is None:
+        raise CommandError(ErrorCode.IndexNotFound, f"cannot find index {target} for ns {meta.ns}")
+    reply = {}
+    changed = dict(ix.options)
+    for option in ("hidden", "expireAfterSeconds"):
+        if option in options:
+            reply[f"{option}_old"] = ix.options.get(option, False if option == "hidden" else None)
+            changed[option] = options[option]
+            reply[f"{option}_new"] = options[option]
+    new = ix.evolve(options=changed)
+    return [new if i is ix else i for i in meta.indexes], reply
+
+
 def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[int, int, Optional[str]]:
     """(indexes before, after, note) — note is mongod's 'all indexes already exist' when nothing new."""
     meta = coll.meta

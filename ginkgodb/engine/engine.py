@@ -11,6 +11,7 @@ from .batch import WriteBatch
 from .catalog import Catalog
 from .collection import Collection
 from .cursors import CursorManager
+from .operations import EngineOperations
 from .reader import ChunkedReader
 
 #: catalogs of recent generations kept for readers whose snapshot is a little behind
@@ -46,7 +47,7 @@ class ReadView:
         self.release()
 
 
-class Engine:
+class Engine(EngineOperations):
     """Owns the KV engine, the published catalog and the cursors. Thread-safe; one per data
     directory.
 

@@ -13,34 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..commands import CommandContext, dispatch
-from ..commands._server_view import OpInfo
-from ..engine.query import id_hack_key
+from ..commands import CommandContext, dispatch, runs_inline
+from ..commands import OpInfo
 from ..commands.profile import PROFILE
 from ..errors import CommandError, ErrorCode
 from ..wire import Request, WireConnection
 from ..wire.limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
 from .logs import event, summarize
 
-#: commands answered from memory without the engine: run inline on the event loop
-INLINE_COMMANDS = frozenset({
-    "hello", "isMaster", "ismaster", "ping", "buildInfo", "buildinfo", "getParameter", "setParameter",
-    "whatsmyuri", "connectionStatus", "getLog", "getCmdLineOpts", "listCommands", "hostInfo",
-    "serverStatus", "currentOp", "killOp", "startSession", "endSessions", "refreshSessions",
-    "killSessions", "killAllSessions", "killAllSessionsByPattern",
-})
 _HANDSHAKE = frozenset({"hello", "isMaster", "ismaster"})
-
-
-def runs_inline(name: str, command: Mapping[str, Any], engine: Any) -> bool:
-    """Commands cheaper than a thread hop: those answered from memory, and `{_id: v}` finds
-    on an engine whose readers never wait for writers (LMDB's snapshots)."""
-    if name in INLINE_COMMANDS:
-        return True
-    if name == "find" and getattr(engine.kv, "concurrent_readers", False):
-        filt = command.get("filter")
-        return type(filt) is dict and id_hack_key(filt) is not None and not command.get("projection")
-    return False
 
 
 @dataclass

@@ -12,11 +12,10 @@ import socket
 import uuid
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..commands import CommandContext
-from ..commands.dispatch import deadline_from
+from ..commands import CommandContext, deadline_from, runs_inline
 from ..errors import CommandError, code_name
 from ..wire import ProtocolError, Request, WireConnection
-from .executor import _HANDSHAKE, Job, runs_inline, slow_op_log
+from .executor import _HANDSHAKE, Job, slow_op_log
 from .logs import event
 
 if TYPE_CHECKING:
@@ -114,7 +113,7 @@ class ConnectionProtocol(asyncio.Protocol):
         ctx = CommandContext(engine=self.server.engine, connection_id=self.connection_id,
                              client_address=self.remote, server=self.state,
                              client_metadata=self.client_metadata, extra=self.extra)
-        job = Job(request, ctx, self.wire, inline=runs_inline(name, request.command, self.server.engine))
+        job = Job(request, ctx, self.wire, inline=runs_inline(request.command, self.server.engine))
         try:
             ctx.deadline = deadline_from(request.command, job.started)
         except CommandError:

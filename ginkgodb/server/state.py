@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from ..commands._server_view import OpInfo
+from ..commands import OpInfo
 from ..wire import SUPPORTED_COMPRESSORS
 from .config import ServerConfig
 from .logs import RecentLines
@@ -24,7 +24,7 @@ _READ_COUNTERS = {"find": "query", "getMore": "getmore"}
 
 
 class ServerState:
-    """Implements commands._server_view.ServerView for the wire server."""
+    """Implements commands.ServerView for the wire server."""
 
     def __init__(self, config: ServerConfig, recent_log: Optional[RecentLines] = None) -> None:
         self.config = config

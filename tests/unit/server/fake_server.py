@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from ginkgodb.commands._server_view import OpInfo
+from ginkgodb.commands.server_view import OpInfo
 
 
 class FakeServer:

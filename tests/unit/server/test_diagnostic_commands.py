@@ -7,7 +7,7 @@ from bson.binary import Binary
 
 from ginkgodb import MONGODB_VERSION
 from ginkgodb.commands import CommandContext, dispatch
-from ginkgodb.commands._server_view import OpInfo
+from ginkgodb.commands.server_view import OpInfo
 from ginkgodb.commands.parameters import PARAMETERS
 from unit.server.fake_server import FakeServer
 

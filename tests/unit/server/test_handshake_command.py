@@ -7,7 +7,7 @@ import pytest
 
 from ginkgodb import wire
 from ginkgodb.commands import CommandContext, dispatch
-from ginkgodb.commands import _server_view
+from ginkgodb.commands import server_view
 from unit.server.fake_server import FakeServer
 
 
@@ -64,6 +64,6 @@ def test_load_balanced_hello_is_refused():
 
 
 def test_advertised_limits_match_the_wire_codec_and_write_commands():
-    assert _server_view.MAX_BSON_OBJECT_SIZE == wire.MAX_BSON_OBJECT_SIZE
-    assert _server_view.MAX_MESSAGE_SIZE == wire.MAX_MESSAGE_SIZE
-    assert _server_view.MAX_WRITE_BATCH_SIZE == wire.MAX_WRITE_BATCH_SIZE
+    assert server_view.MAX_BSON_OBJECT_SIZE == wire.MAX_BSON_OBJECT_SIZE
+    assert server_view.MAX_MESSAGE_SIZE == wire.MAX_MESSAGE_SIZE
+    assert server_view.MAX_WRITE_BATCH_SIZE == wire.MAX_WRITE_BATCH_SIZE

@@ -10,7 +10,7 @@ import pymongo
 import pytest
 from pymongo.errors import ExecutionTimeout, OperationFailure
 
-from ginkgodb.commands.registry import COMMANDS, command
+from ginkgodb.commands.declare import COMMANDS, command, integer
 from ginkgodb.server.testing import running_server
 
 BURN = "burnCpuForTest"
@@ -19,9 +19,9 @@ BURN = "burnCpuForTest"
 @pytest.fixture(scope="module", autouse=True)
 def burn_command():
     """A CPU-bound command (pure Python, holds the GIL) that checks for interruption."""
-    @command(BURN, help="test only: burn CPU for `millis`")
-    def burn(ctx, cmd):
-        until = time.monotonic() + cmd.get("millis", 1000) / 1000
+    @command(BURN, help="test only: burn CPU for `millis`", fields=(integer("millis", 1000),))
+    def burn(ctx, args):
+        until = time.monotonic() + args.millis / 1000
         n = 0
         while time.monotonic() < until:
             for i in range(2000):

@@ -54,17 +54,3 @@ class ServerView(Protocol):
     def in_progress(self) -> list[OpInfo]: ...
     def kill_op(self, opid: int) -> bool: ...
     def log_lines(self, name: str) -> Optional[list[str]]: ...
-
-
-#: fields any command may carry that are not its own arguments (mongod's generic arguments)
-GENERIC_ARGUMENTS = frozenset({
-    "$db", "lsid", "$clusterTime", "$readPreference", "readConcern", "writeConcern", "comment",
-    "maxTimeMS", "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict",
-    "apiDeprecationErrors", "$audit", "$client", "clientOperationKey", "$queryOptions",
-})
-
-
-def is_number(value: Any) -> bool:
-    """int, Int64, float or Decimal128, but not bool (BSON has a separate boolean type)."""
-    from bson.decimal128 import Decimal128
-    return isinstance(value, (int, float, Decimal128)) and not isinstance(value, bool)

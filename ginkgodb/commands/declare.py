@@ -1,0 +1,247 @@
+"""Declared commands: every field a command accepts, and what the rest of the server needs to
+know about it, in one declaration beside its handler (FerretDB's handler style).
+
+A declaration lists each field as accepted (parsed into `Args`), ignored (mongod ignores it
+here, with the reason) or unimplemented (238 NotImplemented before anything runs). Generic
+fields are declared once in `generic.py`. `dispatch` parses with the declaration, so a handler
+receives typed `Args` and never sees an undeclared field; `explain` reuses the same parse.
+"""
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from ..errors import CommandError, ErrorCode
+from . import params as P
+
+Handler = Callable[[Any, "Args"], dict]
+Reader = Callable[[Mapping, str, str], Any]  # (command document, field, command name) -> value
+
+
+class Use(enum.Enum):
+    ACCEPTED = "accepted"
+    IGNORED = "ignored"              # accepted and without effect here, for the stated reason
+    UNIMPLEMENTED = "unimplemented"  # refused with 238 before the command runs
+
+
+class Target(enum.Enum):
+    """What the command's first field holds."""
+    COLLECTION = "collection"        # a collection name (string)
+    COLLECTION_OR_ONE = "collection or 1"  # a collection name, or 1 for database-level
+    VALUE = "value"                  # anything: the handler reads `args.value`
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    read: Optional[Reader] = None
+    required: bool = False
+    default: Any = None
+    use: Use = Use.ACCEPTED
+    reason: str = ""
+
+    @property
+    def attr(self) -> str:
+        return _snake(self.name)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+# -- field constructors -------------------------------------------------------------------------
+def doc(name: str, default: Any = None, *, required: bool = False) -> Field:
+    return Field(name, lambda cmd, f, c: P.get_doc(cmd, f, command=c), required, default)
+
+
+def integer(name: str, default: Any = None, *, minimum: Optional[int] = None, required: bool = False) -> Field:
+    return Field(name, lambda cmd, f, c: P.get_int(cmd, f, None, command=c, minimum=minimum), required, default)
+
+
+def boolean(name: str, default: bool = False) -> Field:
+    return Field(name, lambda cmd, f, c: P.get_bool(cmd, f, default, command=c), False, default)
+
+
+def string(name: str, default: Optional[str] = None, *, required: bool = False) -> Field:
+    return Field(name, lambda cmd, f, c: P.get_str(cmd, f, command=c), required, default)
+
+
+def array(name: str, default: Any = None, *, required: bool = False) -> Field:
+    return Field(name, lambda cmd, f, c: P.get_array(cmd, f, command=c), required, default)
+
+
+def value(name: str, default: Any = None, *, required: bool = False) -> Field:
+    """Any BSON value, decoded (the handler validates it)."""
+    return Field(name, lambda cmd, f, c: P.plain(cmd.get(f)), required, default)
+
+
+def let() -> Field:
+    return Field("let", lambda cmd, f, c: P.get_let(cmd))
+
+
+def ignored(name: str, reason: str) -> Field:
+    return Field(name, use=Use.IGNORED, reason=reason)
+
+
+def unimplemented(name: str, reason: str = "") -> Field:
+    return Field(name, use=Use.UNIMPLEMENTED, reason=reason)
+
+
+# -- privileges (used by authorization) ---------------------------------------------------------
+@dataclass(frozen=True)
+class Privilege:
+    """Actions on a resource: the collection of the command, its database, or the cluster."""
+
+    resource: str                    # "collection" | "database" | "cluster" | "user" | "inner"
+    actions: tuple[str, ...]
+
+
+#: any authenticated user may run it (on their own sessions, cursors or transactions)
+ANY_USER = Privilege("user", ())
+#: the privileges of the command it wraps (explain)
+OF_INNER_COMMAND = Privilege("inner", ())
+
+
+def on_collection(*actions: str) -> Privilege:
+    return Privilege("collection", actions)
+
+
+def on_database(*actions: str) -> Privilege:
+    return Privilege("database", actions)
+
+
+def on_cluster(*actions: str) -> Privilege:
+    return Privilege("cluster", actions)
+
+
+# -- the declaration ----------------------------------------------------------------------------
+InlinePolicy = Union[bool, Callable[[Mapping, Any], bool]]
+ApiPolicy = Union[bool, Callable[[Mapping], bool]]
+
+
+class Args:
+    """A command's parsed fields (snake_case attributes), its database and target."""
+
+    def __init__(self, cmd: Mapping, name: str, db: str) -> None:
+        self.cmd = cmd          # the command document as received
+        self.name = name        # the command name as sent (aliases included)
+        self.db = db
+        self.coll: Optional[str] = None
+        self.value: Any = None  # the first field's value
+
+    def __repr__(self) -> str:
+        fields = {k: v for k, v in self.__dict__.items() if k != "cmd"}
+        return f"Args({fields})"
+
+
+@dataclass
+class CommandSpec:
+    name: str
+    handler: Handler
+    help: str
+    fields: dict[str, Field]
+    target: Target = Target.VALUE
+    aliases: tuple[str, ...] = ()
+    admin_only: bool = False
+    write: bool = False                   # counts as a write (opcounters)
+    open_fields: str = ""                 # non-empty: any other field is accepted, for this reason
+    inline: InlinePolicy = False          # may the server run it on its event loop?
+    privileges: tuple[Privilege, ...] = ()
+    requires_auth: bool = True
+    api_version_1: ApiPolicy = False      # part of the Stable API v1 (apiStrict)
+    write_concern: bool = False           # accepts writeConcern
+    explain: Optional[Callable[[Any, Args, str], dict]] = None
+
+    def parse(self, cmd: Mapping, name: Optional[str] = None) -> Args:
+        """Check every field against the declaration and read the accepted ones."""
+        from .generic import GENERIC
+        name = name or self.name
+        db = P.database(cmd)
+        args = Args(cmd, name, db)
+        for key in cmd:
+            if key == name or key in self.fields or key in GENERIC:
+                continue
+            if self.open_fields:
+                continue
+            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{name}.{key}' is an unknown field.")
+        for f in self.fields.values():
+            present = f.name in cmd
+            if f.use is Use.UNIMPLEMENTED:
+                if present:
+                    raise CommandError(ErrorCode.NotImplemented,
+                                       f"{name} with '{f.name}' is not supported by ginkgodb"
+                                       + (f": {f.reason}" if f.reason else ""))
+                continue
+            if f.use is Use.IGNORED:
+                continue
+            if not present or (cmd[f.name] is None and not f.required):
+                if f.required:
+                    raise CommandError(ErrorCode.IDLFailedToParse,
+                                       f"BSON field '{name}.{f.name}' is missing but a required field")
+                setattr(args, f.attr, f.default)
+                continue
+            v = f.read(cmd, f.name, name) if f.read is not None else cmd[f.name]
+            setattr(args, f.attr, f.default if v is None else v)
+        first = cmd[name]
+        args.value = first
+        if self.target is Target.COLLECTION:
+            args.coll = P.collection(cmd, db)
+        elif self.target is Target.COLLECTION_OR_ONE:
+            if isinstance(first, str):
+                args.coll = P.collection(cmd, db)
+            elif not (P.is_number(first) and first == 1):
+                raise CommandError(ErrorCode.FailedToParse,
+                                   f"Invalid command format: the '{name}' field must specify a collection "
+                                   "name or 1")
+        return args
+
+    def runs_inline(self, cmd: Mapping, engine: Any) -> bool:
+        policy = self.inline
+        return policy(cmd, engine) if callable(policy) else bool(policy)
+
+    def in_api_version_1(self, cmd: Mapping) -> bool:
+        policy = self.api_version_1
+        return policy(cmd) if callable(policy) else bool(policy)
+
+    def explains(self, fn: Callable[[Any, Args, str], dict]) -> Callable[[Any, Args, str], dict]:
+        """Decorator: this command's explain, given its own parsed arguments."""
+        self.explain = fn
+        return fn
+
+
+COMMANDS: dict[str, CommandSpec] = {}
+
+
+def command(name: str, *aliases: str, help: str, fields: tuple[Field, ...] = (),
+            target: Target = Target.VALUE, admin_only: bool = False, write: bool = False,
+            open_fields: str = "", inline: InlinePolicy = False,
+            privileges: tuple[Privilege, ...] = (), requires_auth: bool = True,
+            api_version_1: ApiPolicy = False, write_concern: bool = False) -> Callable[[Handler], CommandSpec]:
+    """Register a handler `(ctx, args) -> reply` under `name` and its exact-case aliases."""
+    def register(fn: Handler) -> CommandSpec:
+        spec = CommandSpec(name, fn, help, {f.name: f for f in fields}, target, aliases, admin_only, write,
+                           open_fields, inline, privileges, requires_auth, api_version_1, write_concern)
+        for key in (name, *aliases):
+            assert key not in COMMANDS, f"command {key} registered twice"
+            COMMANDS[key] = spec
+        return spec
+    return register
+
+
+def lookup(name: str) -> Optional[CommandSpec]:
+    return COMMANDS.get(name)
+
+
+def runs_inline(cmd: Mapping, engine: Any) -> bool:
+    """May the server answer `cmd` on its event loop? (the declaration decides)"""
+    name = next(iter(cmd), None)
+    spec = COMMANDS.get(name) if name is not None else None
+    return spec is not None and spec.runs_inline(cmd, engine)
+
+
+__all__ = ["ANY_USER", "Args", "COMMANDS", "CommandSpec", "Field", "OF_INNER_COMMAND", "Privilege", "Target",
+           "Use", "array", "boolean", "command", "doc", "ignored", "integer", "let", "lookup", "on_cluster",
+           "on_collection", "on_database", "runs_inline", "string", "unimplemented", "value"]

@@ -12,6 +12,7 @@ from bson.binary import Binary
 from pymongo.client_session import SessionOptions
 from pymongo.errors import ConfigurationError, InvalidOperation, OperationFailure
 
+from ..errors import ErrorCode, code_name
 from .raising import MAX_WIRE_VERSION
 
 T = TypeVar("T")
@@ -88,8 +89,10 @@ class ClientSession:
         self._check_ended()
         if self._options.snapshot:
             raise InvalidOperation("Transactions are not supported in snapshot sessions")
-        raise OperationFailure(NO_TRANSACTIONS, 20, {"ok": 0.0, "errmsg": NO_TRANSACTIONS,
-                                                     "code": 20, "codeName": "IllegalOperation"},
+        code = ErrorCode.IllegalOperation
+        raise OperationFailure(NO_TRANSACTIONS, int(code), {"ok": 0.0, "errmsg": NO_TRANSACTIONS,
+                                                            "code": int(code),
+                                                            "codeName": code_name(code)},
                                MAX_WIRE_VERSION)
 
     def with_transaction(self, callback: Callable[["ClientSession"], T], read_concern: Any = None,

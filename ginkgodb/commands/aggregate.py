@@ -36,7 +36,8 @@ def parse(cmd) -> tuple[str, object, list]:
     pipeline = [P.plain(s) for s in pipeline]
     for stage in pipeline:
         if not isinstance(stage, dict) or len(stage) != 1:
-            raise CommandError(40323, "A pipeline stage specification object must contain exactly one field.")
+            raise CommandError(ErrorCode.StageSpecNotSingleField,
+                               "A pipeline stage specification object must contain exactly one field.")
     return db, coll, pipeline
 
 

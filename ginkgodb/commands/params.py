@@ -54,7 +54,7 @@ def get_int(cmd: Mapping, field: str, default: Optional[int] = None, *, command:
         v = v.to_decimal()
     n = int(v)
     if minimum is not None and n < minimum:
-        raise CommandError(51024 if field == "batchSize" else ErrorCode.BadValue,
+        raise CommandError(ErrorCode.BatchSizeNegative if field == "batchSize" else ErrorCode.BadValue,
                            f"BSON field '{field}' value must be >= {minimum}, actual value '{n}'")
     return n
 

@@ -39,7 +39,8 @@ def finish(ctx, cmd, outcome, body: dict) -> dict:
 def check_write_concern(wc: dict) -> None:
     w = wc.get("w", 1)
     if isinstance(w, str) and w != "majority":
-        raise CommandError(79, f"Cannot satisfy write concern: unrecognized write concern mode '{w}'")
+        raise CommandError(ErrorCode.UnknownReplWriteConcern,
+                           f"Cannot satisfy write concern: unrecognized write concern mode '{w}'")
     if P.is_number(w) and (w < 0 or w > 1):
         if w < 0:
             raise CommandError(ErrorCode.FailedToParse, "w has to be a non-negative number and not greater than 50")

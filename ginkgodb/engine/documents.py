@@ -78,5 +78,6 @@ def _check_size(size: int) -> None:
 def encode_updated(doc: dict) -> bytes:
     raw = bson.encode(doc)
     if len(raw) > MAX_DOC_SIZE:
-        raise CommandError(17419, f"Resulting document after update is larger than {MAX_DOC_SIZE}")
+        raise CommandError(ErrorCode.UpdatedDocumentTooLarge,
+                           f"Resulting document after update is larger than {MAX_DOC_SIZE}")
     return raw

@@ -203,9 +203,10 @@ class _BtreeWalker:
         head = name.partition(".")[0]
         has_field = get_field(obj, head) is not EOO
         if has_field and pos is not None:
-            raise CommandError(16746, "Ambiguous field name found in array (do not use numeric field "
-                                      f"names in embedded elements in an array), field: '{head}' "
-                                      f"for array: {_array_as_object(pos.array)}")
+            raise CommandError(ErrorCode.IndexKeyAmbiguousArrayField,
+                               "Ambiguous field name found in array (do not use numeric field "
+                               f"names in embedded elements in an array), field: '{head}' "
+                               f"for array: {_array_as_object(pos.array)}")
         if has_field:
             e, rest, location = element_along_path(obj, name)
             return e, rest, location, False
@@ -234,8 +235,9 @@ def _hashed_keys(doc: Mapping, key_pattern: KeyPattern, sparse: bool) -> list[by
         value, rest, _ = element_along_path(doc, path)
         if isinstance(value, list):
             at = path[:len(path) - len(rest) - (1 if rest else 0)]
-            raise CommandError(16766, "Error: hashed indexes do not currently support array values. "
-                                      f"Found array at path: {at}")
+            raise CommandError(ErrorCode.HashedIndexKeyIsArray,
+                               "Error: hashed indexes do not currently support array values. "
+                               f"Found array at path: {at}")
         if value is EOO:
             value = None
         else:

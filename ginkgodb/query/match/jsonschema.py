@@ -35,7 +35,7 @@ JSON_TYPES = {"array": 4, "boolean": 8, "null": 10, "object": 3, "string": 2}
 OBJECT_CODE, ARRAY_CODE = 3, 4
 
 
-def schema_error(code: int, message: str) -> CommandError:
+def schema_error(code: ErrorCode, message: str) -> CommandError:
     return CommandError(code, message)
 
 

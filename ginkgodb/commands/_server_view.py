@@ -10,11 +10,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
-#: hello's maxBsonObjectSize / maxMessageSizeBytes / maxWriteBatchSize (equal ginkgodb.wire.limits;
-#: a test keeps them in step, since commands may not import wire)
-MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024
-MAX_MESSAGE_SIZE = 48_000_000
-MAX_WRITE_BATCH_SIZE = 100_000
 LOGICAL_SESSION_TIMEOUT_MINUTES = 30
 
 #: when this process started serving (for uptime when there is no server)

@@ -2,7 +2,7 @@
 update, delete and findAndModify."""
 from __future__ import annotations
 
-from .. import MONGODB_VERSION
+from ..version import MONGODB_VERSION
 from ..engine import aggregate as A
 from ..engine import reads
 from ..engine.query import FindRequest

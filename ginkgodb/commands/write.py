@@ -4,10 +4,9 @@ from __future__ import annotations
 from ..engine import writes
 from ..engine.validation import validator
 from ..errors import CommandError, ErrorCode
+from ..limits import MAX_WRITE_BATCH_SIZE
 from . import params as P
 from .registry import command
-
-MAX_WRITE_BATCH = 100_000
 
 
 def _statements(cmd, field: str) -> list:
@@ -18,9 +17,9 @@ def _statements(cmd, field: str) -> list:
     if not isinstance(items, list):
         raise CommandError(ErrorCode.TypeMismatch,
                            f"BSON field '{next(iter(cmd))}.{field}' is the wrong type, expected type 'array'")
-    if not items or len(items) > MAX_WRITE_BATCH:
+    if not items or len(items) > MAX_WRITE_BATCH_SIZE:
         raise CommandError(ErrorCode.InvalidLength,
-                           f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH}. Got {len(items)} operations.")
+                           f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. Got {len(items)} operations.")
     return items
 
 

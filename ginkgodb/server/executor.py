@@ -19,7 +19,7 @@ from ..engine.query import id_hack_key
 from ..commands.profile import PROFILE
 from ..errors import CommandError, ErrorCode
 from ..wire import Request, WireConnection
-from ..wire.limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
+from ..limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
 from .logs import event, summarize
 
 #: commands answered from memory without the engine: run inline on the event loop

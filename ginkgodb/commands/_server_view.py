@@ -1,4 +1,4 @@
-"""What the diagnostic commands may ask of `ctx.server`, and the limits `hello` advertises.
+"""What the diagnostic commands may ask of `ctx.server`, and hello's session timeout.
 
 `ctx.server` is None for the embedded client: every command here must answer without it (with
 process-level facts and empty tables), because the embedded client calls ping, buildInfo and
@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
+
+from ..bsonutil.types import is_number_instance as is_number  # noqa: F401  (the commands' check)
 
 LOGICAL_SESSION_TIMEOUT_MINUTES = 30
 
@@ -59,7 +61,3 @@ GENERIC_ARGUMENTS = frozenset({
 })
 
 
-def is_number(value: Any) -> bool:
-    """int, Int64, float or Decimal128, but not bool (BSON has a separate boolean type)."""
-    from bson.decimal128 import Decimal128
-    return isinstance(value, (int, float, Decimal128)) and not isinstance(value, bool)

@@ -8,7 +8,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
-from ..bsonutil.types import type_name
+from ..bsonutil.types import is_number_instance as is_number, type_name
 from ..engine.names import check_collection_name, check_db_name
 from ..errors import CommandError, ErrorCode
 
@@ -36,10 +36,6 @@ def _wrong_type(command: str, field: str, value: Any, expected: str) -> CommandE
     return CommandError(ErrorCode.TypeMismatch,
                         f"BSON field '{command}.{field}' is the wrong type '{type_name(value)}', "
                         f"expected type{'s' if expected.startswith('[') else ''} '{expected}'")
-
-
-def is_number(v: Any) -> bool:
-    return isinstance(v, (int, float, Decimal128)) and not isinstance(v, bool)
 
 
 def get_int(cmd: Mapping, field: str, default: Optional[int] = None, *, command: Optional[str] = None,

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from ..bsonutil import keycodec
+from ..bsonutil.sentinels import ABSENT
 from ..bsonutil.shell_format import format_document
 from ..errors import CommandError, ErrorCode
 from ..query.index_keys import extract_keys
@@ -17,8 +18,7 @@ from ..storage.kv import prefix_end
 from . import layout
 from .catalog import IndexMeta
 
-MAX_INDEX_KEY = 480
-_MISSING = object()  # bytes of encoded key; LMDB keys are limited to 511 in all
+MAX_INDEX_KEY = 480  # bytes of encoded key; LMDB keys are limited to 511 in all
 
 
 class IndexRuntime:
@@ -67,7 +67,7 @@ class IndexRuntime:
         roots = self._roots
         if roots is None:
             return False
-        missing = _MISSING
+        missing = ABSENT
         return all(old.get(r, missing) is new.get(r, missing) for r in roots)
 
     def check_unique(self, txn, keys: Iterable[bytes], rid: int, doc: dict) -> None:

@@ -243,7 +243,8 @@ def compile_array(spec: list, scope: Scope) -> Fn:
 # ---- field paths and variables -----------------------------------------------------------
 
 
-def split_path(path: str) -> list[str]:
+def parse_field_path(path: str) -> list[str]:
+    """The parts of an expression FieldPath, validated (mongod's codes for bad names)."""
     if path.endswith("."):
         raise CommandError(ErrorCode.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
     parts = path.split(".")
@@ -295,7 +296,7 @@ def compile_path(raw: str, scope: Scope) -> Fn:
         return compile_variable(raw[2:], scope)
     if raw == "$":
         raise CommandError(ErrorCode.FieldPathDollarAlone, "'$' by itself is not a valid FieldPath")
-    parts = split_path(raw[1:])
+    parts = parse_field_path(raw[1:])
     return field_path_fn(parts)
 
 
@@ -365,7 +366,7 @@ def compile_variable(text: str, scope: Scope) -> Fn:
     validate_var_read(name)
     if text.endswith(".") and "." in text:
         raise CommandError(ErrorCode.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
-    parts = split_path(rest) if rest else []
+    parts = parse_field_path(rest) if rest else []
     if name == "CURRENT":
         return _current_fn(parts)
     if name == "ROOT":

@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from bson.decimal128 import Decimal128
-from bson.int64 import Int64
 
+from ginkgodb.bsonutil.types import is_bson_number
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr.compiler import Scope, compile_node
 
@@ -66,7 +66,7 @@ class Parser:
                                "used at the end, for example: a.b.$. If the query "
                                "previously used a form like a.b.$.d, remove the parts "
                                "following the '$' and the results will be equivalent.")
-        if isinstance(value, bool) or _is_number(value):
+        if isinstance(value, bool) or is_bson_number(value):
             return self.flag(parts, _truthy(value))
         if isinstance(value, dict):
             if not value:
@@ -149,7 +149,7 @@ class Parser:
             raise CommandError(ErrorCode.PositionalProjectionInAggregation,
                                "Cannot use positional projection in aggregation "
                                "projection")
-        if not (isinstance(value, bool) or _is_number(value)):
+        if not (isinstance(value, bool) or is_bson_number(value)):
             raise CommandError(ErrorCode.PositionalProjectionWithLiteral,
                                "positional projection cannot be used with a literal")
         if not _truthy(value):
@@ -171,10 +171,6 @@ class Parser:
         self.root.insert(parts, POSITIONAL)
 
 
-def _is_number(v: Any) -> bool:
-    return type(v) in (int, float, Int64, Decimal128)
-
-
 def _truthy(v: Any) -> bool:
     if type(v) is Decimal128:
         return not v.to_decimal().is_zero()
@@ -183,13 +179,13 @@ def _truthy(v: Any) -> bool:
 
 def _slice_form(arg: Any) -> bool:
     """find's $slice takes a number or [skip, limit]; anything else is the expression."""
-    if _is_number(arg):
+    if is_bson_number(arg):
         return True
-    return isinstance(arg, list) and len(arg) == 2 and all(_is_number(a) for a in arg)
+    return isinstance(arg, list) and len(arg) == 2 and all(is_bson_number(a) for a in arg)
 
 
 def _parse_slice(arg: Any) -> Slice:
-    if _is_number(arg):
+    if is_bson_number(arg):
         return Slice(None, _as_int(arg))
     skip, limit = _as_int(arg[0]), _as_int(arg[1])
     if limit <= 0:

@@ -1,9 +1,7 @@
 """ginkgodb: a MongoDB-compatible document database, embedded (pymongo's API) or as a server."""
 from __future__ import annotations
 
-__version__ = "0.1.0"
-#: the MongoDB release whose behaviour we follow (buildInfo reports this)
-MONGODB_VERSION = "7.0.14"
+from .version import MONGODB_VERSION, __version__
 
 
 def __getattr__(name: str):
@@ -14,4 +12,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["MongoClient", "__version__"]
+__all__ = ["MongoClient", "MONGODB_VERSION", "__version__"]

@@ -5,7 +5,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from . import MONGODB_VERSION, __version__
+from .version import MONGODB_VERSION, __version__
 
 _DESCRIPTION = "ginkgodb: a MongoDB-compatible document database (embedded, or as a server)."
 

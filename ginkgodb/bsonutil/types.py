@@ -156,7 +156,21 @@ def bson_type(value: Any) -> int:
 
 
 def is_number(value: Any) -> bool:
+    """Sorts in the number bracket: any int, float, Decimal128 or decimal.Decimal but bool."""
     return bracket(value) == BRACKET_NUMBER if not isinstance(value, bool) else False
+
+
+def is_bson_number(value: Any) -> bool:
+    """int, Int64, float or Decimal128 by exact type, as decoded BSON numbers are (bool and other
+    int or float subclasses are not numbers here)."""
+    t = type(value)
+    return t is int or t is float or t is Int64 or t is Decimal128
+
+
+def is_number_instance(value: Any) -> bool:
+    """Any int, float or Decimal128 instance but bool (subclasses count, Int64 among them): how
+    command arguments are checked."""
+    return isinstance(value, (int, float, Decimal128)) and not isinstance(value, bool)
 
 
 def to_decimal(value: Any) -> decimal.Decimal:

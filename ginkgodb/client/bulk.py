@@ -18,6 +18,7 @@ from bson.objectid import ObjectId
 from pymongo.errors import ConfigurationError, DocumentTooLarge, InvalidOperation, OperationFailure
 from pymongo.write_concern import WriteConcern
 
+from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from .codec import encode_and_size, plain_reply, wire_value
 from .raising import raise_bulk_write_error, write_concern_error_of
 from .session import check_session_for_write
@@ -26,9 +27,6 @@ from .validation import validate_is_document_type, validate_ok_for_replace, vali
 INSERT, UPDATE, DELETE = 0, 1, 2
 COMMAND_NAMES = ("insert", "update", "delete")
 SEQUENCE_FIELDS = ("documents", "updates", "deletes")
-MAX_WRITE_BATCH_SIZE = 100_000
-MAX_MESSAGE_SIZE = 48_000_000
-MAX_BSON_SIZE = 16 * 1024 * 1024
 _COMMAND_OVERHEAD = 16_382
 
 
@@ -237,7 +235,7 @@ class Bulk:
         total = 0
         for op in run.ops[offset:offset + MAX_WRITE_BATCH_SIZE]:
             stmt, size = encode(op, opts)
-            if (not acknowledged and size > MAX_BSON_SIZE) or (
+            if (not acknowledged and size > MAX_BSON_OBJECT_SIZE) or (
                     size > MAX_MESSAGE_SIZE and not statements):
                 raise _too_large(run.op_type, size)
             if total + size > limit and statements:
@@ -277,5 +275,5 @@ def _encode_insert(document: Any, codec_options: Any) -> tuple[RawBSONDocument, 
 def _too_large(op_type: int, size: int) -> DocumentTooLarge:
     if op_type == INSERT:
         return DocumentTooLarge(f"BSON document too large ({size} bytes) - the connected server "
-                                f"supports BSON document sizes up to {MAX_BSON_SIZE} bytes.")
+                                f"supports BSON document sizes up to {MAX_BSON_OBJECT_SIZE} bytes.")
     return DocumentTooLarge(f"{COMMAND_NAMES[op_type]} command document too large")

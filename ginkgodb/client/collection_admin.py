@@ -12,6 +12,7 @@ from pymongo.errors import InvalidName, OperationFailure
 from pymongo.operations import IndexModel
 from pymongo.read_preferences import ReadPreference
 
+from ..errors import ErrorCode, code_name
 from .codec import plain_reply
 from .keys import gen_index_name
 from .command_cursor import CommandCursor
@@ -23,9 +24,10 @@ CHANGE_STREAMS_UNSUPPORTED = "The $changeStream stage is only supported on repli
 
 def change_streams_unsupported() -> OperationFailure:
     """What a standalone mongod answers to watch(): ginkgodb has no change streams yet."""
-    reply = {"ok": 0.0, "errmsg": CHANGE_STREAMS_UNSUPPORTED, "code": 40573,
-             "codeName": "Location40573"}
-    return OperationFailure(CHANGE_STREAMS_UNSUPPORTED, 40573, reply, MAX_WIRE_VERSION)
+    code = ErrorCode.ChangeStreamNotAllowed
+    reply = {"ok": 0.0, "errmsg": CHANGE_STREAMS_UNSUPPORTED, "code": int(code),
+             "codeName": code_name(code)}
+    return OperationFailure(CHANGE_STREAMS_UNSUPPORTED, int(code), reply, MAX_WIRE_VERSION)
 
 
 class CollectionAdmin:
@@ -109,7 +111,7 @@ class CollectionAdmin:
         try:
             cursor = self._run(cmd, session=session)["cursor"]
         except OperationFailure as exc:
-            if exc.code != 26:
+            if exc.code != ErrorCode.NamespaceNotFound:
                 raise
             cursor = {"id": 0, "firstBatch": []}
         return CommandCursor(coll, cursor, None, session=session, comment=cmd.get("comment"))

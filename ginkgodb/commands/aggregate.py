@@ -20,7 +20,7 @@ def _pipeline(args: Args) -> list:
     pipeline = [P.plain(s) for s in pipeline]
     for stage in pipeline:
         if not isinstance(stage, dict) or len(stage) != 1:
-            raise CommandError(ErrorCode.PipelineStageNotOneField,
+            raise CommandError(ErrorCode.StageSpecNotSingleField,
                                "A pipeline stage specification object must contain exactly one field.")
     return pipeline
 

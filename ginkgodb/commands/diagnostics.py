@@ -13,10 +13,10 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from .. import MONGODB_VERSION, __version__
+from ..version import MONGODB_VERSION, __version__
 from ..errors import CommandError, ErrorCode
 from ..bsonutil.types import type_name
-from .server_view import MAX_BSON_OBJECT_SIZE
+from ..limits import MAX_BSON_OBJECT_SIZE
 from .context import CommandContext
 from .declare import COMMANDS, Args, boolean, command, on_cluster
 from ._system_facts import host_info, target_os

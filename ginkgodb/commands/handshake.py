@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import CommandError, ErrorCode
-from .server_view import (LOGICAL_SESSION_TIMEOUT_MINUTES, MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE,
-                           MAX_WRITE_BATCH_SIZE)
+from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
+from .server_view import LOGICAL_SESSION_TIMEOUT_MINUTES
 from .context import CommandContext
 from .declare import Args, command, on_cluster, on_database, unimplemented, value
 

@@ -8,7 +8,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
-from ..bsonutil.types import type_name
+from ..bsonutil.types import is_number_instance as is_number, type_name
 from ..engine.names import check_collection_name, check_db_name
 from ..errors import CommandError, ErrorCode
 
@@ -38,10 +38,6 @@ def _wrong_type(command: str, field: str, value: Any, expected: str) -> CommandE
                         f"expected type{'s' if expected.startswith('[') else ''} '{expected}'")
 
 
-def is_number(v: Any) -> bool:
-    return isinstance(v, (int, float, Decimal128)) and not isinstance(v, bool)
-
-
 def get_int(cmd: Mapping, field: str, default: Optional[int] = None, *, command: Optional[str] = None,
             minimum: Optional[int] = None) -> Optional[int]:
     command = command or next(iter(cmd))
@@ -54,7 +50,7 @@ def get_int(cmd: Mapping, field: str, default: Optional[int] = None, *, command:
         v = v.to_decimal()
     n = int(v)
     if minimum is not None and n < minimum:
-        raise CommandError(51024 if field == "batchSize" else ErrorCode.BadValue,
+        raise CommandError(ErrorCode.BatchSizeNegative if field == "batchSize" else ErrorCode.BadValue,
                            f"BSON field '{field}' value must be >= {minimum}, actual value '{n}'")
     return n
 

@@ -12,7 +12,7 @@ def cursor_reply(cursor_id: int, ns: str, batch: list, first: bool) -> dict:
 
 def explain_reply(out: dict) -> dict:
     """An explain document finished as mongod finishes it: serverInfo and serverParameters."""
-    from .. import MONGODB_VERSION
+    from ..version import MONGODB_VERSION
     out["serverInfo"] = {"host": "localhost", "port": 27017, "version": MONGODB_VERSION,
                          "gitVersion": "ginkgodb"}
     out["serverParameters"] = {"internalQueryFacetBufferSizeBytes": 104857600,

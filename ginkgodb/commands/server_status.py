@@ -13,7 +13,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from .. import MONGODB_VERSION, __version__
+from ..version import MONGODB_VERSION, __version__
 from .server_view import PROCESS_START
 from ._system_facts import process_memory_mb
 from .context import CommandContext

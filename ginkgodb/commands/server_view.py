@@ -1,4 +1,4 @@
-"""What the diagnostic commands may ask of `ctx.server`, and the limits `hello` advertises.
+"""What the diagnostic commands may ask of `ctx.server`, and hello's session timeout.
 
 `ctx.server` is None for the embedded client: every command here must answer without it (with
 process-level facts and empty tables), because the embedded client calls ping, buildInfo and
@@ -10,11 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
-#: hello's maxBsonObjectSize / maxMessageSizeBytes / maxWriteBatchSize (equal ginkgodb.wire.limits;
-#: a test keeps them in step, since commands may not import wire)
-MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024
-MAX_MESSAGE_SIZE = 48_000_000
-MAX_WRITE_BATCH_SIZE = 100_000
+from ..bsonutil.types import is_number_instance as is_number  # noqa: F401  (the commands' check)
+
 LOGICAL_SESSION_TIMEOUT_MINUTES = 30
 
 #: when this process started serving (for uptime when there is no server)

@@ -6,12 +6,11 @@ from typing import Any, Optional
 
 from ..engine import DeleteStatement, FindRequest, UpdateStatement, WriteOutcome
 from ..errors import CommandError, ErrorCode
+from ..limits import MAX_WRITE_BATCH_SIZE
 from . import params as P
 from .context import CommandContext
 from .declare import Args, Target, boolean, command, let, on_collection, value
 from .replies import explain_reply
-
-MAX_WRITE_BATCH_SIZE = 100_000
 
 
 def _statements(args: Args, field: str) -> list:

@@ -234,8 +234,9 @@ class _Merger:
         if self.when_not_matched == "discard":
             return
         if self.when_not_matched == "fail":
-            raise CommandError(13113, "$merge could not find a matching document in the target collection "
-                                      "for at least one document in the source collection")
+            raise CommandError(ErrorCode.MergeStageNoMatchingDocument,
+                               "$merge could not find a matching document in the target collection "
+                               "for at least one document in the source collection")
         d, raw = prepare_insert(doc)
         insert_record(batch, state, d, raw)
 

@@ -14,9 +14,10 @@ from typing import Any, Optional
 from bson.raw_bson import RawBSONDocument
 
 from ..errors import CommandError, ErrorCode
+from ..limits import MAX_BSON_OBJECT_SIZE
 
 DEFAULT_FIRST_BATCH = 101
-MAX_BATCH_BYTES = 16 * 1024 * 1024
+MAX_BATCH_BYTES = MAX_BSON_OBJECT_SIZE  # a batch fits in one reply document, as in mongod
 IDLE_TIMEOUT = 600.0  # seconds, mongod's cursorTimeoutMillis default
 
 

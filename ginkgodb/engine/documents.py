@@ -12,10 +12,7 @@ from bson.regex import Regex
 
 from ..bsonutil.types import Undefined
 from ..errors import CommandError, ErrorCode
-
-MAX_DOC_SIZE = 16 * 1024 * 1024
-# A stored document may exceed the user limit a little (mongod's internal slack for updates).
-MAX_STORED_SIZE = MAX_DOC_SIZE + 16 * 1024
+from ..limits import MAX_BSON_OBJECT_SIZE
 
 
 def as_dict(doc: Any) -> dict:
@@ -70,13 +67,14 @@ def prepare_insert(doc: Any) -> tuple[dict, bytes]:
 
 
 def _check_size(size: int) -> None:
-    if size > MAX_DOC_SIZE:
+    if size > MAX_BSON_OBJECT_SIZE:
         raise CommandError(ErrorCode.BSONObjectTooLarge,
-                           f"object to insert too large. size in bytes: {size}, max size: {MAX_DOC_SIZE}")
+                           f"object to insert too large. size in bytes: {size}, max size: {MAX_BSON_OBJECT_SIZE}")
 
 
 def encode_updated(doc: dict) -> bytes:
     raw = bson.encode(doc)
-    if len(raw) > MAX_DOC_SIZE:
-        raise CommandError(17419, f"Resulting document after update is larger than {MAX_DOC_SIZE}")
+    if len(raw) > MAX_BSON_OBJECT_SIZE:
+        raise CommandError(ErrorCode.UpdatedDocumentTooLarge,
+                           f"Resulting document after update is larger than {MAX_BSON_OBJECT_SIZE}")
     return raw

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from ..bsonutil import keycodec
+from ..bsonutil.sentinels import ABSENT
 from ..bsonutil.shell_format import format_document
 from ..errors import CommandError, ErrorCode
 from ..query.index_keys import extract_keys
@@ -17,8 +18,7 @@ from ..storage.kv import prefix_end
 from . import layout
 from .catalog import IndexMeta
 
-MAX_INDEX_KEY = 480
-_MISSING = object()  # bytes of encoded key; LMDB keys are limited to 511 in all
+MAX_INDEX_KEY = 480  # bytes of encoded key; LMDB keys are limited to 511 in all
 
 
 class IndexRuntime:
@@ -67,7 +67,7 @@ class IndexRuntime:
         roots = self._roots
         if roots is None:
             return False
-        missing = _MISSING
+        missing = ABSENT
         return all(old.get(r, missing) is new.get(r, missing) for r in roots)
 
     def check_unique(self, txn, keys: Iterable[bytes], rid: int, doc: dict) -> None:
@@ -95,8 +95,9 @@ class IndexRuntime:
         suffix = layout.rid_bytes(rid)
         for key in keys:
             if len(key) > MAX_INDEX_KEY:
-                raise CommandError(17280, f"key too large to index, failing {len(key)} bytes "
-                                          f"(limit {MAX_INDEX_KEY}) in index {self.meta.name}")
+                raise CommandError(ErrorCode.OBSOLETE_KeyTooLong,
+                                   f"key too large to index, failing {len(key)} bytes "
+                                   f"(limit {MAX_INDEX_KEY}) in index {self.meta.name}")
             txn.put(self.prefix + key + suffix, b"")
 
     def add_entries(self, txn, entries: list[bytes]) -> None:
@@ -104,8 +105,9 @@ class IndexRuntime:
         width = layout.RID_WIDTH
         for entry in entries:
             if len(entry) - width > MAX_INDEX_KEY:
-                raise CommandError(17280, f"key too large to index, failing {len(entry) - width} bytes "
-                                          f"(limit {MAX_INDEX_KEY}) in index {self.meta.name}")
+                raise CommandError(ErrorCode.OBSOLETE_KeyTooLong,
+                                   f"key too large to index, failing {len(entry) - width} bytes "
+                                   f"(limit {MAX_INDEX_KEY}) in index {self.meta.name}")
         prefix = self.prefix
         txn.put_many((prefix + e, b"") for e in entries)
 
@@ -157,7 +159,8 @@ def validate_key_pattern(key: Any) -> dict:
                                f"Index key contains an illegal field name: field name starts with '$'.")
     kinds = [d for d in key.values() if isinstance(d, str)]
     if "hashed" in kinds and kinds.count("hashed") > 1:
-        raise CommandError(31303, "A maximum of one index field is allowed to be hashed but found 2")
+        raise CommandError(ErrorCode.IndexMultipleHashedFields,
+                           "A maximum of one index field is allowed to be hashed but found 2")
     return key
 
 

@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 import bson
 from bson.raw_bson import RawBSONDocument
 
+from ..bsonutil.sentinels import ABSENT
 from ..errors import CommandError, ErrorCode
 from ..query.update import compile_update
 from . import query as Q
@@ -80,14 +81,13 @@ def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordere
             n, modified, upserted_id = _update_one_statement(engine, batch, db, coll, st, validate)
             out.n += n
             out.n_modified += modified
-            if upserted_id is not _NONE:
+            if upserted_id is not ABSENT:
                 out.upserted.append({"index": i, "_id": upserted_id})
 
         _run_batch(statements, ordered, one, out)
     return out
 
 
-_NONE = object()
 
 
 def _targets(engine, batch, state, st_q: dict, multi: bool, hint=None, sort=None, collation=None,
@@ -137,7 +137,7 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
                                                               st.sort, st.collation, st.variables)
     if not rows:
         if not st.upsert:
-            return 0, 0, _NONE
+            return 0, 0, ABSENT
         state = ensure_collection(batch, db, coll)
         new = _upsert_document(plan, st.q)
         d, raw = prepare_insert(new)
@@ -154,7 +154,7 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
             validate(state, new, doc)
         if update_record(batch, batch.collection(db, coll), rid, doc, raw, new) is not None:
             modified += 1
-    return len(rows), modified, _NONE
+    return len(rows), modified, ABSENT
 
 
 def _upsert_document(plan, query: dict) -> dict:

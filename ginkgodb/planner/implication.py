@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..bsonutil.compare import compare
+from ..bsonutil.sentinels import ABSENT
 from ..bsonutil.types import bracket
 
 _RANGE_OPS = ("$gt", "$gte", "$lt", "$lte")
@@ -74,7 +75,7 @@ def _op_implied(have: dict, op: str, arg: Any) -> bool:
             return False
         return any(k in have for k in _RANGE_OPS) or ("$eq" in have and have["$eq"] is not None)
     if op not in _RANGE_OPS:
-        return have.get(op, _MISSING) == arg
+        return have.get(op, ABSENT) == arg
     for hop, harg in have.items():
         if hop not in _RANGE_OPS or bracket(harg) != bracket(arg):
             continue
@@ -88,5 +89,4 @@ def _op_implied(have: dict, op: str, arg: Any) -> bool:
     return False
 
 
-_MISSING = object()
 _EXISTENTIAL_OPS = {"$eq", "$gt", "$gte", "$lt", "$lte", "$in", "$exists", "$type"}

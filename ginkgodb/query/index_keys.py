@@ -73,8 +73,10 @@ def _flat_values(doc: Mapping, key_pattern: KeyPattern) -> list[Any] | None:
     return values
 
 
-def get_field(container: Any, name: str) -> Any:
-    """The element `name` of a document, or of an array read as a document ("0", "1", ...)."""
+def get_field_or_eoo(container: Any, name: str) -> Any:
+    """The element `name` of a document, or of an array read as a document ("0", "1", ...), else
+    EOO. Unlike query.match.values.get_field (which answers MISSING) any Unicode digits pass
+    the index check."""
     if isinstance(container, Mapping):
         return container.get(name, EOO)
     if isinstance(container, DBRef):  # pymongo decodes {$ref, $id} documents as DBRef
@@ -96,7 +98,7 @@ def element_along_path(container: Any, path: str) -> tuple[Any, str, tuple[int, 
     same array share a location."""
     while True:
         head, _, rest = path.partition(".")
-        sub = get_field(container, head)
+        sub = get_field_or_eoo(container, head)
         if sub is EOO:
             return EOO, rest, None
         if isinstance(sub, list) or not rest:
@@ -181,7 +183,7 @@ class _BtreeWalker:
                 if i in arr_idxs and may_expand:
                     self._mark_multikey(i, "")
                 continue
-            element = get_field(arr, name.partition(".")[0])
+            element = get_field_or_eoo(arr, name.partition(".")[0])
             if element is EOO:
                 self._mark_multikey(i, name)
                 continue
@@ -201,11 +203,12 @@ class _BtreeWalker:
     @staticmethod
     def _next_element(obj: Any, pos: _Positional | None, name: str) -> tuple[Any, str, Any, bool]:
         head = name.partition(".")[0]
-        has_field = get_field(obj, head) is not EOO
+        has_field = get_field_or_eoo(obj, head) is not EOO
         if has_field and pos is not None:
-            raise CommandError(16746, "Ambiguous field name found in array (do not use numeric field "
-                                      f"names in embedded elements in an array), field: '{head}' "
-                                      f"for array: {_array_as_object(pos.array)}")
+            raise CommandError(ErrorCode.IndexKeyAmbiguousArrayField,
+                               "Ambiguous field name found in array (do not use numeric field "
+                               f"names in embedded elements in an array), field: '{head}' "
+                               f"for array: {_array_as_object(pos.array)}")
         if has_field:
             e, rest, location = element_along_path(obj, name)
             return e, rest, location, False
@@ -234,8 +237,9 @@ def _hashed_keys(doc: Mapping, key_pattern: KeyPattern, sparse: bool) -> list[by
         value, rest, _ = element_along_path(doc, path)
         if isinstance(value, list):
             at = path[:len(path) - len(rest) - (1 if rest else 0)]
-            raise CommandError(16766, "Error: hashed indexes do not currently support array values. "
-                                      f"Found array at path: {at}")
+            raise CommandError(ErrorCode.HashedIndexKeyIsArray,
+                               "Error: hashed indexes do not currently support array values. "
+                               f"Found array at path: {at}")
         if value is EOO:
             value = None
         else:

@@ -187,9 +187,11 @@ def _sort_value(doc: dict, path: list[str], direction: int) -> Any:
 def compile_sort(spec: Any) -> SortSpec:
     """Validate a sort document ({field: 1 | -1 | {$meta: ...}}) as mongod does."""
     if not isinstance(spec, dict):
-        raise CommandError(15973, "the $sort key specification must be an object")
+        raise CommandError(ErrorCode.SortSpecNotObject,
+                           "the $sort key specification must be an object")
     if not spec:
-        raise CommandError(15976, "$sort stage must have at least one sort key")
+        raise CommandError(ErrorCode.SortStageWithoutKeys,
+                           "$sort stage must have at least one sort key")
     rand_fields: list[str] = []
     fields = []
     for path, value in spec.items():
@@ -200,7 +202,7 @@ def compile_sort(spec: Any) -> SortSpec:
         elif direction != "none":
             fields.append((path, direction))
     if len(fields) > 32:
-        raise CommandError(13103, "too many compound keys")
+        raise CommandError(ErrorCode.SortTooManyCompoundKeys, "too many compound keys")
     if not fields:
         fields.append(("$natural", 1))
     spec_obj = SortSpec(fields)
@@ -217,7 +219,8 @@ def _random_key(key: Any) -> Any:
 def _direction(path: str, value: Any) -> Any:
     if isinstance(value, dict):
         if "$meta" not in value:
-            raise CommandError(17312, "$meta is the only expression supported by $sort right now")
+            raise CommandError(ErrorCode.SortExpressionNotMeta,
+                               "$meta is the only expression supported by $sort right now")
         if len(value) != 1:
             raise CommandError(ErrorCode.FailedToParse, "Cannot have additional keys in a $meta "
                                                         "sort specification")
@@ -225,14 +228,16 @@ def _direction(path: str, value: Any) -> Any:
         if meta not in ("textScore", "randVal", "searchScore", "geoNearDistance",
                         "searchHighlights", "vectorSearchScore", "score"):
             from ginkgodb.query.expr.values import bson_repr
-            raise CommandError(31138, f"Illegal $meta sort: $meta: {bson_repr(meta)}")
+            raise CommandError(ErrorCode.SortIllegalMeta,
+                               f"Illegal $meta sort: $meta: {bson_repr(meta)}")
         if meta in ("textScore", "geoNearDistance"):
-            raise CommandError(40218, f"query requires {meta} metadata, but it is not available")
+            raise CommandError(ErrorCode.MetadataNotAvailable,
+                               f"query requires {meta} metadata, but it is not available")
         return "randVal" if meta == "randVal" else "none"
     if isinstance(value, bool) or not isinstance(value, (int, float)) and \
             type(value).__name__ != "Decimal128":
         from ginkgodb.query.expr.values import bson_repr
-        raise CommandError(15974, f"Illegal key in $sort specification: {path}: "
+        raise CommandError(ErrorCode.SortKeyIllegal, f"Illegal key in $sort specification: {path}: "
                                   f"{bson_repr(value)}")
     if type(value).__name__ == "Decimal128":
         import decimal
@@ -244,21 +249,25 @@ def _direction(path: str, value: Any) -> Any:
         return 1
     if number == -1:
         return -1
-    raise CommandError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for "
-                              "descending)")
+    raise CommandError(ErrorCode.SortOrderNotOneOrMinusOne,
+                       "$sort key ordering must be 1 (for ascending) or -1 (for "
+                       "descending)")
 
 
 def _validate_path(path: str) -> None:
     if not path:
-        raise CommandError(40352, "FieldPath cannot be constructed with empty string")
+        raise CommandError(ErrorCode.FieldPathEmpty,
+                           "FieldPath cannot be constructed with empty string")
     if path.endswith("."):
-        raise CommandError(40353, "FieldPath must not end with a '.'.")
+        raise CommandError(ErrorCode.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
     for part in path.split("."):
         if not part:
-            raise CommandError(15998, "FieldPath field names may not be empty strings.")
+            raise CommandError(ErrorCode.FieldPathEmptyName,
+                               "FieldPath field names may not be empty strings.")
         if part.startswith("$"):
-            raise CommandError(16410, "FieldPath field names may not start with '$'. Consider "
-                                      "using $getField or $setField.")
+            raise CommandError(ErrorCode.FieldPathDollarPrefixed,
+                               "FieldPath field names may not start with '$'. Consider "
+                               "using $getField or $setField.")
 
 
 def sort_key_values(doc: dict, spec: SortSpec) -> list[Any]:

@@ -18,7 +18,7 @@ from ..commands import OpInfo
 from ..commands.profile import PROFILE
 from ..errors import CommandError, ErrorCode
 from ..wire import Request, WireConnection
-from ..wire.limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
+from ..limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
 from .logs import event, summarize
 
 _HANDSHAKE = frozenset({"hello", "isMaster", "ismaster"})

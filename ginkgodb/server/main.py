@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 
-from .. import MONGODB_VERSION, __version__
+from ..version import MONGODB_VERSION, __version__
 from ..commands.parameters import PARAMETERS
 from ..commands.profile import PROFILE
 from ..errors import StorageError

@@ -1,13 +1,13 @@
 """Sans-IO MongoDB wire protocol: bytes in, requests out; replies in, bytes out. No sockets.
 
-Depends on nothing of ginkgodb but `errors`. Any input either parses or raises ProtocolError.
+Depends on nothing of ginkgodb but `errors` and `limits`. Any input either parses or raises ProtocolError.
 """
 from __future__ import annotations
 
 from .compression import SUPPORTED as SUPPORTED_COMPRESSORS, negotiate
 from .connection import Request, WireConnection, parse_frame
 from .errors import ProtocolError
-from .limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
+from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 
 __all__ = ["WireConnection", "Request", "ProtocolError", "parse_frame", "negotiate",
            "SUPPORTED_COMPRESSORS", "MAX_BSON_OBJECT_SIZE", "MAX_MESSAGE_SIZE",

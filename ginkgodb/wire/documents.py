@@ -11,7 +11,7 @@ import bson
 
 from ..errors import ErrorCode
 from .errors import ProtocolError
-from .limits import MAX_INTERNAL_BSON_SIZE
+from ..limits import MAX_INTERNAL_BSON_SIZE
 
 _MIN_DOC = 5  # int32 length + terminating NUL
 

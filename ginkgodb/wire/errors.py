@@ -18,7 +18,7 @@ class ProtocolError(Exception):
     reply that `WireConnection.encode_error` builds.
     """
 
-    def __init__(self, code: int, errmsg: str, *, fatal: bool = False) -> None:
+    def __init__(self, code: ErrorCode, errmsg: str, *, fatal: bool = False) -> None:
         super().__init__(f"{code_name(code)} ({int(code)}): {errmsg}")
         self.code = int(code)
         self.errmsg = errmsg
@@ -36,6 +36,6 @@ class ProtocolError(Exception):
         return {"ok": 0.0, "errmsg": self.errmsg, "code": self.code, "codeName": code_name(self.code)}
 
 
-def fatal(errmsg: str, code: int = ErrorCode.ProtocolError) -> ProtocolError:
+def fatal(errmsg: str, code: ErrorCode = ErrorCode.ProtocolError) -> ProtocolError:
     """A framing error: the connection must be closed."""
     return ProtocolError(code, errmsg, fatal=True)

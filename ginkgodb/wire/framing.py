@@ -5,7 +5,7 @@ import struct
 from typing import NamedTuple
 
 from .errors import fatal
-from .limits import MAX_MESSAGE_SIZE
+from ..limits import MAX_MESSAGE_SIZE
 
 OP_REPLY = 1
 OP_UPDATE = 2001

@@ -65,10 +65,11 @@ def parse_op_msg(body: bytes, header_prefix: Callable[[], bytes] = lambda: b"") 
     command, sequences = _read_sections(body, 4, end)
     for name, docs in sequences.items():
         if name in command:
-            raise ProtocolError(40433, f"Duplicate field between body and document sequence {name}")
+            raise ProtocolError(ErrorCode.OpMsgSequenceDuplicatesBodyField,
+                                f"Duplicate field between body and document sequence {name}")
         command[name] = docs
     if "$db" not in command:
-        raise ProtocolError(40571, "OP_MSG requests require a $db argument")
+        raise ProtocolError(ErrorCode.OpMsgMissingDb, "OP_MSG requests require a $db argument")
     return OpMsg(flags, command)
 
 
@@ -90,7 +91,8 @@ def _read_sections(body: bytes, pos: int, end: int) -> tuple[dict[str, Any], dic
         pos += 1
         if kind == 0:
             if command is not None:
-                raise ProtocolError(40430, "Multiple body sections in message")
+                raise ProtocolError(ErrorCode.OpMsgMultipleBodies,
+                                    "Multiple body sections in message")
             doc_end = document_end(body, pos, end)
             command = decode(body[pos:doc_end])
             pos = doc_end
@@ -100,9 +102,9 @@ def _read_sections(body: bytes, pos: int, end: int) -> tuple[dict[str, Any], dic
                                     "Too many document sequences in OP_MSG", fatal=True)
             pos = _read_sequence(body, pos, end, sequences)
         else:
-            raise ProtocolError(40432, f"Unknown section kind {kind}")
+            raise ProtocolError(ErrorCode.OpMsgUnknownSectionKind, f"Unknown section kind {kind}")
     if command is None:
-        raise ProtocolError(40587, "OP_MSG messages must have a body")
+        raise ProtocolError(ErrorCode.OpMsgMissingBody, "OP_MSG messages must have a body")
     return command, sequences
 
 
@@ -122,7 +124,8 @@ def _read_sequence(body: bytes, pos: int, end: int, sequences: dict[str, list]) 
     except UnicodeDecodeError:
         raise ProtocolError(ErrorCode.InvalidBSON, "Document sequence identifier is not UTF-8") from None
     if name in sequences:
-        raise ProtocolError(40431, f"Duplicate document sequence: {name}")
+        raise ProtocolError(ErrorCode.OpMsgDuplicateSequence,
+                            f"Duplicate document sequence: {name}")
     docs = []
     doc_pos = nul + 1
     while doc_pos < section_end:

@@ -52,7 +52,7 @@ def parse_op_query(body: bytes) -> OpQuery:
     query = decode(body[pos:document_end(body, pos, len(body))])
     db, _, coll = namespace.partition(".")
     if coll != "$cmd":
-        err = ProtocolError(5739101, _LEGACY_REMOVED)
+        err = ProtocolError(ErrorCode.OpQueryCommandRemoved, _LEGACY_REMOVED)
         err.legacy_err = True
         raise err
     command = _unwrap(query)

@@ -6,7 +6,12 @@ import pathlib
 
 PKG = pathlib.Path(__file__).resolve().parents[2] / "ginkgodb"
 
-# package -> packages it may import (besides itself, errors and the top-level package)
+#: top-level modules every layer may import (the imports check below looks at packages only);
+#: they import nothing of ginkgodb themselves
+GROUND_FLOOR = ("errors", "limits", "version")
+
+# package -> packages it may import (besides itself, the GROUND_FLOOR modules and the top-level
+# package)
 ALLOWED = {
     "bsonutil": set(),
     "storage": {"bsonutil"},
@@ -52,3 +57,8 @@ def test_each_layer_imports_only_the_layers_below_it():
                 if dep in ALLOWED and dep != layer and dep not in allowed:
                     violations.append(f"{path.relative_to(PKG)} imports ginkgodb.{dep}")
     assert not violations, "\n".join(sorted(violations))
+
+
+def test_ground_floor_modules_import_nothing_of_ginkgodb():
+    found = {name: _imports(PKG / f"{name}.py") for name in GROUND_FLOOR}
+    assert not any(found.values()), found

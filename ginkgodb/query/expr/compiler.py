@@ -113,11 +113,13 @@ def parse_args(name: str, spec: Any, scope: Scope, lo: int = 0, hi: int | None =
 
 def check_arity(name: str, n: int, lo: int, hi: int | None) -> None:
     if hi is not None and lo == hi and n != lo:
-        raise CommandError(16020, f"Expression {name} takes exactly {lo} arguments. "
-                                  f"{n} were passed in.")
+        raise CommandError(ErrorCode.ExpressionArgCountExact,
+                           f"Expression {name} takes exactly {lo} arguments. "
+                           f"{n} were passed in.")
     if hi is not None and not lo <= n <= hi:
-        raise CommandError(28667, f"Expression {name} takes at least {lo} arguments, and at most "
-                                  f"{hi}, but {n} were passed in.")
+        raise CommandError(ErrorCode.ExpressionArgCountRange,
+                           f"Expression {name} takes at least {lo} arguments, and at most "
+                           f"{hi}, but {n} were passed in.")
 
 
 def nary(name: str, lo: int = 0, hi: int | None = None, *, foldable: bool = True
@@ -142,7 +144,8 @@ def reject_unknown_fields(prefix: str, spec: dict, allowed: Iterable[str]) -> No
 
 
 def named_args(name: str, spec: Any, scope: Scope, allowed: Iterable[str],
-               unknown_code: int, not_object: tuple[int, str] | None = None) -> dict[str, Fn]:
+               unknown_code: ErrorCode,
+               not_object: tuple[ErrorCode, str] | None = None) -> dict[str, Fn]:
     """Parse `{field: expr, ...}` operands, rejecting unknown fields as mongod does."""
     if not isinstance(spec, dict):
         code, msg = not_object or (ErrorCode.FailedToParse,
@@ -178,8 +181,9 @@ def compile_node(spec: Any, scope: Scope) -> Fn:
 
 def compile_operator(spec: dict, scope: Scope) -> Fn:
     if len(spec) != 1:
-        raise CommandError(15983, "An object representing an expression must have exactly one "
-                                  f"field: {bson_repr(spec)}")
+        raise CommandError(ErrorCode.ExpressionObjectNotSingleField,
+                           "An object representing an expression must have exactly one "
+                           f"field: {bson_repr(spec)}")
     (name, arg), = spec.items()
     parse = OPERATORS.get(name)
     if parse is None:
@@ -189,12 +193,15 @@ def compile_operator(spec: dict, scope: Scope) -> Fn:
 
 def validate_field_name(name: str) -> None:
     if not name:
-        raise CommandError(15998, "FieldPath field names may not be empty strings.")
+        raise CommandError(ErrorCode.FieldPathEmptyName,
+                           "FieldPath field names may not be empty strings.")
     if name[0] == "$":
-        raise CommandError(16410, "FieldPath field names may not start with '$'. "
-                                  "Consider using $getField or $setField.")
+        raise CommandError(ErrorCode.FieldPathDollarPrefixed,
+                           "FieldPath field names may not start with '$'. "
+                           "Consider using $getField or $setField.")
     if "\0" in name:
-        raise CommandError(16411, "FieldPath field names may not contain '\\0'.")
+        raise CommandError(ErrorCode.FieldPathContainsNull,
+                           "FieldPath field names may not contain '\\0'.")
 
 
 def compile_object(spec: dict, scope: Scope) -> Fn:
@@ -203,8 +210,9 @@ def compile_object(spec: dict, scope: Scope) -> Fn:
     for key, value in spec.items():
         validate_field_name(key)
         if "." in key:
-            raise CommandError(16412, "FieldPath field names may not contain '.'. "
-                                      "Consider using $getField or $setField.")
+            raise CommandError(ErrorCode.FieldPathContainsDot,
+                               "FieldPath field names may not contain '.'. "
+                               "Consider using $getField or $setField.")
         items.append((key, compile_node(value, scope)))
     if not items:
         return const({})
@@ -235,9 +243,10 @@ def compile_array(spec: list, scope: Scope) -> Fn:
 # ---- field paths and variables -----------------------------------------------------------
 
 
-def split_path(path: str) -> list[str]:
+def parse_field_path(path: str) -> list[str]:
+    """The parts of an expression FieldPath, validated (mongod's codes for bad names)."""
     if path.endswith("."):
-        raise CommandError(40353, "FieldPath must not end with a '.'.")
+        raise CommandError(ErrorCode.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
     parts = path.split(".")
     for p in parts:
         validate_field_name(p)
@@ -286,8 +295,8 @@ def compile_path(raw: str, scope: Scope) -> Fn:
     if raw.startswith("$$"):
         return compile_variable(raw[2:], scope)
     if raw == "$":
-        raise CommandError(16872, "'$' by itself is not a valid FieldPath")
-    parts = split_path(raw[1:])
+        raise CommandError(ErrorCode.FieldPathDollarAlone, "'$' by itself is not a valid FieldPath")
+    parts = parse_field_path(raw[1:])
     return field_path_fn(parts)
 
 
@@ -326,12 +335,14 @@ def validate_var_read(name: str) -> None:
         raise CommandError(ErrorCode.FailedToParse, "empty variable names are not allowed")
     c = name[0]
     if not (c.isascii() and c.isalpha()) and c.isascii():
-        raise CommandError(16870, f"'{name}' starts with an invalid character for a user "
-                                  "variable name")
+        raise CommandError(ErrorCode.VariableNameBadFirstChar,
+                           f"'{name}' starts with an invalid character for a user "
+                           "variable name")
     for ch in name[1:]:
         if ch.isascii() and not (ch.isalnum() or ch == "_"):
-            raise CommandError(16871, f"'{name}' contains an invalid character for a variable "
-                                      f"name: '{ch}'")
+            raise CommandError(ErrorCode.VariableNameBadChar,
+                               f"'{name}' contains an invalid character for a variable "
+                               f"name: '{ch}'")
 
 
 def validate_var_write(name: str) -> None:
@@ -354,8 +365,8 @@ def compile_variable(text: str, scope: Scope) -> Fn:
     name, _, rest = text.partition(".")
     validate_var_read(name)
     if text.endswith(".") and "." in text:
-        raise CommandError(40353, "FieldPath must not end with a '.'.")
-    parts = split_path(rest) if rest else []
+        raise CommandError(ErrorCode.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
+    parts = parse_field_path(rest) if rest else []
     if name == "CURRENT":
         return _current_fn(parts)
     if name == "ROOT":
@@ -367,13 +378,14 @@ def compile_variable(text: str, scope: Scope) -> Fn:
     if name == "CLUSTER_TIME":
         return _system_fn("CLUSTER_TIME", parts, default=_cluster_time())
     if name not in scope.names and not (scope.open and name not in SYSTEM_VARS):
-        raise CommandError(17276, f"Use of undefined variable: {name}")
+        raise CommandError(ErrorCode.UndefinedVariable, f"Use of undefined variable: {name}")
 
     def ev(doc: Any, vars: Any) -> Any:
         try:
             v = vars[name]
         except (KeyError, TypeError):
-            raise CommandError(17276, f"Use of undefined variable: {name}") from None
+            raise CommandError(ErrorCode.UndefinedVariable,
+                               f"Use of undefined variable: {name}") from None
         return path_from_value(v, parts) if parts else v
     ev.variable = name  # type: ignore[attr-defined]
     return ev

@@ -20,10 +20,12 @@ def validate_format(fmt: str) -> None:
     while i < len(fmt):
         if fmt[i] == "%":
             if i + 1 >= len(fmt):
-                raise CommandError(18535, "Unmatched '%' at end of format string")
+                raise CommandError(ErrorCode.DateFormatUnmatchedPercent,
+                                   "Unmatched '%' at end of format string")
             if fmt[i + 1] not in _DIRECTIVES:
-                raise CommandError(18536, f"Invalid format character '%{fmt[i + 1]}' in format "
-                                          "string")
+                raise CommandError(ErrorCode.DateFormatInvalidChar,
+                                   f"Invalid format character '%{fmt[i + 1]}' in format "
+                                   "string")
             i += 2
         else:
             i += 1
@@ -58,8 +60,9 @@ _TWO_DIGIT_FIELDS = {"m": "month", "d": "day", "H": "hour", "M": "minute", "S": 
 def _directive(d: str, dt: datetime.datetime, ms: int, tz: TimeZone) -> str:
     if d == "Y":
         if not 0 <= dt.year <= 9999:
-            raise CommandError(18537, "Could not convert date to string: date component was "
-                                      f"outside the supported range of 0-9999: {dt.year}")
+            raise CommandError(ErrorCode.DateToStringYearOutOfRange,
+                               "Could not convert date to string: date component was "
+                               f"outside the supported range of 0-9999: {dt.year}")
         return f"{dt.year:04d}"
     if d in _TWO_DIGIT_FIELDS:
         return f"{getattr(dt, _TWO_DIGIT_FIELDS[d]):02d}"
@@ -170,7 +173,8 @@ def validate_parse_format(fmt: str) -> None:
     validate_format(fmt)
     for bad in ("%w", "%U"):
         if bad in fmt.replace("%%", ""):
-            raise CommandError(18536, f"Invalid format character '{bad}' in format string")
+            raise CommandError(ErrorCode.DateFormatInvalidChar,
+                               f"Invalid format character '{bad}' in format string")
 
 
 def parse_with_format(s: str, fmt: str, tz: TimeZone | None) -> int:

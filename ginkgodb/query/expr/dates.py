@@ -15,7 +15,7 @@ from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
 from ginkgodb.bsonutil.compare import date_millis
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 from .values import type_name
 
@@ -43,7 +43,8 @@ def coerce_to_millis(v: Any) -> int:
         return v.time * 1000
     if type(v) is ObjectId:
         return int.from_bytes(v.binary[:4], "big", signed=True) * 1000
-    raise CommandError(16006, f"can't convert from BSON type {type_name(v)} to Date")
+    raise CommandError(ErrorCode.CannotConvertToDate,
+                       f"can't convert from BSON type {type_name(v)} to Date")
 
 
 def to_datetime(ms: int) -> datetime.datetime:
@@ -99,7 +100,8 @@ def parse_timezone(name: str) -> TimeZone:
         import zoneinfo
         return TimeZone(name, None, zoneinfo.ZoneInfo(name))
     except Exception:
-        raise CommandError(40485, f"unrecognized time zone identifier: \"{name}\"") from None
+        raise CommandError(ErrorCode.UnknownTimeZone,
+                           f"unrecognized time zone identifier: \"{name}\"") from None
 
 
 def eval_timezone(value: Any) -> TimeZone | None:
@@ -108,7 +110,8 @@ def eval_timezone(value: Any) -> TimeZone | None:
     if nullish(value):
         return None
     if type(value) is not str:
-        raise CommandError(40517, f"timezone must evaluate to a string, found {type_name(value)}")
+        raise CommandError(ErrorCode.TimeZoneNotString,
+                           f"timezone must evaluate to a string, found {type_name(value)}")
     return parse_timezone(value)
 
 

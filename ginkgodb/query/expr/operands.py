@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, nary
 from .values import nullish, num_kind, type_name
@@ -23,7 +23,7 @@ def is_doc(v: Any) -> bool:
     return isinstance(v, dict)
 
 
-def unary(name: str, accepts: Callable[[Any], bool], code: int, message: str, *,
+def unary(name: str, accepts: Callable[[Any], bool], code: ErrorCode, message: str, *,
           null_to_null: bool = True) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
     """Register `name` as a one-argument operator returning `compute(value)`.
 
@@ -59,13 +59,14 @@ def numeric_unary(name: str, compute: Callable[[Any, int], Any]) -> None:
             if k < 0:
                 if nullish(v):
                     return None
-                raise CommandError(28765, f"{name} only supports numeric types, not "
-                                          f"{type_name(v)}")
+                raise CommandError(ErrorCode.NumericUnaryNonNumeric,
+                                   f"{name} only supports numeric types, not "
+                                   f"{type_name(v)}")
             return compute(v, k)
         return ev
 
 
-def nullable(v: Any, accepts: Callable[[Any], bool], code: int, message: str,
+def nullable(v: Any, accepts: Callable[[Any], bool], code: ErrorCode, message: str,
              describe: Callable[[Any], str] = type_name) -> Any:
     """`v`, or None when it is null/missing; a value of another type fails with
     `CommandError(code, message + describe(v))`."""
@@ -76,7 +77,7 @@ def nullable(v: Any, accepts: Callable[[Any], bool], code: int, message: str,
     raise CommandError(code, message + describe(v))
 
 
-def all_operands(values: Iterable[Any], accepts: Callable[[Any], bool], code: int,
+def all_operands(values: Iterable[Any], accepts: Callable[[Any], bool], code: ErrorCode,
                  message: str, describe: Callable[[Any], str] = type_name) -> list | None:
     """The values as a list, or None at the first null/missing one (values after it are not
     drawn, so a generator evaluates lazily); a value of another type fails with

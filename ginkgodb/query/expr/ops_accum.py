@@ -43,10 +43,12 @@ _accumulator("$stdDevSamp", lambda vs: std_dev(vs, True))
 def validate_n(name: str, n: Any) -> int:
     i = as_int64(n) if not isinstance(n, bool) and not nullish(n) else None
     if i is None:
-        raise CommandError(5787902, f"Value for 'n' must be of integral type, but found "
-                                    f"{bson_repr(n)}")
+        raise CommandError(ErrorCode.NOperatorNNotIntegral,
+                           f"Value for 'n' must be of integral type, but found "
+                           f"{bson_repr(n)}")
     if i <= 0:
-        raise CommandError(5787908, f"'n' must be greater than 0, found {i}")
+        raise CommandError(ErrorCode.NOperatorNNotPositive,
+                           f"'n' must be greater than 0, found {i}")
     return i
 
 
@@ -54,21 +56,23 @@ def _n_operator(name: str, pick: Callable[[list, int], list]) -> None:
     @operator(name)
     def parse(spec: Any, scope: Scope) -> Fn:
         if not isinstance(spec, dict):
-            raise CommandError(5787801, f"specification must be an object; found {bson_repr(spec)}")
+            raise CommandError(ErrorCode.NOperatorSpecNotObject,
+                               f"specification must be an object; found {bson_repr(spec)}")
         for key in spec:
             if key not in ("n", "input"):
-                raise CommandError(5787901, f"Unknown argument for 'n' operator: {key}")
+                raise CommandError(ErrorCode.NOperatorUnknownArgument,
+                                   f"Unknown argument for 'n' operator: {key}")
         if "n" not in spec:
-            raise CommandError(5787906, f"Missing value for 'n'")
+            raise CommandError(ErrorCode.NOperatorMissingN, f"Missing value for 'n'")
         if "input" not in spec:
-            raise CommandError(5787907, f"Missing value for 'input'")
+            raise CommandError(ErrorCode.NOperatorMissingInput, f"Missing value for 'input'")
         n_fn, inp = compile_node(spec["n"], scope), compile_node(spec["input"], scope)
 
         def ev(doc: Any, vars: Any) -> Any:
             n = validate_n(name, n_fn(doc, vars))
             arr = inp(doc, vars)
             if type(arr) is not list:
-                raise CommandError(5788200, f"Input must be an array")
+                raise CommandError(ErrorCode.NOperatorInputNotArray, f"Input must be an array")
             return pick(arr, n)
         return ev
 
@@ -92,9 +96,11 @@ _n_operator("$minN", lambda arr, n: _top(arr, n, -1))
 @operator("$rand")
 def _rand(spec: Any, scope: Scope) -> Fn:
     if not isinstance(spec, (dict, list)):
-        raise CommandError(10065, "invalid parameter: expected an object ($rand)")
+        raise CommandError(ErrorCode.ExpectedObjectParameter,
+                           "invalid parameter: expected an object ($rand)")
     if spec:
-        raise CommandError(3040501, "$rand does not currently accept arguments")
+        raise CommandError(ErrorCode.RandTakesNoArguments,
+                           "$rand does not currently accept arguments")
     return lambda doc, vars: random.random()
 
 
@@ -110,12 +116,14 @@ def _binary_size(args: list[Fn]) -> Fn:
             return len(v.encode())
         if isinstance(v, (bytes, Binary)):
             return len(v)
-        raise CommandError(51276, f"$binarySize requires a string or BinData argument, found: "
-                                  f"{type_name(v)}")
+        raise CommandError(ErrorCode.BinarySizeBadArg,
+                           f"$binarySize requires a string or BinData argument, found: "
+                           f"{type_name(v)}")
     return ev
 
 
-@unary("$bsonSize", is_doc, 31393, "$bsonSize requires a document input, found: ")
+@unary("$bsonSize", is_doc, ErrorCode.BsonSizeArgNotObject,
+       "$bsonSize requires a document input, found: ")
 def _bson_size(v: dict) -> int:
     return len(bson.encode(v))
 
@@ -128,11 +136,12 @@ META_NAMES = ("textScore", "randVal", "searchScore", "searchHighlights", "geoNea
 @operator("$meta")
 def _meta(spec: Any, scope: Scope) -> Fn:
     if type(spec) is not str:
-        raise CommandError(17307, "$meta only supports string arguments")
+        raise CommandError(ErrorCode.MetaArgNotString, "$meta only supports string arguments")
     if spec not in META_NAMES:
-        raise CommandError(17308, f"Unsupported argument to $meta: {spec}")
+        raise CommandError(ErrorCode.MetaUnsupportedArg, f"Unsupported argument to $meta: {spec}")
     if spec in ("textScore", "geoNearDistance", "geoNearPoint"):
-        raise CommandError(40218, f"query requires {spec} metadata, but it is not available")
+        raise CommandError(ErrorCode.MetadataNotAvailable,
+                           f"query requires {spec} metadata, but it is not available")
     return const(MISSING)
 
 

@@ -29,7 +29,7 @@ def round_half_away(x: float) -> int:
 
 
 def _overflow_date(name: str) -> CommandError:
-    return CommandError(15, f"date overflow in {name}")
+    return CommandError(ErrorCode.Overflow, f"date overflow in {name}")
 
 
 # ---- $add / $multiply -------------------------------------------------------------------
@@ -53,7 +53,8 @@ def add_values(values: list[Any]) -> Any:
             kind = DECIMAL
         elif is_date(v):
             if date is not None:
-                raise CommandError(16612, "only one date allowed in an $add expression")
+                raise CommandError(ErrorCode.AddMultipleDates,
+                                   "only one date allowed in an $add expression")
             date = date_millis(v)
         elif nullish(v):
             return None
@@ -228,10 +229,10 @@ def mod_values(a: Any, b: Any) -> Any:
         if ka == DECIMAL or kb == DECIMAL:
             db = to_dec(b)
             if db.is_zero():
-                raise CommandError(5733415, "can't $mod by zero")
+                raise CommandError(ErrorCode.ModDecimalByZero, "can't $mod by zero")
             return make_dec(exact_remainder(to_dec(a), db))
         if float(b) == 0:
-            raise CommandError(16610, "can't $mod by zero")
+            raise CommandError(ErrorCode.ModByZero, "can't $mod by zero")
         if ka == DOUBLE or kb == DOUBLE:
             x, y = float(a), float(b)
             return math.fmod(x, y) if math.isfinite(x) else math.nan
@@ -241,8 +242,9 @@ def mod_values(a: Any, b: Any) -> Any:
         return Int64(r) if LONG in (ka, kb) else int(r)
     if nullish(a) or nullish(b):
         return None
-    raise CommandError(16611, f"$mod only supports numeric types, not {type_name(a)} and "
-                              f"{type_name(b)}")
+    raise CommandError(ErrorCode.ModNonNumeric,
+                       f"$mod only supports numeric types, not {type_name(a)} and "
+                       f"{type_name(b)}")
 
 
 def exact_remainder(a: decimal.Decimal, b: decimal.Decimal) -> decimal.Decimal:
@@ -270,7 +272,7 @@ def _abs(v: Any, k: int) -> Any:
     if k == DECIMAL:
         return Decimal128(DEC_CTX.abs(v.to_decimal()))
     if v == INT64_MIN:
-        raise CommandError(28680, "can't take $abs of long long min")
+        raise CommandError(ErrorCode.AbsOfLongMin, "can't take $abs of long long min")
     return Int64(abs(v)) if k == LONG else int_or_long(abs(v))
 
 
@@ -293,7 +295,7 @@ def _rounder(double_fn: Callable[[float], float], mode: str) -> Callable[[Any, i
 
 def _decimal_or_double(name: str, dec_fn: Callable[[decimal.Decimal], decimal.Decimal],
                        dbl_fn: Callable[[float], float], valid: Callable[[Any], bool],
-                       code: int, message: str) -> Callable[[Any, int], Any]:
+                       code: ErrorCode, message: str) -> Callable[[Any, int], Any]:
     def compute(v: Any, k: int) -> Any:
         if k == DECIMAL:
             d = v.to_decimal()
@@ -321,15 +323,16 @@ numeric_unary("$ceil", _rounder(math.ceil, decimal.ROUND_CEILING))
 numeric_unary("$floor", _rounder(math.floor, decimal.ROUND_FLOOR))
 numeric_unary("$sqrt", _decimal_or_double(
     "$sqrt", lambda d: d.sqrt(DEC_CTX), lambda x: math.sqrt(x) if x != math.inf else x,
-    lambda x: x >= 0, 28714, "$sqrt's argument must be greater than or equal to 0"))
+    lambda x: x >= 0, ErrorCode.SqrtOfNegative, "$sqrt's argument must be greater than or equal to 0"))
 numeric_unary("$exp", _decimal_or_double(
-    "$exp", lambda d: d.exp(DEC_CTX), _safe_exp, lambda x: True, 0, ""))
+    "$exp", lambda d: d.exp(DEC_CTX), _safe_exp, lambda x: True, ErrorCode.InternalError, ""))
 numeric_unary("$ln", _decimal_or_double(
     "$ln", lambda d: d.ln(DEC_CTX), lambda x: math.log(x) if x != math.inf else x,
-    lambda x: x > 0, 28766, "$ln's argument must be a positive number, but is {}"))
+    lambda x: x > 0, ErrorCode.LnArgNotPositive, "$ln's argument must be a positive number, but is {}"))
 numeric_unary("$log10", _decimal_or_double(
     "$log10", lambda d: d.log10(DEC_CTX), lambda x: math.log10(x) if x != math.inf else x,
-    lambda x: x > 0, 28761, "$log10's argument must be a positive number, but is {}"))
+    lambda x: x > 0, ErrorCode.Log10ArgNotPositive,
+    "$log10's argument must be a positive number, but is {}"))
 
 
 # ---- $log / $pow --------------------------------------------------------------------------
@@ -346,26 +349,32 @@ def log_values(x: Any, base: Any) -> Any:
         return None
     kx, kb = num_kind(x), num_kind(base)
     if kx < 0:
-        raise CommandError(28756, f"$log's argument must be numeric, not {type_name(x)}")
+        raise CommandError(ErrorCode.LogArgNotNumeric,
+                           f"$log's argument must be numeric, not {type_name(x)}")
     if kb < 0:
-        raise CommandError(28757, f"$log's base must be numeric, not {type_name(base)}")
+        raise CommandError(ErrorCode.LogBaseNotNumeric,
+                           f"$log's base must be numeric, not {type_name(base)}")
     if DECIMAL in (kx, kb):
         dx, db = to_dec(x), to_dec(base)
         if dx.is_nan() or db.is_nan():
             return math.nan
         if not dx > 0:
-            raise CommandError(28758, f"$log's argument must be a positive number, but is {dx}")
+            raise CommandError(ErrorCode.LogArgNotPositive,
+                               f"$log's argument must be a positive number, but is {dx}")
         if not (db > 0 and db != 1):
-            raise CommandError(28759, "$log's base must be a positive number not equal to 1, "
-                                      f"but is {db}")
+            raise CommandError(ErrorCode.LogBaseInvalid,
+                               "$log's base must be a positive number not equal to 1, "
+                               f"but is {db}")
         return make_dec(DEC_CTX.divide(dx.ln(DEC_CTX), db.ln(DEC_CTX)))
     fx, fb = float(x), float(base)
     if not (fx > 0 or math.isnan(fx)):
-        raise CommandError(28758, f"$log's argument must be a positive number, but is "
-                                  f"{number_str(x)}")
+        raise CommandError(ErrorCode.LogArgNotPositive,
+                           f"$log's argument must be a positive number, but is "
+                           f"{number_str(x)}")
     if not ((fb > 0 and fb != 1) or math.isnan(fb)):
-        raise CommandError(28759, "$log's base must be a positive number not equal to 1, but is "
-                                  f"{number_str(base)}")
+        raise CommandError(ErrorCode.LogBaseInvalid,
+                           "$log's base must be a positive number not equal to 1, but is "
+                           f"{number_str(base)}")
     if math.isnan(fx) or math.isnan(fb):
         return math.nan
     return math.log(fx) / math.log(fb)
@@ -382,11 +391,14 @@ def pow_values(base: Any, exp: Any) -> Any:
         return None
     kb, ke = num_kind(base), num_kind(exp)
     if kb < 0:
-        raise CommandError(28762, f"$pow's base must be numeric, not {type_name(base)}")
+        raise CommandError(ErrorCode.PowBaseNotNumeric,
+                           f"$pow's base must be numeric, not {type_name(base)}")
     if ke < 0:
-        raise CommandError(28763, f"$pow's exponent must be numeric, not {type_name(exp)}")
+        raise CommandError(ErrorCode.PowExponentNotNumeric,
+                           f"$pow's exponent must be numeric, not {type_name(exp)}")
     if to_double(base) == 0 and to_double(exp) < 0:
-        raise CommandError(28764, "$pow cannot take a base of 0 and a negative exponent")
+        raise CommandError(ErrorCode.PowZeroToNegative,
+                           "$pow cannot take a base of 0 and a negative exponent")
     if DECIMAL in (kb, ke):
         return decimal_pow(to_dec(base), to_dec(exp))
     if DOUBLE in (kb, ke):
@@ -450,8 +462,9 @@ def _round_op(name: str, mode: str) -> None:
                 return None
             k = num_kind(v)
             if k < 0:
-                raise CommandError(51081, f"{name} only supports numeric types, not "
-                                          f"{type_name(v)}")
+                raise CommandError(ErrorCode.RoundNonNumeric,
+                                   f"{name} only supports numeric types, not "
+                                   f"{type_name(v)}")
             precision = 0
             if place is not None:
                 p = place(doc, vars)
@@ -465,15 +478,19 @@ def _round_op(name: str, mode: str) -> None:
 def _precision(name: str, p: Any) -> int:
     k = num_kind(p)
     if k < 0:
-        raise CommandError(16004, f"can't convert from BSON type {type_name(p)} to long")
+        raise CommandError(ErrorCode.CannotConvertToLong,
+                           f"can't convert from BSON type {type_name(p)} to long")
     if k == DOUBLE and not math.isfinite(p):
-        raise CommandError(31109, f"Can't coerce out of range value {number_str(p)} to long")
+        raise CommandError(ErrorCode.CannotCoerceToLong,
+                           f"Can't coerce out of range value {number_str(p)} to long")
     i = as_int32(p)
     if i is None:
-        raise CommandError(51082, f"precision argument to  {name} must be a integral value")
+        raise CommandError(ErrorCode.RoundPrecisionNotIntegral,
+                           f"precision argument to  {name} must be a integral value")
     if not -20 <= i <= 100:
-        raise CommandError(51083, f"cannot apply {name} with precision value {i} value must be "
-                                  "in [-20, 100]")
+        raise CommandError(ErrorCode.RoundPrecisionOutOfRange,
+                           f"cannot apply {name} with precision value {i} value must be "
+                           "in [-20, 100]")
     return i
 
 
@@ -484,9 +501,10 @@ def round_number(v: Any, k: int, precision: int, mode: str) -> Any:
             return v
         out = int(decimal.Decimal(int(v)).quantize(quantum, mode))
         if not INT64_MIN <= out <= INT64_MAX:
-            raise CommandError(51080, "invalid conversion from Decimal128 result in "
-                                      f"{'$round' if mode == decimal.ROUND_HALF_EVEN else '$trunc'}"
-                                      f" resulting from arguments: [{v}, {precision}]")
+            raise CommandError(ErrorCode.RoundDecimalConversionFailed,
+                               "invalid conversion from Decimal128 result in "
+                               f"{'$round' if mode == decimal.ROUND_HALF_EVEN else '$trunc'}"
+                               f" resulting from arguments: [{v}, {precision}]")
         return Int64(out) if k == LONG else int_or_long(out)
     d = v.to_decimal() if k == DECIMAL else DEC_CTX.create_decimal(decimal.Decimal(v)) \
         if math.isfinite(v) else None

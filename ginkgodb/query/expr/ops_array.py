@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, nary
 from .operands import all_operands, is_doc, is_list, nullable, unary
@@ -12,23 +12,26 @@ from .values import (MISSING, as_int32, bson_repr, nullish, num_kind, number_str
                      truthy, type_name)
 
 
-unary("$size", is_list, 17124, "The argument to $size must be an array. Type of argument was: ",
-      null_to_null=False)(len)
+unary("$size", is_list, ErrorCode.SizeArgNotArray,
+      "The argument to $size must be an array. Type of argument was: ", null_to_null=False)(len)
 
 
 def element_at(name: str, arr: Any, idx: Any) -> Any:
     if nullish(arr) or nullish(idx):
         return None
     if type(arr) is not list:
-        raise CommandError(28689, f"{name}'s first argument must be an array, but is "
-                                  f"{type_name(arr)}")
+        raise CommandError(ErrorCode.ArrayElemAtFirstArgNotArray,
+                           f"{name}'s first argument must be an array, but is "
+                           f"{type_name(arr)}")
     if num_kind(idx) < 0:
-        raise CommandError(28690, f"{name}'s second argument must be a numeric value, but is "
-                                  f"{type_name(idx)}")
+        raise CommandError(ErrorCode.ArrayElemAtIndexNotNumeric,
+                           f"{name}'s second argument must be a numeric value, but is "
+                           f"{type_name(idx)}")
     i = as_int32(idx)
     if i is None:
-        raise CommandError(28691, f"{name}'s second argument must be representable as a 32-bit "
-                                  f"integer: {number_str(to_double(idx))}")
+        raise CommandError(ErrorCode.ArrayElemAtIndexNotInt32,
+                           f"{name}'s second argument must be representable as a 32-bit "
+                           f"integer: {number_str(to_double(idx))}")
     if i < 0:
         i += len(arr)
         if i < 0:
@@ -43,7 +46,8 @@ def _array_elem_at(args: list[Fn]) -> Fn:
 
 
 def _first_last(name: str, index: int) -> None:
-    @unary(name, is_list, 28689, f"{name}'s argument must be an array, but is ")
+    @unary(name, is_list, ErrorCode.ArrayElemAtFirstArgNotArray,
+           f"{name}'s argument must be an array, but is ")
     def compute(v: list) -> Any:
         return v[index] if v else MISSING
 
@@ -59,8 +63,9 @@ def _in(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
         needle, arr = needle_fn(doc, vars), arr_fn(doc, vars)
         if type(arr) is not list:
-            raise CommandError(40081, "$in requires an array as a second argument, found: "
-                                      f"{type_name(arr)}")
+            raise CommandError(ErrorCode.InSecondArgNotArray,
+                               "$in requires an array as a second argument, found: "
+                               f"{type_name(arr)}")
         return any(cmp_values(needle, x) == 0 for x in arr)
     return ev
 
@@ -68,7 +73,7 @@ def _in(args: list[Fn]) -> Fn:
 @nary("$indexOfArray", 2, 4)
 def _index_of_array(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        arr = nullable(args[0](doc, vars), is_list, 40090,
+        arr = nullable(args[0](doc, vars), is_list, ErrorCode.IndexOfArrayFirstArgNotArray,
                        "$indexOfArray requires an array as a first argument, found: ")
         if arr is None:
             return None
@@ -85,11 +90,12 @@ def _index_of_array(args: list[Fn]) -> Fn:
 def _index_arg(v: Any, which: str) -> int:
     i = None if isinstance(v, bool) else as_int32(v)
     if i is None:
-        raise CommandError(40096, f"$indexOfArray requires an integral {which} index, found a "
-                                    f"value of type: {type_name(v)}, with value: {bson_repr(v)}")
+        raise CommandError(ErrorCode.IndexOfIndexNotIntegral,
+                           f"$indexOfArray requires an integral {which} index, found a "
+                           f"value of type: {type_name(v)}, with value: {bson_repr(v)}")
     if i < 0:
-        raise CommandError(40097, f"$indexOfArray requires a nonnegative {which} index, "
-                                    f"found: {i}")
+        raise CommandError(ErrorCode.IndexOfIndexNegative,
+                           f"$indexOfArray requires a nonnegative {which} index, found: {i}")
     return i
 
 
@@ -101,29 +107,35 @@ def _slice(args: list[Fn]) -> Fn:
         if nullish(arr) or nullish(a2):
             return None
         if type(arr) is not list:
-            raise CommandError(28724, "First argument to $slice must be an array, but is of "
-                                      f"type: {type_name(arr)}")
+            raise CommandError(ErrorCode.SliceFirstArgNotArray,
+                               "First argument to $slice must be an array, but is of "
+                               f"type: {type_name(arr)}")
         if num_kind(a2) < 0:
-            raise CommandError(28725, "Second argument to $slice must be a numeric value, but is "
-                                      f"of type: {type_name(a2)}")
+            raise CommandError(ErrorCode.SliceSecondArgNotNumeric,
+                               "Second argument to $slice must be a numeric value, but is "
+                               f"of type: {type_name(a2)}")
         pos = as_int32(a2)
         if pos is None:
-            raise CommandError(28726, "Second argument to $slice can't be represented as a "
-                                      f"32-bit integer: {number_str(to_double(a2))}")
+            raise CommandError(ErrorCode.SliceSecondArgNotInt32,
+                               "Second argument to $slice can't be represented as a "
+                               f"32-bit integer: {number_str(to_double(a2))}")
         if len(args) == 2:
             return arr[pos:] if pos < 0 else arr[:pos]
         a3 = args[2](doc, vars)
         if nullish(a3):
             return None
         if num_kind(a3) < 0:
-            raise CommandError(28727, "Third argument to $slice must be numeric, but is of type: "
-                                      f"{type_name(a3)}")
+            raise CommandError(ErrorCode.SliceThirdArgNotNumeric,
+                               "Third argument to $slice must be numeric, but is of type: "
+                               f"{type_name(a3)}")
         n = as_int32(a3)
         if n is None:
-            raise CommandError(28728, "Third argument to $slice can't be represented as a 32-bit "
-                                      f"integer: {number_str(to_double(a3))}")
+            raise CommandError(ErrorCode.SliceThirdArgNotInt32,
+                               "Third argument to $slice can't be represented as a 32-bit "
+                               f"integer: {number_str(to_double(a3))}")
         if n <= 0:
-            raise CommandError(28729, f"Third argument to $slice must be positive: {n}")
+            raise CommandError(ErrorCode.SliceThirdArgNotPositive,
+                               f"Third argument to $slice must be positive: {n}")
         start = max(0, len(arr) + pos) if pos < 0 else min(pos, len(arr))
         return arr[start:start + n]
     return ev
@@ -132,19 +144,21 @@ def _slice(args: list[Fn]) -> Fn:
 @nary("$concatArrays")
 def _concat_arrays(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        arrays = all_operands((fn(doc, vars) for fn in args), is_list, 28664,
+        arrays = all_operands((fn(doc, vars) for fn in args), is_list, ErrorCode.ConcatArraysNonArray,
                               "$concatArrays only supports arrays, not ")
         return None if arrays is None else [x for v in arrays for x in v]
     return ev
 
 
-@unary("$reverseArray", is_list, 34435,
+@unary("$reverseArray", is_list, ErrorCode.ReverseArrayArgNotArray,
        "The argument to $reverseArray must be an array, but was of type: ")
 def _reverse_array(v: list) -> list:
     return v[::-1]
 
 
-_RANGE_ERRORS = {"starting": (34443, 34444), "ending": (34445, 34446), "step": (34447, 34448)}
+_RANGE_ERRORS = {"starting": (ErrorCode.RangeStartNotNumeric, ErrorCode.RangeStartNotInt32),
+                 "ending": (ErrorCode.RangeEndNotNumeric, ErrorCode.RangeEndNotInt32),
+                 "step": (ErrorCode.RangeStepNotNumeric, ErrorCode.RangeStepNotInt32)}
 
 
 def _range_arg(v: Any, which: str) -> int:
@@ -168,18 +182,18 @@ def _range(args: list[Fn]) -> Fn:
         end = _range_arg(args[1](doc, vars), "ending")
         step = _range_arg(args[2](doc, vars), "step") if len(args) > 2 else 1
         if step == 0:
-            raise CommandError(34449, "$range requires a non-zero step value")
+            raise CommandError(ErrorCode.RangeStepZero, "$range requires a non-zero step value")
         return list(range(start, end, step))
     return ev
 
 
-@unary("$anyElementTrue", is_list, 17041, "$anyElementTrue's argument must be an array, but is ",
-       null_to_null=False)
+@unary("$anyElementTrue", is_list, ErrorCode.AnyElementTrueArgNotArray,
+       "$anyElementTrue's argument must be an array, but is ", null_to_null=False)
 def _any_true(v: list) -> bool:
     return any(truthy(x) for x in v)
 
 
-@unary("$allElementsTrue", is_list, 17040,
+@unary("$allElementsTrue", is_list, ErrorCode.AllElementsTrueArgNotArray,
        "$allElementsTrue's argument must be an array, but is ", null_to_null=False)
 def _all_true(v: list) -> bool:
     return all(truthy(x) for x in v)
@@ -188,7 +202,8 @@ def _all_true(v: list) -> bool:
 # ---- object <-> array -----------------------------------------------------------------------
 
 
-@unary("$objectToArray", is_doc, 40390, "$objectToArray requires a document input, found: ")
+@unary("$objectToArray", is_doc, ErrorCode.ObjectToArrayInputNotObject,
+       "$objectToArray requires a document input, found: ")
 def _object_to_array(v: dict) -> list:
     return [{"k": k, "v": x} for k, x in v.items()]
 
@@ -200,7 +215,8 @@ def _array_to_object(args: list[Fn]) -> Fn:
 
 
 def array_to_object(v: Any) -> Any:
-    v = nullable(v, is_list, 40386, "$arrayToObject requires an array input, found: ")
+    v = nullable(v, is_list, ErrorCode.ArrayToObjectInputNotArray,
+                 "$arrayToObject requires an array input, found: ")
     if v is None:
         return None
     out: dict = {}
@@ -208,12 +224,14 @@ def array_to_object(v: Any) -> Any:
         return out
     pairs = type(v[0]) is list
     if not pairs and not isinstance(v[0], dict):
-        raise CommandError(40398, "Unrecognised input type format for $arrayToObject: "
-                                  f"{type_name(v[0])}")
+        raise CommandError(ErrorCode.ArrayToObjectBadElementType,
+                           "Unrecognised input type format for $arrayToObject: "
+                           f"{type_name(v[0])}")
     for elem in v:
         key, value = _pair(elem) if pairs else _kv(elem)
         if "\0" in key:
-            raise CommandError(4940400 if pairs else 4940401,
+            raise CommandError(ErrorCode.ArrayToObjectArrayKeyContainsNull if pairs
+                               else ErrorCode.ArrayToObjectObjectKeyContainsNull,
                                "Key field cannot contain an embedded null byte")
         out[key] = value
     return out
@@ -221,32 +239,39 @@ def array_to_object(v: Any) -> Any:
 
 def _pair(elem: Any) -> tuple[str, Any]:
     if type(elem) is not list:
-        raise CommandError(40396, "$arrayToObject requires a consistent input format. Elements "
-                                  "must all be arrays or all be objects. Array was detected, now "
-                                  f"found: {type_name(elem)}")
+        raise CommandError(ErrorCode.ArrayToObjectMixedArrayFirst,
+                           "$arrayToObject requires a consistent input format. Elements "
+                           "must all be arrays or all be objects. Array was detected, now "
+                           f"found: {type_name(elem)}")
     if len(elem) != 2:
-        raise CommandError(40397, "$arrayToObject requires an array of size 2 arrays,found array "
-                                  f"of size: {len(elem)}")
+        raise CommandError(ErrorCode.ArrayToObjectPairNotSize2,
+                           "$arrayToObject requires an array of size 2 arrays,found array "
+                           f"of size: {len(elem)}")
     if type(elem[0]) is not str:
-        raise CommandError(40395, "$arrayToObject requires an array of key-value pairs, where the "
-                                  f"key must be of type string. Found key type: "
-                                  f"{type_name(elem[0])}")
+        raise CommandError(ErrorCode.ArrayToObjectArrayKeyNotString,
+                           "$arrayToObject requires an array of key-value pairs, where the "
+                           f"key must be of type string. Found key type: "
+                           f"{type_name(elem[0])}")
     return elem[0], elem[1]
 
 
 def _kv(elem: Any) -> tuple[str, Any]:
     if not isinstance(elem, dict):
-        raise CommandError(40391, "$arrayToObject requires a consistent input format. Elements "
-                                  "must all be arrays or all be objects. Object was detected, now "
-                                  f"found: {type_name(elem)}")
+        raise CommandError(ErrorCode.ArrayToObjectMixedObjectFirst,
+                           "$arrayToObject requires a consistent input format. Elements "
+                           "must all be arrays or all be objects. Object was detected, now "
+                           f"found: {type_name(elem)}")
     if len(elem) != 2:
-        raise CommandError(40392, "$arrayToObject requires an object keys of 'k' and 'v'. Found "
-                                  f"incorrect number of keys:{len(elem)}")
+        raise CommandError(ErrorCode.ArrayToObjectPairWrongKeyCount,
+                           "$arrayToObject requires an object keys of 'k' and 'v'. Found "
+                           f"incorrect number of keys:{len(elem)}")
     if "k" not in elem or "v" not in elem:
-        raise CommandError(40393, "$arrayToObject requires an object with keys 'k' and 'v'. "
-                                  f"Missing either or both keys from: {bson_repr(elem)}")
+        raise CommandError(ErrorCode.ArrayToObjectPairMissingKOrV,
+                           "$arrayToObject requires an object with keys 'k' and 'v'. "
+                           f"Missing either or both keys from: {bson_repr(elem)}")
     if type(elem["k"]) is not str:
-        raise CommandError(40394, "$arrayToObject requires an object with keys 'k' and 'v', where "
-                                  f"the value of 'k' must be of type string. Found type: "
-                                  f"{type_name(elem['k'])}")
+        raise CommandError(ErrorCode.ArrayToObjectObjectKeyNotString,
+                           "$arrayToObject requires an object with keys 'k' and 'v', where "
+                           f"the value of 'k' must be of type string. Found type: "
+                           f"{type_name(elem['k'])}")
     return elem["k"], elem["v"]

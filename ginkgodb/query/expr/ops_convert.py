@@ -358,7 +358,8 @@ def _shorthand(name: str, target: str) -> None:
     def parse(spec: Any, scope: Scope) -> Fn:
         args = arg_list(spec)
         if len(args) != 1:
-            raise CommandError(50723, f"{name} requires a single argument, got {len(args)}")
+            raise CommandError(ErrorCode.ConvertShorthandArgCount,
+                               f"{name} requires a single argument, got {len(args)}")
         arg = compile_node(args[0], scope)
         fn = CONVERTERS[target]
 

@@ -29,16 +29,19 @@ def _date_part(name: str, extract: Callable[[datetime.datetime], int]) -> None:
         tz_fn: Fn | None = None
         if isinstance(spec, list):
             if len(spec) != 1:
-                raise CommandError(40536, f"{name} accepts exactly one argument if given an "
-                                          f"array, but was given {len(spec)}")
+                raise CommandError(ErrorCode.DatePartOperatorArrayArgCount,
+                                   f"{name} accepts exactly one argument if given an "
+                                   f"array, but was given {len(spec)}")
             date_fn = compile_node(spec[0], scope)
         elif isinstance(spec, dict) and spec and not next(iter(spec)).startswith("$"):
             for key in spec:
                 if key not in ("date", "timezone"):
-                    raise CommandError(40535, f"unrecognized option to {name}: \"{key}\"")
+                    raise CommandError(ErrorCode.DatePartOperatorUnknownOption,
+                                       f"unrecognized option to {name}: \"{key}\"")
             if "date" not in spec:
-                raise CommandError(40539, f"missing 'date' argument to {name}, provided: "
-                                          f"{bson_repr(spec)}")
+                raise CommandError(ErrorCode.DatePartOperatorMissingDate,
+                                   f"missing 'date' argument to {name}, provided: "
+                                   f"{bson_repr(spec)}")
             date_fn = compile_node(spec["date"], scope)
             tz_fn = compile_node(spec["timezone"], scope) if "timezone" in spec else None
         else:
@@ -76,7 +79,7 @@ _date_part("$isoDayOfWeek", lambda dt: dt.isoweekday())
 
 
 def _object_args(name: str, spec: Any, allowed: tuple[str, ...], required: tuple[str, ...],
-                 codes: tuple[int, ...], scope: Scope) -> dict[str, Fn]:
+                 codes: tuple[ErrorCode, ...], scope: Scope) -> dict[str, Fn]:
     not_object, unknown, *missing_codes = codes
     if not isinstance(spec, dict):
         raise CommandError(not_object, f"{name} only supports an object as its argument")
@@ -103,7 +106,9 @@ def _tz(args: dict[str, Fn], doc: Any, vars: Any) -> TimeZone | None:
 @operator("$dateToString")
 def _date_to_string(spec: Any, scope: Scope) -> Fn:
     args = _object_args("$dateToString", spec, ("date", "format", "timezone", "onNull"),
-                        ("date",), (18629, 18534, 18628), scope)
+                        ("date",), (ErrorCode.DateToStringArgNotObject,
+                                    ErrorCode.DateToStringUnknownArgument,
+                                    ErrorCode.DateToStringMissingDate), scope)
     fmt_fn = args.get("format")
 
     def ev(doc: Any, vars: Any) -> Any:
@@ -112,9 +117,10 @@ def _date_to_string(spec: Any, scope: Scope) -> Fn:
             fmt = fmt_fn(doc, vars)
             if not nullish(fmt):
                 if type(fmt) is not str:
-                    raise CommandError(18533, "$dateToString requires that 'format' be a string, "
-                                              f"found: {type_name(fmt)} with value "
-                                              f"{bson_repr(fmt)}")
+                    raise CommandError(ErrorCode.DateToStringFormatNotString,
+                                       "$dateToString requires that 'format' be a string, "
+                                       f"found: {type_name(fmt)} with value "
+                                       f"{bson_repr(fmt)}")
                 F.validate_format(fmt)
         tz = _tz(args, doc, vars)
         d = args["date"](doc, vars)
@@ -132,15 +138,18 @@ def _date_to_string(spec: Any, scope: Scope) -> Fn:
 @operator("$dateFromString")
 def _date_from_string(spec: Any, scope: Scope) -> Fn:
     if not isinstance(spec, dict):
-        raise CommandError(40540, "$dateFromString only supports an object as an argument, "
-                                  f"found: {type_name(spec)}")
+        raise CommandError(ErrorCode.DateFromStringArgNotObject,
+                           "$dateFromString only supports an object as an argument, "
+                           f"found: {type_name(spec)}")
     args = {}
     for key, value in spec.items():
         if key not in ("dateString", "format", "timezone", "onNull", "onError"):
-            raise CommandError(40541, f"Unrecognized argument to $dateFromString: {key}")
+            raise CommandError(ErrorCode.DateFromStringUnknownArgument,
+                               f"Unrecognized argument to $dateFromString: {key}")
         args[key] = compile_node(value, scope)
     if "dateString" not in args:
-        raise CommandError(40542, "Missing 'dateString' parameter to $dateFromString")
+        raise CommandError(ErrorCode.DateFromStringMissingDateString,
+                           "Missing 'dateString' parameter to $dateFromString")
     return _date_from_string_fn(args)
 
 
@@ -149,8 +158,9 @@ def _date_from_string_fn(args: dict[str, Fn]) -> Fn:
         fmt = args["format"](doc, vars) if "format" in args else None
         if not nullish(fmt):
             if type(fmt) is not str:
-                raise CommandError(40684, "$dateFromString requires that 'format' be a string, "
-                                          f"found: {type_name(fmt)} with value {bson_repr(fmt)}")
+                raise CommandError(ErrorCode.DateFromStringFormatNotString,
+                                   "$dateFromString requires that 'format' be a string, "
+                                   f"found: {type_name(fmt)} with value {bson_repr(fmt)}")
             F.validate_format(fmt)
         tz = eval_timezone(args["timezone"](doc, vars)) if "timezone" in args else UTC
         s = args["dateString"](doc, vars)
@@ -187,8 +197,9 @@ _DAYS = {"monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "wednesday": 2, "wed": 2
 
 def _unit(name: str, v: Any) -> str:
     if type(v) is not str:
-        raise CommandError(5439013, f"{name} requires 'unit' to be a string, but got "
-                                    f"{type_name(v)}")
+        raise CommandError(ErrorCode.DateUnitNotString,
+                           f"{name} requires 'unit' to be a string, but got "
+                           f"{type_name(v)}")
     if v not in _UNITS:
         raise CommandError(ErrorCode.FailedToParse, f"{name} parameter 'unit' value cannot be "
                                                     f"recognized as a time unit: {v}")
@@ -203,16 +214,18 @@ def _start_of_week(name: str, args: dict[str, Fn], doc: Any, vars: Any) -> int |
     if nullish(v):
         return None
     if type(v) is not str:
-        raise CommandError(5439015, f"{name} requires 'startOfWeek' to be a string, but got "
-                                    f"{type_name(v)}")
+        raise CommandError(ErrorCode.StartOfWeekNotString,
+                           f"{name} requires 'startOfWeek' to be a string, but got "
+                           f"{type_name(v)}")
     day = _DAYS.get(v.lower())
     if day is None:
-        raise CommandError(5439016, f"{name} parameter 'startOfWeek' value cannot be recognized "
-                                    f"as a day of a week: {v}")
+        raise CommandError(ErrorCode.StartOfWeekUnknownDay,
+                           f"{name} parameter 'startOfWeek' value cannot be recognized "
+                           f"as a day of a week: {v}")
     return day
 
 
-def _date_arg(name: str, field: str, v: Any, code: int) -> int:
+def _date_arg(name: str, field: str, v: Any, code: ErrorCode) -> int:
     try:
         return coerce_to_millis(v)
     except CommandError:
@@ -244,15 +257,18 @@ def _date_arith(name: str, sign: int) -> None:
     @operator(name)
     def parse(spec: Any, scope: Scope) -> Fn:
         if not isinstance(spec, dict):
-            raise CommandError(5166400, f"{name} expects an object as its argument")
+            raise CommandError(ErrorCode.DateAddArgNotObject,
+                               f"{name} expects an object as its argument")
         args = {}
         for key, value in spec.items():
             if key not in ("startDate", "unit", "amount", "timezone"):
-                raise CommandError(5166401, f"Unrecognized argument to {name}: {key}")
+                raise CommandError(ErrorCode.DateAddUnknownArgument,
+                                   f"Unrecognized argument to {name}: {key}")
             args[key] = compile_node(value, scope)
         if not all(k in args for k in ("startDate", "unit", "amount")):
-            raise CommandError(5166402, f"{name} requires startDate, unit, and amount to be "
-                                        "present")
+            raise CommandError(ErrorCode.DateAddMissingArgument,
+                               f"{name} requires startDate, unit, and amount to be "
+                               "present")
 
         def ev(doc: Any, vars: Any) -> Any:
             start = args["startDate"](doc, vars)
@@ -264,18 +280,21 @@ def _date_arith(name: str, sign: int) -> None:
             try:
                 ms = coerce_to_millis(start)
             except CommandError:
-                raise CommandError(5166403, f"{name} requires startDate to be convertible to a "
-                                            "date") from None
+                raise CommandError(ErrorCode.DateAddStartDateNotDate,
+                                   f"{name} requires startDate to be convertible to a "
+                                   "date") from None
             u = _unit(name, unit)
             n = as_int64(amount) if not isinstance(amount, bool) else None
             if n is None:
-                raise CommandError(5166405, f"{name} expects integer amount of time units")
+                raise CommandError(ErrorCode.DateAddAmountNotInteger,
+                                   f"{name} expects integer amount of time units")
             try:
                 result = add_to_date(ms, u, sign * n, tz)
             except (OverflowError, ValueError):
-                raise CommandError(5976500, f"invalid {name} result") from None
+                raise CommandError(ErrorCode.DateAddInvalidResult,
+                                   f"invalid {name} result") from None
             if not INT64_MIN <= result <= INT64_MAX:
-                raise CommandError(5166406, f"{name} overflowed")
+                raise CommandError(ErrorCode.DateAddOverflow, f"{name} overflowed")
             return from_millis(result)
         return ev
 
@@ -311,7 +330,9 @@ def _date_diff(spec: Any, scope: Scope) -> Fn:
     args = _object_args("$dateDiff", spec, ("startDate", "endDate", "unit", "timezone",
                                             "startOfWeek"),
                         ("startDate", "endDate", "unit"),
-                        (5166301, 5166302, 5166303, 5166304, 5166305), scope)
+                        (ErrorCode.DateDiffArgNotObject, ErrorCode.DateDiffUnknownArgument,
+                         ErrorCode.DateDiffMissingStartDate, ErrorCode.DateDiffMissingEndDate,
+                         ErrorCode.DateDiffMissingUnit), scope)
 
     def ev(doc: Any, vars: Any) -> Any:
         a, b = args["startDate"](doc, vars), args["endDate"](doc, vars)
@@ -319,8 +340,8 @@ def _date_diff(spec: Any, scope: Scope) -> Fn:
         tz = _tz(args, doc, vars)
         if nullish(a) or nullish(b) or nullish(unit) or tz is None:
             return None
-        ma = _date_arg("$dateDiff", "startDate", a, 5166307)
-        mb = _date_arg("$dateDiff", "endDate", b, 5166307)
+        ma = _date_arg("$dateDiff", "startDate", a, ErrorCode.DateArgNotDate)
+        mb = _date_arg("$dateDiff", "endDate", b, ErrorCode.DateArgNotDate)
         u = _unit("$dateDiff", unit)
         sow = _start_of_week("$dateDiff", args, doc, vars) if u == "week" else 6
         if sow is None:
@@ -357,7 +378,10 @@ def truncate_date(ms: int, unit: str, bin_size: int, tz: TimeZone, start_of_week
 def _date_trunc(spec: Any, scope: Scope) -> Fn:
     args = _object_args("$dateTrunc", spec, ("date", "unit", "binSize", "timezone",
                                              "startOfWeek"),
-                        ("date", "unit"), (5439007, 5439008, 5439009, 5439010), scope)
+                        ("date", "unit"), (ErrorCode.DateTruncArgNotObject,
+                                           ErrorCode.DateTruncUnknownArgument,
+                                           ErrorCode.DateTruncMissingDate,
+                                           ErrorCode.DateTruncMissingUnit), scope)
 
     def ev(doc: Any, vars: Any) -> Any:
         d, unit = args["date"](doc, vars), args["unit"](doc, vars)
@@ -365,16 +389,18 @@ def _date_trunc(spec: Any, scope: Scope) -> Fn:
         tz = _tz(args, doc, vars)
         if nullish(d) or nullish(unit) or nullish(bin_size) or tz is None:
             return None
-        ms = _date_arg("$dateTrunc", "date", d, 5166307)
+        ms = _date_arg("$dateTrunc", "date", d, ErrorCode.DateArgNotDate)
         u = _unit("$dateTrunc", unit)
         n = as_int64(bin_size) if not isinstance(bin_size, bool) else None
         if n is None:
-            raise CommandError(5439017, "$dateTrunc requires 'binSize' to be a 64-bit integer, "
-                                        f"but got value '{bson_repr(bin_size)}' of type "
-                                        f"{type_name(bin_size)}")
+            raise CommandError(ErrorCode.DateTruncBinSizeNotLong,
+                               "$dateTrunc requires 'binSize' to be a 64-bit integer, "
+                               f"but got value '{bson_repr(bin_size)}' of type "
+                               f"{type_name(bin_size)}")
         if n <= 0:
-            raise CommandError(5439018, "$dateTrunc requires 'binSize' to be greater than 0, but "
-                                        f"got value {n}")
+            raise CommandError(ErrorCode.DateTruncBinSizeNotPositive,
+                               "$dateTrunc requires 'binSize' to be greater than 0, but "
+                               f"got value {n}")
         sow = _start_of_week("$dateTrunc", args, doc, vars)
         if sow is None:
             return None
@@ -392,21 +418,26 @@ _ISO_PARTS = ("isoWeekYear", "isoWeek", "isoDayOfWeek", "hour", "minute", "secon
 @operator("$dateFromParts")
 def _date_from_parts(spec: Any, scope: Scope) -> Fn:
     if not isinstance(spec, dict):
-        raise CommandError(40519, "$dateFromParts only supports an object as its argument")
+        raise CommandError(ErrorCode.DateFromPartsArgNotObject,
+                           "$dateFromParts only supports an object as its argument")
     args = {}
     for key, value in spec.items():
         if key not in set(_NATURAL) | set(_ISO_PARTS) | {"timezone"}:
-            raise CommandError(40518, f"Unrecognized argument to $dateFromParts: {key}")
+            raise CommandError(ErrorCode.DateFromPartsUnknownArgument,
+                               f"Unrecognized argument to $dateFromParts: {key}")
         args[key] = compile_node(value, scope)
     if "year" not in args and "isoWeekYear" not in args:
-        raise CommandError(40516, "$dateFromParts requires either 'year' or 'isoWeekYear' to be "
-                                  "present")
+        raise CommandError(ErrorCode.DateFromPartsMissingYear,
+                           "$dateFromParts requires either 'year' or 'isoWeekYear' to be "
+                           "present")
     if "year" in args and any(k in args for k in ("isoWeekYear", "isoWeek", "isoDayOfWeek")):
-        raise CommandError(40489, "$dateFromParts does not allow mixing natural dates with ISO "
-                                  "dates")
+        raise CommandError(ErrorCode.DateFromPartsNaturalWithIso,
+                           "$dateFromParts does not allow mixing natural dates with ISO "
+                           "dates")
     if "isoWeekYear" in args and any(k in args for k in ("year", "month", "day")):
-        raise CommandError(40525, "$dateFromParts does not allow mixing ISO dates with natural "
-                                  "dates")
+        raise CommandError(ErrorCode.DateFromPartsIsoWithNatural,
+                           "$dateFromParts does not allow mixing ISO dates with natural "
+                           "dates")
     iso = "isoWeekYear" in args
     return _date_from_parts_fn(args, iso)
 
@@ -427,12 +458,14 @@ def _date_from_parts_fn(args: dict[str, Fn], iso: bool) -> Fn:
                 return None
             i = as_int64(v) if not isinstance(v, bool) else None
             if i is None:
-                raise CommandError(40515, f"'{name}' must evaluate to an integer, found "
-                                          f"{type_name(v)} with value {bson_repr(v)}")
+                raise CommandError(ErrorCode.DatePartNotInteger,
+                                   f"'{name}' must evaluate to an integer, found "
+                                   f"{type_name(v)} with value {bson_repr(v)}")
             if name not in ("year", "isoWeekYear", "second", "millisecond") and \
                     not -32768 <= i <= 32767:
-                raise CommandError(31034, f"'{name}' must evaluate to a value in the range "
-                                          f"[-32768, 32767]; value {i} is not in range")
+                raise CommandError(ErrorCode.DatePartOutOfShortRange,
+                                   f"'{name}' must evaluate to a value in the range "
+                                   f"[-32768, 32767]; value {i} is not in range")
             parts[name] = i
         tz = _tz(args, doc, vars)
         if tz is None:
@@ -440,9 +473,10 @@ def _date_from_parts_fn(args: dict[str, Fn], iso: bool) -> Fn:
         year = parts["isoWeekYear" if iso else "year"]
         if not 1 <= year <= 9999:
             field = "isoWeekYear" if iso else "year"
-            raise CommandError(40523 if not iso else 31095, f"'{field}' must evaluate to an "
-                                                            f"integer in the range 1 to 9999, "
-                                                            f"found {year}")
+            raise CommandError(ErrorCode.DateYearOutOfRange if not iso
+                               else ErrorCode.IsoWeekYearOutOfRange,
+                               f"'{field}' must evaluate to an integer in the range 1 to 9999, "
+                               f"found {year}")
         if iso:
             base = datetime.datetime.combine(datetime.date.fromisocalendar(year, 1, 1),
                                              datetime.time())
@@ -461,7 +495,8 @@ def _date_from_parts_fn(args: dict[str, Fn], iso: bool) -> Fn:
 @operator("$dateToParts")
 def _date_to_parts(spec: Any, scope: Scope) -> Fn:
     args = _object_args("$dateToParts", spec, ("date", "timezone", "iso8601"), ("date",),
-                        (40524, 40520, 40522), scope)
+                        (ErrorCode.DateToPartsArgNotObject, ErrorCode.DateToPartsUnknownArgument,
+                         ErrorCode.DateToPartsMissingDate), scope)
 
     def ev(doc: Any, vars: Any) -> Any:
         d = args["date"](doc, vars)
@@ -472,7 +507,8 @@ def _date_to_parts(spec: Any, scope: Scope) -> Fn:
         if nullish(iso):
             return None
         if type(iso) is not bool:
-            raise CommandError(40521, f"iso8601 must evaluate to a bool, found {type_name(iso)}")
+            raise CommandError(ErrorCode.DateToPartsIso8601NotBool,
+                               f"iso8601 must evaluate to a bool, found {type_name(iso)}")
         if nullish(d):
             return None
         dt = local_parts(coerce_to_millis(d), tz)

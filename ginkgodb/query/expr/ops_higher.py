@@ -10,8 +10,8 @@ from .operands import all_operands, is_list, nullable
 from .values import as_int32, bson_repr, nullish, num_kind, to_double, truthy, type_name
 
 
-def _fields(name: str, spec: Any, allowed: tuple[str, ...], not_object: int,
-            unknown: int) -> dict[str, Any]:
+def _fields(name: str, spec: Any, allowed: tuple[str, ...], not_object: ErrorCode,
+            unknown: ErrorCode) -> dict[str, Any]:
     if not isinstance(spec, dict):
         raise CommandError(not_object, f"{name} only supports an object as its argument")
     for key in spec:
@@ -31,17 +31,19 @@ def _var_name(spec: dict, default: str) -> str:
 
 @operator("$map")
 def _map(spec: Any, scope: Scope) -> Fn:
-    spec = _fields("$map", spec, ("input", "as", "in"), 16878, 16879)
+    spec = _fields("$map", spec, ("input", "as", "in"), ErrorCode.MapArgNotObject,
+                   ErrorCode.MapUnknownParameter)
     if "input" not in spec:
-        raise CommandError(16880, "Missing 'input' parameter to $map")
+        raise CommandError(ErrorCode.MapMissingInput, "Missing 'input' parameter to $map")
     if "in" not in spec:
-        raise CommandError(16882, "Missing 'in' parameter to $map")
+        raise CommandError(ErrorCode.MapMissingIn, "Missing 'in' parameter to $map")
     name = _var_name(spec, "this")
     inp = compile_node(spec["input"], scope)
     body = compile_node(spec["in"], scope.bind(name))
 
     def ev(doc: Any, vars: Any) -> Any:
-        arr = nullable(inp(doc, vars), is_list, 16883, "input to $map must be an array not ")
+        arr = nullable(inp(doc, vars), is_list, ErrorCode.MapInputNotArray,
+                       "input to $map must be an array not ")
         if arr is None:
             return None
         inner = dict(vars) if vars else {}
@@ -59,18 +61,20 @@ from .values import MISSING as _MISSING  # noqa: E402
 
 @operator("$filter")
 def _filter(spec: Any, scope: Scope) -> Fn:
-    spec = _fields("$filter", spec, ("input", "as", "cond", "limit"), 28646, 28647)
+    spec = _fields("$filter", spec, ("input", "as", "cond", "limit"), ErrorCode.FilterArgNotObject,
+                   ErrorCode.FilterUnknownParameter)
     if "input" not in spec:
-        raise CommandError(28648, "Missing 'input' parameter to $filter")
+        raise CommandError(ErrorCode.FilterMissingInput, "Missing 'input' parameter to $filter")
     if "cond" not in spec:
-        raise CommandError(28650, "Missing 'cond' parameter to $filter")
+        raise CommandError(ErrorCode.FilterMissingCond, "Missing 'cond' parameter to $filter")
     name = _var_name(spec, "this")
     inp = compile_node(spec["input"], scope)
     cond = compile_node(spec["cond"], scope.bind(name))
     limit_fn = compile_node(spec["limit"], scope) if "limit" in spec else None
 
     def ev(doc: Any, vars: Any) -> Any:
-        arr = nullable(inp(doc, vars), is_list, 28651, "input to $filter must be an array not ")
+        arr = nullable(inp(doc, vars), is_list, ErrorCode.FilterInputNotArray,
+                       "input to $filter must be an array not ")
         if arr is None:
             return None
         limit = _limit(limit_fn(doc, vars)) if limit_fn is not None else None
@@ -91,22 +95,28 @@ def _limit(v: Any) -> int | None:
         return None
     n = as_int32(v) if num_kind(v) >= 0 else None
     if n is None:
-        raise CommandError(327391, "$filter: limit must be represented as a 32-bit integral "
-                                   f"value: {bson_repr(v)}")
+        raise CommandError(ErrorCode.FilterLimitNotInt32,
+                           "$filter: limit must be represented as a 32-bit integral "
+                           f"value: {bson_repr(v)}")
     if n < 1:
-        raise CommandError(327392, f"$filter: limit must be greater than 0: {n}")
+        raise CommandError(ErrorCode.FilterLimitNotPositive,
+                           f"$filter: limit must be greater than 0: {n}")
     return n
 
 
 @operator("$reduce")
 def _reduce(spec: Any, scope: Scope) -> Fn:
     if not isinstance(spec, dict):
-        raise CommandError(40075, f"$reduce requires an object as an argument, found: "
-                                  f"{type_name(spec)}")
+        raise CommandError(ErrorCode.ReduceArgNotObject,
+                           f"$reduce requires an object as an argument, found: "
+                           f"{type_name(spec)}")
     for key in spec:
         if key not in ("input", "initialValue", "in"):
-            raise CommandError(40076, f"$reduce found an unknown argument: {key}")
-    for key, code in (("input", 40077), ("initialValue", 40078), ("in", 40079)):
+            raise CommandError(ErrorCode.ReduceUnknownArgument,
+                               f"$reduce found an unknown argument: {key}")
+    for key, code in (("input", ErrorCode.ReduceMissingInput),
+                      ("initialValue", ErrorCode.ReduceMissingInitialValue),
+                      ("in", ErrorCode.ReduceMissingIn)):
         if key not in spec:
             raise CommandError(code, f"$reduce requires '{key}' to be specified")
     inp = compile_node(spec["input"], scope)
@@ -114,7 +124,7 @@ def _reduce(spec: Any, scope: Scope) -> Fn:
     body = compile_node(spec["in"], scope.bind("this", "value"))
 
     def ev(doc: Any, vars: Any) -> Any:
-        arr = nullable(inp(doc, vars), is_list, 40080,
+        arr = nullable(inp(doc, vars), is_list, ErrorCode.ReduceInputNotArray,
                        "$reduce requires that 'input' be an array, found: ", bson_repr)
         if arr is None:
             return None
@@ -130,41 +140,48 @@ def _reduce(spec: Any, scope: Scope) -> Fn:
 @operator("$zip")
 def _zip(spec: Any, scope: Scope) -> Fn:
     if not isinstance(spec, dict):
-        raise CommandError(34460, f"$zip only supports an object as an argument, found "
-                                  f"{type_name(spec)}")
+        raise CommandError(ErrorCode.ZipArgNotObject,
+                           f"$zip only supports an object as an argument, found "
+                           f"{type_name(spec)}")
     inputs: list[Fn] = []
     defaults: list[Fn] = []
     longest = False
     for key, value in spec.items():
         if key == "inputs":
             if type(value) is not list:
-                raise CommandError(34461, "inputs must be an array of expressions, found "
-                                          f"{type_name(value)}")
+                raise CommandError(ErrorCode.ZipInputsNotArray,
+                                   "inputs must be an array of expressions, found "
+                                   f"{type_name(value)}")
             inputs = [compile_node(v, scope) for v in value]
         elif key == "defaults":
             if type(value) is not list:
-                raise CommandError(34462, "defaults must be an array of expressions, found "
-                                          f"{type_name(value)}")
+                raise CommandError(ErrorCode.ZipDefaultsNotArray,
+                                   "defaults must be an array of expressions, found "
+                                   f"{type_name(value)}")
             defaults = [compile_node(v, scope) for v in value]
         elif key == "useLongestLength":
             if type(value) is not bool:
-                raise CommandError(34463, f"useLongestLength must be a bool, found "
-                                          f"{type_name(value)}")
+                raise CommandError(ErrorCode.ZipUseLongestLengthNotBool,
+                                   f"useLongestLength must be a bool, found "
+                                   f"{type_name(value)}")
             longest = value
         else:
-            raise CommandError(34464, f"$zip found an unknown argument: {key}")
+            raise CommandError(ErrorCode.ZipUnknownArgument,
+                               f"$zip found an unknown argument: {key}")
     if not inputs:
-        raise CommandError(34465, "$zip requires at least one input array")
+        raise CommandError(ErrorCode.ZipMissingInputs, "$zip requires at least one input array")
     if defaults and not longest:
-        raise CommandError(34466, "cannot specify defaults unless useLongestLength is true")
+        raise CommandError(ErrorCode.ZipDefaultsWithoutLongest,
+                           "cannot specify defaults unless useLongestLength is true")
     if defaults and len(defaults) != len(inputs):
-        raise CommandError(34467, "defaults and inputs must have the same length")
+        raise CommandError(ErrorCode.ZipDefaultsLengthMismatch,
+                           "defaults and inputs must have the same length")
     return _zip_fn(inputs, defaults, longest)
 
 
 def _zip_fn(inputs: list[Fn], defaults: list[Fn], longest: bool) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        arrays = all_operands((fn(doc, vars) for fn in inputs), is_list, 34468,
+        arrays = all_operands((fn(doc, vars) for fn in inputs), is_list, ErrorCode.ZipInputNotArray,
                               "$zip found a non-array expression in input: ", bson_repr)
         if arrays is None:
             return None
@@ -178,20 +195,24 @@ def _zip_fn(inputs: list[Fn], defaults: list[Fn], longest: bool) -> Fn:
 @operator("$sortArray")
 def _sort_array(spec: Any, scope: Scope) -> Fn:
     if not isinstance(spec, dict):
-        raise CommandError(2942500, "$sortArray requires an object as an argument, found: "
-                                    f"{type_name(spec)}")
+        raise CommandError(ErrorCode.SortArrayArgNotObject,
+                           "$sortArray requires an object as an argument, found: "
+                           f"{type_name(spec)}")
     for key in spec:
         if key not in ("input", "sortBy"):
-            raise CommandError(2942501, f"$sortArray found an unknown argument: {key}")
+            raise CommandError(ErrorCode.SortArrayUnknownArgument,
+                               f"$sortArray found an unknown argument: {key}")
     if "input" not in spec:
-        raise CommandError(2942502, "$sortArray requires 'input' to be specified")
+        raise CommandError(ErrorCode.SortArrayMissingInput,
+                           "$sortArray requires 'input' to be specified")
     if "sortBy" not in spec:
-        raise CommandError(2942503, "$sortArray requires 'sortBy' to be specified")
+        raise CommandError(ErrorCode.SortArrayMissingSortBy,
+                           "$sortArray requires 'sortBy' to be specified")
     inp = compile_node(spec["input"], scope)
     key = _sort_by(spec["sortBy"])
 
     def ev(doc: Any, vars: Any) -> Any:
-        arr = nullable(inp(doc, vars), is_list, 2942504,
+        arr = nullable(inp(doc, vars), is_list, ErrorCode.SortArrayInputNotArray,
                        "The input argument to $sortArray must be an array, but was of type: ")
         if arr is None:
             return None
@@ -199,7 +220,7 @@ def _sort_array(spec: Any, scope: Scope) -> Fn:
     return ev
 
 
-def _direction(v: Any, code: int, what: str) -> int:
+def _direction(v: Any, code: ErrorCode, what: str) -> int:
     if num_kind(v) >= 0:
         x = to_double(v)
         if x in (1.0, -1.0):
@@ -211,15 +232,18 @@ def _sort_by(sort_by: Any) -> Any:
     """A key function for $sortArray: whole values are compared (arrays are not traversed)."""
     from ginkgodb.bsonutil.keycodec import encode_key
     if num_kind(sort_by) >= 0:
-        direction = [_direction(sort_by, 2942506, "sortBy")]
+        direction = [_direction(sort_by, ErrorCode.SortArraySortByDirectionInvalid, "sortBy")]
         return lambda v: encode_key([v], direction)
     if not isinstance(sort_by, dict):
-        raise CommandError(2942507, "$sortArray sortBy must be either a document or a number, "
-                                    f"found: {type_name(sort_by)}")
+        raise CommandError(ErrorCode.SortArraySortByNotObjectOrNumber,
+                           "$sortArray sortBy must be either a document or a number, "
+                           f"found: {type_name(sort_by)}")
     if not sort_by:
-        raise CommandError(2942505, "$sortArray sortBy pattern must not be empty")
+        raise CommandError(ErrorCode.SortArraySortByPatternInvalid,
+                           "$sortArray sortBy pattern must not be empty")
     paths = [p.split(".") for p in sort_by]
-    directions = [_direction(v, 2942505, "sortBy pattern values") for v in sort_by.values()]
+    directions = [_direction(v, ErrorCode.SortArraySortByPatternInvalid, "sortBy pattern values")
+                  for v in sort_by.values()]
 
     def key(v: Any) -> bytes:
         values = [_field(v, parts) for parts in paths]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ginkgodb.bsonutil.compare import compare
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import (Fn, Scope, compile_node, const, defer_fold_errors, fold, is_const,
                        nary, operator, parse_args, validate_var_write)
@@ -87,9 +87,11 @@ def _cond(spec: Any, scope: Scope) -> Fn:
         parts: dict[str, Fn] = {}
         for key, value in spec.items():
             if key not in ("if", "then", "else"):
-                raise CommandError(17083, f"Unrecognized parameter to $cond: {key}")
+                raise CommandError(ErrorCode.CondUnknownParameter,
+                                   f"Unrecognized parameter to $cond: {key}")
             parts[key] = compile_node(value, scope)
-        for key, code in (("if", 17080), ("then", 17081), ("else", 17082)):
+        for key, code in (("if", ErrorCode.CondMissingIf), ("then", ErrorCode.CondMissingThen),
+                          ("else", ErrorCode.CondMissingElse)):
             if key not in parts:
                 raise CommandError(code, f"Missing '{key}' parameter to $cond")
         cond, then, other = parts["if"], parts["then"], parts["else"]
@@ -107,7 +109,8 @@ def _cond(spec: Any, scope: Scope) -> Fn:
 def _if_null(spec: Any, scope: Scope) -> Fn:
     args = parse_args("$ifNull", spec, scope)
     if len(args) < 2:
-        raise CommandError(1257300, f"$ifNull needs at least two arguments, had: {len(args)}")
+        raise CommandError(ErrorCode.IfNullTooFewArgs,
+                           f"$ifNull needs at least two arguments, had: {len(args)}")
     *firsts, last = args
 
     def ev(doc: Any, vars: Any) -> Any:
@@ -122,22 +125,25 @@ def _if_null(spec: Any, scope: Scope) -> Fn:
 @operator("$switch")
 def _switch(spec: Any, scope: Scope) -> Fn:
     if not isinstance(spec, dict):
-        raise CommandError(40060, "$switch requires an object as an argument, found: "
-                                  f"{_tname(spec)}")
+        raise CommandError(ErrorCode.SwitchArgNotObject,
+                           "$switch requires an object as an argument, found: "
+                           f"{_tname(spec)}")
     branches: list[tuple[Fn, Fn]] = []
     default: Fn | None = None
     for key, value in spec.items():
         if key == "branches":
             if not isinstance(value, list):
-                raise CommandError(40061, "$switch expected an array for 'branches', found: "
-                                          f"{_tname(value)}")
+                raise CommandError(ErrorCode.SwitchBranchesNotArray,
+                                   "$switch expected an array for 'branches', found: "
+                                   f"{_tname(value)}")
             branches = _switch_branches(value, scope)
         elif key == "default":
             default = compile_node(value, scope)
         else:
-            raise CommandError(40067, f"$switch found an unknown argument: {key}")
+            raise CommandError(ErrorCode.SwitchUnknownArgument,
+                               f"$switch found an unknown argument: {key}")
     if not branches:
-        raise CommandError(40068, "$switch requires at least one branch.")
+        raise CommandError(ErrorCode.SwitchWithoutBranches, "$switch requires at least one branch.")
     live = []
     for case, then in branches:
         if is_const(case):
@@ -156,8 +162,9 @@ def _switch_fn(branches: list[tuple[Fn, Fn]], default: Fn | None) -> Fn:
             if truthy(case(doc, vars)):
                 return then(doc, vars)
         if default is None:
-            raise CommandError(40069, "$switch could not find a matching branch for an input, "
-                                      "and no default was specified.")
+            raise CommandError(ErrorCode.SwitchNoMatchingBranch,
+                               "$switch could not find a matching branch for an input, "
+                               "and no default was specified.")
         return default(doc, vars)
     return ev
 
@@ -179,12 +186,14 @@ def _switch_branches(specs: list, scope: Scope) -> list[tuple[Fn, Fn]]:
 
 def _switch_branch(branch: Any, scope: Scope, reachable: bool) -> tuple[Fn, Fn]:
     if not isinstance(branch, dict):
-        raise CommandError(40062, "$switch expected each branch to be an object, found: "
-                                  f"{_tname(branch)}")
+        raise CommandError(ErrorCode.SwitchBranchNotObject,
+                           "$switch expected each branch to be an object, found: "
+                           f"{_tname(branch)}")
     case = then = None
     for key, value in branch.items():
         if key not in ("case", "then"):
-            raise CommandError(40063, f"$switch found an unknown argument to a branch: {key}")
+            raise CommandError(ErrorCode.SwitchBranchUnknownArgument,
+                               f"$switch found an unknown argument to a branch: {key}")
     if "case" in branch:
         case = compile_node(branch["case"], scope)
     if "then" in branch:
@@ -195,9 +204,11 @@ def _switch_branch(branch: Any, scope: Scope, reachable: bool) -> tuple[Fn, Fn]:
         else:
             then = compile_node(branch["then"], scope)
     if case is None:
-        raise CommandError(40064, "$switch requires each branch have a 'case' expression")
+        raise CommandError(ErrorCode.SwitchBranchMissingCase,
+                           "$switch requires each branch have a 'case' expression")
     if then is None:
-        raise CommandError(40065, "$switch requires each branch have a 'then' expression.")
+        raise CommandError(ErrorCode.SwitchBranchMissingThen,
+                           "$switch requires each branch have a 'then' expression.")
     return case, then
 
 
@@ -222,7 +233,8 @@ def _const(spec: Any, scope: Scope) -> Fn:
 @operator("$let")
 def _let(spec: Any, scope: Scope) -> Fn:
     if not isinstance(spec, dict):
-        raise CommandError(16874, "$let only supports an object as its argument")
+        raise CommandError(ErrorCode.LetArgNotObject,
+                           "$let only supports an object as its argument")
     var_spec = body_spec = None
     has_in = False
     for key, value in spec.items():
@@ -231,15 +243,17 @@ def _let(spec: Any, scope: Scope) -> Fn:
         elif key == "in":
             body_spec, has_in = value, True
         else:
-            raise CommandError(16875, f"Unrecognized parameter to $let: {key}")
+            raise CommandError(ErrorCode.LetUnknownParameter,
+                               f"Unrecognized parameter to $let: {key}")
     if "vars" not in spec:
-        raise CommandError(16876, "Missing 'vars' parameter to $let")
+        raise CommandError(ErrorCode.LetMissingVars, "Missing 'vars' parameter to $let")
     if not has_in:
-        raise CommandError(16877, "Missing 'in' parameter to $let")
+        raise CommandError(ErrorCode.LetMissingIn, "Missing 'in' parameter to $let")
     if isinstance(var_spec, list):
         var_spec = {str(i): v for i, v in enumerate(var_spec)}
     if not isinstance(var_spec, dict):
-        raise CommandError(10065, "invalid parameter: expected an object (vars)")
+        raise CommandError(ErrorCode.ExpectedObjectParameter,
+                           "invalid parameter: expected an object (vars)")
     bindings = []
     for name, value in var_spec.items():
         validate_var_write(name)

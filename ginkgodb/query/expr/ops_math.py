@@ -22,8 +22,9 @@ def _trig(name: str, fn: Callable[[float], float], lo: float, hi: float, closed:
         inside = lo <= x <= hi if closed else lo < x < hi
         if not inside:
             bounds = f"[{_b(lo)},{_b(hi)}]" if closed else f"({_b(lo)},{_b(hi)})"
-            raise CommandError(50989, f"cannot apply {name} to {number_str(v)}, value must "
-                                      f"in {bounds}")
+            raise CommandError(ErrorCode.TrigValueOutOfBounds,
+                               f"cannot apply {name} to {number_str(v)}, value must "
+                               f"in {bounds}")
         r = fn(x)
         return make_dec(decimal.Decimal(repr(r))) if k == DECIMAL else r
     numeric_unary(name, compute)
@@ -55,7 +56,8 @@ def _atan2(args: list[Fn]) -> Fn:
             return None
         for v in (y, x):
             if num_kind(v) < 0:
-                raise CommandError(51044, f"$atan2 only supports numeric types, not {type_name(v)}")
+                raise CommandError(ErrorCode.Atan2NonNumeric,
+                                   f"$atan2 only supports numeric types, not {type_name(v)}")
         r = math.atan2(float(y.to_decimal()) if num_kind(y) == DECIMAL else float(y),
                        float(x.to_decimal()) if num_kind(x) == DECIMAL else float(x))
         return make_dec(decimal.Decimal(repr(r))) if DECIMAL in (num_kind(y), num_kind(x)) else r
@@ -111,7 +113,7 @@ def _bit_not(args: list[Fn]) -> Fn:
 
 
 def _ts_part(name: str, part: Callable[[Timestamp], int]) -> None:
-    @unary(name, lambda v: type(v) is Timestamp, 5687301,
+    @unary(name, lambda v: type(v) is Timestamp, ErrorCode.TimestampOperatorArgNotTimestamp,
            f"{name} expects argument of type timestamp but received ")
     def compute(v: Timestamp) -> Int64:
         return Int64(part(v))

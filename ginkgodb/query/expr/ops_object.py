@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, compile_node, nary, operator
 from .values import MISSING, nullish, type_name
@@ -15,8 +15,9 @@ def merge_objects(values: list[Any]) -> dict:
         if nullish(v):
             continue
         if not isinstance(v, dict):
-            raise CommandError(40400, f"$mergeObjects requires object inputs, but input "
-                                      f"{_show(v)} is of type {type_name(v)}")
+            raise CommandError(ErrorCode.MergeObjectsInputNotObject,
+                               f"$mergeObjects requires object inputs, but input "
+                               f"{_show(v)} is of type {type_name(v)}")
         out.update(v)
     return out
 
@@ -42,31 +43,39 @@ def _check_const_field(name: str, spec: Any, scope: Scope) -> str:
     """$setField/$unsetField take a constant string field name (no '$' paths)."""
     if isinstance(spec, str):
         if spec.startswith("$"):
-            raise CommandError(4161108, f"{name}: 'field' cannot be a field path: {spec}")
+            raise CommandError(ErrorCode.SetFieldFieldIsPath,
+                               f"{name}: 'field' cannot be a field path: {spec}")
         value = spec
     else:
         fn = compile_node(spec, scope)
         literal_shape = isinstance(spec, list) or (isinstance(spec, dict) and spec and
                                                    not next(iter(spec)).startswith("$"))
         if not getattr(fn, "is_const", False) or literal_shape:
-            raise CommandError(4161106, f"{name} requires 'field' to evaluate to a constant, but "
-                                        "got a non-constant argument")
+            raise CommandError(ErrorCode.SetFieldFieldNotConstant,
+                               f"{name} requires 'field' to evaluate to a constant, but "
+                               "got a non-constant argument")
         value = fn.value  # type: ignore[attr-defined]
     if type(value) is not str:
-        raise CommandError(4161107, f"{name} requires 'field' to evaluate to type String, but "
-                                    f"got {type_name(value)}")
+        raise CommandError(ErrorCode.SetFieldFieldNotString,
+                           f"{name} requires 'field' to evaluate to type String, but "
+                           f"got {type_name(value)}")
     if "\0" in value:
-        raise CommandError(9534700, f"{name}: 'field' must not contain an embedded null byte")
+        raise CommandError(ErrorCode.SetFieldFieldContainsNull,
+                           f"{name}: 'field' must not contain an embedded null byte")
     return value
 
 
 def _named(name: str, spec: Any, allowed: tuple[str, ...]) -> dict:
     if not isinstance(spec, dict):
-        raise CommandError(4161100, f"{name} only supports an object as its argument")
+        raise CommandError(ErrorCode.SetFieldArgNotObject,
+                           f"{name} only supports an object as its argument")
     for key in spec:
         if key not in allowed:
-            raise CommandError(4161101, f"{name} found an unknown argument: {key}")
-    for key, code in (("field", 4161102), ("value", 4161103), ("input", 4161109)):
+            raise CommandError(ErrorCode.SetFieldUnknownArgument,
+                               f"{name} found an unknown argument: {key}")
+    for key, code in (("field", ErrorCode.SetFieldMissingField),
+                      ("value", ErrorCode.SetFieldMissingValue),
+                      ("input", ErrorCode.SetFieldMissingInput)):
         if key in allowed and key not in spec:
             raise CommandError(code, f"{name} requires '{key}' to be specified")
     return spec
@@ -78,15 +87,19 @@ def _get_field(spec: Any, scope: Scope) -> Fn:
     if isinstance(spec, dict) and spec and not next(iter(spec)).startswith("$"):
         for key in spec:
             if key not in ("field", "input"):
-                raise CommandError(3041701, f"$getField found an unknown argument: {key}")
+                raise CommandError(ErrorCode.GetFieldUnknownArgument,
+                                   f"$getField found an unknown argument: {key}")
         if "field" not in spec:
-            raise CommandError(3041702, "$getField requires 'field' to be specified")
+            raise CommandError(ErrorCode.GetFieldMissingField,
+                               "$getField requires 'field' to be specified")
         if "input" not in spec:
-            raise CommandError(3041703, "$getField requires 'input' to be specified")
+            raise CommandError(ErrorCode.GetFieldMissingInput,
+                               "$getField requires 'input' to be specified")
         field = compile_node(spec["field"], scope)
         inp = compile_node(spec["input"], scope)
     elif isinstance(spec, dict) and not spec:
-        raise CommandError(3041702, "$getField requires 'field' to be specified")
+        raise CommandError(ErrorCode.GetFieldMissingField,
+                           "$getField requires 'field' to be specified")
     else:
         field = compile_node(spec, scope)
         inp = _current_fn([])
@@ -104,8 +117,9 @@ def _get_field(spec: Any, scope: Scope) -> Fn:
 
 def _field_string(v: Any) -> str:
     if type(v) is not str:
-        raise CommandError(3041704, "$getField requires 'field' to evaluate to type String, but "
-                                    f"got {type_name(v)}")
+        raise CommandError(ErrorCode.GetFieldFieldNotString,
+                           "$getField requires 'field' to evaluate to type String, but "
+                           f"got {type_name(v)}")
     return v
 
 
@@ -115,8 +129,9 @@ def _set(name: str, field: str, inp: Fn, value: Fn | None) -> Fn:
         if nullish(obj):
             return None
         if not isinstance(obj, dict):
-            raise CommandError(4161105, f"{name} requires 'input' to evaluate to type Object, "
-                                        f"but got {type_name(obj)}")
+            raise CommandError(ErrorCode.SetFieldInputNotObject,
+                               f"{name} requires 'input' to evaluate to type Object, "
+                               f"but got {type_name(obj)}")
         out = dict(obj)
         v = value(doc, vars) if value is not None else MISSING
         if v is MISSING:

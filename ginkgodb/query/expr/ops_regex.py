@@ -9,7 +9,7 @@ from bson.regex import Regex
 
 from ginkgodb.bsonutil.compare import regex_parts
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, compile_node, operator
 from .values import nullish, type_name
@@ -22,27 +22,31 @@ def compile_regex(pattern: str, options: str, name: str) -> re.Pattern:
     flags = re.ASCII
     for ch in options:
         if ch not in _FLAGS:
-            raise CommandError(51108, f"{name} invalid flag in regex options: {ch}")
+            raise CommandError(ErrorCode.RegexInvalidFlag,
+                               f"{name} invalid flag in regex options: {ch}")
         flags |= _FLAGS[ch]
     try:
         return re.compile(pattern, flags)
     except re.error as exc:
-        raise CommandError(51111, f"Invalid Regex in {name}: {exc}") from None
+        raise CommandError(ErrorCode.RegexCompileFailed,
+                           f"Invalid Regex in {name}: {exc}") from None
 
 
 def _parse(name: str, spec: Any, scope: Scope) -> tuple[Fn, Fn, Fn | None]:
     if not isinstance(spec, dict):
-        raise CommandError(51103, f"{name} expects an object of named arguments but found: "
-                                  f"{type_name(spec)}")
+        raise CommandError(ErrorCode.RegexOperatorArgNotObject,
+                           f"{name} expects an object of named arguments but found: "
+                           f"{type_name(spec)}")
     parts: dict[str, Fn] = {}
     for key, value in spec.items():
         if key not in ("input", "regex", "options"):
-            raise CommandError(31024, f"{name} found an unknown argument: {key}")
+            raise CommandError(ErrorCode.RegexUnknownArgument,
+                               f"{name} found an unknown argument: {key}")
         parts[key] = compile_node(value, scope)
     if "input" not in parts:
-        raise CommandError(31022, f"{name} requires 'input' parameter")
+        raise CommandError(ErrorCode.RegexMissingInput, f"{name} requires 'input' parameter")
     if "regex" not in parts:
-        raise CommandError(31023, f"{name} requires 'regex' parameter")
+        raise CommandError(ErrorCode.RegexMissingRegex, f"{name} requires 'regex' parameter")
     return parts["input"], parts["regex"], parts.get("options")
 
 
@@ -53,12 +57,14 @@ def _prepare(name: str, inp: Fn, rx: Fn, opts: Fn | None, doc: Any, vars: Any
     r = rx(doc, vars)
     options = opts(doc, vars) if opts is not None else None
     if not nullish(options) and type(options) is not str:
-        raise CommandError(51106, f"{name} needs 'options' to be of type string")
+        raise CommandError(ErrorCode.RegexOptionsNotString,
+                           f"{name} needs 'options' to be of type string")
     if isinstance(r, Regex):
         pattern, flags = regex_parts(r)
         if flags and not nullish(options):
-            raise CommandError(51107, f"{name} found regex option(s) specified in both 'regex' "
-                                      "and 'option' fields")
+            raise CommandError(ErrorCode.RegexOptionsInBothFields,
+                               f"{name} found regex option(s) specified in both 'regex' "
+                               "and 'option' fields")
         options = flags or options
     elif isinstance(r, re.Pattern):
         pattern, options = r.pattern, options
@@ -67,17 +73,21 @@ def _prepare(name: str, inp: Fn, rx: Fn, opts: Fn | None, doc: Any, vars: Any
     elif nullish(r):
         pattern = None
     else:
-        raise CommandError(51105, f"{name} needs 'regex' to be of type string or regex")
+        raise CommandError(ErrorCode.RegexRegexNotStringOrRegex,
+                           f"{name} needs 'regex' to be of type string or regex")
     if not nullish(s) and type(s) is not str:
-        raise CommandError(51104, f"{name} needs 'input' to be of type string")
+        raise CommandError(ErrorCode.RegexInputNotString,
+                           f"{name} needs 'input' to be of type string")
     if pattern is None or nullish(s):
         return None
     if "\0" in pattern:
-        raise CommandError(51109, f"{name}: regular expression cannot contain an embedded null "
-                                  "byte")
+        raise CommandError(ErrorCode.RegexPatternContainsNull,
+                           f"{name}: regular expression cannot contain an embedded null "
+                           "byte")
     if type(options) is str and "\0" in options:
-        raise CommandError(51110, f"{name}: regular expression options cannot contain an "
-                                  "embedded null byte")
+        raise CommandError(ErrorCode.RegexOptionsContainNull,
+                           f"{name}: regular expression options cannot contain an "
+                           "embedded null byte")
     return s, compile_regex(pattern, options if type(options) is str else "", name)
 
 

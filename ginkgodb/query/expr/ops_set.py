@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, fold, is_const, nary, operator, parse_args
 from .operands import all_operands, is_list
@@ -21,13 +21,14 @@ def _unique(values: list) -> list:
     return out
 
 
-def _arrays(name: str, code: int, values: list) -> list | None:
+def _arrays(name: str, code: ErrorCode, values: list) -> list | None:
     """The operands, or None when any is null/missing (checked before any type error)."""
     return all_operands(values, is_list, code,
                         f"All operands of {name} must be arrays. One argument is of type: ")
 
 
-def _both_arrays(name: str, x: Any, y: Any, first_code: int, second_code: int) -> None:
+def _both_arrays(name: str, x: Any, y: Any, first_code: ErrorCode,
+                 second_code: ErrorCode) -> None:
     for v, which, code in ((x, "First", first_code), (y, "Second", second_code)):
         if type(v) is not list:
             raise CommandError(code, f"both operands of {name} must be arrays. {which} argument "
@@ -37,7 +38,7 @@ def _both_arrays(name: str, x: Any, y: Any, first_code: int, second_code: int) -
 @nary("$setUnion")
 def _set_union(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        arrays = _arrays("$setUnion", 17043, [fn(doc, vars) for fn in args])
+        arrays = _arrays("$setUnion", ErrorCode.SetUnionArgNotArray, [fn(doc, vars) for fn in args])
         if arrays is None:
             return None
         out: list = []
@@ -50,7 +51,8 @@ def _set_union(args: list[Fn]) -> Fn:
 @nary("$setIntersection")
 def _set_intersection(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        arrays = _arrays("$setIntersection", 17047, [fn(doc, vars) for fn in args])
+        arrays = _arrays("$setIntersection", ErrorCode.SetIntersectionArgNotArray,
+                         [fn(doc, vars) for fn in args])
         if arrays is None:
             return None
         result: list | None = None
@@ -72,7 +74,8 @@ def _set_difference(args: list[Fn]) -> Fn:
         x, y = a(doc, vars), b(doc, vars)
         if nullish(x) or nullish(y):
             return None
-        _both_arrays("$setDifference", x, y, 17048, 17049)
+        _both_arrays("$setDifference", x, y, ErrorCode.SetDifferenceFirstArgNotArray,
+                     ErrorCode.SetDifferenceSecondArgNotArray)
         drop = {hash_key(v) for v in y}
         return [v for v in _unique(x) if hash_key(v) not in drop]
     return ev
@@ -82,20 +85,23 @@ def _set_difference(args: list[Fn]) -> Fn:
 def _set_equals(spec: Any, scope: Scope) -> Fn:
     args = parse_args("$setEquals", spec, scope)
     if len(args) < 2:
-        raise CommandError(17045, f"$setEquals needs at least two arguments had: {len(args)}")
+        raise CommandError(ErrorCode.SetEqualsTooFewArgs,
+                           f"$setEquals needs at least two arguments had: {len(args)}")
 
     for a in args:
         if is_const(a) and type(a.value) is not list:  # type: ignore[attr-defined]
-            raise CommandError(5887502, "All operands of $setEquals must be arrays. One argument "
-                                        f"is of type: {type_name(a.value)}")  # type: ignore
+            raise CommandError(ErrorCode.SetEqualsConstantArgNotArray,
+                               "All operands of $setEquals must be arrays. One argument "
+                               f"is of type: {type_name(a.value)}")  # type: ignore
 
     def ev(doc: Any, vars: Any) -> Any:
         first = None
         for fn in args:
             v = fn(doc, vars)
             if type(v) is not list:
-                raise CommandError(17044, "All operands of $setEquals must be arrays. One "
-                                          f"argument is of type: {type_name(v)}")
+                raise CommandError(ErrorCode.SetEqualsArgNotArray,
+                                   "All operands of $setEquals must be arrays. One "
+                                   f"argument is of type: {type_name(v)}")
             keys = {hash_key(x) for x in v}
             if first is None:
                 first = keys
@@ -111,7 +117,8 @@ def _is_subset(args: list[Fn]) -> Fn:
 
     def ev(doc: Any, vars: Any) -> Any:
         x, y = a(doc, vars), b(doc, vars)
-        _both_arrays("$setIsSubset", x, y, 17046, 17042)
+        _both_arrays("$setIsSubset", x, y, ErrorCode.SetIsSubsetFirstArgNotArray,
+                     ErrorCode.SetIsSubsetSecondArgNotArray)
         keys = {hash_key(v) for v in y}
         return all(hash_key(v) in keys for v in x)
     return ev

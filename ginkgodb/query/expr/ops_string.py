@@ -7,7 +7,7 @@ from bson.code import Code
 from bson.decimal128 import Decimal128
 from bson.timestamp import Timestamp
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, compile_node, nary, operator
 from .dates import is_date
@@ -38,7 +38,8 @@ def coerce_to_string(v: Any) -> str:
         return f"{t.strftime('%b')} {t.day:2d} {t:%H:%M:%S}:{v.inc}"
     if type(v) is Code and v.scope is None:
         return str(v)
-    raise CommandError(16007, f"can't convert from BSON type {type_name(v)} to String")
+    raise CommandError(ErrorCode.CannotConvertToString,
+                       f"can't convert from BSON type {type_name(v)} to String")
 
 
 def _coerce_long(v: Any) -> int:
@@ -47,7 +48,8 @@ def _coerce_long(v: Any) -> int:
         return int(v)
     x = to_double(v)
     if x != x or not -9.2233720368547758e18 <= x < 9.2233720368547758e18:
-        raise CommandError(31109, f"Can't coerce out of range value {number_str(v)} to long")
+        raise CommandError(ErrorCode.CannotCoerceToLong,
+                           f"Can't coerce out of range value {number_str(v)} to long")
     return int(x)
 
 
@@ -63,7 +65,7 @@ def _format_g(x: float) -> str:
 @nary("$concat")
 def _concat(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
-        parts = all_operands((fn(doc, vars) for fn in args), is_str, 16702,
+        parts = all_operands((fn(doc, vars) for fn in args), is_str, ErrorCode.ConcatNonString,
                              "$concat only supports strings, not ")
         return None if parts is None else "".join(parts)
     return ev
@@ -93,13 +95,13 @@ def _strcasecmp(args: list[Fn]) -> Fn:
     return ev
 
 
-@unary("$strLenBytes", is_str, 34473, "$strLenBytes requires a string argument, found: ",
-       null_to_null=False)
+@unary("$strLenBytes", is_str, ErrorCode.StrLenBytesArgNotString,
+       "$strLenBytes requires a string argument, found: ", null_to_null=False)
 def _strlen_bytes(v: str) -> int:
     return len(v) if v.isascii() else len(v.encode())
 
 
-unary("$strLenCP", is_str, 34471, "$strLenCP requires a string argument, found: ",
+unary("$strLenCP", is_str, ErrorCode.StrLenCPArgNotString, "$strLenCP requires a string argument, found: ",
       null_to_null=False)(len)
 
 
@@ -113,25 +115,30 @@ def _substr_bytes(args: list[Fn]) -> Fn:
         s = coerce_to_string(s_fn(doc, vars))
         start, length = start_fn(doc, vars), len_fn(doc, vars)
         if num_kind(start) < 0:
-            raise CommandError(16034, "$substrBytes: starting index must be a numeric type (is "
-                                      f"BSON type {type_name(start)})")
+            raise CommandError(ErrorCode.SubstrBytesStartNotNumeric,
+                               "$substrBytes: starting index must be a numeric type (is "
+                               f"BSON type {type_name(start)})")
         if num_kind(length) < 0:
-            raise CommandError(16035, "$substrBytes: length must be a numeric type (is BSON type "
-                                      f"{type_name(length)})")
+            raise CommandError(ErrorCode.SubstrBytesLengthNotNumeric,
+                               "$substrBytes: length must be a numeric type (is BSON type "
+                               f"{type_name(length)})")
         lo, n = _coerce_long(start), _coerce_long(length)
         if lo < 0:
-            raise CommandError(50752, f"$substrBytes: starting index must be non-negative "
-                                      f"(got: {lo})")
+            raise CommandError(ErrorCode.SubstrBytesStartNegative,
+                               f"$substrBytes: starting index must be non-negative "
+                               f"(got: {lo})")
         data = s.encode()
         if lo >= len(data):
             return ""
         hi = len(data) if n < 0 else min(len(data), lo + n)
         if lo < len(data) and (data[lo] & 0xC0) == 0x80:
-            raise CommandError(28656, "$substrBytes:  Invalid range, starting index is a UTF-8 "
-                                      "continuation byte.")
+            raise CommandError(ErrorCode.SubstrBytesStartInUtf8Char,
+                               "$substrBytes:  Invalid range, starting index is a UTF-8 "
+                               "continuation byte.")
         if hi < len(data) and (data[hi] & 0xC0) == 0x80:
-            raise CommandError(28657, "$substrBytes:  Invalid range, ending index is in the "
-                                      "middle of a UTF-8 character.")
+            raise CommandError(ErrorCode.SubstrBytesEndInUtf8Char,
+                               "$substrBytes:  Invalid range, ending index is in the "
+                               "middle of a UTF-8 character.")
         return data[lo:hi].decode()
     return ev
 
@@ -148,24 +155,30 @@ def _substr_cp(args: list[Fn]) -> Fn:
         s = coerce_to_string(s_fn(doc, vars))
         start, length = start_fn(doc, vars), len_fn(doc, vars)
         if num_kind(start) < 0:
-            raise CommandError(34450, "$substrCP: starting index must be a numeric type (is BSON "
-                                      f"type {type_name(start)})")
+            raise CommandError(ErrorCode.SubstrCPStartNotNumeric,
+                               "$substrCP: starting index must be a numeric type (is BSON "
+                               f"type {type_name(start)})")
         lo = as_int32(start)
         if lo is None:
-            raise CommandError(34451, "$substrCP: starting index cannot be represented as a "
-                                      f"32-bit integral value: {number_str(start)}")
+            raise CommandError(ErrorCode.SubstrCPStartNotInt32,
+                               "$substrCP: starting index cannot be represented as a "
+                               f"32-bit integral value: {number_str(start)}")
         if num_kind(length) < 0:
-            raise CommandError(34452, "$substrCP: length must be a numeric type (is BSON type "
-                                      f"{type_name(length)})")
+            raise CommandError(ErrorCode.SubstrCPLengthNotNumeric,
+                               "$substrCP: length must be a numeric type (is BSON type "
+                               f"{type_name(length)})")
         n = as_int32(length)
         if n is None:
-            raise CommandError(34453, "$substrCP: length cannot be represented as a 32-bit "
-                                      f"integral value: {number_str(length)}")
+            raise CommandError(ErrorCode.SubstrCPLengthNotInt32,
+                               "$substrCP: length cannot be represented as a 32-bit "
+                               f"integral value: {number_str(length)}")
         if n < 0:
-            raise CommandError(34454, "$substrCP: length must be a nonnegative integer.")
+            raise CommandError(ErrorCode.SubstrCPLengthNegative,
+                               "$substrCP: length must be a nonnegative integer.")
         if lo < 0:
-            raise CommandError(34455, "$substrCP: the starting index must be nonnegative "
-                                      "integer.")
+            raise CommandError(ErrorCode.SubstrCPStartNegative,
+                               "$substrCP: the starting index must be nonnegative "
+                               "integer.")
         return s[lo:lo + n]
     return ev
 
@@ -182,18 +195,21 @@ def _split(args: list[Fn]) -> Fn:
         if nullish(s) or nullish(sep):
             return None
         if type(s) is not str:
-            raise CommandError(40085, "$split requires an expression that evaluates to a string "
-                                      f"as a first argument, found: {type_name(s)}")
+            raise CommandError(ErrorCode.SplitFirstArgNotString,
+                               "$split requires an expression that evaluates to a string "
+                               f"as a first argument, found: {type_name(s)}")
         if type(sep) is not str:
-            raise CommandError(40086, "$split requires an expression that evaluates to a string "
-                                      f"as a second argument, found: {type_name(sep)}")
+            raise CommandError(ErrorCode.SplitSecondArgNotString,
+                               "$split requires an expression that evaluates to a string "
+                               f"as a second argument, found: {type_name(sep)}")
         if not sep:
-            raise CommandError(40087, "$split requires a non-empty separator")
+            raise CommandError(ErrorCode.SplitEmptySeparator,
+                               "$split requires a non-empty separator")
         return s.split(sep)
     return ev
 
 
-def _index_of(name: str, codes: tuple[int, int], by_bytes: bool) -> None:
+def _index_of(name: str, codes: tuple[ErrorCode, ErrorCode], by_bytes: bool) -> None:
     @nary(name, 2, 4)
     def build(args: list[Fn]) -> Fn:
         def ev(doc: Any, vars: Any) -> Any:
@@ -224,16 +240,20 @@ def _index_of(name: str, codes: tuple[int, int], by_bytes: bool) -> None:
 def _index_arg(name: str, v: Any, which: str) -> int:
     if as_int32(v) is None or isinstance(v, bool):
         from .values import bson_repr
-        raise CommandError(40096, f"{name} requires an integral {which} index, found a value of "
-                                  f"type: {type_name(v)}, with value: {bson_repr(v)}")
+        raise CommandError(ErrorCode.IndexOfIndexNotIntegral,
+                           f"{name} requires an integral {which} index, found a value of "
+                           f"type: {type_name(v)}, with value: {bson_repr(v)}")
     i = int(v.to_decimal()) if type(v) is Decimal128 else int(v)
     if i < 0:
-        raise CommandError(40097, f"{name} requires a nonnegative {which} index, found: {i}")
+        raise CommandError(ErrorCode.IndexOfIndexNegative,
+                           f"{name} requires a nonnegative {which} index, found: {i}")
     return i
 
 
-_index_of("$indexOfBytes", (40091, 40092), True)
-_index_of("$indexOfCP", (40093, 40094), False)
+_index_of("$indexOfBytes", (ErrorCode.IndexOfBytesFirstArgNotString,
+                            ErrorCode.IndexOfBytesSecondArgNotString), True)
+_index_of("$indexOfCP", (ErrorCode.IndexOfCPFirstArgNotString,
+                         ErrorCode.IndexOfCPSecondArgNotString), False)
 
 
 # ---- trim ------------------------------------------------------------------------------------
@@ -245,15 +265,17 @@ def _trim(name: str, left: bool, right: bool) -> None:
     @operator(name)
     def parse(spec: Any, scope: Scope) -> Fn:
         if not isinstance(spec, dict):
-            raise CommandError(50696, f"{name} only supports an object as an argument, found: "
-                                      f"{type_name(spec)}")
+            raise CommandError(ErrorCode.TrimArgNotObject,
+                               f"{name} only supports an object as an argument, found: "
+                               f"{type_name(spec)}")
         parts: dict[str, Fn] = {}
         for key, value in spec.items():
             if key not in ("input", "chars"):
-                raise CommandError(50694, f"{name} found an unknown argument: {key}")
+                raise CommandError(ErrorCode.TrimUnknownArgument,
+                                   f"{name} found an unknown argument: {key}")
             parts[key] = compile_node(value, scope)
         if "input" not in parts:
-            raise CommandError(50695, f"{name} requires an 'input' field")
+            raise CommandError(ErrorCode.TrimMissingInput, f"{name} requires an 'input' field")
         inp, chars_fn = parts["input"], parts.get("chars")
 
         def ev(doc: Any, vars: Any) -> Any:
@@ -261,17 +283,19 @@ def _trim(name: str, left: bool, right: bool) -> None:
             if nullish(s):
                 return None
             if type(s) is not str:
-                raise CommandError(50699, f"{name} requires its input to be a string, got "
-                                          f"{_show(s)} (of type {type_name(s)}) instead.")
+                raise CommandError(ErrorCode.TrimInputNotString,
+                                   f"{name} requires its input to be a string, got "
+                                   f"{_show(s)} (of type {type_name(s)}) instead.")
             chars = _WHITESPACE
             if chars_fn is not None:
                 chars = chars_fn(doc, vars)
                 if nullish(chars):
                     return None
                 if type(chars) is not str:
-                    raise CommandError(50700, f"{name} requires 'chars' to be a string, got "
-                                              f"{_show(chars)} (of type {type_name(chars)}) "
-                                              "instead.")
+                    raise CommandError(ErrorCode.TrimCharsNotString,
+                                       f"{name} requires 'chars' to be a string, got "
+                                       f"{_show(chars)} (of type {type_name(chars)}) "
+                                       "instead.")
             if left and right:
                 return s.strip(chars)
             return s.lstrip(chars) if left else s.rstrip(chars)
@@ -295,18 +319,23 @@ def _replace(name: str, count: int) -> None:
     @operator(name)
     def parse(spec: Any, scope: Scope) -> Fn:
         if not isinstance(spec, dict):
-            raise CommandError(51751, f"{name} requires an object as an argument, found: "
-                                      f"{type_name(spec)}")
+            raise CommandError(ErrorCode.ReplaceArgNotObject,
+                               f"{name} requires an object as an argument, found: "
+                               f"{type_name(spec)}")
         parts: dict[str, Fn] = {}
         for key, value in spec.items():
             if key not in ("input", "find", "replacement"):
-                raise CommandError(51750, f"{name} found an unknown argument: {key}")
+                raise CommandError(ErrorCode.ReplaceUnknownArgument,
+                                   f"{name} found an unknown argument: {key}")
             parts[key] = compile_node(value, scope)
-        for key, code in (("input", 51749), ("find", 51748), ("replacement", 51747)):
+        for key, code in (("input", ErrorCode.ReplaceMissingInput),
+                          ("find", ErrorCode.ReplaceMissingFind),
+                          ("replacement", ErrorCode.ReplaceMissingReplacement)):
             if key not in parts:
                 raise CommandError(code, f"{name} requires '{key}' to be specified")
-        fns = [(k, parts[k], c) for k, c in (("input", 51746), ("find", 51745),
-                                              ("replacement", 51744))]
+        fns = [(k, parts[k], c) for k, c in (("input", ErrorCode.ReplaceInputNotString),
+                                              ("find", ErrorCode.ReplaceFindNotString),
+                                              ("replacement", ErrorCode.ReplaceReplacementNotString))]
 
         def ev(doc: Any, vars: Any) -> Any:
             vals = []

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from .compiler import Fn, nary
-from .values import is_number, type_name
+from ginkgodb.bsonutil.types import is_bson_number
+
+from .values import type_name
 
 
 @nary("$type", 1, 1)
@@ -14,7 +16,7 @@ def _type(args: list[Fn]) -> Fn:
 @nary("$isNumber", 1, 1)
 def _is_number(args: list[Fn]) -> Fn:
     (arg,) = args
-    return lambda doc, vars: is_number(arg(doc, vars))
+    return lambda doc, vars: is_bson_number(arg(doc, vars))
 
 
 @nary("$isArray", 1, 1)

@@ -39,17 +39,20 @@ def parse_spec(name: str, arg: Any, scope: Scope) -> tuple[Fn, list[float] | Non
 
 def _p_values(p: Any) -> list[float]:
     if type(p) is not list or not p:
-        raise CommandError(7750301, "The $percentile 'p' field must be an array of numbers from "
-                                    f"[0.0, 1.0], but found: {bson_repr(p)}")
+        raise CommandError(ErrorCode.PercentilePNotArrayOfNumbers,
+                           "The $percentile 'p' field must be an array of numbers from "
+                           f"[0.0, 1.0], but found: {bson_repr(p)}")
     out = []
     for v in p:
         if num_kind(v) < 0:
-            raise CommandError(7750301, "The $percentile 'p' field must be an array of numbers "
-                                        f"from [0.0, 1.0], but found: {bson_repr(p)}")
+            raise CommandError(ErrorCode.PercentilePNotArrayOfNumbers,
+                               "The $percentile 'p' field must be an array of numbers "
+                               f"from [0.0, 1.0], but found: {bson_repr(p)}")
         x = float(v.to_decimal()) if num_kind(v) == DECIMAL else float(v)
         if not 0.0 <= x <= 1.0:
-            raise CommandError(7750303, "The $percentile 'p' field must be an array of numbers "
-                                        f"from [0.0, 1.0], but found: {bson_repr(v)}")
+            raise CommandError(ErrorCode.PercentilePValueOutOfRange,
+                               "The $percentile 'p' field must be an array of numbers "
+                               f"from [0.0, 1.0], but found: {bson_repr(v)}")
         out.append(x)
     return out
 

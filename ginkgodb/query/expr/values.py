@@ -86,10 +86,6 @@ def num_kind(v: Any) -> int:
     return -1
 
 
-def is_number(v: Any) -> bool:
-    return num_kind(v) >= 0
-
-
 def make_int(value: int, kind: int) -> Any:
     """An integer result of at least `kind` width: int, long, or double on long overflow."""
     if kind == INT and INT32_MIN <= value <= INT32_MAX:

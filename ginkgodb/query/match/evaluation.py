@@ -31,7 +31,8 @@ def parse_regex(ctx: ParseContext, path: str | None, arg: Any, spec: Mapping,
                 pattern, flags = regex_operand(value)
                 if flags:
                     if options:
-                        raise CommandError(51074, "options set in both $regex and $options")
+                        raise CommandError(ErrorCode.RegexOptionsTwiceInRegex,
+                                           "options set in both $regex and $options")
                     options = flags
             else:
                 raise CommandError(ErrorCode.BadValue, "$regex has to be a string")
@@ -39,7 +40,8 @@ def parse_regex(ctx: ParseContext, path: str | None, arg: Any, spec: Mapping,
             if type(value) is not str:
                 raise CommandError(ErrorCode.BadValue, "$options has to be a string")
             if options:
-                raise CommandError(51075, "options set in both $regex and $options")
+                raise CommandError(ErrorCode.RegexOptionsTwiceInOptions,
+                                   "options set in both $regex and $options")
             options = value
     return leaf(path, regex_predicate(pattern, options))
 

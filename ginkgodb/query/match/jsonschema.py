@@ -35,7 +35,7 @@ JSON_TYPES = {"array": 4, "boolean": 8, "null": 10, "object": 3, "string": 2}
 OBJECT_CODE, ARRAY_CODE = 3, 4
 
 
-def schema_error(code: int, message: str) -> CommandError:
+def schema_error(code: ErrorCode, message: str) -> CommandError:
     return CommandError(code, message)
 
 
@@ -123,7 +123,7 @@ class _Schema:
                 ctx.traps[decimal.InvalidOperation] = False  # huge quotients give NaN: no match
                 return d % divisor == 0
 
-        self._add(_is_number, is_multiple)
+        self._add(is_bson_number, is_multiple)
 
     def _bound(self, name: str, exclusive_name: str, ok: Callable[[int, bool], bool]) -> None:
         kw = self.kw
@@ -140,9 +140,9 @@ class _Schema:
         if not is_bson_number(bound):
             raise schema_error(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{name}' must be a number")
         if _as_decimal(bound).is_nan():
-            self._add(_is_number, lambda v: False)
+            self._add(is_bson_number, lambda v: False)
             return
-        self._add(_is_number, lambda v: not _as_decimal(v).is_nan()
+        self._add(is_bson_number, lambda v: not _as_decimal(v).is_nan()
                   and ok(compare(v, bound), exclusive))
 
     # -- arrays ------------------------------------------------------------------------------------
@@ -459,10 +459,6 @@ def _all(checks: list[Pred]) -> Pred:
 
 def _is_str(v: Any) -> bool:
     return type(v) is str
-
-
-def _is_number(v: Any) -> bool:
-    return is_bson_number(v)
 
 
 def _is_array(v: Any) -> bool:

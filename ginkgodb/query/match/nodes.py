@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .paths import ElemPredicate, path_predicate, split_path, walk
+from ginkgodb.bsonutil.paths import split_path
+
+from .paths import ElemPredicate, path_predicate, walk
 
 DocPredicate = Callable[[Mapping], bool]
 

@@ -10,19 +10,14 @@ import math
 from typing import Any
 
 from bson.decimal128 import Decimal128
-from bson.int64 import Int64
 
+from ginkgodb.bsonutil.types import is_bson_number
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .describe import describe_element
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
-def is_bson_number(v: Any) -> bool:
-    t = type(v)
-    return t is int or t is float or t is Int64 or t is Decimal128
 
 
 def parse_long(name: str, v: Any) -> int:

@@ -18,14 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ginkgodb.bsonutil.paths import split_path
+
 from .values import MISSING, get_field, is_all_digits, is_object
 
 ElemPredicate = Callable[[Any], bool]
 DocPredicate = Callable[[Mapping], bool]
-
-
-def split_path(path: str) -> tuple[str, ...]:
-    return tuple(path.split("."))
 
 
 def walk(container: Any, parts: tuple[str, ...], keep_leaf_array: bool,

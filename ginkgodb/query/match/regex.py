@@ -48,7 +48,7 @@ def compile_pcre(pattern: str, options: str) -> re.Pattern:
     """Validate mongod-style (pattern, options) and compile the Python equivalent."""
     for ch in options:
         if ch not in VALID_OPTIONS:
-            raise CommandError(51108, f"invalid flag in regex options: {ch}")
+            raise CommandError(ErrorCode.RegexInvalidFlag, f"invalid flag in regex options: {ch}")
     if "\0" in pattern:
         raise CommandError(ErrorCode.BadValue,
                            "Regular expression cannot contain an embedded null byte")
@@ -59,7 +59,8 @@ def compile_pcre(pattern: str, options: str) -> re.Pattern:
     try:
         return re.compile(source, flags)
     except (re.error, OverflowError, RecursionError) as exc:
-        raise CommandError(51091, f"Regular expression is invalid: {exc}") from None
+        raise CommandError(ErrorCode.RegexInvalid,
+                           f"Regular expression is invalid: {exc}") from None
 
 
 def regex_operand(value: Any) -> tuple[str, str]:
@@ -128,7 +129,8 @@ class _Translator:
         """Translate the escape at self.i (a backslash); advances past it."""
         p, i = self.p, self.i
         if i + 1 >= len(p):
-            raise CommandError(51091, "Regular expression is invalid: \\ at end of pattern")
+            raise CommandError(ErrorCode.RegexInvalid,
+                               "Regular expression is invalid: \\ at end of pattern")
         c = p[i + 1]
         self.i = i + 2
         if c == "Q":
@@ -143,8 +145,9 @@ class _Translator:
         if c in _UNSUPPORTED_ESCAPES:
             raise not_supported(f"\\{c}")
         if c in _PCRE_REJECTS:
-            raise CommandError(51091, "Regular expression is invalid: PCRE2 does not support "
-                                      "\\F, \\L, \\l, \\N{name}, \\U, or \\u")
+            raise CommandError(ErrorCode.RegexInvalid,
+                               "Regular expression is invalid: PCRE2 does not support "
+                               "\\F, \\L, \\l, \\N{name}, \\U, or \\u")
         if c in "kg":
             return self._backreference(c)
         if in_class:
@@ -155,29 +158,34 @@ class _Translator:
         p = self.p
         if kind == "c":
             if self.i >= len(p):
-                raise CommandError(51091, "Regular expression is invalid: \\c at end of pattern")
+                raise CommandError(ErrorCode.RegexInvalid,
+                                   "Regular expression is invalid: \\c at end of pattern")
             self.i += 1
             return chr(ord(p[self.i - 1].upper()) ^ 0x40)
         base = 16 if kind == "x" else 8
         if self.i < len(p) and p[self.i] == "{":
             end = p.find("}", self.i)
             if end < 0:
-                raise CommandError(51091, "Regular expression is invalid: missing }")
+                raise CommandError(ErrorCode.RegexInvalid,
+                                   "Regular expression is invalid: missing }")
             digits, self.i = p[self.i + 1:end], end + 1
         else:
             if kind == "o":
-                raise CommandError(51091, "Regular expression is invalid: missing { after \\o")
+                raise CommandError(ErrorCode.RegexInvalid,
+                                   "Regular expression is invalid: missing { after \\o")
             m = re.compile(r"[0-9A-Fa-f]{0,2}").match(p, self.i)
             digits, self.i = m.group(0), m.end()
         try:
             return chr(int(digits or "0", base))
         except (ValueError, OverflowError):
-            raise CommandError(51091, "Regular expression is invalid: bad character code") from None
+            raise CommandError(ErrorCode.RegexInvalid,
+                               "Regular expression is invalid: bad character code") from None
 
     def _backreference(self, kind: str) -> str:
         m = re.compile(r"<([^>]*)>|'([^']*)'|\{([^}]*)\}|(-?\d+)").match(self.p, self.i)
         if not m:
-            raise CommandError(51091, f"Regular expression is invalid: bad \\{kind} reference")
+            raise CommandError(ErrorCode.RegexInvalid,
+                               f"Regular expression is invalid: bad \\{kind} reference")
         self.i = m.end()
         ref = next(g for g in m.groups() if g is not None)
         if kind == "g" and m.group(1) is not None:
@@ -211,8 +219,9 @@ class _Translator:
             else:
                 out.append("\\" + c if c in "[]&~|" else c)
                 self.i += 1
-        raise CommandError(51091, "Regular expression is invalid: missing terminating ] for "
-                                  "character class")
+        raise CommandError(ErrorCode.RegexInvalid,
+                           "Regular expression is invalid: missing terminating ] for "
+                           "character class")
 
     def _posix_class(self) -> str:
         end = self.p.find(":]", self.i + 2)
@@ -220,7 +229,8 @@ class _Translator:
         if name not in _POSIX:
             if name.startswith("^"):
                 raise not_supported("negated POSIX classes")
-            raise CommandError(51091, "Regular expression is invalid: unknown POSIX class name")
+            raise CommandError(ErrorCode.RegexInvalid,
+                               "Regular expression is invalid: unknown POSIX class name")
         self.i = end + 2
         return _POSIX[name]
 
@@ -261,7 +271,8 @@ class _Translator:
         close = "'" if p[i + 2] == "'" else ">"
         end = p.find(close, start)
         if end < 0:
-            raise CommandError(51091, "Regular expression is invalid: bad group name")
+            raise CommandError(ErrorCode.RegexInvalid,
+                               "Regular expression is invalid: bad group name")
         self.out.append(f"(?P<{p[start:end]}>")
         self.i = end + 1
         self.frames.append(_Frame(self.frames[-1].extended))
@@ -288,8 +299,9 @@ class _Translator:
 
     def _close_group(self) -> None:
         if len(self.frames) == 1:
-            raise CommandError(51091, "Regular expression is invalid: unmatched closing "
-                                      "parenthesis")
+            raise CommandError(ErrorCode.RegexInvalid,
+                               "Regular expression is invalid: unmatched closing "
+                               "parenthesis")
         frame = self.frames.pop()
         self.out.append(")" * len(frame.scoped) + ")")
         self.i += 1

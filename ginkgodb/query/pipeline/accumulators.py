@@ -176,8 +176,9 @@ class _MergeObjects:
         if nullish(v):
             return
         if not isinstance(v, dict):
-            raise CommandError(5911200, "$mergeObjects requires object inputs, but input "
-                                        f"{bson_repr(v)} is of type {type_name(v)}")
+            raise CommandError(ErrorCode.MergeObjectsAccumulatorInputNotObject,
+                               "$mergeObjects requires object inputs, but input "
+                               f"{bson_repr(v)} is of type {type_name(v)}")
         self.out.update(v)
 
     def result(self) -> Any:
@@ -305,13 +306,16 @@ def _value_key(sign: int) -> Callable[[Any, Any, Any], Any]:
 
 def _n_args(name: str, arg: Any, scope: Scope, fields: tuple[str, ...]) -> dict[str, Any]:
     if not isinstance(arg, dict):
-        raise CommandError(5787801, f"specification must be an object; found {bson_repr(arg)}")
+        raise CommandError(ErrorCode.NOperatorSpecNotObject,
+                           f"specification must be an object; found {bson_repr(arg)}")
     for key in arg:
         if key not in fields:
-            raise CommandError(5787901, f"Unknown argument for 'n' operator: {key}")
+            raise CommandError(ErrorCode.NOperatorUnknownArgument,
+                               f"Unknown argument for 'n' operator: {key}")
     top = "sortBy" in fields
-    codes = {"n": 5788003 if top else 5787906, "input": 5787907, "sortBy": 5788004,
-             "output": 5788005}
+    codes = {"n": ErrorCode.TopBottomMissingN if top else ErrorCode.NOperatorMissingN,
+             "input": ErrorCode.NOperatorMissingInput, "sortBy": ErrorCode.TopBottomMissingSortBy,
+             "output": ErrorCode.TopBottomMissingOutput}
     for key in fields:
         if key not in arg:
             raise CommandError(codes[key], f"Missing value for '{key}'")
@@ -322,7 +326,7 @@ def _group_n(name: str, n_fn: Fn, gid: Any, vars: Any) -> int:
     try:
         return validate_n(name, n_fn({"_id": gid}, vars))
     except CommandError as exc:
-        raise CommandError(7548606, exc.errmsg) from None
+        raise CommandError(ErrorCode.GroupNNotValid, exc.errmsg) from None
 
 
 def _n_fn(arg: dict, scope: Scope) -> Fn:
@@ -342,7 +346,8 @@ def parse_accumulator(name: str, arg: Any, scope: Scope, unary_check: bool = Tru
     if unary_check and isinstance(arg, list) and name not in ("$firstN", "$lastN", "$maxN", "$minN", "$top",
                                                "$bottom", "$topN", "$bottomN", "$percentile",
                                                "$median"):
-        raise CommandError(40237, f"The {name} accumulator is a unary operator")
+        raise CommandError(ErrorCode.AccumulatorIsUnary,
+                           f"The {name} accumulator is a unary operator")
     if name in ("$concatArrays", "$setUnion"):
         fn = _unary(name, arg, scope)
         return lambda gid, vars: _ArrayUnion(fn, name)
@@ -375,7 +380,7 @@ def parse_accumulator(name: str, arg: Any, scope: Scope, unary_check: bool = Tru
         return _parse_top(name, arg, scope)
     if name == "$accumulator":
         raise CommandError(ErrorCode.NotImplemented, f"the {name} accumulator is not supported")
-    raise CommandError(15952, f"unknown group operator '{name}'")
+    raise CommandError(ErrorCode.UnknownGroupOperator, f"unknown group operator '{name}'")
 
 
 def _parse_top(name: str, arg: Any, scope: Scope) -> Callable[[Any, Any], Any]:

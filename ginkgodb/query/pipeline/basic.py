@@ -25,7 +25,8 @@ from .setfields import compile_set_fields
 @stage("$match")
 def parse_match(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
-        raise CommandError(15959, "the match filter must be an expression in an object")
+        raise CommandError(ErrorCode.MatchFilterNotObject,
+                           "the match filter must be an expression in an object")
     from ginkgodb.query.match import compile_filter
     _check_match_operators(spec, env.position == 0)
     rest = {k: v for k, v in spec.items() if k != "$expr"}
@@ -57,13 +58,15 @@ def _check_match_operators(spec: Any, first: bool) -> None:
                 raise CommandError(ErrorCode.BadValue, "$where is not allowed inside of a $match "
                                                        "aggregation expression")
             if key in ("$near", "$nearSphere", "$geoNear"):
-                raise CommandError(5626500, "$geoNear, $near, and $nearSphere are not allowed in "
-                                            "this context, as these operators require sorting "
-                                            "geospatial data. If you do not need sort, consider "
-                                            "using $geoWithin instead.")
+                raise CommandError(ErrorCode.GeoNearNotAllowedHere,
+                                   "$geoNear, $near, and $nearSphere are not allowed in "
+                                   "this context, as these operators require sorting "
+                                   "geospatial data. If you do not need sort, consider "
+                                   "using $geoWithin instead.")
             if key == "$text" and not first:
-                raise CommandError(17313, "$match with $text is only allowed as the first "
-                                          "pipeline stage")
+                raise CommandError(ErrorCode.MatchTextNotFirstStage,
+                                   "$match with $text is only allowed as the first "
+                                   "pipeline stage")
             if key != "$expr":
                 _check_match_operators(value, first)
     elif isinstance(spec, list):
@@ -74,7 +77,8 @@ def _check_match_operators(spec: Any, first: bool) -> None:
 @stage("$project")
 def parse_project(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
-        raise CommandError(15969, "$project specification must be an object")
+        raise CommandError(ErrorCode.ProjectSpecNotObject,
+                           "$project specification must be an object")
     proj = compile_projection(spec, for_aggregation=True,
                               known_vars=env.scope.names if not env.scope.open else None)
     apply = proj.apply
@@ -119,20 +123,24 @@ def parse_unset(spec: Any, env: Env) -> StageFn:
         names = [spec]
     elif isinstance(spec, list):
         if not spec:
-            raise CommandError(31119, "$unset specification must be a string or an array with at "
-                                      "least one field")
+            raise CommandError(ErrorCode.UnsetSpecEmptyArray,
+                               "$unset specification must be a string or an array with at "
+                               "least one field")
         if not all(type(s) is str for s in spec):
-            raise CommandError(31120, "$unset specification must be a string or an array "
-                                      "containing only string values")
+            raise CommandError(ErrorCode.UnsetSpecNonString,
+                               "$unset specification must be a string or an array "
+                               "containing only string values")
         names = spec
     else:
-        raise CommandError(31002, "$unset specification must be a string or an array")
+        raise CommandError(ErrorCode.UnsetSpecNotStringOrArray,
+                           "$unset specification must be a string or an array")
     for name in names:
         validate_path(name)
     ordered = sorted(names)
     for a, b in zip(ordered, ordered[1:]):
         if a == b or b.startswith(a + "."):
-            raise CommandError(31250, f"Invalid $unset :: caused by :: Path collision at {b}")
+            raise CommandError(ErrorCode.ProjectionPathCollision,
+                               f"Invalid $unset :: caused by :: Path collision at {b}")
     proj = compile_projection({name: 0 for name in names}, for_aggregation=True)
     apply = proj.apply
     return lambda docs, rt: (apply(d) for d in docs)
@@ -147,9 +155,10 @@ def _replace(fn: Any, what: str) -> StageFn:
         for doc in docs:
             v = fn(doc, vars)
             if not isinstance(v, dict):
-                raise CommandError(40228, f"'{what}' must evaluate to an object, but resulting "
-                                          f"value was: {bson_repr(v)}. Type of resulting value: "
-                                          f"'{type_name(v)}'. Input document: {bson_repr(doc)}")
+                raise CommandError(ErrorCode.ReplaceRootNewRootNotObject,
+                                   f"'{what}' must evaluate to an object, but resulting "
+                                   f"value was: {bson_repr(v)}. Type of resulting value: "
+                                   f"'{type_name(v)}'. Input document: {bson_repr(doc)}")
             yield v
     return run
 
@@ -157,8 +166,9 @@ def _replace(fn: Any, what: str) -> StageFn:
 @stage("$replaceRoot")
 def parse_replace_root(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
-        raise CommandError(40229, "expected an object as specification for $replaceRoot stage, "
-                                  f"got {type_name(spec)}")
+        raise CommandError(ErrorCode.ReplaceRootSpecNotObject,
+                           "expected an object as specification for $replaceRoot stage, "
+                           f"got {type_name(spec)}")
     reject_unknown_fields("$replaceRoot", spec, ("newRoot",))
     if "newRoot" not in spec:
         raise CommandError(ErrorCode.IDLFailedToParse, "BSON field '$replaceRoot.newRoot' is "
@@ -188,9 +198,10 @@ def parse_redact(spec: Any, env: Env) -> StageFn:
         if action == _PRUNE and type(action) is str:
             return None
         if action != _DESCEND or type(action) is not str:
-            raise CommandError(17053, "$redact's expression should not return anything aside "
-                                      "from the variables $$KEEP, $$DESCEND, and $$PRUNE, but "
-                                      f"returned {bson_repr(action)}")
+            raise CommandError(ErrorCode.RedactBadResult,
+                               "$redact's expression should not return anything aside "
+                               "from the variables $$KEEP, $$DESCEND, and $$PRUNE, but "
+                               f"returned {bson_repr(action)}")
         out = {}
         for k, v in doc.items():
             if isinstance(v, dict):
@@ -235,8 +246,9 @@ def parse_documents(spec: Any, env: Env) -> StageFn:
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         value = fn({}, rt.vars)
         if type(value) is not list or not all(isinstance(d, dict) for d in value):
-            raise CommandError(5858203, "error during lookup: $documents stage must evaluate to "
-                                        "an array of objects")
+            raise CommandError(ErrorCode.DocumentsNotArrayOfObjects,
+                               "error during lookup: $documents stage must evaluate to "
+                               "an array of objects")
         return iter(value)
     return run
 
@@ -244,7 +256,7 @@ def parse_documents(spec: Any, env: Env) -> StageFn:
 # ---- $skip / $limit / $count / $sample ------------------------------------------------------
 
 
-def _integral_arg(name: str, value: Any, type_code: int) -> int:
+def _integral_arg(name: str, value: Any, type_code: ErrorCode) -> int:
     if isinstance(value, bool) or type(value) not in (int, float, Int64, Decimal128):
         raise CommandError(type_code, f"invalid argument to {name} stage: Expected a number in: "
                                       f"{name}: {bson_repr(value)}")
@@ -261,10 +273,11 @@ def _integral_arg(name: str, value: Any, type_code: int) -> int:
 
 @stage("$skip")
 def parse_skip(spec: Any, env: Env) -> StageFn:
-    n = _integral_arg("$skip", spec, 5107200)
+    n = _integral_arg("$skip", spec, ErrorCode.SkipNotNonNegativeInteger)
     if n < 0:
-        raise CommandError(5107200, f"invalid argument to $skip stage: Expected a non-negative "
-                                    f"number in: $skip: {n}")
+        raise CommandError(ErrorCode.SkipNotNonNegativeInteger,
+                           f"invalid argument to $skip stage: Expected a non-negative "
+                           f"number in: $skip: {n}")
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         for _ in range(n):
@@ -277,12 +290,13 @@ def parse_skip(spec: Any, env: Env) -> StageFn:
 
 @stage("$limit")
 def parse_limit(spec: Any, env: Env) -> StageFn:
-    n = _integral_arg("$limit", spec, 5107201)
+    n = _integral_arg("$limit", spec, ErrorCode.LimitNotNonNegativeInteger)
     if n == 0:
-        raise CommandError(15958, "the limit must be positive")
+        raise CommandError(ErrorCode.LimitNotPositive, "the limit must be positive")
     if n < 0:
-        raise CommandError(5107201, "invalid argument to $limit stage: Expected a non-negative "
-                                    f"number in: $limit: {n}")
+        raise CommandError(ErrorCode.LimitNotNonNegativeInteger,
+                           "invalid argument to $limit stage: Expected a non-negative "
+                           f"number in: $limit: {n}")
     import itertools
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
@@ -294,17 +308,20 @@ def parse_limit(spec: Any, env: Env) -> StageFn:
 @stage("$count")
 def parse_count(spec: Any, env: Env) -> StageFn:
     if type(spec) is not str:
-        raise CommandError(40156, "the count field must be a non-empty string")
+        raise CommandError(ErrorCode.CountFieldNotString,
+                           "the count field must be a non-empty string")
     if not spec:
-        raise CommandError(40157, "the count field must be a non-empty string")
+        raise CommandError(ErrorCode.CountFieldEmpty, "the count field must be a non-empty string")
     if spec.startswith("$"):
-        raise CommandError(40158, "the count field cannot be a $-prefixed path")
+        raise CommandError(ErrorCode.CountFieldDollarPrefixed,
+                           "the count field cannot be a $-prefixed path")
     if "\0" in spec:
-        raise CommandError(40159, "the count field cannot contain a null byte")
+        raise CommandError(ErrorCode.CountFieldContainsNull,
+                           "the count field cannot contain a null byte")
     if "." in spec:
-        raise CommandError(40160, "the count field cannot contain '.'")
+        raise CommandError(ErrorCode.CountFieldContainsDot, "the count field cannot contain '.'")
     if spec == "_id":
-        raise CommandError(9039800, "the count field cannot be '_id'")
+        raise CommandError(ErrorCode.CountFieldIsId, "the count field cannot be '_id'")
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         n = sum(1 for _ in docs)
@@ -320,29 +337,34 @@ def _sample_size(value: Any) -> int:
         value = int(value)
     d = value.to_decimal() if type(value) is Decimal128 else decimal.Decimal(value)
     if d.is_nan() or d <= 0:
-        raise CommandError(28747, "size argument to $sample must be a positive number")
+        raise CommandError(ErrorCode.SampleSizeNotPositive,
+                           "size argument to $sample must be a positive number")
     if d.is_infinite():
         return 2**63 - 1
     size = int(d.to_integral_value(decimal.ROUND_HALF_EVEN))
     if size <= 0:
-        raise CommandError(28747, "size argument to $sample must be a positive number")
+        raise CommandError(ErrorCode.SampleSizeNotPositive,
+                           "size argument to $sample must be a positive number")
     return size
 
 
 @stage("$sample")
 def parse_sample(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
-        raise CommandError(28745, "the $sample stage specification must be an object")
+        raise CommandError(ErrorCode.SampleSpecNotObject,
+                           "the $sample stage specification must be an object")
     size = None
     for key in spec:
         if key != "size":
-            raise CommandError(28748, f"unrecognized option to $sample: {key}")
+            raise CommandError(ErrorCode.SampleUnknownOption,
+                               f"unrecognized option to $sample: {key}")
     for key, value in spec.items():
         if isinstance(value, bool) or type(value) not in (int, float, Int64, Decimal128):
-            raise CommandError(28746, "size argument to $sample must be a number")
+            raise CommandError(ErrorCode.SampleSizeNotNumber,
+                               "size argument to $sample must be a number")
         size = _sample_size(value)
     if size is None:
-        raise CommandError(28749, "$sample stage must specify a size")
+        raise CommandError(ErrorCode.SampleMissingSize, "$sample stage must specify a size")
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         reservoir: list[dict] = []

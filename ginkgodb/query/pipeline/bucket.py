@@ -8,7 +8,7 @@ from typing import Any
 
 from ginkgodb.bsonutil.compare import compare
 from ginkgodb.bsonutil.types import bracket
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.compiler import compile_node
 from ginkgodb.query.expr.values import as_int32, bson_repr, num_kind, type_name
@@ -19,7 +19,7 @@ from .group import parse_group_fields
 _DEFAULT_OUTPUT = {"count": {"$sum": 1}}
 
 
-def _group_by(spec: dict, stage_name: str, code: int) -> Any:
+def _group_by(spec: dict, stage_name: str, code: ErrorCode) -> Any:
     g = spec["groupBy"]
     ok = (isinstance(g, str) and g.startswith("$")) or \
         (isinstance(g, dict) and len(g) == 1 and next(iter(g)).startswith("$"))
@@ -31,53 +31,65 @@ def _group_by(spec: dict, stage_name: str, code: int) -> Any:
 
 def _check_boundaries(bounds: Any) -> list:
     if not isinstance(bounds, list):
-        raise CommandError(40200, "The $bucket 'boundaries' field must be an array, but found "
-                                  f"type: {type_name(bounds)}.")
+        raise CommandError(ErrorCode.BucketBoundariesNotArray,
+                           "The $bucket 'boundaries' field must be an array, but found "
+                           f"type: {type_name(bounds)}.")
     if len(bounds) < 2:
-        raise CommandError(40192, "The $bucket 'boundaries' field must have at least 2 values, "
-                                  f"but found {len(bounds)} value(s).")
+        raise CommandError(ErrorCode.BucketTooFewBoundaries,
+                           "The $bucket 'boundaries' field must have at least 2 values, "
+                           f"but found {len(bounds)} value(s).")
     for v in bounds:
         if isinstance(v, (dict, str)) and isinstance(v, str) and v.startswith("$") or \
                 isinstance(v, dict) and v and next(iter(v)).startswith("$"):
-            raise CommandError(40191, "The $bucket 'boundaries' field must be an array of "
-                                      "constant values, but found value: " + bson_repr(v) + ".")
+            raise CommandError(ErrorCode.BucketBoundaryNotConstant,
+                               "The $bucket 'boundaries' field must be an array of "
+                               "constant values, but found value: " + bson_repr(v) + ".")
     for i in range(1, len(bounds)):
         a, b = bounds[i - 1], bounds[i]
         if bracket(a) != bracket(b):
-            raise CommandError(40193, "All values in the the 'boundaries' option to $bucket "
-                                      f"must have the same type. Found conflicting types "
-                                      f"{type_name(a)} and {type_name(b)}.")
+            raise CommandError(ErrorCode.BucketBoundariesMixedTypes,
+                               "All values in the the 'boundaries' option to $bucket "
+                               f"must have the same type. Found conflicting types "
+                               f"{type_name(a)} and {type_name(b)}.")
         if compare(a, b) >= 0:
-            raise CommandError(40194, "The 'boundaries' option to $bucket must be sorted in "
-                                      f"ascending order, but elements {i - 1} and {i} are not in "
-                                      f"ascending order ({bson_repr(a)} is not less than "
-                                      f"{bson_repr(b)}).")
+            raise CommandError(ErrorCode.BucketBoundariesUnsorted,
+                               "The 'boundaries' option to $bucket must be sorted in "
+                               f"ascending order, but elements {i - 1} and {i} are not in "
+                               f"ascending order ({bson_repr(a)} is not less than "
+                               f"{bson_repr(b)}).")
     return bounds
 
 
 @stage("$bucket")
 def parse_bucket(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
-        raise CommandError(40201, "Argument to $bucket stage must be an object, but found type: "
-                                  f"{type_name(spec)}.")
+        raise CommandError(ErrorCode.BucketSpecNotObject,
+                           "Argument to $bucket stage must be an object, but found type: "
+                           f"{type_name(spec)}.")
     for key in spec:
         if key not in ("groupBy", "boundaries", "default", "output"):
-            raise CommandError(40197, f"Unrecognized option to $bucket: {key}.")
+            raise CommandError(ErrorCode.BucketUnknownOption,
+                               f"Unrecognized option to $bucket: {key}.")
     if "groupBy" not in spec or "boundaries" not in spec:
-        raise CommandError(40198, "$bucket requires 'groupBy' and 'boundaries' to be specified.")
-    group_by = compile_node(_group_by(spec, "$bucket", 40202), env.scope)
+        raise CommandError(ErrorCode.BucketMissingGroupByOrBoundaries,
+                           "$bucket requires 'groupBy' and 'boundaries' to be specified.")
+    group_by = compile_node(_group_by(spec, "$bucket", ErrorCode.BucketGroupByNotPathOrExpression),
+                            env.scope)
     bounds = _check_boundaries(spec["boundaries"])
     has_default = "default" in spec
     default = spec.get("default")
     if has_default and compare(bounds[0], default) <= 0 and compare(default, bounds[-1]) < 0:
-        raise CommandError(40199, "The $bucket 'default' field must be less than the lowest "
-                                  "boundary or greater than or equal to the highest boundary.")
+        raise CommandError(ErrorCode.BucketDefaultWithinBoundaries,
+                           "The $bucket 'default' field must be less than the lowest "
+                           "boundary or greater than or equal to the highest boundary.")
     output = spec.get("output", _DEFAULT_OUTPUT)
     if not isinstance(output, dict):
-        raise CommandError(40196, "The $bucket 'output' field must be an object, but found "
-                                  f"type: {type_name(output)}.")
+        raise CommandError(ErrorCode.BucketOutputNotObject,
+                           "The $bucket 'output' field must be an object, but found "
+                           f"type: {type_name(output)}.")
     if "_id" in output:
-        raise CommandError(15948, "a group's _id may only be specified once")
+        raise CommandError(ErrorCode.GroupIdSpecifiedTwice,
+                           "a group's _id may only be specified once")
     fields = parse_group_fields(output, env, "$bucket")
     key = functools.cmp_to_key(compare)
     bound_keys = [key(b) for b in bounds]
@@ -89,8 +101,9 @@ def parse_bucket(spec: Any, env: Env) -> StageFn:
             i = bisect.bisect_right(bound_keys, key(v)) - 1
             return bounds[i]
         if not has_default:
-            raise CommandError(40066, "$switch could not find a matching branch for an input, "
-                                      "and no default was specified.")
+            raise CommandError(ErrorCode.BucketNoMatchingBranch,
+                               "$switch could not find a matching branch for an input, "
+                               "and no default was specified.")
         return default
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
@@ -119,30 +132,38 @@ def parse_bucket(spec: Any, env: Env) -> StageFn:
 @stage("$bucketAuto")
 def parse_bucket_auto(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
-        raise CommandError(40240, "The argument to $bucketAuto must be an object, but found "
-                                  f"type: {type_name(spec)}.")
+        raise CommandError(ErrorCode.BucketAutoSpecNotObject,
+                           "The argument to $bucketAuto must be an object, but found "
+                           f"type: {type_name(spec)}.")
     for key in spec:
         if key not in ("groupBy", "buckets", "output", "granularity"):
-            raise CommandError(40245, f"Unrecognized option to $bucketAuto: {key}.")
+            raise CommandError(ErrorCode.BucketAutoUnknownOption,
+                               f"Unrecognized option to $bucketAuto: {key}.")
     if "groupBy" not in spec or "buckets" not in spec:
-        raise CommandError(40246, "$bucketAuto requires 'groupBy' and 'buckets' to be "
-                                  "specified")
-    group_by = compile_node(_group_by(spec, "$bucketAuto", 40239), env.scope)
+        raise CommandError(ErrorCode.BucketAutoMissingGroupByOrBuckets,
+                           "$bucketAuto requires 'groupBy' and 'buckets' to be "
+                           "specified")
+    group_by = compile_node(_group_by(spec, "$bucketAuto",
+                                      ErrorCode.BucketAutoGroupByNotPathOrExpression), env.scope)
     n = spec["buckets"]
     if num_kind(n) < 0 or isinstance(n, bool):
-        raise CommandError(40241, "The $bucketAuto 'buckets' field must be a numeric value, but "
-                                  f"found type: {type_name(n)}.")
+        raise CommandError(ErrorCode.BucketAutoBucketsNotNumeric,
+                           "The $bucketAuto 'buckets' field must be a numeric value, but "
+                           f"found type: {type_name(n)}.")
     count = as_int32(n)
     if count is None:
-        raise CommandError(40242, "The $bucketAuto 'buckets' field must be representable as a "
-                                  f"32-bit integer, but found {bson_repr(n)}.")
+        raise CommandError(ErrorCode.BucketAutoBucketsNotInt32,
+                           "The $bucketAuto 'buckets' field must be representable as a "
+                           f"32-bit integer, but found {bson_repr(n)}.")
     if count <= 0:
-        raise CommandError(40243, "The $bucketAuto 'buckets' field must be greater than 0, but "
-                                  f"found: {count}.")
+        raise CommandError(ErrorCode.BucketAutoBucketsNotPositive,
+                           "The $bucketAuto 'buckets' field must be greater than 0, but "
+                           f"found: {count}.")
     output = spec.get("output") or _DEFAULT_OUTPUT
     if not isinstance(output, dict):
-        raise CommandError(40244, "The $bucketAuto 'output' field must be an object, but found "
-                                  f"type: {type_name(output)}.")
+        raise CommandError(ErrorCode.BucketAutoOutputNotObject,
+                           "The $bucketAuto 'output' field must be an object, but found "
+                           f"type: {type_name(output)}.")
     if "granularity" in spec:
         from .granularity import rounder
         round_up = rounder(spec["granularity"])

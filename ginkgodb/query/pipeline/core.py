@@ -56,8 +56,9 @@ class Env:
     def sub(self, *, in_facet: bool = False, in_lookup: bool = False) -> "Env":
         depth = self.depth + 1
         if depth > MAX_NESTING:
-            raise CommandError(232, "Maximum number of nested sub-pipelines exceeded. Limit is "
-                                    f"{MAX_NESTING}")
+            raise CommandError(ErrorCode.MaxSubPipelineDepthExceeded,
+                               "Maximum number of nested sub-pipelines exceeded. Limit is "
+                               f"{MAX_NESTING}")
         return Env(self.ctx, self.scope, self.in_facet or in_facet, self.in_lookup or in_lookup,
                    depth)
 
@@ -81,8 +82,9 @@ def stage_name(spec: Any) -> str:
         raise CommandError(ErrorCode.TypeMismatch,
                            "Each element of the 'pipeline' array must be an object")
     if len(spec) != 1:
-        raise CommandError(40323, "A pipeline stage specification object must contain exactly "
-                                  "one field.")
+        raise CommandError(ErrorCode.StageSpecNotSingleField,
+                           "A pipeline stage specification object must contain exactly "
+                           "one field.")
     return next(iter(spec))
 
 
@@ -91,23 +93,28 @@ def parse_stages(stages: Any, env: Env) -> list[tuple[str, StageFn]]:
         raise CommandError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an "
                                                    "array")
     if len(stages) > MAX_STAGES:
-        raise CommandError(7749501, f"Pipeline length must be no longer than {MAX_STAGES} "
-                                    "stages.")
+        raise CommandError(ErrorCode.PipelineTooLong,
+                           f"Pipeline length must be no longer than {MAX_STAGES} "
+                           "stages.")
     out = []
     for i, spec in enumerate(stages):
         name = stage_name(spec)
         if env.in_lookup and name in ("$out", "$merge"):
-            raise CommandError(51047, f"{name} is not allowed within a $lookup's sub-pipeline")
+            raise CommandError(ErrorCode.StageNotAllowedInLookup,
+                               f"{name} is not allowed within a $lookup's sub-pipeline")
         if env.in_lookup and name == "$changeStream":
-            raise CommandError(40573, "$changeStream is only valid as the first stage in a "
-                                      "pipeline")
+            raise CommandError(ErrorCode.ChangeStreamNotAllowed,
+                               "$changeStream is only valid as the first stage in a "
+                               "pipeline")
         if name in FIRST_ONLY and i != 0:
-            raise CommandError(40602, f"{name} is only valid as the first stage in a pipeline")
+            raise CommandError(ErrorCode.StageOnlyValidFirst,
+                               f"{name} is only valid as the first stage in a pipeline")
         parser = STAGES.get(name)
         if parser is None:
             if name in ENGINE_STAGES:
                 raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported here")
-            raise CommandError(40324, f"Unrecognized pipeline stage name: '{name}'")
+            raise CommandError(ErrorCode.UnrecognizedPipelineStage,
+                               f"Unrecognized pipeline stage name: '{name}'")
         env.position = i
         out.append((name, parser(spec[name], env)))
     return out

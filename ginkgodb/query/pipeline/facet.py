@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr.values import type_name
 
 from .core import Env, Runtime, StageFn, chain, parse_stages, stage, stage_name
@@ -20,21 +20,25 @@ _NOT_IN_FACET = frozenset({"$facet", "$out", "$merge", "$collStats", "$indexStat
 @stage("$facet")
 def parse_facet(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict) or not spec:
-        raise CommandError(40169, "the $facet specification must be a non-empty object, but "
-                                  f"found: {type_name(spec) if not isinstance(spec, dict) else '{}'}")
+        raise CommandError(ErrorCode.FacetSpecNotObject,
+                           "the $facet specification must be a non-empty object, but "
+                           f"found: {type_name(spec) if not isinstance(spec, dict) else '{}'}")
     facets = []
     for name, pipeline in spec.items():
         _validate_name(name)
         if not isinstance(pipeline, list):
-            raise CommandError(40170, f"arguments to $facet must be arrays, {name} is type "
-                                      f"{type_name(pipeline)}")
+            raise CommandError(ErrorCode.FacetPipelineNotArray,
+                               f"arguments to $facet must be arrays, {name} is type "
+                               f"{type_name(pipeline)}")
         for st in pipeline:
             if not isinstance(st, dict):
-                raise CommandError(40171, f"subpipeline stages for $facet must be objects, "
-                                          f"{name} contains a stage of type {type_name(st)}")
+                raise CommandError(ErrorCode.FacetStageNotObject,
+                                   f"subpipeline stages for $facet must be objects, "
+                                   f"{name} contains a stage of type {type_name(st)}")
             if len(st) == 1 and stage_name(st) in _NOT_IN_FACET:
-                raise CommandError(40600, f"{stage_name(st)} is not allowed to be used within a "
-                                          "$facet stage")
+                raise CommandError(ErrorCode.StageNotAllowedInFacet,
+                                   f"{stage_name(st)} is not allowed to be used within a "
+                                   "$facet stage")
         facets.append((name, [fn for _, fn in parse_stages(pipeline, env.sub(in_facet=True))]))
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
@@ -47,4 +51,5 @@ def _validate_name(name: str) -> None:
     from ginkgodb.query.expr.compiler import validate_field_name
     validate_field_name(name)
     if "." in name:
-        raise CommandError(16412, "FieldPath field names may not contain '.'.")
+        raise CommandError(ErrorCode.FieldPathContainsDot,
+                           "FieldPath field names may not contain '.'.")

@@ -3,24 +3,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 
 
 def validate_path(path: str) -> list[str]:
     if not path:
-        raise CommandError(40352, "FieldPath cannot be constructed with empty string")
+        raise CommandError(ErrorCode.FieldPathEmpty,
+                           "FieldPath cannot be constructed with empty string")
     if path.endswith("."):
-        raise CommandError(40353, "FieldPath must not end with a '.'.")
+        raise CommandError(ErrorCode.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
     parts = path.split(".")
     for part in parts:
         if not part:
-            raise CommandError(15998, "FieldPath field names may not be empty strings.")
+            raise CommandError(ErrorCode.FieldPathEmptyName,
+                               "FieldPath field names may not be empty strings.")
         if part.startswith("$"):
-            raise CommandError(16410, "FieldPath field names may not start with '$'. Consider "
-                                      "using $getField or $setField.")
+            raise CommandError(ErrorCode.FieldPathDollarPrefixed,
+                               "FieldPath field names may not start with '$'. Consider "
+                               "using $getField or $setField.")
         if "\0" in part:
-            raise CommandError(16411, "FieldPath field names may not contain '\\0'.")
+            raise CommandError(ErrorCode.FieldPathContainsNull,
+                               "FieldPath field names may not contain '\\0'.")
     return parts
 
 

@@ -117,16 +117,19 @@ def parse_densify(spec: Any, env: Env) -> StageFn:
     rng = spec["range"]
     step, unit, bounds = rng.get("step"), rng.get("unit"), rng.get("bounds")
     if num_kind(step) < 0 or to_double(step) <= 0:
-        raise CommandError(5733401, "the step parameter in a range statement must be a strictly "
-                                    "positive numeric value")
+        raise CommandError(ErrorCode.DensifyStepNotPositive,
+                           "the step parameter in a range statement must be a strictly "
+                           "positive numeric value")
     if not (bounds in ("full", "partition") or type(bounds) is list and len(bounds) == 2):
-        raise CommandError(5946802, "the bounds in a range statement must be the string 'full', "
-                                    "'partition', or an ascending array of two numbers or two "
-                                    f"dates, found {bson_repr(bounds)}")
+        raise CommandError(ErrorCode.DensifyBoundsInvalid,
+                           "the bounds in a range statement must be the string 'full', "
+                           "'partition', or an ascending array of two numbers or two "
+                           f"dates, found {bson_repr(bounds)}")
     fields = spec.get("partitionByFields", [])
     if bounds == "partition" and not fields:
-        raise CommandError(5733408, "one may not specify the bounds as 'partition' without "
-                                    "specifying a non-empty array of partitionByFields")
+        raise CommandError(ErrorCode.DensifyPartitionWithoutFields,
+                           "one may not specify the bounds as 'partition' without "
+                           "specifying a non-empty array of partitionByFields")
     parts = [validate_path(f) for f in fields]
     return _densify_stage(path, step, unit, bounds, parts)
 

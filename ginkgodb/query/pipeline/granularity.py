@@ -34,16 +34,19 @@ class Rounder:
 
     def check(self, v: Any) -> None:
         if num_kind(v) < 0:
-            raise CommandError(40258, "$bucketAuto can specify a 'granularity' with numeric "
-                                      f"boundaries only, but found a value with type: "
-                                      f"{type_name(v)}")
+            raise CommandError(ErrorCode.GranularityNonNumericValue,
+                               "$bucketAuto can specify a 'granularity' with numeric "
+                               f"boundaries only, but found a value with type: "
+                               f"{type_name(v)}")
         x = to_double(v)
         if math.isnan(x):
-            raise CommandError(40259, "$bucketAuto can specify a 'granularity' with numeric "
-                                      "boundaries only, but found a NaN value")
+            raise CommandError(ErrorCode.GranularityNaNValue,
+                               "$bucketAuto can specify a 'granularity' with numeric "
+                               "boundaries only, but found a NaN value")
         if x < 0:
-            raise CommandError(40260, "$bucketAuto can specify a 'granularity' with numeric "
-                                      f"boundaries only, but found a negative value: {x:g}")
+            raise CommandError(ErrorCode.GranularityNegativeValue,
+                               "$bucketAuto can specify a 'granularity' with numeric "
+                               f"boundaries only, but found a negative value: {x:g}")
 
     def up(self, v: Any) -> Any:
         x = to_double(v)
@@ -78,10 +81,11 @@ def _clean(x: float) -> float:
 
 def rounder(name: Any) -> Rounder:
     if not isinstance(name, str):
-        raise CommandError(40261, "The $bucketAuto 'granularity' field must be a string, but "
-                                  f"found type: {type_name(name)}.")
+        raise CommandError(ErrorCode.GranularityNotString,
+                           "The $bucketAuto 'granularity' field must be a string, but "
+                           f"found type: {type_name(name)}.")
     if name not in KNOWN:
-        raise CommandError(40257, f"Unknown rounding granularity '{name}'")
+        raise CommandError(ErrorCode.UnknownGranularity, f"Unknown rounding granularity '{name}'")
     if name not in SERIES and name != "POWERSOF2":
         raise CommandError(ErrorCode.NotImplemented, f"granularity '{name}' is not supported")
     return Rounder(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Callable
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.compiler import Fn, compile_node
 from ginkgodb.query.expr.values import hash_key
@@ -22,19 +22,24 @@ def parse_group_fields(spec: dict, env: Env, stage_name: str = "$group"
         if name == "_id":
             continue
         if name.startswith("$"):
-            raise CommandError(40236, f"The field name '{name}' cannot be an operator name")
+            raise CommandError(ErrorCode.GroupFieldNameIsOperator,
+                               f"The field name '{name}' cannot be an operator name")
         if "." in name:
-            raise CommandError(40235, f"The field name '{name}' cannot contain '.'")
+            raise CommandError(ErrorCode.GroupFieldNameContainsDot,
+                               f"The field name '{name}' cannot contain '.'")
         if not isinstance(value, dict) or not value or not next(iter(value)).startswith("$"):
-            raise CommandError(40234, f"The field '{name}' must be an accumulator object")
+            raise CommandError(ErrorCode.GroupFieldNotAccumulator,
+                               f"The field '{name}' must be an accumulator object")
         if len(value) != 1:
-            raise CommandError(40238, f"The field '{name}' must specify one accumulator")
+            raise CommandError(ErrorCode.GroupFieldMultipleAccumulators,
+                               f"The field '{name}' must specify one accumulator")
         (op, arg), = value.items()
         fields.append((name, parse_accumulator(op, arg, env.scope)))
     return fields
 
 
-_ENGINE_CODES = {2: 4848401, 16610: 4848403}
+_ENGINE_CODES = {ErrorCode.BadValue: ErrorCode.GroupDivideByZero,
+                 ErrorCode.ModByZero: ErrorCode.GroupModByZero}
 
 
 def run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccField]
@@ -89,15 +94,17 @@ def _run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccFie
 @stage("$group")
 def parse_group(spec: Any, env: Env) -> StageFn:
     if not isinstance(spec, dict):
-        raise CommandError(15947, "a group's fields must be specified in an object")
+        raise CommandError(ErrorCode.GroupFieldsNotObject,
+                           "a group's fields must be specified in an object")
     if "_id" not in spec:
-        raise CommandError(15955, "a group specification must include an _id")
+        raise CommandError(ErrorCode.GroupMissingId, "a group specification must include an _id")
     id_spec = spec["_id"]
     if isinstance(id_spec, dict) and id_spec and not next(iter(id_spec)).startswith("$"):
         for value in id_spec.values():
             if isinstance(value, (bool, int, float)) or type(value).__name__ in ("Int64",
                                                                                  "Decimal128"):
-                raise CommandError(17390, "$group does not support inclusion-style expressions")
+                raise CommandError(ErrorCode.GroupIdInclusionStyle,
+                                   "$group does not support inclusion-style expressions")
     id_fn = compile_node(id_spec, env.scope)
     fields = parse_group_fields(spec, env)
     return lambda docs, rt: run_group(docs, rt, id_fn, fields)
@@ -108,7 +115,8 @@ def parse_sort_by_count(spec: Any, env: Env) -> StageFn:
     is_path = isinstance(spec, str) and spec.startswith("$")
     is_expr = isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)).startswith("$")
     if not (is_path or is_expr):
-        raise CommandError(40148 if not isinstance(spec, dict) else 40147,
+        raise CommandError(ErrorCode.SortByCountNotPathOrExpression if not isinstance(spec, dict)
+                           else ErrorCode.SortByCountObjectNotExpression,
                            "the sortByCount field must be defined as a $-prefixed path or an "
                            "expression")
     id_fn = compile_node(spec, env.scope)

@@ -123,7 +123,7 @@ class ForeignIndex:
 # ---- $lookup ------------------------------------------------------------------------------------
 
 
-def _bad(msg: str, code: int = ErrorCode.FailedToParse) -> CommandError:
+def _bad(msg: str, code: ErrorCode = ErrorCode.FailedToParse) -> CommandError:
     return CommandError(code, msg)
 
 
@@ -276,22 +276,26 @@ def parse_graph_lookup(spec: Any, env: Env) -> StageFn:
         raise _bad("the $graphLookup stage specification must be an object")
     for key, value in spec.items():
         if key not in _GRAPH_FIELDS:
-            raise CommandError(40104, f"Unknown argument to $graphLookup: {key}")
+            raise CommandError(ErrorCode.GraphLookupUnknownArgument,
+                               f"Unknown argument to $graphLookup: {key}")
         if key in ("from", "connectFromField", "connectToField", "as", "depthField") and \
                 not isinstance(value, str):
-            raise CommandError(40103, f"expected string as argument for {key}, found: "
-                                      f"{type_name(value)}")
+            raise CommandError(ErrorCode.GraphLookupArgNotString,
+                               f"expected string as argument for {key}, found: "
+                               f"{type_name(value)}")
     for key in ("startWith", "connectFromField", "connectToField", "from", "as"):
         if key not in spec:
-            raise CommandError(40105, "must specify 'startWith', 'connectFromField', "
-                                      "'connectToField', 'from', and 'as' for $graphLookup")
+            raise CommandError(ErrorCode.GraphLookupMissingArgument,
+                               "must specify 'startWith', 'connectFromField', "
+                               "'connectToField', 'from', and 'as' for $graphLookup")
     max_depth = _max_depth(spec.get("maxDepth"))
     restrict = spec.get("restrictSearchWithMatch")
     matcher = None
     if restrict is not None:
         if not isinstance(restrict, dict):
-            raise CommandError(40185, "expected object as argument for restrictSearchWithMatch, "
-                                      f"found: {type_name(restrict)}")
+            raise CommandError(ErrorCode.GraphLookupRestrictNotObject,
+                               "expected object as argument for restrictSearchWithMatch, "
+                               f"found: {type_name(restrict)}")
         from ginkgodb.query.match import compile_filter
         if "$$" in repr(restrict):
             matcher = restrict
@@ -309,13 +313,16 @@ def _max_depth(v: Any) -> int | None:
         return None
     from ginkgodb.query.expr.values import as_int64, num_kind
     if num_kind(v) < 0 or isinstance(v, bool):
-        raise CommandError(40100, f"maxDepth must be numeric, found type: {type_name(v)}")
+        raise CommandError(ErrorCode.GraphLookupMaxDepthNotNumeric,
+                           f"maxDepth must be numeric, found type: {type_name(v)}")
     n = as_int64(v)
     if n is None:
-        raise CommandError(40102, f"maxDepth could not be represented as a long long, found: "
-                                  f"{bson_repr(v)}")
+        raise CommandError(ErrorCode.GraphLookupMaxDepthNotLong,
+                           f"maxDepth could not be represented as a long long, found: "
+                           f"{bson_repr(v)}")
     if n < 0:
-        raise CommandError(40101, f"maxDepth requires a nonnegative argument, found: {n}")
+        raise CommandError(ErrorCode.GraphLookupMaxDepthNegative,
+                           f"maxDepth requires a nonnegative argument, found: {n}")
     return n
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.values import type_name
 from ginkgodb.query.sort import compile_sort
@@ -45,38 +45,46 @@ def parse_unwind(spec: Any, env: Env) -> StageFn:
         for key, value in spec.items():
             if key == "path":
                 if type(value) is not str:
-                    raise CommandError(28808, "expected a string as the path for $unwind stage, "
-                                              f"got {type_name(value)}")
+                    raise CommandError(ErrorCode.UnwindPathNotString,
+                                       "expected a string as the path for $unwind stage, "
+                                       f"got {type_name(value)}")
                 path = value
             elif key == "preserveNullAndEmptyArrays":
                 if not isinstance(value, bool):
-                    raise CommandError(28809, "expected a boolean for the "
-                                              "preserveNullAndEmptyArrays option to $unwind "
-                                              f"stage, got {type_name(value)}")
+                    raise CommandError(ErrorCode.UnwindPreserveNotBool,
+                                       "expected a boolean for the "
+                                       "preserveNullAndEmptyArrays option to $unwind "
+                                       f"stage, got {type_name(value)}")
                 preserve = value
             elif key == "includeArrayIndex":
                 if type(value) is not str or not value:
-                    raise CommandError(28810, "expected a non-empty string for the "
-                                              "includeArrayIndex  option to $unwind stage, got "
-                                              f"{type_name(value)}")
+                    raise CommandError(ErrorCode.UnwindIncludeArrayIndexNotString,
+                                       "expected a non-empty string for the "
+                                       "includeArrayIndex  option to $unwind stage, got "
+                                       f"{type_name(value)}")
                 if value.startswith("$"):
-                    raise CommandError(28822, "includeArrayIndex option to $unwind stage should "
-                                              f"not be prefixed with a '$': {value}")
+                    raise CommandError(ErrorCode.UnwindIncludeArrayIndexDollarPrefixed,
+                                       "includeArrayIndex option to $unwind stage should "
+                                       f"not be prefixed with a '$': {value}")
                 index_field = value
             else:
-                raise CommandError(28811, f"unrecognized option to $unwind stage: {key}")
+                raise CommandError(ErrorCode.UnwindUnknownOption,
+                                   f"unrecognized option to $unwind stage: {key}")
         if path is None:
-            raise CommandError(28812, "no path specified to $unwind stage")
+            raise CommandError(ErrorCode.UnwindMissingPath, "no path specified to $unwind stage")
     else:
-        raise CommandError(15981, "expected either a string or an object as specification for "
-                                  f"$unwind stage, got {type_name(spec)}")
+        raise CommandError(ErrorCode.UnwindSpecNotStringOrObject,
+                           "expected either a string or an object as specification for "
+                           f"$unwind stage, got {type_name(spec)}")
     if not path:
-        raise CommandError(28812, "no path specified to $unwind stage")
+        raise CommandError(ErrorCode.UnwindMissingPath, "no path specified to $unwind stage")
     if "\0" in path:
-        raise CommandError(16419, "field path must not contain embedded null characters")
+        raise CommandError(ErrorCode.UnwindPathContainsNull,
+                           "field path must not contain embedded null characters")
     if not path.startswith("$"):
-        raise CommandError(28818, "path option to $unwind stage should be prefixed with a '$': "
-                                  f"{path}")
+        raise CommandError(ErrorCode.UnwindPathWithoutDollar,
+                           "path option to $unwind stage should be prefixed with a '$': "
+                           f"{path}")
     parts = validate_path(path[1:])
     index_parts = validate_path(index_field) if index_field else None
     return _unwind(parts, index_parts, preserve)

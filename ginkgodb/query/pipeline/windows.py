@@ -91,7 +91,8 @@ def parse_window(spec: Any) -> Window:
         raise _fail(f"Window bounds must be a 2-element array: {bson_repr(bounds)}")
     lo, hi = (_bound(kind, b, unit) for b in bounds)
     if lo is not UNBOUNDED and hi is not UNBOUNDED and compare(lo, hi) > 0:
-        raise CommandError(5339900, "Lower bound must not exceed upper bound")
+        raise CommandError(ErrorCode.WindowLowerAboveUpper,
+                           "Lower bound must not exceed upper bound")
     if lo is UNBOUNDED and bounds[0] != "unbounded" or hi is UNBOUNDED and bounds[1] != "unbounded":
         raise _fail("Window bounds are out of order")
     return Window(kind, lo, hi, unit)
@@ -140,7 +141,8 @@ def _accumulator_output(op: str, arg: Any, window: Window, env: Env) -> Callable
 def _members(window: Window, i: int, n: int, keys: list) -> range | list:
     if window.kind == "range" and num_kind(keys[i]) < 0 and (window.unit is None or
                                                            not _is_date(keys[i])):
-        raise CommandError(5429414 if window.unit is None else 5429513,
+        raise CommandError(ErrorCode.WindowRangeSortByNotNumber if window.unit is None
+                           else ErrorCode.WindowTimeRangeSortByNotDate,
                            "Invalid range: Expected the sortBy field to be a number"
                            if window.unit is None else
                            "Invalid range: Expected the sortBy field to be a date")
@@ -297,8 +299,9 @@ def _output(name: str, spec: Any, sort_spec: Any, env: Env) -> Output:
     ops = [k for k in spec if k != "window"]
     if len(ops) != 1 or not ops[0].startswith("$"):
         if any(k in _RANK_OPS for k in ops):
-            raise CommandError(5371601, f"{ops[0]} does not accept a 'window' field or other "
-                                        "arguments")
+            raise CommandError(ErrorCode.WindowRankOperatorWithWindow,
+                               f"{ops[0]} does not accept a 'window' field or other "
+                               "arguments")
         raise _fail(f"Expected exactly one window function in output field '{name}', found "
                     f"{len(ops)}")
     op = ops[0]
@@ -308,7 +311,8 @@ def _output(name: str, spec: Any, sort_spec: Any, env: Env) -> Output:
     arg = spec[op]
     if op in _RANK_OPS:
         if arg != {} or type(arg) is not dict:
-            raise CommandError(5371603, f"{op} must be specified with '{{}}' as the value")
+            raise CommandError(ErrorCode.WindowRankOperatorArgNotEmpty,
+                               f"{op} must be specified with '{{}}' as the value")
         return Output(path, _rank_output(op, compile_sort(sort_spec).key))
     if op == "$shift":
         return Output(path, _shift_output(arg, env))
@@ -328,22 +332,27 @@ def _output(name: str, spec: Any, sort_spec: Any, env: Env) -> Output:
 def _check_window_needs(op: str, spec: dict, window: Window, sort_spec: Any) -> None:
     if op in _RANK_OPS + ("$shift", "$locf", "$linearFill", "$expMovingAvg"):
         if "window" in spec:
-            raise CommandError(5371601 if op in _RANK_OPS else ErrorCode.FailedToParse,
+            raise CommandError(ErrorCode.WindowRankOperatorWithWindow if op in _RANK_OPS
+                               else ErrorCode.FailedToParse,
                                f"{op} does not accept a 'window' field")
         if op in _RANK_OPS and (sort_spec is None or len(sort_spec) != 1):
-            raise CommandError(5371602, f"{op} must be specified with a top level sortBy "
-                                        "expression with exactly one element")
+            raise CommandError(ErrorCode.WindowRankOperatorSortByNotSingle,
+                               f"{op} must be specified with a top level sortBy "
+                               "expression with exactly one element")
         if op != "$locf" and sort_spec is None:
             raise _fail(f"{op} requires a sortBy")
         return
     if window.whole:
         return
     if window.kind == "documents" and sort_spec is None:
-        raise CommandError(5339901, "Document-based bounds require a sortBy")
+        raise CommandError(ErrorCode.WindowDocumentBoundsWithoutSortBy,
+                           "Document-based bounds require a sortBy")
     if window.kind == "range" and (sort_spec is None or len(sort_spec) != 1):
-        raise CommandError(5339902, "Range-based bounds require sortBy a single field")
+        raise CommandError(ErrorCode.WindowRangeBoundsSortByNotSingle,
+                           "Range-based bounds require sortBy a single field")
     if window.kind == "range" and next(iter(sort_spec.values())) == -1:
-        raise CommandError(8947401, "Range-based bounds require an ascending sortBy")
+        raise CommandError(ErrorCode.WindowRangeSortByNotAscending,
+                           "Range-based bounds require an ascending sortBy")
 
 
 def _covariance_output(op: str, arg: Any, window: Window, env: Env) -> Callable:

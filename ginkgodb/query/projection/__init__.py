@@ -107,12 +107,13 @@ def compile_projection(spec: Any, *, for_aggregation: bool = False,
                        known_vars: Any = None) -> Projection:
     """Parse a projection as find does (or as `$project` does with `for_aggregation`)."""
     if not isinstance(spec, dict):
-        raise CommandError(ErrorCode.TypeMismatch if not for_aggregation else 15969,
+        raise CommandError(ErrorCode.TypeMismatch if not for_aggregation else ErrorCode.ProjectSpecNotObject,
                            "projection must be an object" if not for_aggregation else
                            "$project specification must be an object")
     if for_aggregation and not spec:
-        raise CommandError(51272, "Invalid $project :: caused by :: projection specification "
-                                  "must have at least one field")
+        raise CommandError(ErrorCode.ProjectionEmpty,
+                           "Invalid $project :: caused by :: projection specification "
+                           "must have at least one field")
     scope = Scope(known_vars or (), open_=known_vars is None)
     parser = Parser(find=not for_aggregation, scope=scope)
     parser.parse(spec)

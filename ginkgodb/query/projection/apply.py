@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 
 from .tree import EXCLUDE, INCLUDE, POSITIONAL, Computed, ElemMatch, Node, Slice
@@ -20,10 +20,12 @@ class _Position:
     def select(self, arr: list) -> list:
         self.used = True
         if self.index is None:
-            raise CommandError(51246, "positional operator '.$' couldn't find a matching element "
-                                      "in the array")
+            raise CommandError(ErrorCode.PositionalProjectionNoMatch,
+                               "positional operator '.$' couldn't find a matching element "
+                               "in the array")
         if self.index >= len(arr):
-            raise CommandError(51247, "positional operator '.$' element mismatch")
+            raise CommandError(ErrorCode.PositionalProjectionMismatch,
+                               "positional operator '.$' element mismatch")
         return [arr[self.index]]
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 from typing import Any
 
 from bson.decimal128 import Decimal128
-from bson.int64 import Int64
 
-from ginkgodb.errors import CommandError
+from ginkgodb.bsonutil.types import is_bson_number
+from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr.compiler import Scope, compile_node
 
 from .tree import EXCLUDE, INCLUDE, POSITIONAL, Computed, ElemMatch, Node, Slice
@@ -39,16 +39,19 @@ class Parser:
 
     def split(self, name: str, prefix: list[str]) -> list[str]:
         if not name:
-            raise CommandError(40352, "FieldPath cannot be constructed with empty string")
+            raise CommandError(ErrorCode.FieldPathEmpty,
+                               "FieldPath cannot be constructed with empty string")
         if name.endswith("."):
-            raise CommandError(40353, "FieldPath must not end with a '.'.")
+            raise CommandError(ErrorCode.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
         parts = name.split(".")
         for i, part in enumerate(parts):
             if not part:
-                raise CommandError(15998, "FieldPath field names may not be empty strings.")
+                raise CommandError(ErrorCode.FieldPathEmptyName,
+                                   "FieldPath field names may not be empty strings.")
             if part.startswith("$") and not (part == "$" and i > 0):
-                raise CommandError(16410, "FieldPath field names may not start with '$'. "
-                                          "Consider using $getField or $setField.")
+                raise CommandError(ErrorCode.FieldPathDollarPrefixed,
+                                   "FieldPath field names may not start with '$'. "
+                                   "Consider using $getField or $setField.")
         return prefix + parts
 
     # ---- one field -----------------------------------------------------------------------
@@ -57,17 +60,19 @@ class Parser:
         if parts[-1] == "$":
             return self.positional(parts[:-1], value)
         if "$" in parts:
-            raise CommandError(31394, "As of 4.4, it's illegal to specify positional operator in "
-                                      "the middle of a path.Positional projection may only be "
-                                      "used at the end, for example: a.b.$. If the query "
-                                      "previously used a form like a.b.$.d, remove the parts "
-                                      "following the '$' and the results will be equivalent.")
-        if isinstance(value, bool) or _is_number(value):
+            raise CommandError(ErrorCode.PositionalProjectionMidPath,
+                               "As of 4.4, it's illegal to specify positional operator in "
+                               "the middle of a path.Positional projection may only be "
+                               "used at the end, for example: a.b.$. If the query "
+                               "previously used a form like a.b.$.d, remove the parts "
+                               "following the '$' and the results will be equivalent.")
+        if isinstance(value, bool) or is_bson_number(value):
             return self.flag(parts, _truthy(value))
         if isinstance(value, dict):
             if not value:
-                raise CommandError(51270, "An empty sub-projection is not a valid value. Found "
-                                          f"empty object at path {'.'.join(parts)}")
+                raise CommandError(ErrorCode.ProjectionEmptySubObject,
+                                   "An empty sub-projection is not a valid value. Found "
+                                   f"empty object at path {'.'.join(parts)}")
             first = next(iter(value))
             if first.startswith("$") and len(value) == 1:
                 return self.operator(parts, value, first)
@@ -82,27 +87,31 @@ class Parser:
             return
         if include:
             if self.kind == "exclusion":
-                raise CommandError(31253, f"Cannot do inclusion on field {path} in exclusion "
-                                          "projection")
+                raise CommandError(ErrorCode.ProjectionInclusionInExclusion,
+                                   f"Cannot do inclusion on field {path} in exclusion "
+                                   "projection")
             self.kind = "inclusion"
             self.root.insert(parts, INCLUDE)
         else:
             if self.kind == "inclusion":
-                raise CommandError(31254, f"Cannot do exclusion on field {path} in inclusion "
-                                          "projection")
+                raise CommandError(ErrorCode.ProjectionExclusionInInclusion,
+                                   f"Cannot do exclusion on field {path} in inclusion "
+                                   "projection")
             self.kind = "exclusion"
             self.root.insert(parts, EXCLUDE)
 
     def computed(self, parts: list[str], fn: Any, literal: bool) -> None:
         if self.kind == "exclusion":
-            raise CommandError(31310 if literal else 31252, _OPERATOR_MSG)
+            raise CommandError(ErrorCode.ProjectionLiteralOperator if literal
+                               else ErrorCode.ProjectionOperatorInInclusion, _OPERATOR_MSG)
         self.kind = "inclusion"
         self.root.insert(parts, Computed(fn))
 
     def operator(self, parts: list[str], value: dict, name: str) -> None:
         if len(value) != 1:
-            raise CommandError(15983, "An object representing an expression must have exactly one"
-                                      f" field: {_show(value)}")
+            raise CommandError(ErrorCode.ExpressionObjectNotSingleField,
+                               "An object representing an expression must have exactly one"
+                               f" field: {_show(value)}")
         arg = value[name]
         if name == "$meta":
             self.root.insert(parts, Computed(compile_node(value, self.scope)))
@@ -114,18 +123,21 @@ class Parser:
             return self.elem_match(parts, arg)
         from ginkgodb.query.expr.compiler import OPERATORS
         if name not in OPERATORS and name not in ("$elemMatch", "$slice"):
-            raise CommandError(31325, f"Unknown expression {name}")
+            raise CommandError(ErrorCode.ProjectionUnknownExpression, f"Unknown expression {name}")
         self.computed(parts, compile_node(value, self.scope), literal=False)
 
     def elem_match(self, parts: list[str], arg: Any) -> None:
         if not isinstance(arg, dict):
             from ginkgodb.query.expr.values import type_name
-            raise CommandError(31274, "elemMatch: Invalid argument, object required, but got "
-                                      f"{type_name(arg)}")
+            raise CommandError(ErrorCode.ElemMatchProjectionNotObject,
+                               "elemMatch: Invalid argument, object required, but got "
+                               f"{type_name(arg)}")
         if len(parts) > 1:
-            raise CommandError(31275, "Cannot use $elemMatch projection on a nested field.")
+            raise CommandError(ErrorCode.ElemMatchProjectionNested,
+                               "Cannot use $elemMatch projection on a nested field.")
         if self.positional_path is not None:
-            raise CommandError(31255, "Cannot specify positional operator and $elemMatch.")
+            raise CommandError(ErrorCode.ProjectionPositionalWithElemMatch,
+                               "Cannot specify positional operator and $elemMatch.")
         from ginkgodb.query.match import compile_filter
         matcher = compile_filter({"e": {"$elemMatch": arg}})
         self.elem_match_paths.append(parts[0])
@@ -134,27 +146,29 @@ class Parser:
     def positional(self, parts: list[str], value: Any) -> None:
         path = ".".join(parts)
         if not self.find:
-            raise CommandError(31324, "Cannot use positional projection in aggregation "
-                                      "projection")
-        if not (isinstance(value, bool) or _is_number(value)):
-            raise CommandError(31308, "positional projection cannot be used with a literal")
+            raise CommandError(ErrorCode.PositionalProjectionInAggregation,
+                               "Cannot use positional projection in aggregation "
+                               "projection")
+        if not (isinstance(value, bool) or is_bson_number(value)):
+            raise CommandError(ErrorCode.PositionalProjectionWithLiteral,
+                               "positional projection cannot be used with a literal")
         if not _truthy(value):
-            raise CommandError(31395, "positional projection cannot be used with exclusion")
+            raise CommandError(ErrorCode.PositionalProjectionWithExclusion,
+                               "positional projection cannot be used with exclusion")
         if self.positional_path is not None:
-            raise CommandError(31276, "Cannot specify more than one positional projection per "
-                                      "query.")
+            raise CommandError(ErrorCode.ProjectionMultiplePositional,
+                               "Cannot specify more than one positional projection per "
+                               "query.")
         if self.elem_match_paths:
-            raise CommandError(31256, "Cannot specify positional operator and $elemMatch.")
+            raise CommandError(ErrorCode.ProjectionElemMatchWithPositional,
+                               "Cannot specify positional operator and $elemMatch.")
         if self.kind == "exclusion":
-            raise CommandError(31253, f"Cannot do inclusion on field {path} in exclusion "
-                                      "projection")
+            raise CommandError(ErrorCode.ProjectionInclusionInExclusion,
+                               f"Cannot do inclusion on field {path} in exclusion "
+                               "projection")
         self.kind = "inclusion"
         self.positional_path = path
         self.root.insert(parts, POSITIONAL)
-
-
-def _is_number(v: Any) -> bool:
-    return type(v) in (int, float, Int64, Decimal128)
 
 
 def _truthy(v: Any) -> bool:
@@ -165,17 +179,17 @@ def _truthy(v: Any) -> bool:
 
 def _slice_form(arg: Any) -> bool:
     """find's $slice takes a number or [skip, limit]; anything else is the expression."""
-    if _is_number(arg):
+    if is_bson_number(arg):
         return True
-    return isinstance(arg, list) and len(arg) == 2 and all(_is_number(a) for a in arg)
+    return isinstance(arg, list) and len(arg) == 2 and all(is_bson_number(a) for a in arg)
 
 
 def _parse_slice(arg: Any) -> Slice:
-    if _is_number(arg):
+    if is_bson_number(arg):
         return Slice(None, _as_int(arg))
     skip, limit = _as_int(arg[0]), _as_int(arg[1])
     if limit <= 0:
-        raise CommandError(28724, "$slice limit must be positive")
+        raise CommandError(ErrorCode.SliceFirstArgNotArray, "$slice limit must be positive")
     return Slice(skip, limit)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ginkgodb.errors import CommandError
+from ginkgodb.errors import CommandError, ErrorCode
 
 
 class Include:
@@ -87,13 +87,15 @@ class Node:
                 existing = node.entries[part] = Node()
             elif not isinstance(existing, Node):
                 rest = ".".join(parts[i + 1:])
-                raise CommandError(31249, f"Path collision at {'.'.join(parts)} remaining portion "
-                                          f"{rest}")
+                raise CommandError(ErrorCode.ProjectionPathCollisionPrefix,
+                                   f"Path collision at {'.'.join(parts)} remaining portion "
+                                   f"{rest}")
             node = existing
             chain.append(node)
         last = parts[-1]
         if last in node.entries:
-            raise CommandError(31250, f"Path collision at {'.'.join(parts)}")
+            raise CommandError(ErrorCode.ProjectionPathCollision,
+                               f"Path collision at {'.'.join(parts)}")
         node.entries[last] = leaf
         for n in chain:
             if isinstance(leaf, Computed):

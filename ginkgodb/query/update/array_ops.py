@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from bson.regex import Regex
 
-from ginkgodb.bsonutil.types import type_name
+from ginkgodb.bsonutil.types import is_bson_number, type_name
 from ginkgodb.errors import CommandError, ErrorCode
 
 from . import numeric
@@ -105,7 +105,7 @@ def _sort_key(spec: Any, compare: Comparator) -> Callable[[Any], Any]:
     direction = _unit_direction(spec)
     if direction is not None:
         return functools.cmp_to_key(lambda a, b: direction * compare(a, b))
-    if numeric.is_number(spec):
+    if is_bson_number(spec):
         raise CommandError(ErrorCode.BadValue, "The $sort element value must be either 1 or -1")
     raise CommandError(ErrorCode.BadValue, "The $sort is invalid: use 1/-1 to sort the whole "
                        "element, or {field:1/-1} to sort embedded fields")
@@ -113,7 +113,7 @@ def _sort_key(spec: Any, compare: Comparator) -> Callable[[Any], Any]:
 
 def _unit_direction(value: Any) -> int | None:
     """1 or -1 when `value` is a number equal to one of them (any numeric type)."""
-    if not numeric.is_number(value):
+    if not is_bson_number(value):
         return None
     v = numeric.to_decimal(value)
     return int(v) if v in (1, -1) else None

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from bson.timestamp import Timestamp
 
-from ginkgodb.bsonutil.types import type_name
+from ginkgodb.bsonutil.types import is_bson_number, type_name
 from ginkgodb.errors import CommandError, ErrorCode
 
 from . import numeric
@@ -57,7 +57,7 @@ class ArithmeticNode(LeafNode):
     verb = ""
 
     def __init__(self, field: str, value: Any) -> None:
-        if not numeric.is_number(value):
+        if not is_bson_number(value):
             raise CommandError(ErrorCode.TypeMismatch, f"Cannot {self.verb} with non-numeric "
                                f"argument: {{{render_element(field, value)}}}")
         self.operand = value
@@ -66,7 +66,7 @@ class ArithmeticNode(LeafNode):
         raise NotImplementedError
 
     def update(self, value: Any, path: list[str], state: ApplyState) -> Any:
-        if not numeric.is_number(value):
+        if not is_bson_number(value):
             raise CommandError(ErrorCode.TypeMismatch,
                                f"Cannot apply {self.op} to a value of non-numeric type. "
                                f"{{{id_element(state.doc)}}} has the field '{path[-1]}' of "

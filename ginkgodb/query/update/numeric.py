@@ -37,10 +37,6 @@ def kind(v: Any) -> int | None:
     return None
 
 
-def is_number(v: Any) -> bool:
-    return kind(v) is not None
-
-
 def make(k: int, value: Any) -> Any:
     """A Python value of numeric kind `k`; None when an integer does not fit its kind."""
     if k == INT32:

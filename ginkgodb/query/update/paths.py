@@ -10,10 +10,6 @@ import functools
 from ginkgodb.errors import CommandError, ErrorCode
 
 
-def split_path(path: str) -> list[str]:
-    return path.split(".")
-
-
 def check_updatable(path: str) -> list[str]:
     """Parts of `path`; error 56 for an empty path or an empty part (`a..b`)."""
     if path == "":

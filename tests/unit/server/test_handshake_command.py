@@ -5,9 +5,8 @@ import datetime
 
 import pytest
 
-from ginkgodb import wire
+from ginkgodb import limits, wire
 from ginkgodb.commands import CommandContext, dispatch
-from ginkgodb.commands import server_view
 from unit.server.fake_server import FakeServer
 
 
@@ -63,7 +62,8 @@ def test_load_balanced_hello_is_refused():
     assert run({"hello": 1, "loadBalanced": True, "$db": "admin"})["code"] == 354
 
 
-def test_advertised_limits_match_the_wire_codec_and_write_commands():
-    assert server_view.MAX_BSON_OBJECT_SIZE == wire.MAX_BSON_OBJECT_SIZE
-    assert server_view.MAX_MESSAGE_SIZE == wire.MAX_MESSAGE_SIZE
-    assert server_view.MAX_WRITE_BATCH_SIZE == wire.MAX_WRITE_BATCH_SIZE
+def test_advertised_limits_are_the_ones_the_wire_codec_and_write_commands_enforce():
+    reply = run({"hello": 1, "$db": "admin"})
+    assert reply["maxBsonObjectSize"] == limits.MAX_BSON_OBJECT_SIZE == wire.MAX_BSON_OBJECT_SIZE
+    assert reply["maxMessageSizeBytes"] == limits.MAX_MESSAGE_SIZE == wire.MAX_MESSAGE_SIZE
+    assert reply["maxWriteBatchSize"] == limits.MAX_WRITE_BATCH_SIZE == wire.MAX_WRITE_BATCH_SIZE

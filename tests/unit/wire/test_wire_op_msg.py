@@ -8,7 +8,7 @@ import pytest
 from bson.raw_bson import RawBSONDocument
 
 from ginkgodb.wire import ProtocolError, WireConnection
-from ginkgodb.wire.limits import MAX_INTERNAL_BSON_SIZE
+from ginkgodb.limits import MAX_INTERNAL_BSON_SIZE
 from unit.wire.wire_messages import command, kind0, kind1, op_msg, parse_reply
 
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import CommandError, ErrorCode
-from . import predicates, s2
+from . import flat, predicates, s2
 from .codes import GeoCode
-from .geojson import MISSING, GeoError, elements, is_geo_number, is_object, parse_flat_point, \
-    parse_geojson, parse_point, lng_lat_point, show, show_document, show_element, to_float
+from .geojson import (MISSING, GeoError, elements, is_geo_number, is_object, lng_lat_point,
+                      parse_flat_point, parse_geojson, parse_point, parse_stored, show,
+                      show_document, show_element, to_float)
 from .shapes import CRS, Geometry
-from . import flat
 
 WITHIN = "within"
 INTERSECTS = "intersects"
@@ -42,6 +42,16 @@ class GeoPredicate:
         if self.predicate == WITHIN:
             return predicates.within(self.region, doc)
         return predicates.intersects(self.region, doc)
+
+    def matches_value(self, field: str, value: Any) -> bool:
+        """One field value of a document: a value that is no valid geometry never matches."""
+        if not is_object(value):
+            return False
+        try:
+            geometry = parse_stored(field, value)
+        except GeoError:
+            return False
+        return self.matches(geometry)
 
 
 def _radius(value: Any) -> float:

@@ -160,3 +160,10 @@ def test_distances():
         math.radians(1) * 6378100, rel=1e-2)
     assert flat_distance(0, 0, parse_stored("loc", [3, 4])) == 5
     assert flat_distance(0, 0, parse_stored("loc", line((0, 0), (1, 1)))) is None
+
+
+def test_matches_value_treats_invalid_geometry_as_no_match():
+    pred = parse_geo_predicate({"$geoWithin": {"$geometry": POLY}})
+    assert pred.matches_value("loc", [1, 1])
+    assert not pred.matches_value("loc", "here") and not pred.matches_value("loc", None)
+    assert not pred.matches_value("loc", {"type": "Point", "coordinates": [500, 1]})

@@ -6,7 +6,7 @@ from bson.int64 import Int64
 
 from ginkgodb.bsonutil import keycodec
 from ginkgodb.errors import CommandError
-from ginkgodb.query.geo import S2IndexParams, parse_geo_predicate, parse_stored, s2, s2keys
+from ginkgodb.query.geo import S2IndexParams, parse_geo_predicate, s2, s2keys
 from ginkgodb.query.geo.s2keys import (cells_to_intervals, index_cells, interval_contains,
                                        merge_intervals, params_from_spec, region_intervals)
 

@@ -1,0 +1,225 @@
+"""2dsphere (version 3) index keys and scan ranges, as mongod's S2 access method builds them.
+
+A document's geometry becomes S2 cells: a point is its leaf cell (level 30); any other shape
+is an S2RegionCoverer covering between `coarsestIndexedLevel` and `finestIndexedLevel` with at
+most `maxCellsInCovering` cells (advisory). Each cell is one key: the cell id as a signed 64-bit
+integer (NumberLong), which is what mongod stores, encoded by `bsonutil.keycodec` like any
+number (see docs/design/geo-index.md, "2dsphere key format", DO NOT CHANGE).
+
+A query region becomes ranges of those integers: its own covering (levels 0..23, at most 20
+cells) as [range_min, range_max] ranges, plus every strict ancestor of its cells down to the
+coarsest indexed level as single values (mongod's S2CellIdsToIntervalsWithParents). Any
+indexed cell that meets a covering cell is either inside one of the ranges or is one of those
+ancestors, so a scan of the ranges returns a superset of the matches; the exact predicate
+filters it.
+"""
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bson.int64 import Int64
+
+from ...bsonutil import keycodec
+from ...errors import CommandError, ErrorCode
+from . import s2
+from .codes import GeoCode
+from .geojson import GeoError, parse_stored, show, show_document
+from .shapes import CRS, Geometry
+
+KEY_FORMAT_VERSION = 1        # of the bytes described in docs/design/geo-index.md
+SUPPORTED_VERSIONS = (1, 2, 3)
+DEFAULT_INDEX_VERSION = 3
+
+# Query coverings (mongod's internalQueryS2GeoCoarsestLevel/FinestLevel/MaxCells defaults).
+QUERY_COARSEST_LEVEL = 0
+QUERY_FINEST_LEVEL = 23
+QUERY_MAX_CELLS = 20
+
+
+@dataclass(frozen=True)
+class S2IndexParams:
+    """The covering parameters of one 2dsphere index (mongod's S2IndexingParams)."""
+
+    index_version: int = DEFAULT_INDEX_VERSION
+    finest_level: int = s2.closest_level(110.0 / s2.EARTH_RADIUS_METERS)            # 16
+    coarsest_level: int = s2.closest_level(2000 * 1000.0 / s2.EARTH_RADIUS_METERS)  # 2
+    max_cells: int = 20
+
+
+def _int_option(spec: Mapping, name: str, default: int) -> int:
+    if name not in spec:
+        return default
+    value = spec[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CommandError(ErrorCode.TypeMismatch,
+                           f"\"{name}\" had the wrong type. Expected number, found "
+                           f"{type(value).__name__}")
+    if isinstance(value, float) and value != int(value):
+        raise CommandError(ErrorCode.BadValue, f"Expected an integer: {name}: {show(value)}")
+    return int(value)
+
+
+def params_from_spec(spec: Mapping) -> S2IndexParams:
+    """Covering parameters from an index specification, checked as mongod checks them.
+
+    An index without `2dsphereIndexVersion` is version 1 (mongod's rule for stored indexes;
+    createIndexes adds version 3 to new ones). Only version 3 keys are built here.
+    """
+    version = _int_option(spec, "2dsphereIndexVersion", 1)
+    if version not in SUPPORTED_VERSIONS:
+        raise CommandError(GeoCode.UNSUPPORTED_INDEX_VERSION,
+                           f"unsupported geo index version {{ 2dsphereIndexVersion : {version} }}"
+                           f", only support versions: [1,2,3]")
+    if version != 3:
+        raise CommandError(ErrorCode.NotImplemented,
+                           f"2dsphereIndexVersion {version} indexes are not supported; use 3")
+    base = S2IndexParams()
+    params = S2IndexParams(
+        index_version=version,
+        finest_level=_int_option(spec, "finestIndexedLevel", base.finest_level),
+        coarsest_level=_int_option(spec, "coarsestIndexedLevel", base.coarsest_level),
+        max_cells=_int_option(spec, "maxCellsInCovering", base.max_cells))
+    if params.coarsest_level < 0:
+        raise CommandError(GeoCode.COARSEST_LEVEL_MIN, "coarsestIndexedLevel must be >= 0")
+    if params.finest_level > 30:
+        raise CommandError(GeoCode.FINEST_LEVEL_MAX, "finestIndexedLevel must be <= 30")
+    if params.finest_level < params.coarsest_level:
+        raise CommandError(GeoCode.FINEST_BELOW_COARSEST,
+                           "finestIndexedLevel must be >= coarsestIndexedLevel")
+    return params
+
+
+def _coverer(min_level: int, max_level: int, max_cells: int):
+    coverer = s2.S2.S2RegionCoverer()
+    coverer.set_min_level(min_level)
+    coverer.set_max_level(max_level)
+    coverer.set_max_cells(max_cells)
+    return coverer
+
+
+def cover(regions: list, min_level: int, max_level: int, max_cells: int) -> list[int]:
+    """Unsigned cell ids covering the union of S2 regions (S2RegionCoverer on S2RegionUnion).
+
+    The bindings have no S2RegionUnion: several regions are covered one by one, and when the
+    union holds more than `max_cells` cells it is covered once more as an S2CellUnion.
+    """
+    coverer = _coverer(min_level, max_level, max_cells)
+    if len(regions) == 1:
+        return sorted(c.id() for c in coverer.GetCovering(regions[0]))
+    ids: set[int] = set()
+    for region in regions:
+        ids.update(c.id() for c in coverer.GetCovering(region))
+    if len(ids) > max_cells:
+        union = s2.S2.S2CellUnion([s2.S2.S2CellId(i) for i in ids])
+        ids = {c.id() for c in coverer.GetCovering(union)}
+    return sorted(ids)
+
+
+def document_cells(geometry: Geometry, params: S2IndexParams) -> list[int]:
+    """The unsigned cell ids a 2dsphere (v3) index stores for a (spherical) geometry."""
+    if geometry.is_point:
+        return [s2.S2.S2CellId(geometry.points[0]).id()]
+    return cover(geometry.s2_regions(), params.coarsest_level, params.finest_level,
+                 params.max_cells)
+
+
+def _extract_error(document: Mapping, reason: str) -> CommandError:
+    return CommandError(GeoCode.CANT_EXTRACT_GEO_KEYS,
+                        f"Can't extract geo keys: {show_document(document)}  {reason}")
+
+
+def is_indexed_value(value: Any) -> bool:
+    """2dsphere indexes (v2+) are sparse: missing, null and [] values get no key."""
+    return value is not None and not (isinstance(value, (list, tuple)) and not value)
+
+
+def geometry_for_index(field: str, value: Any, document: Mapping) -> Geometry:
+    """The spherical geometry of a field value, or mongod's 16755 error for the document."""
+    try:
+        geometry = parse_stored(field, value)
+    except GeoError as exc:
+        raise _extract_error(document, exc.reason) from None
+    if not geometry.can_project(CRS.SPHERE):
+        raise _extract_error(document,
+                             f"can't project geometry into spherical CRS: {show(value)}")
+    return geometry.projected(CRS.SPHERE)
+
+
+def index_cells(field: str, value: Any, document: Mapping, params: S2IndexParams) -> list[int]:
+    """Signed cell ids (the stored NumberLongs) for one geo field value; [] when not indexed."""
+    if not is_indexed_value(value):
+        return []
+    geometry = geometry_for_index(field, value, document)
+    cells = document_cells(geometry, params)
+    if not cells:
+        raise CommandError(GeoCode.NO_GEO_KEYS, "Unable to generate keys for (likely malformed) "
+                           f"geometry: {show_document(document)}")
+    return [s2.to_signed(c) for c in cells]
+
+
+def index_key_values(field: str, value: Any, document: Mapping,
+                     params: S2IndexParams) -> list[Int64]:
+    """The key values (NumberLong) of one geo field, to go through keycodec like any number."""
+    return [Int64(c) for c in index_cells(field, value, document, params)]
+
+
+def encode_cell(signed_cell: int) -> bytes:
+    """One 2dsphere key component: keycodec's encoding of the NumberLong cell id."""
+    return keycodec.encode_value(Int64(signed_cell))
+
+
+# --- query side -----------------------------------------------------------------------------
+
+Interval = tuple[int, int]   # inclusive [start, end] of signed cell ids
+
+
+def cells_to_intervals(cover_ids: list[int], params: S2IndexParams) -> list[Interval]:
+    """Ranges of signed cell ids to scan for a query covering (with its ancestors)."""
+    ancestors: set[int] = set()
+    intervals: list[Interval] = []
+    for cid in cover_ids:
+        cell = s2.S2.S2CellId(cid)
+        intervals.append((s2.to_signed(cell.range_min().id()), s2.to_signed(cell.range_max().id())))
+        while cell.level() > params.coarsest_level:
+            cell = cell.parent()
+            ancestors.add(cell.id())
+    intervals += [(s2.to_signed(a), s2.to_signed(a)) for a in ancestors]
+    intervals.sort()
+    return intervals
+
+
+def merge_intervals(intervals: list[Interval]) -> list[Interval]:
+    out: list[Interval] = []
+    for lo, hi in intervals:
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def query_cover(region: Geometry) -> list[int]:
+    """The covering mongod computes for a query region (levels 0..23, 20 cells)."""
+    return cover(region.s2_regions(), QUERY_COARSEST_LEVEL, QUERY_FINEST_LEVEL, QUERY_MAX_CELLS)
+
+
+def region_intervals(region: Geometry, params: S2IndexParams) -> list[Interval]:
+    """Signed cell-id ranges whose scan returns every document the region may match."""
+    if region.crs == CRS.FLAT:
+        raise ValueError("a flat region ($box, $polygon, $center) has no 2dsphere bounds")
+    return cells_to_intervals(query_cover(region), params)
+
+
+def intervals_to_key_ranges(intervals: list[Interval]) -> list[tuple[bytes, bytes]]:
+    """Inclusive byte ranges of key components for the index scan."""
+    return [(encode_cell(lo), encode_cell(hi)) for lo, hi in intervals]
+
+
+def interval_contains(intervals: list[Interval], signed_cell: int) -> bool:
+    """Is a signed cell id inside one of the sorted, disjoint intervals?"""
+    i = bisect.bisect_right(intervals, (signed_cell, float("inf"))) - 1
+    return i >= 0 and intervals[i][0] <= signed_cell <= intervals[i][1]

@@ -11,11 +11,12 @@ from typing import Any, Optional
 
 from . import layout
 from .catalog import CollectionMeta
-from .indexes import IndexRuntime
+from .access import access_method
+from .access.entries import IndexEntries
 
 
 class Collection:
-    """One collection's compiled indexes, shortcut-planner map and validator."""
+    """One collection's index access methods, shortcut-planner map and validator."""
 
     __slots__ = ("meta", "record_prefix", "indexes", "index_map", "capped", "__dict__")
 
@@ -23,7 +24,7 @@ class Collection:
         from ..planner.fast import IndexMap
         self.meta = meta
         self.record_prefix = layout.record_prefix(meta.id)
-        self.indexes: list[IndexRuntime] = [IndexRuntime(ix, meta.ns) for ix in meta.indexes]
+        self.indexes: list[IndexEntries] = [access_method(ix, meta.ns) for ix in meta.indexes]
         self.index_map = IndexMap(meta.indexes)
         self.capped = bool(meta.options.get("capped"))
 
@@ -36,13 +37,13 @@ class Collection:
         return self.meta.ns
 
     @property
-    def id_index(self) -> Optional[IndexRuntime]:
+    def id_index(self) -> Optional[IndexEntries]:
         for ix in self.indexes:
             if ix.meta.is_id:
                 return ix
         return None
 
-    def index(self, name: str) -> Optional[IndexRuntime]:
+    def index(self, name: str) -> Optional[IndexEntries]:
         for ix in self.indexes:
             if ix.meta.name == name:
                 return ix

@@ -16,7 +16,9 @@ from . import layout
 from .batch import WriteBatch
 from .catalog import CollectionMeta, IndexMeta
 from .collection import Collection
-from .indexes import (IndexRuntime, comparable_options, find_index, normalize_spec)
+from .access import access_method
+from .access.entries import IndexEntries
+from .index_specs import comparable_options, find_index, normalize_spec
 from .names import check_collection_name, check_db_name
 from .views import refuse_write
 
@@ -151,7 +153,7 @@ def _build(txn, coll: Collection, meta: IndexMeta) -> IndexMeta:
     """Index every existing document, bulk: collect the entries, sort them, find duplicates
     between neighbours, then write them in key order. A duplicate aborts the build (and the
     batch), leaving nothing behind. Returns the entry with the multikey paths found."""
-    runtime = IndexRuntime(meta, coll.meta.ns)
+    runtime = access_method(meta, coll.meta.ns)
     prefix = coll.record_prefix
     entries: list[bytes] = []
     multikey_paths: set = set()
@@ -168,7 +170,7 @@ def _build(txn, coll: Collection, meta: IndexMeta) -> IndexMeta:
     return meta.evolve(multikey_paths=frozenset(multikey_paths)) if multikey_paths else meta
 
 
-def _check_sorted_unique(txn, coll: Collection, runtime: IndexRuntime, entries: list[bytes]) -> None:
+def _check_sorted_unique(txn, coll: Collection, runtime: IndexEntries, entries: list[bytes]) -> None:
     width = layout.RID_WIDTH
     for before, after in zip(entries, entries[1:]):
         if before[:-width] == after[:-width]:

@@ -6,9 +6,10 @@ from typing import Any, Optional
 
 import bson
 
-from ..planner.choose import QueryPlan, plan_query
+from ..planner.choose import IndexPlan, QueryPlan, plan_query
+from ..planner.parsed_query import ParsedQuery, id_point_key
 from ..bsonutil import collation, keycodec
-from ..planner.fast import fast_plan, plain_value
+from ..planner.fast import fast_plan
 from ..query.match import compile_filter
 from . import stages as S
 
@@ -102,8 +103,8 @@ def sort_pairs(sort: Optional[dict]) -> list:
 
 def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
           explain: bool = False) -> BuiltPlan:
-    """Plan and assemble stages. `for_write` skips projection (writers need whole documents);
-    `explain` always takes the full planner so the plan can be described."""
+    """Plan and assemble stages. `for_write` skips projection (writers need whole documents).
+    Explain builds exactly what a query runs (`explain` is accepted for callers' clarity)."""
     filt = req.filter or {}
     if state is None:
         return BuiltPlan(_Eof(), QueryPlan("EOF"), [], req, cached_filter(filt, req) if filt else None)
@@ -111,20 +112,23 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         req = replace(req, collation=state.meta.options["collation"])  # the collection's default
     coll = collation_of(req.collation)
     root = None
+    query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
     if req.hint is None and not req.sort and not req.collation:
-        id_key = id_hack_key(filt)
+        id_key = query.id_key
         if id_key is not None:
             root = S.IdHack(state, reader, id_key)
-        elif not explain:
-            root = _fast(state, reader, filt, req, ctx)
+        else:
+            root, fast = _fast(state, reader, query, req, ctx)
     if root is not None:
         plan, rejected, exact = QueryPlan(root.name), [], False
+        if root.name != "IDHACK":
+            plan = QueryPlan("IXSCAN", [IndexPlan(fast.index, None)])
     else:
         natural = _natural(req.sort)
         sort = None if natural else req.sort
-        usable = [ix.meta for ix in state.indexes if collation.same(ix.collation, coll)]
-        plan_filter = coll.transform_query(filt) if coll is not None else filt
-        plan, rejected = plan_query(usable, plan_filter, sort_pairs(sort), req.hint)
+        usable = [ix for ix in state.indexes if collation.same(ix.collation, coll)]
+        plan_query_ = query if coll is None else ParsedQuery(coll.transform_query(filt))
+        plan, rejected = plan_query(usable, plan_query_, sort_pairs(sort), req.hint)
         if rejected and _tied(plan, rejected[0]):
             plan, rejected = _trial(state, reader, [plan, *rejected], filt, req)
         if natural and plan.kind == "COLLSCAN":
@@ -168,12 +172,8 @@ def _collated_key(key, coll):
 
 
 def id_hack_key(filt: dict):
-    """The encoded _id of a `{_id: <plain value>}` filter, else None."""
-    if type(filt) is dict and len(filt) == 1 and "_id" in filt:
-        value = filt["_id"]
-        if plain_value(value):
-            return keycodec.encode_value(value)
-    return None
+    """The encoded _id of a `{_id: <plain value>}` filter, else None (IDHACK's test)."""
+    return id_point_key(filt)
 
 
 TRIAL_RESULTS = 101   # mongod's trial period: enough results to fill a first batch ...
@@ -206,14 +206,16 @@ def _trial(state, reader, plans: list, filt: dict, req: FindRequest) -> tuple:
     return winner, [p for p in plans if p is not winner]
 
 
-def _fast(state, reader, filt: dict, req: FindRequest, ctx) -> Any:
-    fp = fast_plan(state.index_map, filt)
+def _fast(state, reader, query: ParsedQuery, req: FindRequest, ctx) -> tuple:
+    """(the shortcut plan's stages, the shortcut plan), or (None, None)."""
+    fp = fast_plan(state.index_map, query)
     if fp is None:
-        return None
-    runtime = state.index(fp.index.name)
-    scan = S.IndexScan(runtime, reader, fp.ranges, {}, 1, multikey=bool(fp.index.multikey_paths), ctx=ctx)
+        return None, None
+    access = state.index(fp.index.name)
+    scan = S.IndexScan(access, reader, fp.ranges, lambda: access.explain_bounds(query), 1,
+                       multikey=bool(fp.index.multikey_paths), ctx=ctx)
     residual = cached_filter(fp.residual, req) if fp.residual else None
-    return S.Fetch(state, reader, scan, residual, fp.residual)
+    return S.Fetch(state, reader, scan, residual, fp.residual), fp
 
 
 def _natural(sort: Optional[dict]) -> int:

@@ -106,8 +106,9 @@ class IndexScan(Stage):
 
     name = "IXSCAN"
 
-    def __init__(self, index, reader, ranges: list, bounds_explain: dict, direction: int = 1,
+    def __init__(self, index, reader, ranges: list, bounds_explain: Any, direction: int = 1,
                  multikey: bool = False, ctx=None) -> None:
+        """`bounds_explain` is explain's indexBounds, or a callable computing them on demand."""
         super().__init__()
         self.index, self.reader, self.ranges = index, reader, ranges
         self.bounds_explain, self.direction, self.multikey, self.ctx = bounds_explain, direction, multikey, ctx
@@ -140,7 +141,7 @@ class IndexScan(Stage):
                 "multiKeyPaths": {f: ([f] if f in meta.multikey_paths else []) for f in meta.key},
                 "isUnique": meta.unique, "isSparse": meta.sparse, "isPartial": meta.partial is not None,
                 "indexVersion": 2, "direction": "forward" if self.direction > 0 else "backward",
-                "indexBounds": self.bounds_explain}
+                "indexBounds": self.bounds_explain() if callable(self.bounds_explain) else self.bounds_explain}
 
     def stat_fields(self) -> dict:
         return {"keysExamined": self.examined, "dupsTested": self.examined if self.multikey else 0,

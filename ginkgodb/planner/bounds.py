@@ -74,11 +74,12 @@ class IndexBounds:
         return f"IndexBounds({self.to_explain()}, exact={self.exact})"
 
 
-def compute_bounds(key_pattern: list[tuple[str, Any]], filter_spec: Mapping, *,
+def compute_bounds(key_pattern: list[tuple[str, Any]], query: Any, *,
                    multikey_paths: set[str] | frozenset[str] = frozenset(),
                    sparse: bool = False) -> IndexBounds:
-    """Bounds of an index on `key_pattern` for the conjunctive part of `filter_spec`."""
-    parsed = parse_filter(filter_spec or {})
+    """Bounds of an index on `key_pattern` for the conjunctive part of a query (a ParsedQuery,
+    whose predicates are parsed once for all indexes, or a filter document)."""
+    parsed = query.predicates if hasattr(query, "predicates") else parse_filter(query or {})
     names = [name for name, _ in key_pattern]
     exact = parsed.complete and all(a.path in names and a.op != "other" for a in parsed.atoms)
     by_path: dict[str, list[Atom]] = {}

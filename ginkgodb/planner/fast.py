@@ -8,20 +8,14 @@ nulls, regexes, partial indexes) goes to the full planner in `choose.py`. The pr
 """
 from __future__ import annotations
 
-import datetime
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
-
-from bson.int64 import Int64
-from bson.objectid import ObjectId
 
 from ..bsonutil import keycodec
 from ..bsonutil.types import bracket
 from .key_ranges import prefix_end
+from .plain import plain_value
 
-# Types whose equality is plain value equality (no array/document/null/regex semantics).
-_PLAIN = (int, float, str, ObjectId, datetime.datetime, Int64, bool)
 _RANGE_OPS = frozenset({"$gt", "$gte", "$lt", "$lte"})
 
 
@@ -31,17 +25,6 @@ class FastPlan:
     ranges: list                      # [(lo, hi)] over encoded keys, ascending
     residual: Optional[dict]          # what the index does not already guarantee (None: nothing)
     is_equality: bool
-
-
-_PLAIN_TYPES = frozenset(_PLAIN)
-
-
-def plain_value(v: Any) -> bool:
-    """True for values whose equality is plain value equality (no array/null/regex rules)."""
-    t = type(v)
-    if t in _PLAIN_TYPES:
-        return t is not float or v == v
-    return isinstance(v, _PLAIN) and not (isinstance(v, float) and math.isnan(v))
 
 
 def _predicate(cond: Any) -> Optional[tuple[str, Any]]:
@@ -86,8 +69,10 @@ class IndexMap:
         self.by_field = by_field
 
 
-def fast_plan(index_map: IndexMap, filt: dict) -> Optional[FastPlan]:
-    """A plan for `filt` on one index without the general planner, or None."""
+def fast_plan(index_map: IndexMap, query: Any) -> Optional[FastPlan]:
+    """A plan for a query (a ParsedQuery or a filter) on one index without the general planner,
+    or None."""
+    filt = getattr(query, "filter", query)
     if type(filt) is not dict or not filt:
         return None
     by_field = index_map.by_field

@@ -28,8 +28,11 @@ def conjuncts(spec: dict) -> list[tuple[str, Any]]:
     return out
 
 
-def filter_implies(query: dict, partial: dict) -> bool:
-    have = conjuncts(query) if isinstance(query, dict) else []
+def filter_implies(query: Any, partial: dict) -> bool:
+    """`query` is a filter document or a ParsedQuery (whose conjuncts are parsed once)."""
+    have = getattr(query, "conjuncts", None)
+    if have is None:
+        have = conjuncts(query) if isinstance(query, dict) else []
     for path, cond in conjuncts(partial):
         if not any(p == path and _implies(c, cond, path) for p, c in have):
             return False

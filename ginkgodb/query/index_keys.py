@@ -4,7 +4,8 @@ B-tree indexes: dotted paths walk embedded documents and arrays. An array yields
 element (inner arrays are not expanded again). A numeric path component such as `a.0` picks one
 array position. A missing field keys as null, and an empty array keys as undefined. One document
 may expand only one array per index (error 171 otherwise). Hashed indexes allow no array
-anywhere on an indexed path (error 16766).
+anywhere on an indexed path (error 16766). Which generator an index uses is its access
+method's choice (engine/access/).
 
 Keys come back encoded (`keycodec.encode_key` with the pattern's directions) together with the
 multikey paths: the array-valued path prefixes that made the index multikey.
@@ -22,9 +23,6 @@ from ..bsonutil.keycodec import encode_key, hash_value
 from ..bsonutil.shell_format import format_value
 from ..errors import CommandError, ErrorCode
 
-_UNSUPPORTED_KINDS = ("text", "2d", "2dsphere", "2dsphere_bucket", "geoHaystack", "wildcard")
-
-
 class _Eoo:
     """An absent element (mongod's EOO): a path that leads nowhere."""
 
@@ -35,20 +33,15 @@ UNDEFINED = T.Undefined()
 KeyPattern = list[tuple[str, Any]]
 
 
-def extract_keys(doc: Mapping, key_pattern: KeyPattern, *,
-                 sparse: bool = False) -> tuple[list[bytes], set[str]]:
-    """(encoded keys, multikey paths) of `doc` for an index on `key_pattern`.
+def btree_keys(doc: Mapping, key_pattern: KeyPattern, *,
+               sparse: bool = False) -> tuple[list[bytes], set[str]]:
+    """(encoded keys, multikey paths) of `doc` for a B-tree index on `key_pattern` (numeric
+    directions).
 
     Keys are de-duplicated and sorted. A sparse index gives no key to a document that lacks every
     indexed field.
     """
-    kinds = [kind for _, kind in key_pattern]
-    for kind in kinds:
-        if isinstance(kind, str) and kind != "hashed":
-            raise CommandError(ErrorCode.NotImplemented, f"index type '{kind}' is not supported yet")
-    if "hashed" in kinds:
-        return _hashed_keys(doc, key_pattern, sparse), set()
-    directions = [-1 if kind < 0 else 1 for kind in kinds]
+    directions = [-1 if kind < 0 else 1 for _, kind in key_pattern]
     flat = _flat_values(doc, key_pattern)
     if flat is not None:
         if sparse and all(v is EOO for v in flat):
@@ -229,7 +222,7 @@ def _array_as_object(arr: list) -> str:
     return "{ " + ", ".join(f"{i}: {format_value(v)}" for i, v in enumerate(arr)) + " }"
 
 
-def _hashed_keys(doc: Mapping, key_pattern: KeyPattern, sparse: bool) -> list[bytes]:
+def hashed_keys(doc: Mapping, key_pattern: KeyPattern, *, sparse: bool = False) -> list[bytes]:
     """One key per document: hashed fields as Int64 hashes, the others as plain values."""
     values = []
     has_value = False

@@ -15,7 +15,7 @@ from bson.regex import Regex
 
 from ginkgodb.bsonutil.keycodec import encode_key, hash_value
 from ginkgodb.planner.bounds import compute_bounds
-from ginkgodb.query.index_keys import extract_keys
+from ginkgodb.query.index_keys import btree_keys as extract_keys
 
 A = [("a", 1)]
 

@@ -1,0 +1,56 @@
+"""Index kinds as access methods: each kind answers how a document is keyed, how its entries
+are kept, and (through the planner's side) how a query may scan it (docs/design/seams.md).
+
+`access_method(meta, ns)` builds the one for a catalog entry; `check_kind(key, options)` runs at
+createIndexes, so a kind ginkgodb does not serve is refused there (238), never at the next
+insert.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import CommandError, ErrorCode
+from ..catalog import IndexMeta
+from .btree import BtreeAccess, HashedAccess
+from .entries import IndexEntries
+from .unserved import UnservedAccess
+
+#: kinds named in a key pattern that ginkgodb does not serve yet
+UNSERVED_KINDS = ("text", "2d", "2dsphere", "2dsphere_bucket", "geoHaystack")
+
+
+def kind_of(key: dict) -> str:
+    """The index kind a key pattern asks for."""
+    named = [d for d in key.values() if isinstance(d, str)]
+    if any(f == "$**" or f.endswith(".$**") for f in key):
+        return "wildcard"
+    if not named:
+        return "btree"
+    for kind in UNSERVED_KINDS:
+        if kind in named:
+            return kind
+    return "hashed" if "hashed" in named else named[0]
+
+
+_KINDS: dict[str, type] = {"btree": BtreeAccess, "hashed": HashedAccess}
+
+
+def check_kind(key: dict, options: dict) -> None:
+    """createIndexes: refuse what no access method serves, then the kind's own rules."""
+    kind = kind_of(key)
+    cls = _KINDS.get(kind)
+    if cls is None:
+        what = "wildcard indexes" if kind == "wildcard" else f"'{kind}' indexes"
+        raise CommandError(ErrorCode.NotImplemented, f"{what} are not supported by ginkgodb yet")
+    cls.check_spec(key, options)
+
+
+def access_method(meta: IndexMeta, ns: str) -> Any:
+    """The access method of a stored index (an unserved kind, from an older data directory,
+    refuses writes and serves no query)."""
+    cls = _KINDS.get(kind_of(meta.key), UnservedAccess)
+    return cls(meta, ns)
+
+
+__all__ = ["BtreeAccess", "HashedAccess", "IndexEntries", "UNSERVED_KINDS", "access_method", "check_kind",
+           "kind_of"]

@@ -1,0 +1,58 @@
+"""B-tree access methods: single-field, compound and multikey indexes, and hashed ones."""
+from __future__ import annotations
+
+from ...bsonutil import keycodec
+from ...errors import CommandError, ErrorCode
+from ...planner.btree_plans import BtreePlanning
+from ...query.index_keys import btree_keys, hashed_keys
+from ..catalog import IndexMeta
+from .entries import IndexEntries
+
+
+class BtreeAccess(IndexEntries, BtreePlanning):
+    kind = "btree"
+
+    def __init__(self, meta: IndexMeta, ns: str) -> None:
+        super().__init__(meta, ns)
+        # `_id` and other single ascending top-level fields take a shortcut for scalar values
+        field, direction = self.pattern[0]
+        self._simple_field = field if (len(self.pattern) == 1 and direction == 1 and "." not in field
+                                       and not meta.sparse and self.collation is None) else None
+
+    def keys(self, doc: dict) -> tuple[list[bytes], set]:
+        f = self._simple_field
+        if f is not None and self._partial is None:
+            v = doc.get(f)
+            if v is not None and not isinstance(v, (list, dict)):
+                return [keycodec.encode_key((v,))], set()
+        return super().keys(doc)
+
+    def document_keys(self, doc: dict) -> tuple[list[bytes], set]:
+        return btree_keys(doc, self.pattern, sparse=self.meta.sparse)
+
+    @staticmethod
+    def check_spec(key: dict, options: dict) -> None:
+        """Nothing beyond the generic key-pattern rules."""
+
+
+class HashedAccess(BtreeAccess):
+    """One key per document: the hashed field's 64-bit hash (equality only, no arrays)."""
+
+    kind = "hashed"
+
+    def __init__(self, meta: IndexMeta, ns: str) -> None:
+        super().__init__(meta, ns)
+        self._simple_field = None
+
+    def document_keys(self, doc: dict) -> tuple[list[bytes], set]:
+        return hashed_keys(doc, self.pattern, sparse=self.meta.sparse), set()
+
+    @staticmethod
+    def check_spec(key: dict, options: dict) -> None:
+        kinds = [d for d in key.values() if d == "hashed"]
+        if len(kinds) > 1:
+            raise CommandError(ErrorCode.IndexMultipleHashedFields,
+                               "A maximum of one index field is allowed to be hashed but found 2")
+        if options.get("unique"):
+            raise CommandError(ErrorCode.CannotCreateIndex,
+                               "Currently hashed indexes cannot guarantee uniqueness. Use a regular index.")

@@ -1,0 +1,128 @@
+"""What every index kind shares: its entries in storage, uniqueness, duplicate-key errors.
+
+An entry is `layout.index_prefix(id) + encoded key + record id` with an empty value, for unique and
+non-unique indexes alike; uniqueness is checked by a prefix scan before anything is written, so a
+document and all its index entries are written together or not at all. A kind supplies
+`document_keys` (and the planner's side, `usable`/`plan`/`hinted`).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from ...bsonutil import keycodec
+from ...bsonutil.sentinels import ABSENT
+from ...bsonutil.shell_format import format_document
+from ...errors import CommandError, ErrorCode
+from ...storage.kv import prefix_end
+from .. import layout
+from ..catalog import IndexMeta
+
+MAX_INDEX_KEY = 480  # bytes of encoded key; LMDB keys are limited to 511 in all
+
+
+class IndexEntries:
+    """One index's stored entries and the checks around them. Immutable, like its IndexMeta."""
+
+    kind: ClassVar[str] = ""
+
+    def __init__(self, meta: IndexMeta, ns: str) -> None:
+        self.meta = meta
+        self.ns = ns
+        self.prefix = layout.index_prefix(meta.id)
+        self.pattern = meta.pattern
+        self.directions = [d if isinstance(d, (int, float)) else 1 for _, d in self.pattern]
+        self._partial = None
+        self.collation = meta.collation
+        if meta.partial is not None:
+            from ...query.match import compile_filter
+            self._partial = compile_filter(meta.partial)
+        # top-level fields the keys (and a partial filter) depend on
+        roots = {f.split(".", 1)[0] for f, _ in self.pattern}
+        self._roots = None if self._partial is not None else roots  # a partial filter reads anything
+
+    # -- keys ---------------------------------------------------------------------------------
+    def keys(self, doc: dict) -> tuple[list[bytes], set]:
+        """Encoded keys of `doc` (empty when a partial/sparse index excludes it) and multikey paths."""
+        if self._partial is not None and not self._partial(doc):
+            return [], set()
+        if self.collation is not None:
+            doc = self.collation.transform(doc)  # strings are indexed by their collation keys
+        return self.document_keys(doc)
+
+    def document_keys(self, doc: dict) -> tuple[list[bytes], set]:
+        raise NotImplementedError
+
+    def unchanged(self, old: dict, new: dict) -> bool:
+        """True when an update left every field this index reads as the very same object (the
+        update engine copies only what it changes), so the keys cannot have changed."""
+        roots = self._roots
+        if roots is None:
+            return False
+        return all(old.get(r, ABSENT) is new.get(r, ABSENT) for r in roots)
+
+    # -- entries ------------------------------------------------------------------------------
+    def check_unique(self, txn: Any, keys: Iterable[bytes], rid: int, doc: dict) -> None:
+        if not self.meta.unique:
+            return
+        own = layout.rid_bytes(rid)
+        for key in keys:
+            lo = self.prefix + key
+            hi = prefix_end(lo)
+            entry = txn.first(lo, hi)
+            if entry is not None and entry[-layout.RID_WIDTH:] == own:
+                entry = txn.first(entry + b"\x00", hi)  # our own entry: is there another?
+            if entry is not None:
+                raise self.duplicate_error(key, doc)
+
+    def duplicate_error(self, key: bytes, doc: dict) -> CommandError:
+        values = keycodec.decode_key(key, self.directions)
+        key_value = {field: _original(doc, field, v) for (field, _), v in zip(self.pattern, values)}
+        msg = (f"E11000 duplicate key error collection: {self.ns} index: {self.meta.name} "
+               f"dup key: {format_document(key_value)}")
+        return CommandError(ErrorCode.DuplicateKey, msg,
+                            info={"keyPattern": dict(self.meta.key), "keyValue": key_value})
+
+    def add(self, txn: Any, keys: Iterable[bytes], rid: int) -> None:
+        suffix = layout.rid_bytes(rid)
+        for key in keys:
+            if len(key) > MAX_INDEX_KEY:
+                raise _key_too_large(len(key), self.meta.name)
+            txn.put(self.prefix + key + suffix, b"")
+
+    def add_entries(self, txn: Any, entries: list[bytes]) -> None:
+        """Write whole entries (key + record id), sorted, as an index build does."""
+        width = layout.RID_WIDTH
+        for entry in entries:
+            if len(entry) - width > MAX_INDEX_KEY:
+                raise _key_too_large(len(entry) - width, self.meta.name)
+        prefix = self.prefix
+        txn.put_many((prefix + e, b"") for e in entries)
+
+    def remove(self, txn: Any, keys: Iterable[bytes], rid: int) -> None:
+        suffix = layout.rid_bytes(rid)
+        for key in keys:
+            txn.delete(self.prefix + key + suffix)
+
+    def entry_count(self, txn: Any) -> int:
+        return sum(1 for _ in txn.scan(self.prefix, prefix_end(self.prefix)))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.ns} {self.meta.name}>"
+
+
+def _key_too_large(size: int, name: str) -> CommandError:
+    return CommandError(ErrorCode.OBSOLETE_KeyTooLong,
+                        f"key too large to index, failing {size} bytes (limit {MAX_INDEX_KEY}) in index {name}")
+
+
+def _original(doc: dict, field: str, decoded: Any) -> Any:
+    """The document's own value for a key field when it is a plain scalar (keeps its type)."""
+    cur: Any = doc
+    for part in field.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return decoded
+        cur = cur[part]
+    if isinstance(cur, (list, dict)):
+        return decoded
+    return cur

@@ -1,0 +1,118 @@
+"""Index specifications: createIndexes' validation and normalisation, with mongod's errors.
+
+What each index kind does is its access method's (engine/access/); this module checks the
+parts every spec shares (key pattern, name, options) and asks the kind for its own rules.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..bsonutil.shell_format import format_document
+from ..errors import CommandError, ErrorCode
+from .access import check_kind
+from .catalog import IndexMeta
+
+# ---------------------------------------------------------------------------------------- specs
+#: the index plugin names mongod knows (whether ginkgodb serves them is check_kind's answer)
+_PLUGINS = {"hashed", "text", "2dsphere", "2d", "geoHaystack"}
+
+
+def default_index_name(key: dict) -> str:
+    return "_".join(f"{field}_{direction}" for field, direction in key.items())
+
+
+def validate_key_pattern(key: Any) -> dict:
+    if not isinstance(key, dict) or not key:
+        raise CommandError(ErrorCode.CannotCreateIndex, "Index keys cannot be an empty field.")
+    for field, direction in key.items():
+        if not field:
+            raise CommandError(ErrorCode.CannotCreateIndex, "Index keys cannot be an empty field.")
+        if isinstance(direction, bool) or not (isinstance(direction, (int, float)) or direction in _PLUGINS):
+            if isinstance(direction, str):
+                raise CommandError(ErrorCode.CannotCreateIndex, f"Unknown index plugin '{direction}'")
+            raise CommandError(ErrorCode.CannotCreateIndex,
+                               f"Values in index key pattern can't be of type {type(direction).__name__}")
+        if isinstance(direction, (int, float)) and direction == 0:
+            raise CommandError(ErrorCode.CannotCreateIndex,
+                               "Values in the index key pattern can't be 0 or -0")
+        if field.startswith("$") and field != "$**" and not field.endswith("$**"):
+            raise CommandError(ErrorCode.CannotCreateIndex,
+                               f"Index key contains an illegal field name: field name starts with '$'.")
+    return key
+
+
+def normalize_spec(spec: Any) -> tuple[str, dict, dict]:
+    """(name, key, options) from a createIndexes entry, with mongod's validation errors."""
+    if not isinstance(spec, dict):
+        raise CommandError(ErrorCode.TypeMismatch, "Index specification must be an object")
+    if "key" not in spec:
+        raise CommandError(ErrorCode.FailedToParse, "The 'key' field is a required property of an index specification")
+    key = validate_key_pattern(spec["key"])
+    name = spec.get("name")
+    if name is None:
+        raise CommandError(ErrorCode.FailedToParse, "The 'name' field is a required property of an index specification")
+    if not isinstance(name, str) or not name:
+        raise CommandError(ErrorCode.CannotCreateIndex, "The index name cannot be empty")
+    options = {}
+    for field, value in spec.items():
+        if field in ("key", "name", "v", "ns"):
+            continue
+        if field not in _ALLOWED_OPTIONS:
+            raise CommandError(ErrorCode.InvalidIndexSpecificationOption,
+                               f"The field '{field}' is not valid for an index specification. Specification: "
+                               f"{format_document(spec)}")
+        options[field] = value
+    if options.get("sparse") is False:
+        options.pop("sparse")
+    if options.get("unique") is False:
+        options.pop("unique")
+    _check_options(key, name, options)
+    return name, dict(key), options
+
+
+_ALLOWED_OPTIONS = {"unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "hidden",
+                    "collation", "weights", "default_language", "language_override", "textIndexVersion",
+                    "2dsphereIndexVersion", "bits", "min", "max", "wildcardProjection", "storageEngine",
+                    "background", "prepareUnique", "dropDups"}
+
+
+def _check_options(key: dict, name: str, options: dict) -> None:
+    if name == "_id_" or list(key) == ["_id"]:
+        if options.get("sparse") or "partialFilterExpression" in options:
+            raise CommandError(ErrorCode.InvalidIndexSpecificationOption,
+                               "The field 'sparse' is not valid for an _id index specification.")
+    if "partialFilterExpression" in options:
+        pfe = options["partialFilterExpression"]
+        if not isinstance(pfe, dict):
+            raise CommandError(ErrorCode.TypeMismatch, "'partialFilterExpression' for an index must be a document")
+        if options.get("sparse"):
+            raise CommandError(ErrorCode.CannotCreateIndex,
+                               "cannot mix \"partialFilterExpression\" and \"sparse\" options")
+        from ..query.match import compile_filter
+        compile_filter(pfe)
+    if "expireAfterSeconds" in options:
+        ttl = options["expireAfterSeconds"]
+        if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0 or ttl > 2**31 - 1:
+            raise CommandError(ErrorCode.CannotCreateIndex,
+                               "TTL index 'expireAfterSeconds' option must be within an acceptable range, "
+                               "try a lower number")
+        if len(key) > 1:
+            raise CommandError(ErrorCode.CannotCreateIndex,
+                               "TTL indexes are single-field indexes, compound indexes do not support TTL.")
+    check_kind(key, options)
+
+
+def comparable_options(options: dict) -> dict:
+    """Options that distinguish two indexes with the same key (mongod ignores the rest)."""
+    return {k: v for k, v in options.items() if k in ("unique", "sparse", "partialFilterExpression",
+                                                       "collation", "expireAfterSeconds", "hidden")}
+
+
+def find_index(indexes: list[IndexMeta], spec: Any) -> Optional[IndexMeta]:
+    """An index by name (str) or by key pattern (dict)."""
+    for ix in indexes:
+        if isinstance(spec, str) and ix.name == spec:
+            return ix
+        if isinstance(spec, dict) and list(ix.key.items()) == list(spec.items()):
+            return ix
+    return None

@@ -3,16 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ginkgodb.storage import MemoryEngine
-
-ENGINES = ["memory", "lmdb"]
-
-
-def make_kv(kind: str, tmp_path):
-    if kind == "memory":
-        return MemoryEngine()
-    from ginkgodb.storage.lmdb_engine import LmdbEngine
-    return LmdbEngine(str(tmp_path / "data"), map_size=1 << 30)
+from support.engines import ENGINES, make_kv
 
 
 @pytest.fixture(params=ENGINES)

@@ -8,7 +8,7 @@ import pytest
 from ginkgodb import wire
 from ginkgodb.commands import CommandContext, dispatch
 from ginkgodb.commands import _server_view
-from unit.server.fake_server import FakeServer
+from unit.commands.fake_server import FakeServer
 
 
 def run(cmd, **ctx_fields):

@@ -9,7 +9,7 @@ from ..errors import CommandError, ErrorCode
 from . import params as P
 from .context import CommandContext
 from .declare import (Args, Target, array, boolean, command, doc, ignored, integer, let, on_collection,
-                      unimplemented, value)
+                      string, unimplemented, value)
 from .replies import cursor_reply, explain_reply
 
 
@@ -96,7 +96,7 @@ def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bo
 
 
 @command("getMore", help="Next batch of an open cursor.",
-         fields=(value("collection", required=True), integer("batchSize", minimum=0),
+         fields=(string("collection", required=True), integer("batchSize", minimum=0),
                  ignored("term", "replication-internal"),
                  ignored("lastKnownCommittedOpTime", "replication-internal")),
          privileges=(on_collection("find"),), api_version_1=True)
@@ -105,11 +105,7 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
     if not isinstance(cid, int) or isinstance(cid, bool):
         raise CommandError(ErrorCode.TypeMismatch,
                            "BSON field 'getMore.getMore' is the wrong type, expected type 'long'")
-    coll = args.collection
-    if not isinstance(coll, str):
-        raise CommandError(ErrorCode.TypeMismatch,
-                           "BSON field 'getMore.collection' is the wrong type, expected type 'string'")
-    ns = f"{args.db}.{coll}"
+    ns = f"{args.db}.{args.collection}"
     cursor = ctx.engine.cursors.get(cid, ns)
     size = args.batch_size or None
     with cursor.lock:

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import bson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ginkgodb.commands import CommandContext, dispatch
-from ginkgodb.engine import Engine, layout
+from ginkgodb.engine import layout
 from ginkgodb.storage.kv import prefix_end
+from support.engines import ENGINES, fresh_engine
 
 scalars = st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["a", "b"]))
 values = st.one_of(scalars, st.lists(scalars, max_size=3), st.fixed_dictionaries({"b": scalars}))
@@ -35,12 +37,17 @@ def _entries(engine, state):
             assert stored == expected, ix.meta.name
 
 
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    return tmp_path_factory.mktemp("engines")
+
+
+@pytest.mark.parametrize("kind", ENGINES)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops)
-def test_indexes_match_documents_after_updates(operations):
-    engine = Engine.open(None)
-    ctx = CommandContext(engine=engine)
-    try:
+def test_indexes_match_documents_after_updates(kind, scratch, operations):
+    with fresh_engine(kind, scratch) as engine:
+        ctx = CommandContext(engine=engine)
         for i, key in enumerate(INDEXES):
             dispatch(ctx, {"createIndexes": "c", "indexes": [{"key": key, "name": f"i{i}"}], "$db": "t"})
         dispatch(ctx, {"insert": "c", "documents": [{"_id": i, "a": {"b": i}, "c": [i], "d": i} for i in range(6)],
@@ -49,5 +56,3 @@ def test_indexes_match_documents_after_updates(operations):
             reply = dispatch(ctx, {"update": "c", "updates": [{"q": {"_id": target}, "u": update}], "$db": "t"})
             assert reply["ok"] == 1.0
         _entries(engine, engine.collection("t", "c"))
-    finally:
-        engine.close()

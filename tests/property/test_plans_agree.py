@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import bson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ginkgodb.commands import CommandContext, dispatch
-from ginkgodb.engine import Engine
+from support.engines import ENGINES, fresh_engine
 
 scalars = st.one_of(st.none(), st.integers(-5, 5), st.floats(-5, 5, allow_nan=False),
                     st.sampled_from(["", "a", "ab", "abc", "b", "ba"]), st.booleans())
@@ -41,12 +42,17 @@ def _ids(ctx, cmd):
     return sorted(str(bson.decode(d.raw)["_id"]) for d in reply["cursor"]["firstBatch"])
 
 
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    return tmp_path_factory.mktemp("engines")
+
+
+@pytest.mark.parametrize("kind", ENGINES)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs, index_sets, filters)
-def test_index_plans_return_the_same_documents_as_a_collection_scan(documents, indexes, filt):
-    engine = Engine.open(None)
-    ctx = CommandContext(engine=engine)
-    try:
+def test_index_plans_return_the_same_documents_as_a_collection_scan(kind, scratch, documents, indexes, filt):
+    with fresh_engine(kind, scratch) as engine:
+        ctx = CommandContext(engine=engine)
         for i, d in enumerate(documents):
             d = dict(d, _id=i)
             assert dispatch(ctx, {"insert": "c", "documents": [d], "$db": "t"})["ok"] == 1.0
@@ -66,5 +72,3 @@ def test_index_plans_return_the_same_documents_as_a_collection_scan(documents, i
         assert _ids(ctx, base) == expected, dispatch(ctx, {"explain": base, "verbosity": "queryPlanner", "$db": "t"})
         for spec in built:
             assert _ids(ctx, {**base, "hint": str(spec)}) == expected, spec
-    finally:
-        engine.close()

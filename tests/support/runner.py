@@ -47,3 +47,9 @@ class Runner:
 
     def explain(self, coll: str, filter=None, verbosity="executionStats", **kw) -> dict:
         return self({"explain": {"find": coll, "filter": filter or {}, **kw}, "verbosity": verbosity})
+
+
+def run_without_engine(cmd: dict, server=None, **ctx_fields) -> dict:
+    """dispatch for commands that need no storage, against `admin` unless `$db` says otherwise."""
+    ctx = CommandContext(engine=None, server=server, **ctx_fields)
+    return dispatch(ctx, {**cmd, "$db": cmd.get("$db", "admin")})

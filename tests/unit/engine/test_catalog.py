@@ -12,59 +12,6 @@ def run(engine):
     return Runner(engine)
 
 
-def test_create_list_and_drop_collections(run):
-    run({"create": "a"})
-    run({"create": "b", "capped": True, "size": 4096})
-    assert run.error({"create": "a"})["code"] == 48
-    names = run({"listCollections": 1, "nameOnly": True})["cursor"]["firstBatch"]
-    assert names == [{"name": "a", "type": "collection"}, {"name": "b", "type": "collection"}]
-    infos = run({"listCollections": 1, "filter": {"name": "b"}})["cursor"]["firstBatch"]
-    assert infos[0]["options"] == {"capped": True, "size": 4096}
-    assert infos[0]["idIndex"] == {"v": 2, "key": {"_id": 1}, "name": "_id_"}
-    assert run({"drop": "a"})["nIndexesWas"] == 1
-    assert run({"drop": "missing"})["ok"] == 1.0
-
-
-def test_capped_needs_a_size(run):
-    err = run.error({"create": "c", "capped": True})
-    assert err["code"] == 72
-
-
-def test_invalid_names(run):
-    assert run.error({"insert": "", "documents": [{}]})["code"] == 73
-    assert run.error({"insert": "a$b", "documents": [{}]})["code"] == 73
-    bad_db = Runner(run.ctx.engine, db="a.b")
-    assert bad_db.error({"insert": "c", "documents": [{}]})["code"] == 73
-
-
-def test_rename_collection_keeps_documents_and_indexes(run):
-    run.insert("a", {"_id": 1, "k": 2})
-    run({"createIndexes": "a", "indexes": [{"key": {"k": 1}, "name": "k_1"}]})
-    admin = Runner(run.ctx.engine, db="admin")
-    admin({"renameCollection": "test.a", "to": "other.b"})
-    assert run.find("a") == []
-    other = Runner(run.ctx.engine, db="other")
-    assert other.find("b", {"k": 2}) == [{"_id": 1, "k": 2}]
-    assert other.explain("b", {"k": 2})["queryPlanner"]["winningPlan"]["inputStage"]["indexName"] == "k_1"
-    assert admin.error({"renameCollection": "test.zz", "to": "test.y"})["code"] == 26
-    run.insert("x", {})
-    other.insert("y", {})
-    assert admin.error({"renameCollection": "test.x", "to": "other.y"})["code"] == 48
-    admin({"renameCollection": "test.x", "to": "other.y", "dropTarget": True})
-
-
-def test_list_databases_and_drop_database(run):
-    run.insert("c", {"a": 1})
-    Runner(run.ctx.engine, db="second").insert("c", {})
-    admin = Runner(run.ctx.engine, db="admin")
-    dbs = admin({"listDatabases": 1})["databases"]
-    assert [d["name"] for d in dbs] == ["second", "test"]
-    assert all(d["sizeOnDisk"] > 0 and d["empty"] is False for d in dbs)
-    assert admin({"listDatabases": 1, "nameOnly": True})["databases"] == [{"name": "second"}, {"name": "test"}]
-    run({"dropDatabase": 1})
-    assert [d["name"] for d in admin({"listDatabases": 1})["databases"]] == ["second"]
-
-
 def test_coll_stats_and_db_stats_count_real_sizes(run):
     run.insert("c", *({"_id": i, "s": "x" * 100} for i in range(10)))
     run({"createIndexes": "c", "indexes": [{"key": {"s": 1}, "name": "s_1"}]})

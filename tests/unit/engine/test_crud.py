@@ -80,19 +80,6 @@ def test_update_many_and_delete(run):
     assert len(run.find("c")) == 4
 
 
-def test_find_and_modify_returns_old_or_new_document(run):
-    run.insert("c", {"_id": 1, "n": 1})
-    old = run({"findAndModify": "c", "query": {"_id": 1}, "update": {"$inc": {"n": 1}}})
-    assert old["value"] == {"_id": 1, "n": 1} and old["lastErrorObject"] == {"n": 1, "updatedExisting": True}
-    new = run({"findAndModify": "c", "query": {"_id": 1}, "update": {"$inc": {"n": 1}}, "new": True,
-               "fields": {"_id": 0}})
-    assert new["value"] == {"n": 3}
-    removed = run({"findAndModify": "c", "query": {"_id": 1}, "remove": True})
-    assert removed["value"]["n"] == 3 and run.find("c") == []
-    up = run({"findAndModify": "c", "query": {"_id": 9}, "update": {"$set": {"a": 1}}, "upsert": True, "new": True})
-    assert up["value"] == {"_id": 9, "a": 1} and up["lastErrorObject"]["upserted"] == 9
-
-
 def test_concurrent_increments_are_atomic(run, engine):
     run.insert("c", {"_id": 1, "n": 0})
 
@@ -109,42 +96,10 @@ def test_concurrent_increments_are_atomic(run, engine):
     assert run.find("c") == [{"_id": 1, "n": 4000}]
 
 
-def test_cursor_batches_and_get_more(run):
-    run.insert("c", *({"_id": i} for i in range(250)))
-    first = run({"find": "c", "filter": {}})
-    assert len(first["cursor"]["firstBatch"]) == 101 and first["cursor"]["id"] != 0
-    cid = first["cursor"]["id"]
-    second = run({"getMore": cid, "collection": "c", "batchSize": 100})
-    assert [d["_id"] for d in second["cursor"]["nextBatch"]] == list(range(101, 201))
-    third = run({"getMore": cid, "collection": "c"})
-    assert len(third["cursor"]["nextBatch"]) == 49 and third["cursor"]["id"] == 0
-    assert run.error({"getMore": cid, "collection": "c"})["code"] == 43
-
-
-def test_kill_cursors(run):
-    run.insert("c", *({"_id": i} for i in range(10)))
-    cid = run({"find": "c", "batchSize": 2})["cursor"]["id"]
-    reply = run({"killCursors": "c", "cursors": [cid, 12345]})
-    assert reply["cursorsKilled"] == [cid] and reply["cursorsNotFound"] == [12345]
-
-
 def test_sort_skip_limit_projection(run):
     run.insert("c", *({"_id": i, "a": i % 3, "b": -i} for i in range(9)))
     docs = run.find("c", {}, sort={"a": -1, "b": 1}, skip=1, limit=3, projection={"b": 1})
     assert docs == [{"_id": 5, "b": -5}, {"_id": 2, "b": -2}, {"_id": 7, "b": -7}]
-
-
-def test_count_and_distinct(run):
-    run.insert("c", {"a": [1, 2]}, {"a": 2}, {"a": "x"}, {"b": 1})
-    assert run({"count": "c"})["n"] == 4
-    assert run({"count": "c", "query": {"a": 2}})["n"] == 2
-    assert sorted(run({"distinct": "c", "key": "a"})["values"], key=str) == [1, 2, "x"]
-
-
-def test_unknown_command_and_unknown_field(run):
-    assert run.error({"frobnicate": 1}) ["code"] == 59
-    err = run.error({"find": "c", "bogus": 1})
-    assert err["code"] == 40415 and err["errmsg"] == "BSON field 'find.bogus' is an unknown field."
 
 
 def test_document_too_large(run):
@@ -170,15 +125,6 @@ def test_batches_stop_at_16_mib(run):
     assert len(first["cursor"]["firstBatch"]) == 3  # a 4th 4 MiB document would pass 16 MiB
     rest = run({"getMore": first["cursor"]["id"], "collection": "c"})
     assert [d["_id"] for d in rest["cursor"]["nextBatch"]] == [3, 4, 5]
-
-
-def test_read_concerns_a_standalone_accepts(run):
-    run.insert("c", {"_id": 1})
-    for level in ("local", "available", "majority"):
-        assert len(run.find("c", readConcern={"level": level})) == 1
-    assert run.error({"find": "c", "readConcern": {"level": "snapshot"}})["code"] == 123
-    assert run.error({"find": "c", "readConcern": {"level": "bogus"}})["code"] == 9
-    assert run.error({"find": "c", "readConcern": {"afterClusterTime": __import__("bson").Timestamp(0, 1)}})["code"] == 20
 
 
 def test_count_without_a_filter_stays_exact_through_writes_and_rollbacks(run, engine):

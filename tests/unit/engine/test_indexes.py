@@ -114,31 +114,6 @@ def test_prefix_regex_uses_index_bounds(run):
     assert explain["executionStats"]["nReturned"] == 2
 
 
-def test_hint_by_name_and_bad_hint(run):
-    create(run, "c", {"a": 1})
-    run.insert("c", {"a": 1})
-    assert run.explain("c", {}, hint="a_1")["queryPlanner"]["winningPlan"]["inputStage"]["indexName"] == "a_1"
-    err = run.error({"find": "c", "hint": "nope"})
-    assert err["code"] == 2 and err["errmsg"] == "hint provided does not correspond to an existing index"
-
-
-def test_index_spec_conflicts(run):
-    create(run, "c", {"a": 1})
-    assert create(run, "c", {"a": 1})["note"] == "all indexes already exist"
-    assert create(run, "c", {"a": 1}, name="other")["code"] == 85
-    assert create(run, "c", {"b": 1}, name="a_1")["code"] == 86
-
-
-def test_drop_indexes(run):
-    create(run, "c", {"a": 1})
-    create(run, "c", {"b": 1})
-    assert run({"dropIndexes": "c", "index": {"a": 1}})["nIndexesWas"] == 3
-    assert run.error({"dropIndexes": "c", "index": "zz"})["code"] == 27
-    assert run.error({"dropIndexes": "c", "index": "_id_"})["code"] == 72
-    run({"dropIndexes": "c", "index": "*"})
-    assert [ix["name"] for ix in run({"listIndexes": "c"})["cursor"]["firstBatch"]] == ["_id_"]
-
-
 def test_or_of_indexed_branches_becomes_an_or_plan(run):
     create(run, "c", {"a": 1})
     create(run, "c", {"b": 1})

@@ -1,4 +1,4 @@
-"""A stand-in for the wire server's shared state (commands._server_view.ServerView)."""
+"""A stand-in for the wire server's shared state (commands.ServerView)."""
 from __future__ import annotations
 
 import time

@@ -7,7 +7,7 @@ import pytest
 
 from ginkgodb import limits, wire
 from ginkgodb.commands import CommandContext, dispatch
-from unit.server.fake_server import FakeServer
+from unit.commands.fake_server import FakeServer
 
 
 def run(cmd, **ctx_fields):

@@ -8,9 +8,8 @@ mongod's FTSElementIterator, in document order:
 - Each document entered (the top one included) may name its language in the
   `language_override` field; that language holds for everything under it. With the wildcard,
   fields with that name are not read as text.
-- A weight is that of the first weighted path at or after the string's path in byte order:
-  the exact path when it has one. Under the wildcard this reproduces mongod's lookup, so an
-  unweighted field takes the weight of the next weighted path after it (1 when none follows).
+- A string's weight is its path's weight; under the wildcard an unweighted path weighs 1
+  (mongod before SERVER-45363 gave it the weight of the next weighted path in byte order).
 """
 from __future__ import annotations
 
@@ -80,7 +79,7 @@ def _walk(spec: TextIndexSpec, items, language: Language, parent: str,
         exact = found == dotted
         if _is_string(value):
             if exact or wildcard:
-                yield value, language, spec.weights[found] if found is not None else DEFAULT_WEIGHT
+                yield value, language, spec.weights[found] if exact else DEFAULT_WEIGHT
         elif sub is not None:
             if not exact or wildcard:
                 yield from _walk(spec, sub.items(), frame_language(spec, sub, language), dotted, False)

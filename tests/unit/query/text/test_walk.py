@@ -64,12 +64,19 @@ def test_wildcard_reads_every_string_but_the_language_fields():
     assert read(spec, doc) == [("one", "english", 1.0), ("two", "spanish", 1.0), ("three", "spanish", 1.0)]
 
 
-def test_wildcard_weights_follow_mongods_lookup():
-    # With the wildcard an unweighted field takes the weight of the next weighted path after it in
-    # byte order (std::map::lower_bound), 1 when none follows: mongod's FTSElementIterator.
+def test_wildcard_weights_only_the_named_paths():
+    # Unweighted fields weigh 1, not the weight of the next weighted path (SERVER-45363).
     spec = spec_for({"$**": "text"}, weights={"title": 10})
-    doc = {"abstract": "x", "title": "y", "zebra": "z"}
-    assert read(spec, doc) == [("x", "english", 10.0), ("y", "english", 10.0), ("z", "english", 1.0)]
+    doc = {"abstract": "x", "title": "y", "zebra": "z", "sub": {"title": "w"}}
+    assert read(spec, doc) == [("x", "english", 1.0), ("y", "english", 10.0), ("z", "english", 1.0),
+                               ("w", "english", 1.0)]
+
+
+def test_wildcard_with_a_named_field_ranks_the_named_field_first():
+    # SERVER-45363's own case: weights {name: 500} over $**.
+    spec = spec_for({"$**": "text"}, weights={"name": 500})
+    assert read(spec, {"name": "Spot", "guardian": "Kevin"}) == [("Spot", "english", 500.0),
+                                                                 ("Kevin", "english", 1.0)]
 
 
 def test_language_override_at_the_top_and_in_subdocuments():

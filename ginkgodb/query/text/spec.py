@@ -23,6 +23,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from ...errors import CommandError, ErrorCode
+from .codes import UNRECOGNIZED_INDEX_LANGUAGE
 from .languages import TEXT_INDEX_VERSION, Language, find_language
 
 TEXT = "text"
@@ -247,7 +248,7 @@ class TextIndexSpec:
         names = tuple(sorted(weights))
         language = find_language(stored.get("default_language", DEFAULT_LANGUAGE))
         if language is None:
-            raise CommandError(28682, f"Unrecognized language {stored['default_language']} found for "
+            raise CommandError(UNRECOGNIZED_INDEX_LANGUAGE, f"Unrecognized language {stored['default_language']} found for "
                                       "text index. Verify mongod was started with the correct options.")
         prefix: list[tuple[str, int]] = []
         suffix: list[tuple[str, int]] = []

@@ -174,3 +174,11 @@ def test_parsed_spec():
     assert spec.wildcard and spec.default_language.name == "spanish" and spec.language_override == "lang"
     assert spec.prefix == (("a", 1),) and spec.suffix == (("z", -1),)
     assert spec.weight_at("b") == "b.c" and spec.weight_at("t") == "t" and spec.weight_at("u") is None
+
+
+def test_stored_spec_with_an_unknown_language_fails_to_load():
+    stored = norm({"t": "text"})
+    stored["default_language"] = "klingon"
+    with pytest.raises(CommandError) as e:
+        TextIndexSpec.from_stored(stored)
+    assert e.value.code == 28682 and e.value.errmsg.startswith("Unrecognized language klingon found for text index.")

@@ -248,8 +248,9 @@ class TextIndexSpec:
         names = tuple(sorted(weights))
         language = find_language(stored.get("default_language", DEFAULT_LANGUAGE))
         if language is None:
-            raise CommandError(UNRECOGNIZED_INDEX_LANGUAGE, f"Unrecognized language {stored['default_language']} found for "
-                                      "text index. Verify mongod was started with the correct options.")
+            raise CommandError(UNRECOGNIZED_INDEX_LANGUAGE,
+                               f"Unrecognized language {stored['default_language']} found for text index. "
+                               "Verify mongod was started with the correct options.")
         prefix: list[tuple[str, int]] = []
         suffix: list[tuple[str, int]] = []
         side = prefix

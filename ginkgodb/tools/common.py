@@ -61,7 +61,7 @@ def open_output(path: str, gzipped: bool) -> BinaryIO:
     except OSError as exc:
         raise ToolError(f"error creating file {path!r}: {exc.strerror}") from None
     if gzipped:
-        return gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL, mtime=0)  # type: ignore[return-value]
+        return gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL, mtime=0)  # type: ignore[return-value]
     return raw
 
 

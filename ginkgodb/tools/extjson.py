@@ -23,6 +23,7 @@ import bsonjs
 import orjson
 from bson import json_util
 from bson.codec_options import CodecOptions, DatetimeConversion
+from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from .log import ToolError
@@ -47,6 +48,10 @@ def _relaxed_default(value: Any) -> Any:
         millis = value.microsecond // 1000
         frac = f".{millis:03d}" if millis else ""
         return {"$date": f"{value.isoformat(timespec='seconds')}{frac}Z"}
+    if kind is Int64:
+        return int(value)
+    if isinstance(value, dict):          # SON and other mappings
+        return dict(value)
     return _encode_default(value, RELAXED)
 
 
@@ -81,13 +86,14 @@ def _canonical(value: Any) -> Any:
         return [_canonical(v) for v in value]
     if isinstance(value, dict):          # SON from listIndexes
         return {k: _canonical(v) for k, v in value.items()}
-    converted = _encode_default(value, CANONICAL)
-    if isinstance(converted, dict):      # SON, DBRef documents, Code scopes: convert inside too
-        return {k: _canonical(v) for k, v in converted.items()}
-    return _canonical(converted)
+    converted = _encode_default(value, CANONICAL)       # final, but for a Code's scope
+    if isinstance(converted, dict) and "$scope" in converted:
+        converted = dict(converted, **{"$scope": _canonical(converted["$scope"])})
+    return converted
 
 
-_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME
+# subclasses too: Code is a str and Int64 an int, and each has its own Extended JSON form
+_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 
 
 def dumps_relaxed(doc: Any) -> bytes:

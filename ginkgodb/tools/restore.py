@@ -367,7 +367,8 @@ def archive_intents(args: argparse.Namespace, log: Log,
             key = (seg.db, seg.collection)
             counts[key] = counts.get(key, 0) + len(seg.docs)
     finally:
-        stream.close()
+        if stream is not spool:     # the spool is read twice; run() closes it
+            stream.close()
     intents = []
     by_ns: dict = {}
     for cm in prelude.collections:
@@ -667,5 +668,6 @@ def _restore_archive(restorer: Restorer, args: argparse.Namespace, intents: list
     finally:
         for _, progress in started.values():
             progress.close()
-        stream.close()
+        if stream is not spool:
+            stream.close()
     return total

@@ -43,7 +43,7 @@ def seed(path: str) -> None:
     db.create_collection("people", validator={"$jsonSchema": {"required": ["name"]}},
                          collation={"locale": "fr", "strength": 2})
     db.people.insert_many([{"_id": i, "name": f"p{i}", "age": i % 90, "score": i / 7,
-                            "big": Int64(i) * 10 ** 12, "dec": Decimal128(f"{i}.25"),
+                            "big": Int64(i * 10 ** 12), "dec": Decimal128(f"{i}.25"),
                             "at": dt.datetime(2024, 1, 1) + dt.timedelta(seconds=i),
                             "tags": ["a", {"b": i}], "oid": ObjectId(), "none": None}
                            for i in range(3000)])

@@ -132,7 +132,10 @@ def connect(args: argparse.Namespace, log: Log, *, create: bool = False) -> Conn
     from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
     uri = server_uri(args)
     try:
-        client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=30_000, **uri_options(args))
+        options = uri_options(args)
+        if "serverselectiontimeoutms" not in uri.lower():
+            options["serverSelectionTimeoutMS"] = 30_000
+        client = pymongo.MongoClient(uri, **options)
     except (ConfigurationError, InvalidURI, TypeError, ValueError) as exc:
         raise ToolError(f"error parsing connection options: {exc}") from None
     try:

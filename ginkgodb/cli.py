@@ -1,4 +1,5 @@
-"""The `ginkgodb` command: `serve` (the wire-protocol server), `demo`, `--version`."""
+"""The `ginkgodb` command: `serve` (the wire-protocol server), `demo`, the tools (`dump`,
+`restore`, `export`, `import`, `stat`: see ginkgodb/tools), `--version`."""
 from __future__ import annotations
 
 import argparse
@@ -40,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=16,
                        help="threads that run commands off the network loop (default %(default)s)")
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
+    from .tools import register as register_tools
+    register_tools(sub)
     return parser
 
 
@@ -49,6 +52,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _serve(args, list(sys.argv if argv is None else ["ginkgodb", *argv]))
     if args.command == "demo":
         return _demo()
+    if hasattr(args, "tool_main"):
+        return args.tool_main(args)
     _parser().print_help()
     return 2
 

@@ -1,0 +1,172 @@
+"""The tools' file formats on their own: archive, BSON files, Extended JSON, namespace patterns."""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import math
+import uuid
+
+import bson
+import pytest
+from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import json_util
+
+from ginkgodb.tools import archive, bsonfile, extjson
+from ginkgodb.tools.archive import ArchiveReader, ArchiveWriter, CollectionMetadata
+from ginkgodb.tools.log import ToolError
+from ginkgodb.tools.namespaces import Matcher, Renamer
+
+DOCS = [{"_id": i, "x": "y" * i} for i in range(5)]
+
+
+def _archive(segments=True) -> bytes:
+    out = io.BytesIO()
+    w = ArchiveWriter(out)
+    w.prelude("7.0.14", "t", 1, [CollectionMetadata("db", "a", "{}"), CollectionMetadata("db", "b")])
+    w.write("db", "a", b"".join(bson.encode(d) for d in DOCS[:3]))
+    w.write("db", "b", bson.encode(DOCS[3]))
+    w.write("db", "a", bson.encode(DOCS[4]))
+    w.end("db", "a")
+    w.end("db", "b")
+    return out.getvalue()
+
+
+def test_crc64_is_gos_ecma():
+    assert archive.crc64(b"123456789") == 0x995DC9BBDF1939FA
+    assert archive.crc64(b"6789", archive.crc64(b"12345")) == archive.crc64(b"123456789")
+
+
+def test_archive_round_trip_with_interleaved_segments():
+    reader = ArchiveReader(io.BytesIO(_archive()), "a.archive", batch=2)
+    prelude = reader.read_prelude()
+    assert prelude.header["version"] == "0.1" and prelude.header["server_version"] == "7.0.14"
+    assert [(m.db, m.collection, m.metadata) for m in prelude.collections] == [
+        ("db", "a", "{}"), ("db", "b", "")]
+    got: dict = {}
+    eofs = []
+    for seg in reader.segments():
+        got.setdefault(seg.collection, []).extend(bson.decode(d) for d in seg.docs)
+        if seg.eof:
+            eofs.append(seg.collection)
+    assert got == {"a": DOCS[:3] + DOCS[4:], "b": DOCS[3:4]}
+    assert eofs == ["a", "b"]
+
+
+def test_archive_layout_bytes():
+    data = _archive()
+    assert data[:4] == bytes.fromhex("6de29981")
+    assert data.endswith(archive.TERMINATOR)
+    # an empty namespace is just its EOF block
+    out = io.BytesIO()
+    w = ArchiveWriter(out)
+    w.prelude("7.0", "t", 1, [CollectionMetadata("d", "e")])
+    start = out.tell()
+    w.end("d", "e")
+    block = out.getvalue()[start:]
+    header = bson.decode(block[:-4])
+    assert header == {"db": "d", "collection": "e", "EOF": True, "CRC": 0}
+    assert block[-4:] == archive.TERMINATOR
+
+
+def _at_first_block(data: bytes, patch: bytes) -> bytes:
+    pos = data.index(archive.TERMINATOR) + 4        # the prelude's end
+    return data[:pos] + patch + data[pos + len(patch):]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda b: b"\x00\x00\x00\x00" + b[4:], "does not appear to be a mongodump archive"),
+    (lambda b: b[:-9], "unexpected end of archive"),
+    (lambda b: _at_first_block(b, b"\x01\x00\x00\x00"), "offset 247: .* 1 is neither a valid bson"),
+])
+def test_malformed_archives_name_the_offset(mutate, message):
+    with pytest.raises(ToolError, match=message) as err:
+        reader = ArchiveReader(io.BytesIO(mutate(_archive())), "x.archive")
+        list(reader.segments())
+    assert "x.archive" in str(err.value)
+
+
+def test_archive_crc_mismatch_is_refused():
+    data = bytearray(_archive())
+    pos = data.index(b"yy")       # inside a document of db.a
+    data[pos] = ord("z")
+    with pytest.raises(ToolError, match=r"CRC mismatch for namespace `db.a`"):
+        list(ArchiveReader(io.BytesIO(bytes(data)), "x").segments())
+
+
+def test_gzipped_archive_without_gzip_flag_says_so():
+    import gzip
+    with pytest.raises(ToolError, match="add --gzip"):
+        ArchiveReader(io.BytesIO(gzip.compress(_archive())), "x").read_prelude()
+
+
+def test_bson_file_batches_and_errors():
+    data = b"".join(bson.encode(d) for d in DOCS)
+    batches = list(bsonfile.batches(io.BytesIO(data), "f.bson", 2))
+    assert [len(b) for b in batches] == [2, 2, 1]
+    with pytest.raises(ToolError, match=r"f.bson: offset \d+: unexpected end of file"):
+        list(bsonfile.batches(io.BytesIO(data[:-3]), "f.bson"))
+    bad = data[:-1] + b"\x01"
+    with pytest.raises(ToolError, match="do not end with a NUL"):
+        list(bsonfile.batches(io.BytesIO(bad), "f.bson"))
+    with pytest.raises(ToolError, match="offset 0: invalid BSON document length 2"):
+        list(bsonfile.batches(io.BytesIO(b"\x02\x00\x00\x00\x00"), "f.bson"))
+
+
+VALUES = {"_id": ObjectId("65a1b2c3d4e5f60718293a4b"), "i": 7, "neg": -2 ** 31, "l": Int64(3),
+          "big": 2 ** 40, "f": 1.0, "g": 0.1, "e": 1.5e300, "nz": -0.0, "s": "h\u00e9\"\n",
+          "t": True, "n": None, "d": dt.datetime(2024, 7, 16, 6, 26, 18, 858000),
+          "d0": dt.datetime(2024, 1, 1), "old": dt.datetime(1900, 1, 1),
+          "dec": Decimal128("1.5"), "b": Binary(b"ab", 0), "u": Binary(uuid.UUID(int=5).bytes, 4),
+          "r": Regex("a.b", "i"), "ts": Timestamp(1, 2), "lo": MinKey(), "hi": MaxKey(),
+          "code": Code("x"), "scope": Code("y", {"k": 1}), "a": [1, {"q": [2.5, None]}],
+          "sub": {"x": {"y": "z"}}}
+
+
+@pytest.mark.parametrize("mode", ["relaxed", "canonical"])
+def test_extjson_output_is_json_utils(mode):
+    options = extjson.RELAXED if mode == "relaxed" else extjson.CANONICAL
+    doc = bson.decode(bson.encode(VALUES), extjson.EXPORT_CODEC)
+    ours = extjson.dumper(mode)(doc)
+    theirs = json_util.dumps(doc, json_options=options, separators=(",", ":"), ensure_ascii=False)
+    assert ours.decode() == theirs
+    # and the text goes back to the same BSON (canonical: exactly)
+    if mode == "canonical":
+        assert extjson.json_to_bson(ours) == bson.encode(VALUES)
+
+
+def test_relaxed_non_finite_doubles_are_wrapped():
+    text = extjson.dumps_relaxed({"a": float("nan"), "b": [float("inf"), None], "c": -math.inf})
+    assert text == (b'{"a":{"$numberDouble":"NaN"},"b":[{"$numberDouble":"Infinity"},null],'
+                    b'"c":{"$numberDouble":"-Infinity"}}')
+
+
+def test_json_to_bson_refuses_non_objects():
+    with pytest.raises(ValueError, match="expected a JSON object"):
+        extjson.json_to_bson(b"[1, 2]")
+    with pytest.raises(ValueError, match="empty document"):
+        extjson.json_to_bson(b"   ")
+    assert bson.decode(extjson.json_to_bson(b'{"a": 1, "b": 2147483648, "c": 1.0}')) == {
+        "a": 1, "b": 2147483648, "c": 1.0}
+
+
+def test_namespace_matcher_wildcards_and_escapes():
+    m = Matcher(["shop.*", "a\\*b.c"])
+    assert m.matches("shop.orders") and m.matches("shop.x.y")
+    assert m.matches("a*b.c") and not m.matches("aXb.c") and not m.matches("shopx.y")
+    with pytest.raises(ToolError, match=r"'\$' is not allowed"):
+        Matcher(["a.$x$"])
+
+
+def test_namespace_renamer_stars_variables_and_priority():
+    r = Renamer(["shop.*", "shop.orders"], ["backup.*", "archive.old_orders"])
+    assert r.rename("shop.orders") == "archive.old_orders"     # the last match wins
+    assert r.rename("shop.items") == "backup.items"
+    assert r.rename("other.items") == "other.items"
+    v = Renamer(["$db$.user_$name$"], ["$db$_users.$name$"])
+    assert v.rename("app.user_ann") == "app_users.ann"
+    with pytest.raises(ToolError, match="Different number of asterisks"):
+        Renamer(["a.*"], ["b.c"])
+    with pytest.raises(ToolError, match="Unknown variable"):
+        Renamer(["$a$.x"], ["$b$.x"])
+    with pytest.raises(ToolError, match="Different number of froms and tos"):
+        Renamer(["a.b"], [])

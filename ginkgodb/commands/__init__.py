@@ -14,7 +14,7 @@ from .dispatch import dispatch
 from .generic import deadline_from
 from .server_view import OpInfo, ServerView
 
-_INFRASTRUCTURE = {"context", "declare", "dispatch", "generic", "params", "replies", "server_view"}
+_INFRASTRUCTURE = {"context", "declare", "dispatch", "fields", "generic", "replies", "server_view"}
 
 
 def _load_families() -> None:
@@ -25,5 +25,10 @@ def _load_families() -> None:
 
 _load_families()
 
-__all__ = ["COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "ServerView", "command", "deadline_from",
-           "dispatch", "runs_inline"]
+# process-wide settings the server seeds from its command line, and the op namespace its logs show
+from .current_op import namespace_of  # noqa: E402
+from .profile import PROFILE  # noqa: E402
+from .server_parameters import PARAMETERS  # noqa: E402
+
+__all__ = ["COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "PARAMETERS", "PROFILE", "ServerView", "command",
+           "deadline_from", "dispatch", "namespace_of", "runs_inline"]

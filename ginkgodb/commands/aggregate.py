@@ -4,11 +4,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import CommandError, ErrorCode
-from . import params as P
+from . import fields as P
 from .context import CommandContext
 from .declare import Args, Target, boolean, command, doc, ignored, let, on_collection, value
 from .find import first_batch, first_batch_size
-from .operations import current_ops
+from .current_op import current_ops
 from .replies import explain_reply
 
 

@@ -5,7 +5,7 @@ from bson.raw_bson import RawBSONDocument
 
 from ..engine import IndexChange
 from ..errors import CommandError, ErrorCode
-from . import params as P
+from . import fields as P
 from .context import CommandContext
 from .declare import (Args, Target, boolean, command, doc, ignored, on_cluster, on_collection, on_database,
                       unimplemented, value)

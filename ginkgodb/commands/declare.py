@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from ..errors import CommandError, ErrorCode
-from . import params as P
+from . import fields as P
 
 Handler = Callable[[Any, "Args"], dict]
 Reader = Callable[[Mapping, str, str], Any]  # (command document, field, command name) -> value

@@ -3,7 +3,7 @@ command's own declaration and explained by that command's own explain."""
 from __future__ import annotations
 
 from ..errors import CommandError, ErrorCode
-from . import params as P
+from . import fields as P
 from .context import CommandContext
 from .declare import COMMANDS, OF_INNER_COMMAND, Args, command, string
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..engine import DEFAULT_FIRST_BATCH, FindRequest, ServerCursor, TailableCursor, id_hack_key
 from ..errors import CommandError, ErrorCode
-from . import params as P
+from . import fields as P
 from .context import CommandContext
 from .declare import (Args, Target, array, boolean, command, doc, ignored, integer, let, on_collection,
                       string, unimplemented, value)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..engine import FindAndModifyRequest, FindRequest
 from ..errors import CommandError, ErrorCode
-from . import params as P
+from . import fields as P
 from .context import CommandContext
 from .declare import Args, Target, array, boolean, command, doc, let, on_collection, value
 from .replies import explain_reply

@@ -10,16 +10,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol
 
 from bson.decimal128 import Decimal128
 
 from ..bsonutil.types import type_name
 from ..errors import CommandError, ErrorCode
-from .params import is_number
+from .fields import is_number
 
-if TYPE_CHECKING:
-    from .declare import CommandSpec
+
+
+class CommandSpec(Protocol):
+    """What the generic checks read of a command's declaration (declare.CommandSpec)."""
+
+    name: str
+    write_concern: bool
+
+    def in_api_version_1(self, cmd: Mapping) -> bool: ...
 
 NO_TRANSACTIONS = "Transaction numbers are only allowed on a replica set member or mongos"
 API_STRICT_HELP = ("Information on supported commands and migrations in API Version 1 can be found "

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import CommandError, ErrorCode
-from . import params as P
+from . import fields as P
 from .context import CommandContext
 from .declare import Args, Target, array, command, ignored, on_collection, value
 from .replies import cursor_reply

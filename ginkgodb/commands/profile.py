@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommandError, ErrorCode
-from .params import is_number
+from .fields import is_number
 from .context import CommandContext
 from .declare import Args, command, on_cluster, on_database, unimplemented, value
 

@@ -7,7 +7,7 @@ from typing import Any, Optional
 from ..engine import DeleteStatement, FindRequest, UpdateStatement, WriteOutcome
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_WRITE_BATCH_SIZE
-from . import params as P
+from . import fields as P
 from .context import CommandContext
 from .declare import Args, Target, boolean, command, let, on_collection, value
 from .replies import explain_reply

@@ -10,7 +10,7 @@ from .cursors import DEFAULT_FIRST_BATCH, ServerCursor, TailableCursor
 from .engine import Engine
 from .names import check_collection_name, check_db_name
 from .operations import IndexBuild, IndexChange
-from .query import FindRequest, id_hack_key
+from .plan_builder import FindRequest, id_hack_key
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 
 __all__ = ["DEFAULT_FIRST_BATCH", "DeleteStatement", "Engine", "FindAndModifyRequest", "FindRequest",

@@ -13,7 +13,7 @@ import bson
 
 from ..bsonutil import keycodec
 from ..errors import CommandError, ErrorCode
-from . import query as Q
+from . import plan_builder as Q
 from .ddl import ensure_collection
 from .documents import prepare_insert
 from .records import delete_record, insert_record

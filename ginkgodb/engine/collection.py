@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import Any, Optional
 
 from . import layout
-from .catalog import CollectionMeta
+from .catalog_entries import CollectionMeta
 from .access import access_method
 from .access.entries import IndexEntries
 

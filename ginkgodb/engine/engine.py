@@ -12,7 +12,7 @@ from .catalog import Catalog
 from .collection import Collection
 from .cursors import CursorManager
 from .operations import EngineOperations
-from .reader import ChunkedReader
+from .chunked_reader import ChunkedReader
 
 #: catalogs of recent generations kept for readers whose snapshot is a little behind
 _RECENT_CATALOGS = 8

@@ -10,7 +10,7 @@ from typing import Any, Optional
 from ..bsonutil.shell_format import format_document
 from ..errors import CommandError, ErrorCode
 from .access import check_kind
-from .catalog import IndexMeta
+from .catalog_entries import IndexMeta
 
 # ---------------------------------------------------------------------------------------- specs
 #: the index plugin names mongod knows (whether ginkgodb serves them is check_kind's answer)

@@ -7,18 +7,19 @@ is one engine operation (one write batch, or reads on one snapshot per cursor ba
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+import abc
+from contextlib import AbstractContextManager
+from typing import Any, Callable, Iterator, Optional
 
 from . import ddl, reads, writes
 from . import aggregate as pipelines
-from .catalog import CollectionMeta
+from .batch import WriteBatch
+from .catalog import Catalog, CollectionMeta
+from .chunked_reader import ChunkedReader
 from .cursors import ServerCursor, TailableCursor
-from .query import FindRequest, collation_of
+from .plan_builder import FindRequest, collation_of
 from .stats import CollectionSizes, collection_sizes, database_sizes
 from .validation import validator
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 
 @dataclass(frozen=True)
@@ -37,26 +38,40 @@ class IndexChange:
     options: dict
 
 
-class EngineOperations:
-    """Mixed into Engine; `self` is the engine."""
+class EngineOperations(abc.ABC):
+    """The operations, over what Engine provides: its published catalog, write batches and
+    readers."""
+
+    kv: Any
+    cursors: Any
+
+    @property
+    @abc.abstractmethod
+    def catalog(self) -> Catalog: ...
+
+    @abc.abstractmethod
+    def write(self) -> AbstractContextManager[WriteBatch]: ...
+
+    @abc.abstractmethod
+    def reader(self, txn: Any = None) -> ChunkedReader: ...
 
     # ------------------------------------------------------------------ catalog changes
-    def create_collection(self: "Engine", db: str, name: str, options: Optional[dict] = None) -> None:
+    def create_collection(self, db: str, name: str, options: Optional[dict] = None) -> None:
         with self.write() as batch:
             ddl.create_collection(batch, db, name, options)
 
-    def drop_collection(self: "Engine", db: str, name: str) -> Optional[int]:
+    def drop_collection(self, db: str, name: str) -> Optional[int]:
         """The number of indexes it had, or None when there was no such collection."""
         with self.write() as batch:
             meta = batch.catalog.get(db, name)
             return None if meta is None else ddl.drop_collection(batch, meta)
 
-    def drop_database(self: "Engine", db: str) -> None:
+    def drop_database(self, db: str) -> None:
         with self.write() as batch:
             for meta in batch.catalog.in_db(db):
                 ddl.drop_collection(batch, meta)
 
-    def rename_collection(self: "Engine", src_db: str, src: str, dst_db: str, dst: str,
+    def rename_collection(self, src_db: str, src: str, dst_db: str, dst: str,
                           drop_target: bool) -> None:
         with self.write() as batch:
             meta = batch.catalog.get(src_db, src)
@@ -66,7 +81,7 @@ class EngineOperations:
                                    f"Source collection {src_db}.{src} does not exist")
             ddl.rename_collection(batch, meta, dst_db, dst, drop_target)
 
-    def modify_collection(self: "Engine", db: str, name: str, options: dict,
+    def modify_collection(self, db: str, name: str, options: dict,
                           index: Optional[IndexChange] = None) -> dict:
         """collMod; returns the reply's `<option>_old`/`<option>_new` fields for an index change."""
         with self.write() as batch:
@@ -78,14 +93,14 @@ class EngineOperations:
             ddl.modify_collection(batch, meta, options, indexes)
         return reply
 
-    def create_indexes(self: "Engine", db: str, name: str, specs: list) -> IndexBuild:
+    def create_indexes(self, db: str, name: str, specs: list) -> IndexBuild:
         with self.write() as batch:
             created = batch.collection(db, name) is None
             coll = ddl.ensure_collection(batch, db, name)  # refuses views (166)
             before, after, note = ddl.create_indexes(batch, coll, specs)
         return IndexBuild(before, after, created, note)
 
-    def drop_indexes(self: "Engine", db: str, name: str, which: Any) -> int:
+    def drop_indexes(self, db: str, name: str, which: Any) -> int:
         with self.write() as batch:
             coll = batch.collection(db, name)
             if coll is None:
@@ -94,66 +109,66 @@ class EngineOperations:
             return ddl.drop_indexes(batch, coll, which)
 
     # ------------------------------------------------------------------ catalog reads
-    def database_names(self: "Engine") -> list[str]:
+    def database_names(self) -> list[str]:
         return self.catalog.databases()
 
-    def collections_of(self: "Engine", db: str) -> list[CollectionMeta]:
+    def collections_of(self, db: str) -> list[CollectionMeta]:
         return self.catalog.in_db(db)
 
-    def collection_entry(self: "Engine", db: str, name: str) -> Optional[CollectionMeta]:
+    def collection_entry(self, db: str, name: str) -> Optional[CollectionMeta]:
         return self.catalog.get(db, name)
 
-    def index_specs(self: "Engine", db: str, name: str) -> Optional[list[dict]]:
+    def index_specs(self, db: str, name: str) -> Optional[list[dict]]:
         """listIndexes' documents, or None when the collection does not exist."""
         meta = self.catalog.get(db, name)
         return None if meta is None else [ix.spec() for ix in meta.indexes]
 
-    def collection_stats(self: "Engine", db: str, name: str) -> Optional[CollectionSizes]:
+    def collection_stats(self, db: str, name: str) -> Optional[CollectionSizes]:
         meta = self.catalog.get(db, name)
         return None if meta is None else collection_sizes(self, meta)
 
-    def database_stats(self: "Engine", db: str) -> dict:
+    def database_stats(self, db: str) -> dict:
         return database_sizes(self, db)
 
     # ------------------------------------------------------------------ writes
-    def insert(self: "Engine", db: str, coll: str, docs: list, ordered: bool = True,
+    def insert(self, db: str, coll: str, docs: list, ordered: bool = True,
                bypass_validation: bool = False) -> writes.WriteOutcome:
         return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation))
 
-    def update(self: "Engine", db: str, coll: str, statements: list[writes.UpdateStatement],
+    def update(self, db: str, coll: str, statements: list[writes.UpdateStatement],
                ordered: bool = True, bypass_validation: bool = False) -> writes.WriteOutcome:
         return writes.update(self, db, coll, statements, ordered, validator(bypass_validation))
 
-    def delete(self: "Engine", db: str, coll: str, statements: list[writes.DeleteStatement],
+    def delete(self, db: str, coll: str, statements: list[writes.DeleteStatement],
                ordered: bool = True) -> writes.WriteOutcome:
         return writes.delete(self, db, coll, statements, ordered)
 
-    def find_and_modify(self: "Engine", db: str, coll: str, req: writes.FindAndModifyRequest,
+    def find_and_modify(self, db: str, coll: str, req: writes.FindAndModifyRequest,
                         bypass_validation: bool = False) -> dict:
         return writes.find_and_modify(self, db, coll, req, validator(bypass_validation))
 
     # ------------------------------------------------------------------ reads
-    def find(self: "Engine", db: str, coll: str, req: FindRequest, ctx: Any = None, *,
+    def find(self, db: str, coll: str, req: FindRequest, ctx: Any = None, *,
              no_timeout: bool = False) -> ServerCursor:
         return reads.open_find(self, db, coll, req, ctx, no_timeout=no_timeout)
 
-    def tail(self: "Engine", db: str, coll: str, filt: dict, ctx: Any = None, *,
+    def tail(self, db: str, coll: str, filt: dict, ctx: Any = None, *,
              await_data: bool = False, no_timeout: bool = False) -> TailableCursor:
         return reads.open_tailable(self, db, coll, filt, ctx, await_data=await_data, no_timeout=no_timeout)
 
-    def is_capped(self: "Engine", db: str, coll: str) -> bool:
+    def is_capped(self, db: str, coll: str) -> bool:
         meta = self.catalog.get(db, coll)
         return meta is not None and bool(meta.options.get("capped"))
 
-    def count(self: "Engine", db: str, coll: str, filt: Optional[dict], skip: int = 0, limit: int = 0,
+    def count(self, db: str, coll: str, filt: Optional[dict], skip: int = 0, limit: int = 0,
               hint: Any = None, ctx: Any = None, collation: Optional[dict] = None) -> int:
         return reads.count(self, db, coll, filt, skip, limit, hint, ctx, collation)
 
-    def distinct(self: "Engine", db: str, coll: str, key: str, filt: Optional[dict], ctx: Any = None,
+    def distinct(self, db: str, coll: str, key: str, filt: Optional[dict], ctx: Any = None,
                  collation: Optional[dict] = None, hint: Any = None) -> list:
         return reads.distinct(self, db, coll, key, filt, ctx, collation, hint)
 
-    def aggregate(self: "Engine", db: str, coll: Optional[str], pipeline: list, ctx: Any = None,
+    def aggregate(self, db: str, coll: Optional[str], pipeline: list, ctx: Any = None,
                   variables: Optional[dict] = None, collation: Optional[dict] = None,
                   sources: Optional[dict[str, Callable]] = None, hint: Any = None) -> ServerCursor:
         """A cursor over the pipeline's results (`coll` None: `aggregate: 1`)."""
@@ -173,11 +188,11 @@ class EngineOperations:
         return ServerCursor(ns, encoded(), reader)
 
     # ------------------------------------------------------------------ explain
-    def explain_find(self: "Engine", db: str, coll: str, req: FindRequest, verbosity: str,
+    def explain_find(self, db: str, coll: str, req: FindRequest, verbosity: str,
                      command: dict, ctx: Any = None) -> dict:
         return reads.explain_find(self, db, coll, req, verbosity, command, ctx)
 
-    def explain_aggregate(self: "Engine", db: str, coll: Optional[str], pipeline: list, verbosity: str,
+    def explain_aggregate(self, db: str, coll: Optional[str], pipeline: list, verbosity: str,
                           command: dict, ctx: Any = None, hint: Any = None) -> dict:
         """The pushed-down find's plan, then the remaining stages as given."""
         req, rest = pipelines.split_pushdown(pipeline)

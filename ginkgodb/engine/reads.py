@@ -12,7 +12,7 @@ from ..bsonutil import keycodec
 from .batch import read_numbers
 from .cursors import ServerCursor, TailableCursor
 from .views import find_pipeline, resolve
-from . import query as Q
+from . import plan_builder as Q
 
 
 def _raw_docs(root) -> Iterator[RawBSONDocument]:

@@ -16,7 +16,7 @@ from bson.raw_bson import RawBSONDocument
 from ..bsonutil.sentinels import ABSENT
 from ..errors import CommandError, ErrorCode
 from ..query.update import compile_update
-from . import query as Q
+from . import plan_builder as Q
 from .ddl import ensure_collection
 from .documents import prepare_insert
 from .records import delete_record, insert_record, update_record

@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..commands import CommandContext, dispatch, runs_inline
-from ..commands import OpInfo
-from ..commands.profile import PROFILE
+from ..commands import CommandContext, OpInfo, dispatch, namespace_of, runs_inline
+from ..commands import PROFILE
 from ..errors import CommandError, ErrorCode
 from ..wire import Request, WireConnection
 from ..limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
@@ -71,7 +70,6 @@ def slow_op_log(job: Job) -> None:
             return
     elif PROFILE.sample_rate < 1.0 and random.random() >= PROFILE.sample_rate:
         return
-    from ..commands.operations import namespace_of
     attr: dict[str, Any] = {"type": "command", "ns": namespace_of(job.request.command),
                             "command": summarize(job.request.command), "durationMillis": millis}
     if job.error_code is not None:

@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
-from ..commands.parameters import PARAMETERS
+from ..commands import PARAMETERS
 from .config import ServerConfig
 from .logs import RecentLines, event
 from .protocol import ConnectionProtocol

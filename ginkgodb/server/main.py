@@ -12,8 +12,8 @@ import signal
 import sys
 
 from ..version import MONGODB_VERSION, __version__
-from ..commands.parameters import PARAMETERS
-from ..commands.profile import PROFILE
+from ..commands import PARAMETERS
+from ..commands import PROFILE
 from ..errors import StorageError
 from .config import ServerConfig
 from .lifecycle import Server

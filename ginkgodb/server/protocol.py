@@ -10,22 +10,36 @@ import asyncio
 import logging
 import socket
 import uuid
-from typing import TYPE_CHECKING, Any, Optional
+from concurrent.futures import Executor
+from typing import Any, Optional, Protocol
 
 from ..commands import CommandContext, deadline_from, runs_inline
 from ..errors import CommandError, code_name
 from ..wire import ProtocolError, Request, WireConnection
 from .executor import _HANDSHAKE, Job, slow_op_log
 from .logs import event
+from .state import ServerState
 
-if TYPE_CHECKING:
-    from .lifecycle import Server
+
+
+class ConnectionOwner(Protocol):
+    """What a connection needs of the server that accepted it (lifecycle.Server)."""
+
+    engine: Any
+    state: ServerState
+    pool: Executor
+
+    @property
+    def quiet(self) -> bool: ...
+
+    def connection_opened(self, conn: "ConnectionProtocol") -> int: ...
+    def connection_closed(self, conn: "ConnectionProtocol") -> None: ...
 
 _HIGH_WATER = 64 * 1024 * 1024  # buffered request bytes before reading pauses
 
 
 class ConnectionProtocol(asyncio.Protocol):
-    def __init__(self, server: "Server") -> None:
+    def __init__(self, server: ConnectionOwner) -> None:
         self.server = server
         self.state = server.state
         self.wire = WireConnection()

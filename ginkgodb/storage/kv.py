@@ -11,17 +11,14 @@ Keys and values are bytes; keys sort by unsigned byte order. Scans are half-open
 - `storage.batch.KeyBatch` holds puts and deletes as a value, to be applied later by
   `Txn.apply` (what a multi-document transaction buffers until it commits).
 
-Long cursors read through `engine.reader.ChunkedReader`, which resumes scans across short
+Long cursors read through `engine.chunked_reader.ChunkedReader`, which resumes scans across short
 snapshots so that nothing stays pinned between batches.
 """
 from __future__ import annotations
 
 import abc
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Optional
-
-if TYPE_CHECKING:
-    from .batch import KeyBatch
+from typing import Any, Optional
 
 
 def prefix_end(prefix: bytes) -> Optional[bytes]:
@@ -84,8 +81,8 @@ class Txn(Snapshot):
     def delete(self, key: bytes) -> bool:
         """Remove `key`; True when it existed."""
 
-    def apply(self, batch: "KeyBatch") -> None:
-        """Apply a KeyBatch's puts and deletes in key order."""
+    def apply(self, batch: Any) -> None:
+        """Apply a KeyBatch's puts and deletes (`items()`: key, value or None) in key order."""
         for key, value in batch.items():
             if value is None:
                 self.delete(key)

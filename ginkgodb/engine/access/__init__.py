@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import CommandError, ErrorCode
-from ..catalog import IndexMeta
+from ..catalog_entries import IndexMeta
 from .btree import BtreeAccess, HashedAccess
 from .entries import IndexEntries
 from .unserved import UnservedAccess

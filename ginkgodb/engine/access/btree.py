@@ -5,7 +5,7 @@ from ...bsonutil import keycodec
 from ...errors import CommandError, ErrorCode
 from ...planner.btree_plans import BtreePlanning
 from ...query.index_keys import btree_keys, hashed_keys
-from ..catalog import IndexMeta
+from ..catalog_entries import IndexMeta
 from .entries import IndexEntries
 
 

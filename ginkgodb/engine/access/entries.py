@@ -16,7 +16,7 @@ from ...bsonutil.shell_format import format_document
 from ...errors import CommandError, ErrorCode
 from ...storage.kv import prefix_end
 from .. import layout
-from ..catalog import IndexMeta
+from ..catalog_entries import IndexMeta
 
 MAX_INDEX_KEY = 480  # bytes of encoded key; LMDB keys are limited to 511 in all
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ginkgodb.query.expr.compiler import Scope
 
-from . import (basic, bucket, facet, fill, group, lookup, sorting, window,  # noqa: F401
+from . import (basic, bucket, facet, fill, group, lookup, sorting, unsupported,  # noqa: F401
                windows)
 from .context import PipelineContext
 from .core import ENGINE_STAGES, STAGES, Env, Runtime, StageFn, chain, parse_stages

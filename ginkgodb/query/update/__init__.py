@@ -5,7 +5,7 @@
 """
 from .plan import UpdatePlan, compile_update
 from .replacement import validate_replacement
-from .storage import check_id_value
+from .validity import check_id_value
 from .upsert import upsert_seed
 
 __all__ = ["UpdatePlan", "compile_update", "upsert_seed", "validate_replacement",

@@ -16,7 +16,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 from .nodes import MISSING, NOOP, UNSET, ApplyState, ArrayNode, LeafNode, Node, ObjectNode
 from .paths import array_index, dotted, field_before
 from .render import render_element
-from .storage import check_top_level_dollar
+from .validity import check_top_level_dollar
 
 MAX_PADDING = 1_500_000
 

@@ -20,7 +20,7 @@ from .array_filters import compile_array_filters, parse_array_filters
 from .nodes import ApplyState, ObjectNode
 from .parser import ParseContext, parse_operators
 from .replacement import id_first, replace_document
-from .storage import check_document
+from .validity import check_document
 from .upsert import upsert_seed
 
 

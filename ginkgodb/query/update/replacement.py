@@ -12,7 +12,7 @@ from ginkgodb.bsonutil.compare import compare
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .render import render_element
-from .storage import check_document
+from .validity import check_document
 from .values import binary_equal, copy_value
 
 

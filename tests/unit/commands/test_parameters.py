@@ -1,7 +1,7 @@
 """getParameter and setParameter: mongod's parameters, their details and errors."""
 from __future__ import annotations
 
-from ginkgodb.commands.parameters import PARAMETERS
+from ginkgodb.commands.server_parameters import PARAMETERS
 from support.runner import run_without_engine as run
 
 

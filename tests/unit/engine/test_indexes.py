@@ -149,7 +149,7 @@ def test_queries_pick_the_selective_index_without_explain_too(run, engine):
     create(run, "c", {"a": 1})
     create(run, "c", {"b": 1})
     run.insert("c", *({"_id": i, "a": i % 2, "b": i} for i in range(400)))
-    from ginkgodb.engine import query as Q
+    from ginkgodb.engine import plan_builder as Q
     state = engine.collection("test", "c")
     with engine.reader() as reader:
         built = Q.build(state, reader, Q.FindRequest(filter={"a": 1, "b": 7}))

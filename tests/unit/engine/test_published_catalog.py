@@ -8,7 +8,7 @@ import pytest
 
 from ginkgodb.engine import writes
 from ginkgodb.engine.ddl import create_indexes, drop_indexes
-from ginkgodb.engine.query import FindRequest
+from ginkgodb.engine.plan_builder import FindRequest
 from ginkgodb.engine.reads import count, open_find
 from ginkgodb.errors import CommandError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ginkgodb.engine.reader import ChunkedReader
+from ginkgodb.engine.chunked_reader import ChunkedReader
 from ginkgodb.errors import CommandError
 from ginkgodb.storage.kv import prefix_end
 
@@ -40,7 +40,7 @@ def test_reverse_scan_resumes_too(engine):
 def test_a_cursor_on_a_dropped_index_is_killed(engine):
     from ginkgodb.engine import writes
     from ginkgodb.engine.ddl import create_indexes, drop_indexes
-    from ginkgodb.engine.query import FindRequest
+    from ginkgodb.engine.plan_builder import FindRequest
     from ginkgodb.engine.reads import open_find
     writes.insert(engine, "db", "c", [{"_id": i, "a": i} for i in range(300)])
     with engine.write() as batch:

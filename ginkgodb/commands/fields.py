@@ -9,7 +9,7 @@ from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil.types import is_number_instance as is_number, type_name
-from ..engine.names import check_collection_name, check_db_name
+from ..engine import check_collection_name, check_db_name
 from ..errors import CommandError, ErrorCode
 
 # Fields any command may carry that mongod accepts and, on a standalone, ignores or handles generically.

@@ -11,7 +11,7 @@ from ..planner.parsed_query import ParsedQuery, id_point_key
 from ..bsonutil import collation, keycodec
 from ..planner.fast import fast_plan
 from ..query.match import compile_filter
-from . import stages as S
+from . import plan_stages as S
 
 
 @dataclass

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import islice
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol
 
 from ..errors import CommandError, ErrorCode
 
-if TYPE_CHECKING:
-    from .catalog import Catalog
-    from .engine import Engine
+
+
+class SnapshotSource(Protocol):
+    """What a reader needs of the engine: snapshots, and the catalog of each one's generation."""
+
+    kv: Any
+
+    def catalog_for(self, snap: Any) -> Any: ...
+
 
 _FIRST_CHUNK = 16
 _MAX_CHUNK = 1024
@@ -26,11 +32,11 @@ _MAX_CHUNK = 1024
 class ChunkedReader:
     __slots__ = ("_engine", "txn", "_fixed", "catalog", "_depends")
 
-    def __init__(self, engine: "Engine", txn: Any = None) -> None:
+    def __init__(self, engine: SnapshotSource, txn: Any = None) -> None:
         self._engine = engine
         self.txn = txn
         self._fixed = txn is not None
-        self.catalog: Optional["Catalog"] = None
+        self.catalog: Any = None
         self._depends: Optional[tuple[int, tuple[int, ...], str]] = None
 
     def open(self) -> None:
@@ -53,7 +59,7 @@ class ChunkedReader:
         """The plan reads this collection (and these indexes): later batches check they remain."""
         self._depends = (coll_id, index_ids, what)
 
-    def _check_still_valid(self, catalog: "Catalog") -> None:
+    def _check_still_valid(self, catalog: Any) -> None:
         if self._depends is None:
             return
         coll_id, index_ids, what = self._depends

@@ -17,7 +17,7 @@ from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
 from .generic import GENERIC as GENERIC_ARGUMENTS
-from .params import is_number
+from .fields import is_number
 from .server_view import OpInfo
 from .context import CommandContext
 from .declare import Args, command, on_cluster, on_database, unimplemented, value

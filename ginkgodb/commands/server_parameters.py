@@ -14,7 +14,7 @@ from typing import Any, Optional
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
 from .generic import GENERIC as GENERIC_ARGUMENTS
-from .params import is_number
+from .fields import is_number
 from .declare import Args, command, on_cluster, on_database, unimplemented, value
 
 _HELP_SUFFIX = ", use help:true to see options "

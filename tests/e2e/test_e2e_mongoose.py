@@ -52,6 +52,7 @@ def test_populate_references(steps):
     assert value(steps, "populateSelectMatch") == [{"name": "bob"}]  # select + match on the refs
     assert value(steps, "populateVirtual") == ["Gamma", "Alpha"]     # virtual, sorted by pages
     assert value(steps, "documentPopulate") == "bob"
+    assert value(steps, "nestedPopulate") == [["Alpha", ["bob", "cy"]], ["Gamma", []]]
 
 
 def test_queries(steps):
@@ -69,6 +70,8 @@ def test_queries(steps):
     assert value(steps, "elemMatch") == 1
     assert value(steps, "cursor") == ["Alpha", "Beta", "Gamma"]
     assert value(steps, "discriminator") == {"clicks": 1, "events": 2, "kind": "Click"}
+    assert value(steps, "explain") == {"returned": 1, "plan": True}
+    assert value(steps, "collation") == ["ann"]
 
 
 @pytest.mark.xfail(strict=True, reason="ginkgodb: positional projection {'xs.$': 1} fails with 51246")
@@ -89,12 +92,29 @@ def test_atomic_updates(steps):
     assert value(steps, "documentSave") == 23
     assert value(steps, "bulkWrite") == {"modified": 1, "deleted": 1, "inserted": 1}
     assert value(steps, "findOneAndDelete") == "delta"  # bulkWrite inserts skip save hooks
+    assert value(steps, "arrayFilters") == [110, 25]
+    assert value(steps, "pushEachSortSlice") == ["a", "ann", "b"]
+    assert value(steps, "findOneAndReplace") == ["age", "name", 51]
+
+
+def test_optimistic_concurrency_and_timestamps(steps):
+    assert value(steps, "optimisticConcurrency") == {"conflict": {"name": "VersionError"}, "n": 2,
+                                                     "version": 1, "timestamps": True}
+
+
+def test_capped_collection_from_schema(steps):
+    assert value(steps, "cappedCollection") == {"kept": [2, 3, 4], "capped": True, "max": 3}
 
 
 def test_aggregation_helpers(steps):
-    assert value(steps, "aggregateBuilder") == [{"_id": "ann", "n": 2}, {"_id": "w", "n": 1},
-                                                {"_id": "y", "n": 1}, {"_id": "z", "n": 1}]
+    assert value(steps, "aggregateBuilder") == [  # ann's books' tags after the updates above
+        {"_id": "a", "n": 1}, {"_id": "ann", "n": 2}, {"_id": "b", "n": 1}, {"_id": "w", "n": 1},
+        {"_id": "y", "n": 1}]
     assert value(steps, "aggregateLookup") == [{"name": "ann", "n": 2}]
+    [facet] = value(steps, "aggregateFacet")
+    assert sorted(facet["byStatus"], key=lambda g: g["_id"]) == [{"_id": "draft", "count": 1},
+                                                                 {"_id": "published", "count": 1}]
+    assert facet["pages"] == [{"_id": None, "total": 156}]
 
 
 def test_gridfs_bucket(steps):

@@ -175,9 +175,59 @@ async function main(uri, dbName) {
     return { dropped, left: (await Author.collection.indexes()).map((i) => i.name).sort() };
   });
 
+  await step('arrayFilters', async () => {
+    await Book.updateOne({ title: 'Alpha' }, { $inc: { 'chapters.$[c].words': 100 } },
+      { arrayFilters: [{ 'c.words': { $lt: 15 } }] });
+    return (await Book.findOne({ title: 'Alpha' }).lean()).chapters.map((c) => c.words);
+  });
+  await step('pushEachSortSlice', async () => {
+    await Book.updateOne({ title: 'Gamma' }, { $push: { tags: { $each: ['c', 'a', 'b'], $sort: 1, $slice: 3 } } });
+    return (await Book.findOne({ title: 'Gamma' }).lean()).tags;
+  });
+  await step('findOneAndReplace', async () => {
+    const r = await Author.findOneAndReplace({ name: 'dee' }, { name: 'dee', age: 51 }, { returnDocument: 'after', lean: true });
+    return Object.keys(r).filter((k) => k !== '_id').sort().concat([r.age]);
+  });
+  await step('optimisticConcurrency', async () => {
+    const Note = mongoose.model('Note', new Schema({ text: String, n: Number },
+      { optimisticConcurrency: true, timestamps: true }));
+    const created = await Note.create({ text: 'a', n: 1 });
+    const first = await Note.findById(created._id);
+    const second = await Note.findById(created._id);
+    first.n = 2;
+    await first.save();
+    second.n = 3;
+    let conflict = null;
+    try { await second.save(); } catch (e) { conflict = { name: e.name }; }
+    const stored = await Note.findById(created._id).lean();
+    return { conflict, n: stored.n, version: stored.__v,
+             timestamps: stored.createdAt instanceof Date && stored.updatedAt > stored.createdAt };
+  });
+  await step('cappedCollection', async () => {
+    const Log = mongoose.model('Log', new Schema({ i: Number }, { capped: { size: 4096, max: 3 } }));
+    await Log.init();
+    for (let i = 0; i < 5; i++) await Log.create({ i });
+    const opts = await mongoose.connection.db.listCollections({ name: 'logs' }).toArray();
+    return { kept: (await Log.find().sort({ $natural: 1 }).lean()).map((d) => d.i),
+             capped: opts[0].options.capped, max: opts[0].options.max };
+  });
+  await step('nestedPopulate', async () => {
+    const a = await Author.findOne({ name: 'ann' })
+      .populate({ path: 'books', options: { sort: { title: 1 } }, populate: { path: 'reviewers', select: 'name' } });
+    return a.books.map((b) => [b.title, b.reviewers.map((r) => r.name)]);
+  });
+  await step('explain', async () => {
+    const plan = await Author.find({ name: 'ann' }).explain('executionStats');
+    const p = Array.isArray(plan) ? plan[0] : plan;
+    return { returned: p.executionStats.nReturned, plan: JSON.stringify(p.queryPlanner.winningPlan).includes('IXSCAN') };
+  });
+  await step('collation', async () => (await Author.find({ name: 'ANN' }).collation({ locale: 'en', strength: 2 }).lean()).map((a) => a.name));
+
   // aggregation helpers
   await step('aggregateBuilder', async () => plain(await Book.aggregate()
     .match({ author: ann._id }).unwind('tags').group({ _id: '$tags', n: { $sum: 1 } }).sort({ _id: 1 })));
+  await step('aggregateFacet', async () => plain(await Book.aggregate()
+    .facet({ byStatus: [{ $sortByCount: '$status' }], pages: [{ $group: { _id: null, total: { $sum: '$pages' } } }] })));
   await step('aggregateLookup', async () => plain(await Author.aggregate([
     { $match: { name: 'ann' } },
     { $lookup: { from: 'books', localField: '_id', foreignField: 'author', as: 'books' } },

@@ -5,18 +5,22 @@ and validation / duplicate-key errors as MongoEngine's exceptions."""
 from __future__ import annotations
 
 import datetime
+import decimal
 import io
+import uuid
 
 import pymongo
 import pytest
 from bson import DBRef, ObjectId
 
 me = pytest.importorskip("mongoengine", reason="mongoengine is in the test extra")
-from mongoengine import (CASCADE, DENY, NULLIFY, PULL, DateTimeField, DictField, Document,  # noqa: E402
-                         EmailField, EmbeddedDocument, EmbeddedDocumentField, FileField,
-                         GenericReferenceField, IntField, LazyReferenceField, ListField,
-                         ReferenceField, StringField, URLField)
-from mongoengine.context_managers import query_counter  # noqa: E402
+from mongoengine import (CASCADE, DENY, NULLIFY, PULL, BinaryField,  # noqa: E402
+                         ComplexDateTimeField, DateTimeField, DecimalField, DictField, Document,
+                         EmailField, EmbeddedDocument, EmbeddedDocumentField,
+                         EmbeddedDocumentListField, FileField, GenericReferenceField, IntField,
+                         LazyReferenceField, ListField, MapField, ReferenceField, SequenceField,
+                         SortedListField, StringField, URLField, UUIDField)
+from mongoengine.context_managers import query_counter, switch_collection, switch_db  # noqa: E402
 from mongoengine.errors import (BulkWriteError, DoesNotExist, MultipleObjectsReturned, NotUniqueError,  # noqa: E402
                                 OperationError, ValidationError)
 from mongoengine.queryset.visitor import Q  # noqa: E402
@@ -72,15 +76,60 @@ class Bookmark(Document):
     pinned = ReferenceField(Post, reverse_delete_rule=DENY)
 
 
-MODELS = (Author, Post, Bookmark)
+class Event(Document):
+    i = IntField()
+    meta = {"max_documents": 3, "max_size": 4096}  # a capped collection
+
+
+class Animal(Document):
+    name = StringField()
+    meta = {"allow_inheritance": True, "indexes": ["name"]}
+
+
+class Dog(Animal):
+    bark = StringField()
+
+
+class Cat(Animal):
+    lives = IntField(default=9)
+
+
+class Ledger(Document):
+    number = SequenceField()
+    amount = DecimalField(precision=2)
+    uid = UUIDField(binary=True)
+    blob = BinaryField()
+    when = ComplexDateTimeField()
+    labels = SortedListField(StringField())
+    counts = MapField(IntField())
+
+
+class Line(EmbeddedDocument):
+    sku = StringField()
+    qty = IntField()
+
+
+class Cart(Document):
+    lines = EmbeddedDocumentListField(Line)
+
+
+class Employee(Document):
+    name = StringField()
+    boss = StringField()
+
+
+MODELS = (Author, Post, Bookmark, Event, Animal, Ledger, Cart, Employee)
+OTHER_DB = DB + "_other"
 
 
 @pytest.fixture(scope="module")
 def connection(server_uri):
-    me.connect(db=DB, host=server_uri, serverSelectionTimeoutMS=5000)
+    me.connect(db=DB, host=server_uri, serverSelectionTimeoutMS=5000, uuidRepresentation="standard")
+    me.register_connection("other", db=OTHER_DB, host=server_uri, uuidRepresentation="standard")
     yield me.connection.get_db()
     me.connection.get_db().client.drop_database(DB)
-    me.disconnect()
+    me.connection.get_db().client.drop_database(OTHER_DB)
+    me.disconnect_all()
 
 
 @pytest.fixture
@@ -88,6 +137,7 @@ def mdb(connection):
     """An empty database for each test; models forget their collection so that MongoEngine
     creates the declared indexes again on first use, as at application start-up."""
     connection.client.drop_database(DB)
+    connection.client.drop_database(OTHER_DB)
     for model in MODELS:
         model._collection = None
     return connection
@@ -251,6 +301,17 @@ def test_aggregation_helpers(posts):
     assert joined == [{"title": "second", "who": "bob"}]
 
 
+def test_graph_lookup(mdb):
+    for name, boss in [("a", None), ("b", "a"), ("c", "b"), ("d", "b"), ("e", None)]:
+        Employee(name=name, boss=boss).save()
+    reports = list(Employee.objects(name="a").aggregate([
+        {"$graphLookup": {"from": "employee", "startWith": "$name", "connectFromField": "name",
+                          "connectToField": "boss", "as": "reports", "depthField": "depth"}},
+        {"$project": {"_id": 0, "reports": {"$sortArray": {"input": "$reports.name",
+                                                           "sortBy": 1}}}}]))
+    assert reports == [{"reports": ["b", "c", "d"]}]
+
+
 @pytest.mark.xfail(strict=True, reason="ginkgodb: $lookup with localField 'ref.$id' (DBRef "
                                        "path) fails with 16410")
 def test_aggregate_lookup_through_dbref(posts):
@@ -273,6 +334,63 @@ def test_query_counter(posts):
     with query_counter() as queries:
         list(Post.objects(title="hello"))
         assert queries == 1
+
+
+def test_update_modifiers_beyond_set(mdb):
+    cart = Cart(lines=[Line(sku="a", qty=1), Line(sku="b", qty=5)]).save()
+    carts = Cart.objects(id=cart.id)
+    assert carts.update_one(__raw__={"$inc": {"lines.$[big].qty": 10}},
+                            array_filters=[{"big.qty": {"$gt": 2}}]) == 1
+    stored = carts.get()
+    assert [line.qty for line in stored.lines] == [1, 15]
+    assert [line.sku for line in stored.lines.filter(qty=15)] == ["b"]
+    entry = Ledger(labels=["b", "a"], counts={"x": 1}, blob=b"\x00\x01").save()
+    ledger = Ledger.objects(id=entry.id)
+    assert ledger.update_one(push__labels__0="0") == 1  # $push with $position
+    assert ledger.as_pymongo().get()["labels"] == ["0", "a", "b"]
+    assert ledger.update_one(pull_all__labels=["a", "0"], inc__counts__x=2) == 1
+    assert ledger.update_one(rename__blob="bytes", mul__number=5) == 1
+    assert ledger.update_one(__raw__={"$currentDate": {"touched": True}, "$min": {"number": 3}}) == 1
+    raw = ledger.as_pymongo().get()
+    assert (raw["labels"], raw["counts"], raw["bytes"], raw["number"]) == (["b"], {"x": 3}, b"\x00\x01", 3)
+    assert "blob" not in raw and isinstance(raw["touched"], datetime.datetime)
+
+
+def test_capped_collection_inheritance_and_field_types(mdb):
+    for i in range(5):
+        Event(i=i).save()
+    assert [e.i for e in Event.objects.order_by("$natural")] == [2, 3, 4]
+    assert Event._get_collection().options() == {"capped": True, "size": 4096, "max": 3}
+    Dog(name="rex", bark="loud").save()
+    Cat(name="tom").save()
+    Animal(name="generic").save()
+    assert sorted(a.name for a in Animal.objects) == ["generic", "rex", "tom"]
+    assert [type(a).__name__ for a in Animal.objects(name="tom")] == ["Cat"]
+    assert [a.name for a in Dog.objects] == ["rex"]
+    assert [a.name for a in Animal.objects.no_sub_classes()] == ["generic"]
+    assert "_cls_1_name_1" in Animal._get_collection().index_information()
+    uid = uuid.uuid4()
+    when = datetime.datetime(2020, 1, 2, 3, 4, 5, 678901)
+    Ledger(amount=decimal.Decimal("12.345"), uid=uid, blob=b"\x00\x01", when=when,
+           labels=["b", "a"], counts={"x": 1}).save()
+    Ledger(amount=decimal.Decimal("1")).save()
+    first = Ledger.objects.order_by("number").first()
+    assert (first.number, first.amount, first.uid, first.blob, first.when, first.labels,
+            first.counts) == (1, decimal.Decimal("12.35"), uid, b"\x00\x01", when, ["a", "b"],
+                              {"x": 1})
+    assert [x.number for x in Ledger.objects.order_by("-number")] == [2, 1]  # SequenceField
+    assert Ledger.objects(uid=uid).count() == 1  # a query on a UUID (binary subtype 4)
+
+
+def test_switch_db_and_collection(mdb):
+    with switch_db(Dog, "other") as OtherDog:
+        OtherDog(name="elsewhere").save()
+        assert OtherDog.objects.count() == 1
+    assert Dog.objects.count() == 0
+    assert me.connection.get_db("other").animal.count_documents({}) == 1
+    with switch_collection(Employee, "employee_archive") as Archived:
+        Archived(name="old").save()
+    assert mdb.employee_archive.count_documents({}) == 1 and Employee.objects.count() == 0
 
 
 def test_file_field_on_gridfs(mdb, people):

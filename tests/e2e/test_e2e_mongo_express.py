@@ -1,6 +1,7 @@
 """mongo-express (the web GUI, from npm) against `ginkgodb serve`, driven in headless Debian
 Chromium through playwright-core: databases, collections, a collection's documents and indexes,
-adding, viewing, editing and deleting a document, simple and advanced queries, creating an index.
+adding, viewing, editing and deleting a document, simple, advanced and aggregation queries,
+exports, creating an index.
 Every page must load without a server error; a PNG of each page is kept under the pytest tmp dir
 and its path printed."""
 from __future__ import annotations
@@ -130,7 +131,8 @@ def test_mongo_express_pages_in_chromium(mongo_express, gui_modules, seeded, tmp
         assert Path(page["screenshot"]).stat().st_size > 10_000, page  # a rendered PNG
     assert [p["name"] for p in pages] == [
         "databases", "collections", "collection", "indexes", "document-added", "simple-query",
-        "document-view", "document-saved", "advanced-query", "document-deleted", "index-added"]
+        "document-view", "document-saved", "advanced-query", "aggregate-query", "document-deleted",
+        "index-added"]
     assert mongo_express.server_errors() == []
     assert checks["consoleErrors"] == []
 
@@ -143,6 +145,12 @@ def test_mongo_express_pages_in_chromium(mongo_express, gui_modules, seeded, tmp
     assert checks["savedFlash"] == ["Document updated!"]
     assert checks["advancedRows"] == 5  # price >= 30: p20..p24
     assert checks["advancedColumns"] == ["name"]  # the projection applied
+    assert checks["aggregateNames"] == ["p23", "p20", "p17", "p14", "p11", "p8", "p5", "p2"]
+    assert checks["aggregateTotal"] == "Delete all 8 documents retrieved"  # from $facet $count
+    for kind in ("export", "expArr", "expCsv"):
+        assert checks[kind]["status"] == 200, checks[kind]
+    assert checks["export"]["lines"] == 26  # one JSON document a line
+    assert checks["expCsv"]["lines"] == 27  # a header and a row per document
     assert checks["deletedFlash"][0].startswith("Document deleted!")
     assert checks["indexesAfterAdd"] == ["_id_", "name_1", "price_name", "tags_1_price_-1"]
 

@@ -102,6 +102,25 @@ async function main([base, dbName, collName, deleteName, shotDir, userDataDir]) 
   checks.advancedRows = await page.$$eval('table.tableHeaderFooterBars tr[onclick]', (rows) => rows.length);
   checks.advancedColumns = await page.$$eval('table.tableHeaderFooterBars th', (ths) => ths.map((t) => t.innerText.trim()));
 
+  // 7b. the same form as an aggregation pipeline (mongo-express pages it with $facet)
+  await page.goto(collUrl);
+  await page.click('#tabs a[href="#advanced"]');
+  await page.fill('#advanced #query', '[{ "$match": { "tags": "b" } }, { "$sort": { "price": -1 } }]');
+  await page.fill('#advanced #projection', '{ "name": 1, "price": 1, "_id": 0 }');
+  await page.check('#runAggregate');
+  await submitting(() => page.click('#advanced button[type="submit"]'));
+  await record('aggregate-query');
+  checks.aggregateNames = await page.$$eval('table.tableHeaderFooterBars tr[onclick] td:first-child',
+    (tds) => tds.map((t) => t.innerText.trim()));
+  checks.aggregateTotal = (await page.innerText('#deleteListForm')).trim();
+
+  // 7c. exports, as the Tools buttons download them
+  for (const kind of ['export', 'expArr', 'expCsv']) {
+    const reply = await page.request.get(`${base}db/${dbName}/${kind}/${collName}`);
+    checks[kind] = { status: reply.status(), type: reply.headers()['content-type'], bytes: (await reply.body()).length,
+                     lines: (await reply.text()).trim().split('\n').length };
+  }
+
   // 8. delete another document from its own page
   await page.goto(`${collUrl}?key=name&value=${deleteName}&type=S`);
   await submitting(() => page.click('table.tableHeaderFooterBars tr[onclick] td:nth-child(2)'));

@@ -6,7 +6,7 @@ import pymongo
 import pytest
 
 from ginkgodb.server.testing import running_server
-from e2e.npm_tools import GUI, MONGOOSE, ensure_packages
+from e2e.npm_tools import DRIVERS, GUI, MONGOOSE, ensure_packages
 
 
 @pytest.fixture(scope="session")
@@ -40,14 +40,14 @@ def db(client, request):
 
 @pytest.fixture(scope="session")
 def node_modules():
-    return ensure_packages()
+    return ensure_packages(DRIVERS)
 
 
 @pytest.fixture(scope="session")
 def mongoose_modules():
-    return ensure_packages(MONGOOSE, group="mongoose")
+    return ensure_packages(MONGOOSE)
 
 
 @pytest.fixture(scope="session")
 def gui_modules():
-    return ensure_packages(GUI, group="mongo-express")
+    return ensure_packages(GUI)

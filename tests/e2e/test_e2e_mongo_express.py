@@ -111,17 +111,24 @@ def mongo_express(gui_modules, server_uri, seeded):
         app.stop()
 
 
-def test_mongo_express_pages_in_chromium(mongo_express, gui_modules, seeded, tmp_path_factory,
-                                         capsys):
+@pytest.fixture(scope="module")
+def browser_run(mongo_express, gui_modules, tmp_path_factory) -> dict:
+    """One walk through mongo-express in Chromium; the tests below assert on what it saw."""
     shots = tmp_path_factory.mktemp("mongo-express-screenshots")
     profile = tmp_path_factory.mktemp("chromium-profile")  # a fresh --user-data-dir
     out = run_json_script(gui_modules, "mongo_express_browser.js", mongo_express.url, DB,
                           COLLECTION, "p3", str(shots), str(profile), timeout=180)
-    pages, checks = out["pages"], out["checks"]
-    with capsys.disabled():
+    out["compactScreenshot"] = str(next(shots.glob("*-compact.png")))
+    return out
+
+
+def test_mongo_express_pages_in_chromium(browser_run, mongo_express, seeded, capsys):
+    pages, checks = browser_run["pages"], browser_run["checks"]
+    with capsys.disabled():  # shown in the test output whether or not it passes
         print("\nmongo-express screenshots:")
         for page in pages:
             print(f"  {page['name']:<18} {page['screenshot']}")
+        print(f"  {'compact':<18} {browser_run['compactScreenshot']}")
 
     for page in pages:
         assert page["status"] == 200, page
@@ -160,3 +167,10 @@ def test_mongo_express_pages_in_chromium(mongo_express, gui_modules, seeded, tmp
     assert seeded[COLLECTION].find_one({"name": "p3"}) is None
     assert seeded[COLLECTION].count_documents({}) == 25
     assert "tags_1_price_-1" in seeded[COLLECTION].index_information()
+
+
+@pytest.mark.xfail(strict=True, reason="ginkgodb: the compact command answers 59 CommandNotFound")
+def test_mongo_express_compact_button(browser_run):
+    compact = browser_run["checks"]["compact"]
+    assert compact["status"] == 200
+    assert compact["error"] == [] and compact["success"] == ["Collection compacted!"], compact

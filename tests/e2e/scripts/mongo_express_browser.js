@@ -137,6 +137,13 @@ async function main([base, dbName, collName, deleteName, shotDir, userDataDir]) 
   await record('index-added', { fullPage: false });
   checks.indexesAfterAdd = await page.$$eval('#indexes tr td:first-child', (tds) => tds.map((t) => t.innerText.trim()));
 
+  // 10. the Compact button of the Tools (runs the `compact` command); kept apart from `pages`
+  await page.goto(collUrl);
+  await submitting(() => page.click(`a[href$="compact/${collName}"]`));
+  await page.waitForLoadState('load');
+  checks.compact = { status: lastStatus, success: await flash('.alert-success'), error: await flash('.alert-danger') };
+  await page.screenshot({ path: path.join(shotDir, `${String(pages.length + 1).padStart(2, '0')}-compact.png`), fullPage: false });
+
   checks.consoleErrors = consoleErrors;
   await context.close();
   console.log(JSON.stringify({ pages, checks }));

@@ -1,7 +1,7 @@
 """mongo-express (the web GUI, from npm) against `ginkgodb serve`, driven in headless Debian
 Chromium through playwright-core: databases, collections, a collection's documents and indexes,
 adding, viewing, editing and deleting a document, simple, advanced and aggregation queries,
-exports, creating an index.
+exports, creating an index, renaming and deleting a collection.
 Every page must load without a server error; a PNG of each page is kept under the pytest tmp dir
 and its path printed."""
 from __future__ import annotations
@@ -117,7 +117,7 @@ def browser_run(mongo_express, gui_modules, tmp_path_factory) -> dict:
     shots = tmp_path_factory.mktemp("mongo-express-screenshots")
     profile = tmp_path_factory.mktemp("chromium-profile")  # a fresh --user-data-dir
     out = run_json_script(gui_modules, "mongo_express_browser.js", mongo_express.url, DB,
-                          COLLECTION, "p3", str(shots), str(profile), timeout=180)
+                          COLLECTION, "orders", "p3", str(shots), str(profile), timeout=180)
     out["compactScreenshot"] = str(next(shots.glob("*-compact.png")))
     return out
 
@@ -139,7 +139,7 @@ def test_mongo_express_pages_in_chromium(browser_run, mongo_express, seeded, cap
     assert [p["name"] for p in pages] == [
         "databases", "collections", "collection", "indexes", "document-added", "simple-query",
         "document-view", "document-saved", "advanced-query", "aggregate-query", "document-deleted",
-        "index-added"]
+        "index-added", "collection-renamed", "collection-deleted"]
     assert mongo_express.server_errors() == []
     assert checks["consoleErrors"] == []
 
@@ -167,6 +167,9 @@ def test_mongo_express_pages_in_chromium(browser_run, mongo_express, seeded, cap
     assert seeded[COLLECTION].find_one({"name": "p3"}) is None
     assert seeded[COLLECTION].count_documents({}) == 25
     assert "tags_1_price_-1" in seeded[COLLECTION].index_information()
+    assert checks["renamedFlash"] == ["Collection renamed!"]
+    assert checks["collectionDeletedFlash"] == ['Collection "orders_renamed" deleted!']
+    assert seeded.list_collection_names() == [COLLECTION]
 
 
 @pytest.mark.xfail(strict=True, reason="ginkgodb: the compact command answers 59 CommandNotFound")

@@ -1,6 +1,6 @@
 // mongo-express in headless Chromium through playwright-core: visits and edits as a person would and
 // prints one JSON object {pages: [...], checks: {...}} for the pytest side (test_e2e_mongo_express.py).
-// Usage: node mongo_express_browser.js BASE_URL DB COLLECTION DELETE_NAME SCREENSHOT_DIR USER_DATA_DIR
+// Usage: node mongo_express_browser.js BASE_URL DB COLLECTION OTHER_COLLECTION DELETE_NAME SCREENSHOT_DIR USER_DATA_DIR
 const path = require('path');
 const { chromium } = require('playwright-core');
 
@@ -10,7 +10,7 @@ const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disabl
 // the driver's error names, or mongo-express's own error flash.
 const ERROR_TEXT = /Internal Server Error|MongoServerError|MongoError|TypeError|ReferenceError|Something went wrong|not found!|\n\s+at .+\(.+:\d+:\d+\)/;
 
-async function main([base, dbName, collName, deleteName, shotDir, userDataDir]) {
+async function main([base, dbName, collName, otherColl, deleteName, shotDir, userDataDir]) {
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1280, height: 900 },
   });
@@ -137,7 +137,20 @@ async function main([base, dbName, collName, deleteName, shotDir, userDataDir]) 
   await record('index-added', { fullPage: false });
   checks.indexesAfterAdd = await page.$$eval('#indexes tr td:first-child', (tds) => tds.map((t) => t.innerText.trim()));
 
-  // 10. the Compact button of the Tools (runs the `compact` command); kept apart from `pages`
+  // 10. rename another collection, then delete it through the confirmation dialog
+  await page.goto(`${base}db/${dbName}/${otherColl}`);
+  await page.fill('input#collection', `${otherColl}_renamed`);
+  await submitting(() => page.click('form:has(input#collection) button[type="submit"]'));
+  await record('collection-renamed');
+  checks.renamedFlash = pages[pages.length - 1].success;
+  await page.click('.deleteButtonCollection');
+  await page.waitForSelector('#confirm-deletion-collection', { state: 'visible' });
+  await page.fill('#confirmation-input', `${otherColl}_renamed`);
+  await submitting(() => page.click('#confirm-deletion-collection #delete'));
+  await record('collection-deleted');
+  checks.collectionDeletedFlash = pages[pages.length - 1].success;
+
+  // 11. the Compact button of the Tools (runs the `compact` command); kept apart from `pages`
   await page.goto(collUrl);
   await submitting(() => page.click(`a[href$="compact/${collName}"]`));
   await page.waitForLoadState('load');

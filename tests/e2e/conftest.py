@@ -1,12 +1,12 @@
 """End-to-end fixtures: one `ginkgodb serve` process per session on a free port, and the Node.js
-clients when they can be installed."""
+programs (drivers, Mongoose, mongo-express) when they can be installed."""
 from __future__ import annotations
 
 import pymongo
 import pytest
 
 from ginkgodb.server.testing import running_server
-from e2e.npm_tools import ensure_packages
+from e2e.npm_tools import DRIVERS, GUI, MONGOOSE, ensure_packages
 
 
 @pytest.fixture(scope="session")
@@ -40,4 +40,14 @@ def db(client, request):
 
 @pytest.fixture(scope="session")
 def node_modules():
-    return ensure_packages()
+    return ensure_packages(DRIVERS)
+
+
+@pytest.fixture(scope="session")
+def mongoose_modules():
+    return ensure_packages(MONGOOSE)
+
+
+@pytest.fixture(scope="session")
+def gui_modules():
+    return ensure_packages(GUI)

@@ -418,9 +418,9 @@ def test_bulk_writer_and_query_deletes(server_uri):
     assert deleted == 2 and left == ["c", "d"]
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: delete refuses bypassDocumentValidation "
-                                       "(40415), which pymongo's bulk_write sends")
 def test_bulk_writer_with_delete(server_uri):
+    """Regression: delete refused bypassDocumentValidation (40415), which pymongo's bulk_write
+    sends with deletes."""
     async def body(db):
         await Item.insert_many([Item(name=n, price=decimal.Decimal("1")) for n in "abc"])
         async with BulkWriter() as writer:

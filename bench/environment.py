@@ -18,7 +18,7 @@ def repo_root() -> str:
 
 def describe(args: dict[str, Any]) -> dict[str, Any]:
     return {
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": _git_commit(),
         "python": sys.version.split()[0],
         "platform": platform.platform(terse=True),

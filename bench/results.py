@@ -43,5 +43,5 @@ class Result:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Result":
+    def from_json(cls, data: dict[str, Any]) -> Result:
         return cls(**data)

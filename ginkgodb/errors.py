@@ -13,7 +13,6 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-
 #: numbers of the members below that are assertion locations (filled while the class body runs)
 _LOCATIONS: set[int] = set()
 

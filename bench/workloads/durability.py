@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..timing import Sample, timed
-from .base import MAIN, DB_NAME, Context, workload
+from .base import DB_NAME, MAIN, Context, workload
 
 
 @workload("W13", "close, reopen, count", "reopens/s", durable_only=True)

@@ -10,21 +10,18 @@ import decimal
 import math
 import re
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 from bson.binary import Binary
-from bson.code import Code
+from bson.datetime_ms import DatetimeMS
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.regex import Regex
-from bson.timestamp import Timestamp
-from bson.datetime_ms import DatetimeMS
 
 from . import types as T
 
 _EPOCH = datetime.datetime(1970, 1, 1)
-_EPOCH_TZ = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH_TZ = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def _cmp(a: Any, b: Any) -> int:

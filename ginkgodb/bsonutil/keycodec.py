@@ -14,7 +14,7 @@ import math
 import re
 import struct
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from bson.binary import Binary

@@ -48,7 +48,7 @@ def double_nice(x: float) -> str:
 
     The test is on capitals, as mongod's, so `inf.0`, `nan.0` and, faithfully, `1e+20.0`.
     """
-    text = "%.16g" % x
+    text = f"{x:.16g}"
     if "." not in text and "E" not in text and "N" not in text:
         text += ".0"
     return text

@@ -16,6 +16,7 @@ from typing import Any
 
 from bson.binary import Binary
 from bson.code import Code
+from bson.datetime_ms import DatetimeMS
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
@@ -24,7 +25,6 @@ from bson.min_key import MinKey
 from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
-from bson.datetime_ms import DatetimeMS
 
 # Canonical brackets, in MongoDB's comparison order. Persisted in index keys: DO NOT CHANGE.
 BRACKET_MINKEY = 0x05

@@ -4,7 +4,8 @@ override), as in pymongo.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from bson.codec_options import CodecOptions
 from pymongo.read_concern import ReadConcern

@@ -13,8 +13,8 @@ from operator import itemgetter
 from typing import Any, Optional
 
 import bson
-from bson.raw_bson import RawBSONDocument
 from bson.objectid import ObjectId
+from bson.raw_bson import RawBSONDocument
 from pymongo.errors import ConfigurationError, DocumentTooLarge, InvalidOperation, OperationFailure
 from pymongo.write_concern import WriteConcern
 

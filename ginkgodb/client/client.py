@@ -108,7 +108,7 @@ class MongoClient(SettingsHolder):
 
     next = __next__
 
-    def __enter__(self) -> "MongoClient":
+    def __enter__(self) -> MongoClient:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -29,10 +29,10 @@ from .codec import (
     plain_reply,
     wire_value,
 )
-from .plain import is_utf8
 from .collection_admin import CollectionAdmin
 from .command_cursor import CommandCursor
 from .cursor import Cursor
+from .plain import is_utf8
 from .raising import check_write_reply
 from .raw_batch import RawBatchCommandCursor, RawBatchCursor
 from .validation import (
@@ -73,14 +73,14 @@ class Collection(CollectionAdmin, SettingsHolder):
             self._create(kwargs, session)
 
     # ------------------------------------------------------------------ identity
-    def __getattr__(self, name: str) -> "Collection":
+    def __getattr__(self, name: str) -> Collection:
         if name.startswith("_"):
             full_name = f"{self._name}.{name}"
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r}. To access the "
                                  f"{full_name} collection, use database['{full_name}'].")
         return self.__getitem__(name)
 
-    def __getitem__(self, name: str) -> "Collection":
+    def __getitem__(self, name: str) -> Collection:
         return Collection(self._database, f"{self._name}.{name}", False, self.codec_options,
                           self.read_preference, self.write_concern, self.read_concern)
 
@@ -132,7 +132,7 @@ class Collection(CollectionAdmin, SettingsHolder):
         return self._database
 
     def with_options(self, codec_options: Any = None, read_preference: Any = None,
-                     write_concern: Any = None, read_concern: Any = None) -> "Collection":
+                     write_concern: Any = None, read_concern: Any = None) -> Collection:
         return Collection(self._database, self._name, False,
                           *self._settings_or_own(codec_options, read_preference, write_concern,
                                                  read_concern))

@@ -14,8 +14,8 @@ from pymongo.read_preferences import ReadPreference
 
 from ..errors import ErrorCode, code_name
 from .codec import plain_reply
-from .keys import gen_index_name
 from .command_cursor import CommandCursor
+from .keys import gen_index_name
 from .raising import MAX_WIRE_VERSION
 from .validation import validate_list
 

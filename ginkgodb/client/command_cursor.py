@@ -37,7 +37,7 @@ class CommandCursor(CursorBase):
         dbname, collname = self._ns.split(".", 1)
         return dbname, collname
 
-    def batch_size(self, batch_size: int) -> "CommandCursor":
+    def batch_size(self, batch_size: int) -> CommandCursor:
         """The number of documents per getMore batch (0: the engine's default)."""
         if not isinstance(batch_size, int):
             raise TypeError(f"batch_size must be an integer, not {type(batch_size)}")
@@ -46,7 +46,7 @@ class CommandCursor(CursorBase):
         self._batch_size = 2 if batch_size == 1 else batch_size  # as pymongo: never 1
         return self
 
-    def __iter__(self) -> "CommandCursor":
+    def __iter__(self) -> CommandCursor:
         return self
 
     def __next__(self) -> Any:

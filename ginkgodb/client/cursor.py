@@ -92,7 +92,7 @@ class Cursor(CursorBase):
         if self._retrieved or self._id is not None:
             raise InvalidOperation("cannot set options after executing query")
 
-    def limit(self, limit: int) -> "Cursor":
+    def limit(self, limit: int) -> Cursor:
         if not isinstance(limit, int):
             raise TypeError(f"limit must be an integer, not {type(limit)}")
         if self._opts.exhaust:
@@ -102,7 +102,7 @@ class Cursor(CursorBase):
         self._opts.limit = limit
         return self
 
-    def skip(self, skip: int) -> "Cursor":
+    def skip(self, skip: int) -> Cursor:
         if not isinstance(skip, int):
             raise TypeError(f"skip must be an integer, not {type(skip)}")
         if skip < 0:
@@ -111,30 +111,30 @@ class Cursor(CursorBase):
         self._opts.skip = skip
         return self
 
-    def batch_size(self, batch_size: int) -> "Cursor":
+    def batch_size(self, batch_size: int) -> Cursor:
         _check_batch_size(batch_size)
         self._check_okay_to_chain()
         self._opts.batch_size = batch_size
         return self
 
-    def sort(self, key_or_list: Any, direction: Any = None) -> "Cursor":
+    def sort(self, key_or_list: Any, direction: Any = None) -> Cursor:
         self._check_okay_to_chain()
         self._opts.ordering = keys.index_document(keys.index_list(key_or_list, direction))
         return self
 
-    def hint(self, index: Any) -> "Cursor":
+    def hint(self, index: Any) -> Cursor:
         self._check_okay_to_chain()
         self._opts.hint = keys.hint_document(index)
         return self
 
-    def max_time_ms(self, max_time_ms: Optional[int]) -> "Cursor":
+    def max_time_ms(self, max_time_ms: Optional[int]) -> Cursor:
         if not isinstance(max_time_ms, int) and max_time_ms is not None:
             raise TypeError(f"max_time_ms must be an integer or None, not {type(max_time_ms)}")
         self._check_okay_to_chain()
         self._opts.max_time_ms = max_time_ms
         return self
 
-    def max_await_time_ms(self, max_await_time_ms: Optional[int]) -> "Cursor":
+    def max_await_time_ms(self, max_await_time_ms: Optional[int]) -> Cursor:
         if not isinstance(max_await_time_ms, int) and max_await_time_ms is not None:
             raise TypeError("max_await_time_ms must be an integer or None, not "
                             f"{type(max_await_time_ms)}")
@@ -143,43 +143,43 @@ class Cursor(CursorBase):
             self._opts.max_await_time_ms = max_await_time_ms
         return self
 
-    def max_scan(self, max_scan: Optional[int]) -> "Cursor":
+    def max_scan(self, max_scan: Optional[int]) -> Cursor:
         self._check_okay_to_chain()
         self._opts.max_scan = max_scan
         return self
 
-    def max(self, spec: Any) -> "Cursor":
+    def max(self, spec: Any) -> Cursor:
         if not isinstance(spec, (list, tuple)):
             raise TypeError(f"spec must be an instance of list or tuple, not {type(spec)}")
         self._check_okay_to_chain()
         self._opts.max = dict(spec)
         return self
 
-    def min(self, spec: Any) -> "Cursor":
+    def min(self, spec: Any) -> Cursor:
         if not isinstance(spec, (list, tuple)):
             raise TypeError(f"spec must be an instance of list or tuple, not {type(spec)}")
         self._check_okay_to_chain()
         self._opts.min = dict(spec)
         return self
 
-    def comment(self, comment: Any) -> "Cursor":
+    def comment(self, comment: Any) -> Cursor:
         self._check_okay_to_chain()
         self._opts.comment = comment
         return self
 
-    def collation(self, collation: Any) -> "Cursor":
+    def collation(self, collation: Any) -> Cursor:
         self._check_okay_to_chain()
         self._opts.collation = validate_collation_or_none(collation)
         return self
 
-    def allow_disk_use(self, allow_disk_use: bool) -> "Cursor":
+    def allow_disk_use(self, allow_disk_use: bool) -> Cursor:
         if not isinstance(allow_disk_use, bool):
             raise TypeError(f"allow_disk_use must be a bool, not {type(allow_disk_use)}")
         self._check_okay_to_chain()
         self._opts.allow_disk_use = allow_disk_use
         return self
 
-    def where(self, code: Any) -> "Cursor":
+    def where(self, code: Any) -> Cursor:
         """Adds a $where clause (JavaScript); the engine decides whether it can run it."""
         self._check_okay_to_chain()
         if not isinstance(code, Code):
@@ -189,7 +189,7 @@ class Cursor(CursorBase):
         self._opts.spec = spec
         return self
 
-    def add_option(self, mask: int) -> "Cursor":
+    def add_option(self, mask: int) -> Cursor:
         if not isinstance(mask, int):
             raise TypeError(f"mask must be an int, not {type(mask)}")
         self._check_okay_to_chain()
@@ -200,7 +200,7 @@ class Cursor(CursorBase):
         self._opts.query_flags |= mask
         return self
 
-    def remove_option(self, mask: int) -> "Cursor":
+    def remove_option(self, mask: int) -> Cursor:
         if not isinstance(mask, int):
             raise TypeError(f"mask must be an int, not {type(mask)}")
         self._check_okay_to_chain()
@@ -210,22 +210,22 @@ class Cursor(CursorBase):
         return self
 
     # ------------------------------------------------------------------ copies
-    def clone(self) -> "Cursor":
+    def clone(self) -> Cursor:
         """A fresh, unevaluated copy of this cursor with the same options."""
         return self._clone(deepcopy=True)
 
-    def _clone(self, deepcopy: bool = True) -> "Cursor":
+    def _clone(self, deepcopy: bool = True) -> Cursor:
         other = self.__class__(self._collection, session=self._session)
         other._opts = copy.deepcopy(self._opts) if deepcopy else copy.copy(self._opts)
         return other
 
-    def __copy__(self) -> "Cursor":
+    def __copy__(self) -> Cursor:
         return self._clone(deepcopy=False)
 
-    def __deepcopy__(self, memo: Any) -> "Cursor":
+    def __deepcopy__(self, memo: Any) -> Cursor:
         return self._clone(deepcopy=True)
 
-    def rewind(self) -> "Cursor":
+    def rewind(self) -> Cursor:
         """Rewind this cursor to its unevaluated state (the query runs again)."""
         self.close()
         self._data = collections.deque()
@@ -253,7 +253,7 @@ class Cursor(CursorBase):
             raise IndexError("no such item for Cursor instance")
         raise TypeError(f"index {index!r} cannot be applied to Cursor instances")
 
-    def _apply_slice(self, index: slice) -> "Cursor":
+    def _apply_slice(self, index: slice) -> Cursor:
         if index.step is not None:
             raise IndexError("Cursor instances do not support slice steps")
         skip = 0
@@ -294,7 +294,7 @@ class Cursor(CursorBase):
         return self._collection.distinct(key, session=self._session, **options)
 
     # ------------------------------------------------------------------ iteration
-    def __iter__(self) -> "Cursor":
+    def __iter__(self) -> Cursor:
         return self
 
     def next(self) -> Any:

@@ -2,8 +2,9 @@
 
 A cursor decodes each batch with its codec options when the batch arrives, in one call (as
 pymongo decodes a reply); should that fail, the batch's documents are decoded one by one as
-they are handed out, so the error surfaces at the document that causes it. Closing kills the engine-side cursor at once; a cursor that is
-garbage collected while open has its kill queued on the client (see runner.CommandRunner).
+they are handed out, so the error surfaces at the document that causes it. Closing kills the
+engine-side cursor at once; a cursor that is garbage collected while open has its kill queued on
+the client (see runner.CommandRunner).
 """
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from typing import Any, Optional
 
 from bson.codec_options import CodecOptions
 from bson.int64 import Int64
-
 
 #: error codes after which the server cursor is gone (pymongo's list)
 CURSOR_CLOSED_ERRORS = frozenset([43, 175, 237, 28617, 17406, 96, 136])

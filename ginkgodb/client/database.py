@@ -39,7 +39,7 @@ class Database(SettingsHolder):
         return self._name
 
     def with_options(self, codec_options: Any = None, read_preference: Any = None,
-                     write_concern: Any = None, read_concern: Any = None) -> "Database":
+                     write_concern: Any = None, read_concern: Any = None) -> Database:
         return Database(self._client, self._name,
                         *self._settings_or_own(codec_options, read_preference, write_concern,
                                                read_concern))

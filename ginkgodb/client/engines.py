@@ -23,7 +23,7 @@ def data_key(path: str) -> str:
     return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
 
 
-def acquire(path: Optional[str]) -> tuple["Engine", Optional[str]]:
+def acquire(path: Optional[str]) -> tuple[Engine, Optional[str]]:
     """The engine for `path` (None: a new in-memory engine) and the key to release it with."""
     from ..engine import Engine
     if path is None:
@@ -37,7 +37,7 @@ def acquire(path: Optional[str]) -> tuple["Engine", Optional[str]]:
         return entry[0], key
 
 
-def release(engine: "Engine", key: Optional[str]) -> None:
+def release(engine: Engine, key: Optional[str]) -> None:
     """Drop one reference; the engine closes when no client uses it any more."""
     if key is None:
         engine.close()

@@ -11,7 +11,8 @@ from __future__ import annotations
 import enum
 import time
 import uuid
-from typing import Any, Callable, Optional, TypeVar
+from collections.abc import Callable
+from typing import Any, Optional, TypeVar
 
 from bson.binary import Binary
 from bson.int64 import Int64
@@ -98,7 +99,7 @@ class ClientSession:
             self.abort_transaction()
         self._ended = True
 
-    def __enter__(self) -> "ClientSession":
+    def __enter__(self) -> ClientSession:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -106,7 +107,7 @@ class ClientSession:
 
     # ------------------------------------------------------------------ transactions
     def start_transaction(self, read_concern: Any = None, write_concern: Any = None,
-                          read_preference: Any = None, max_commit_time_ms: Any = None) -> "ClientSession":
+                          read_preference: Any = None, max_commit_time_ms: Any = None) -> ClientSession:
         """Begin a transaction; its first operation tells the server (pymongo's behaviour)."""
         self._check_ended()
         if self._options.snapshot:
@@ -170,7 +171,7 @@ class ClientSession:
         self._client._runner.run("admin", cmd, session=self, write_concern=write_concern,
                                  parse_write_concern_error=True)
 
-    def with_transaction(self, callback: Callable[["ClientSession"], T], read_concern: Any = None,
+    def with_transaction(self, callback: Callable[[ClientSession], T], read_concern: Any = None,
                          write_concern: Any = None, read_preference: Any = None,
                          max_commit_time_ms: Any = None) -> T:
         """Run `callback` in a transaction and commit it, retrying as the convenient API says."""

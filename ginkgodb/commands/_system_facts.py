@@ -60,7 +60,7 @@ def host_info() -> dict:
         page_size, max_files = 4096, 0
     return {
         "system": {
-            "currentTime": datetime.datetime.now(datetime.timezone.utc),
+            "currentTime": datetime.datetime.now(datetime.UTC),
             "hostname": socket.gethostname(),
             "cpuAddrSize": 64 if sys.maxsize > 2 ** 32 else 32,
             "memSizeMB": Int64(mem),

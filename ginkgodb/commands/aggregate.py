@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .context import CommandContext
+from .current_op import current_ops
 from .declare import Args, Target, boolean, command, doc, ignored, let, on_collection, value
 from .find import first_batch, first_batch_size
-from .current_op import current_ops
 from .replies import explain_reply
 
 

@@ -1,14 +1,23 @@
 """create, drop, listCollections, renameCollection, collMod."""
 from __future__ import annotations
 
-from bson.raw_bson import RawBSONDocument
-
 from ..engine import IndexChange
 from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .context import CommandContext
-from .declare import (Args, Target, boolean, command, doc, ignored, on_cluster, on_collection, on_database,
-                      unimplemented, value)
+from .declare import (
+    Args,
+    Target,
+    boolean,
+    command,
+    doc,
+    ignored,
+    on_cluster,
+    on_collection,
+    on_database,
+    unimplemented,
+    value,
+)
 from .replies import cursor_reply
 
 _CREATE_FIELDS = frozenset({"capped", "size", "max", "validator", "validationLevel", "validationAction",
@@ -71,7 +80,8 @@ _CREATE = tuple(value(name) for name in sorted(_CREATE_FIELDS))
 def create(ctx: CommandContext, args: Args) -> dict:
     name = args.value
     if not isinstance(name, str):
-        raise CommandError(ErrorCode.TypeMismatch, "BSON field 'create.create' is the wrong type, expected type 'string'")
+        raise CommandError(ErrorCode.TypeMismatch,
+                           "BSON field 'create.create' is the wrong type, expected type 'string'")
     ctx.engine.create_collection(args.db, name, _create_options(args.cmd))
     return {}
 

@@ -16,11 +16,11 @@ from bson import json_util
 from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
-from .generic import GENERIC as GENERIC_ARGUMENTS
-from .fields import is_number
-from .server_view import OpInfo
 from .context import CommandContext
-from .declare import Args, command, on_cluster, on_database, unimplemented, value
+from .declare import Args, command, on_cluster, value
+from .fields import is_number
+from .generic import GENERIC as GENERIC_ARGUMENTS
+from .server_view import OpInfo
 
 _MAX_COMMAND_BYTES = 1024
 _OPTIONS = frozenset({"currentOp", "$all", "$ownOps", "$truncateOps"})
@@ -44,7 +44,7 @@ def describe_op(op: OpInfo, host: str) -> dict:
         entry["clientMetadata"] = op.client_metadata
     entry.update({
         "active": True,
-        "currentOpTime": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "currentOpTime": datetime.datetime.now(datetime.UTC).isoformat(),
         "opid": op.opid,
         "secs_running": Int64(int(running)),
         "microsecs_running": Int64(int(running * 1_000_000)),
@@ -101,14 +101,16 @@ def _matcher(spec: Mapping[str, Any]):
     return compile_filter(dict(spec))
 
 
-@command("currentOp", admin_only=True, help="Reports operations currently in progress.", open_fields="other fields filter the operations listed", inline=True, privileges=(on_cluster("inprog"),))
+@command("currentOp", admin_only=True, help="Reports operations currently in progress.",
+         open_fields="other fields filter the operations listed", inline=True, privileges=(on_cluster("inprog"),))
 def current_op(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     filter_spec = {k: v for k, v in cmd.items() if k not in _OPTIONS and k not in GENERIC_ARGUMENTS}
     return {"inprog": current_ops(ctx, filter_spec)}
 
 
-@command("killOp", admin_only=True, help="Kills an operation in progress: { killOp: 1, op: <opid> }", fields=(value("op"),), inline=True, privileges=(on_cluster("killop"),))
+@command("killOp", admin_only=True, help="Kills an operation in progress: { killOp: 1, op: <opid> }",
+         fields=(value("op"),), inline=True, privileges=(on_cluster("killop"),))
 def kill_op(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     if "op" not in cmd:

@@ -46,7 +46,8 @@ def _scale(args: Args) -> int:
 
 
 @command("dbStats", "dbstats", help="Counts and sizes of a database.",
-         fields=(integer("scale", 1), ignored("freeStorage", "free space inside the data file is reported as 0")), privileges=(on_database("dbStats"),))
+         fields=(integer("scale", 1), ignored("freeStorage", "free space inside the data file is reported as 0")),
+         privileges=(on_database("dbStats"),))
 def db_stats(ctx: CommandContext, args: Args) -> dict:
     db = args.db
     scale = _scale(args)
@@ -80,4 +81,5 @@ def collection_stats(ctx: CommandContext, db: str, coll: str, scale: int) -> dic
 @command("collStats", help="Counts and sizes of a collection (deprecated in favour of $collStats).",
          fields=(integer("scale", 1),), target=Target.COLLECTION, privileges=(on_collection("collStats"),))
 def coll_stats(ctx: CommandContext, args: Args) -> dict:
+    assert args.coll is not None  # Target.COLLECTION
     return collection_stats(ctx, args.db, args.coll, _scale(args))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from ..errors import CommandError, ErrorCode
@@ -131,6 +131,10 @@ class Args:
         self.db = db
         self.coll: Optional[str] = None
         self.value: Any = None  # the first field's value
+
+    def __getattr__(self, name: str) -> Any:
+        """Declared fields are set by CommandSpec.parse; anything else is a programming error."""
+        raise AttributeError(f"command {self.name!r} declares no field {name!r}")
 
     def __repr__(self) -> str:
         fields = {k: v for k, v in self.__dict__.items() if k != "cmd"}

@@ -10,16 +10,14 @@ import os
 import platform
 import ssl
 import sys
-from collections.abc import Mapping
-from typing import Any
 
-from ..version import MONGODB_VERSION, __version__
-from ..errors import CommandError, ErrorCode
 from ..bsonutil.types import type_name
+from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE
+from ..version import MONGODB_VERSION, __version__
+from ._system_facts import host_info, target_os
 from .context import CommandContext
 from .declare import COMMANDS, Args, boolean, command, on_cluster
-from ._system_facts import host_info, target_os
 
 #: commands a client may run before authenticating (mongod's requiresAuth: false)
 _NO_AUTH = frozenset({"hello", "isMaster", "ismaster", "ping", "buildInfo", "buildinfo",
@@ -29,9 +27,9 @@ _LOG_NAMES = ["global", "startupWarnings"]
 
 
 @command("ping", help="a way to check that the server is alive. responds immediately even if server "
-                      "is in a db lock.", open_fields="mongod ignores any other field of ping", inline=True, requires_auth=False, api_version_1=True)
+                      "is in a db lock.", open_fields="mongod ignores any other field of ping", inline=True,
+         requires_auth=False, api_version_1=True)
 def ping(ctx: CommandContext, args: Args) -> dict:
-    cmd = args.cmd
     return {}
 
 
@@ -61,26 +59,26 @@ def build_info() -> dict:
     }
 
 
-@command("buildInfo", "buildinfo", help="get version #, etc.\n{ buildinfo:1 }", open_fields="mongod ignores any other field of buildInfo", inline=True, requires_auth=False)
+@command("buildInfo", "buildinfo", help="get version #, etc.\n{ buildinfo:1 }",
+         open_fields="mongod ignores any other field of buildInfo", inline=True, requires_auth=False)
 def build_info_command(ctx: CommandContext, args: Args) -> dict:
-    cmd = args.cmd
     return build_info()
 
 
-@command("hostInfo", help="returns information about the daemon's host", inline=True, privileges=(on_cluster("hostInfo"),))
+@command("hostInfo", help="returns information about the daemon's host", inline=True,
+         privileges=(on_cluster("hostInfo"),))
 def host_info_command(ctx: CommandContext, args: Args) -> dict:
-    cmd = args.cmd
     return host_info()
 
 
 @command("whatsmyuri", help="{whatsmyuri:1}", inline=True, requires_auth=False)
 def whatsmyuri(ctx: CommandContext, args: Args) -> dict:
-    cmd = args.cmd
     return {"you": ctx.client_address or "embedded"}
 
 
 @command("connectionStatus", help="Returns connection-specific information such as logged-in users "
-                                  "and their roles", fields=(boolean("showPrivileges"),), inline=True, requires_auth=False)
+                                  "and their roles", fields=(boolean("showPrivileges"),), inline=True,
+         requires_auth=False)
 def connection_status(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     info: dict = {"authenticatedUsers": [], "authenticatedUserRoles": []}
@@ -91,7 +89,6 @@ def connection_status(ctx: CommandContext, args: Args) -> dict:
 
 @command("listCommands", help="get a list of all db commands", inline=True, requires_auth=False)
 def list_commands(ctx: CommandContext, args: Args) -> dict:
-    cmd = args.cmd
     commands = {}
     for name in sorted(COMMANDS):
         spec = COMMANDS[name]
@@ -101,7 +98,8 @@ def list_commands(ctx: CommandContext, args: Args) -> dict:
     return {"commands": commands}
 
 
-@command("getLog", admin_only=True, help="{ getLog : '*' }  OR { getLog : 'global' }", inline=True, privileges=(on_cluster("getLog"),))
+@command("getLog", admin_only=True, help="{ getLog : '*' }  OR { getLog : 'global' }", inline=True,
+         privileges=(on_cluster("getLog"),))
 def get_log(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     name = cmd["getLog"]
@@ -118,15 +116,15 @@ def get_log(ctx: CommandContext, args: Args) -> dict:
 
 
 @command("replSetGetStatus", admin_only=True, help="Report status of a replica set from the POV of "
-                                                   "this server", open_fields="answered 76 (not a replica set) whatever it asks", inline=True, privileges=(on_cluster("replSetGetStatus"),))
+                                                   "this server",
+         open_fields="answered 76 (not a replica set) whatever it asks", inline=True,
+         privileges=(on_cluster("replSetGetStatus"),))
 def repl_set_get_status(ctx: CommandContext, args: Args) -> dict:
-    cmd = args.cmd
     raise CommandError(ErrorCode.NoReplicationEnabled, "not running with --replSet")
 
 
 @command("getCmdLineOpts", admin_only=True, help="get argv", inline=True, privileges=(on_cluster("getCmdLineOpts"),))
 def get_cmd_line_opts(ctx: CommandContext, args: Args) -> dict:
-    cmd = args.cmd
     if ctx.server is None:
         return {"argv": [os.path.basename(sys.argv[0] or "python")], "parsed": {}}
     return {"argv": list(ctx.server.argv), "parsed": dict(ctx.server.parsed_options)}

@@ -8,7 +8,8 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
-from ..bsonutil.types import is_number_instance as is_number, type_name
+from ..bsonutil.types import is_number_instance as is_number
+from ..bsonutil.types import type_name
 from ..engine import check_collection_name, check_db_name
 from ..errors import CommandError, ErrorCode
 
@@ -93,7 +94,7 @@ def get_let(cmd: Mapping) -> Optional[dict]:
     if not spec:
         return None
     from ..query.expr import compile_expr
-    out = {}
+    out: dict = {}
     for name, value in spec.items():
         if not name or not (name[0].islower() or not name[0].isascii()) or not all(
                 c.isalnum() or c == "_" or not c.isascii() for c in name):

@@ -8,8 +8,21 @@ from ..engine import DEFAULT_FIRST_BATCH, FindRequest, ServerCursor, TailableCur
 from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .context import CommandContext
-from .declare import (Args, Target, array, boolean, command, doc, ignored, integer, let, on_collection,
-                      string, unimplemented, value)
+from .declare import (
+    Args,
+    Target,
+    array,
+    boolean,
+    command,
+    doc,
+    ignored,
+    integer,
+    let,
+    on_collection,
+    string,
+    unimplemented,
+    value,
+)
 from .replies import cursor_reply, explain_reply
 
 
@@ -110,7 +123,7 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
     size = args.batch_size or None
     with cursor.lock:
         if isinstance(cursor, TailableCursor):
-            wait = P.get_int(args.cmd, "maxTimeMS", 1000) / 1000.0 if cursor.await_data else 0.0
+            wait = (P.get_int(args.cmd, "maxTimeMS", 1000) or 0) / 1000.0 if cursor.await_data else 0.0
             return cursor_reply(cid, ns, cursor.next_batch(size, ctx, wait), False)
         try:
             batch = cursor.next_batch(size, ctx)
@@ -128,7 +141,8 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
 @command("killCursors", help="Close open cursors.", fields=(array("cursors", required=True),),
          target=Target.COLLECTION, privileges=(on_collection("killCursors"),), api_version_1=True)
 def kill_cursors(ctx: CommandContext, args: Args) -> dict:
-    killed, missing = [], []
+    killed: list = []
+    missing: list = []
     for cid in args.cursors:
         (killed if ctx.engine.cursors.kill(cid) else missing).append(P.int64(cid))
     return {"cursorsKilled": killed, "cursorsNotFound": missing, "cursorsAlive": [], "cursorsUnknown": []}

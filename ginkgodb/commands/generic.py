@@ -19,7 +19,6 @@ from ..errors import CommandError, ErrorCode
 from .fields import is_number
 
 
-
 class CommandSpec(Protocol):
     """What the generic checks read of a command's declaration (declare.CommandSpec)."""
 
@@ -36,10 +35,10 @@ API_STRICT_HELP = ("Information on supported commands and migrations in API Vers
 @dataclass(frozen=True)
 class Generic:
     does: str                                                       # what it does here
-    check: Optional[Callable[[Any, "CommandSpec", Mapping], None]] = None
+    check: Optional[Callable[[Any, CommandSpec, Mapping], None]] = None
 
 
-def _refuse_transaction(value: Any, spec: "CommandSpec", cmd: Mapping) -> None:
+def _refuse_transaction(value: Any, spec: CommandSpec, cmd: Mapping) -> None:
     raise CommandError(ErrorCode.IllegalOperation, NO_TRANSACTIONS)
 
 
@@ -47,7 +46,7 @@ def _as_float(value: Any) -> float:
     return float(value.to_decimal()) if isinstance(value, Decimal128) else float(value)
 
 
-def check_max_time_ms(value: Any, spec: "CommandSpec", cmd: Mapping) -> None:
+def check_max_time_ms(value: Any, spec: CommandSpec, cmd: Mapping) -> None:
     if not is_number(value):
         raise CommandError(ErrorCode.TypeMismatch,
                            f"BSON field '{spec.name}.maxTimeMS' is the wrong type '{type_name(value)}', "
@@ -63,7 +62,7 @@ def check_max_time_ms(value: Any, spec: "CommandSpec", cmd: Mapping) -> None:
 _LEVELS = ("local", "available", "majority", "linearizable", "snapshot")
 
 
-def check_read_concern(rc: Any, spec: Optional["CommandSpec"] = None, cmd: Optional[Mapping] = None) -> None:
+def check_read_concern(rc: Any, spec: Optional[CommandSpec] = None, cmd: Optional[Mapping] = None) -> None:
     """What a standalone mongod accepts: local, available and majority; snapshot and
     linearizable need a replica set, cluster times need one too."""
     if rc is None:
@@ -84,7 +83,7 @@ def check_read_concern(rc: Any, spec: Optional["CommandSpec"] = None, cmd: Optio
         raise CommandError(ErrorCode.NotAReplicaSet, "node needs to be a replica set member to use read concern")
 
 
-def check_write_concern(wc: Any, spec: Optional["CommandSpec"] = None, cmd: Optional[Mapping] = None) -> None:
+def check_write_concern(wc: Any, spec: Optional[CommandSpec] = None, cmd: Optional[Mapping] = None) -> None:
     """A standalone satisfies w: 0, 1 and "majority" (itself); j/fsync wait for the disk."""
     if spec is not None and not spec.write_concern:
         raise CommandError(ErrorCode.InvalidOptions, f"Command {spec.name} does not support writeConcern")
@@ -102,7 +101,7 @@ def check_write_concern(wc: Any, spec: Optional["CommandSpec"] = None, cmd: Opti
         raise CommandError(ErrorCode.BadValue, "cannot use 'w' > 1 on a standalone")
 
 
-def _check_api_version(value: Any, spec: "CommandSpec", cmd: Mapping) -> None:
+def _check_api_version(value: Any, spec: CommandSpec, cmd: Mapping) -> None:
     if value != "1":
         raise CommandError(ErrorCode.APIVersionError,
                            f"API version must be \"1\". {API_STRICT_HELP}")
@@ -112,7 +111,7 @@ def _check_api_version(value: Any, spec: "CommandSpec", cmd: Mapping) -> None:
                            f"{API_STRICT_HELP}")
 
 
-def _needs_api_version(value: Any, spec: "CommandSpec", cmd: Mapping) -> None:
+def _needs_api_version(value: Any, spec: CommandSpec, cmd: Mapping) -> None:
     if "apiVersion" not in cmd:
         raise CommandError(ErrorCode.APIVersionError,
                            "Provided apiStrict and/or apiDeprecationErrors without passing apiVersion. "
@@ -158,7 +157,7 @@ GENERIC: dict[str, Generic] = {
 }
 
 
-def check_generic(spec: "CommandSpec", cmd: Mapping) -> None:
+def check_generic(spec: CommandSpec, cmd: Mapping) -> None:
     """Run the checks of the generic fields `cmd` carries (before the command runs)."""
     first = True
     for key in cmd:

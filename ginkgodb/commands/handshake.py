@@ -11,9 +11,9 @@ from typing import Any
 
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
-from .server_view import LOGICAL_SESSION_TIMEOUT_MINUTES
 from .context import CommandContext
-from .declare import Args, command, on_cluster, on_database, unimplemented, value
+from .declare import Args, command
+from .server_view import LOGICAL_SESSION_TIMEOUT_MINUTES
 
 MIN_WIRE_VERSION = 0
 MAX_WIRE_VERSION = 21  # MongoDB 7.0
@@ -23,14 +23,18 @@ _LB_MISMATCH = ("The server is being accessed through a load balancer, but this 
 
 
 @command("hello", help="Check if this server is primary for a replica set\n"
-                       "{ hello : 1 }", open_fields="hello takes drivers' handshake fields; mongod ignores unknown ones", inline=True, requires_auth=False, api_version_1=True)
+                       "{ hello : 1 }",
+         open_fields="hello takes drivers' handshake fields; mongod ignores unknown ones", inline=True,
+         requires_auth=False, api_version_1=True)
 def hello(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     return handshake_reply(ctx, cmd, {"isWritablePrimary": True})
 
 
 @command("isMaster", "ismaster", help="Check if this server is primary for a replica set\n"
-                                      "{ isMaster : 1 }", open_fields="hello takes drivers' handshake fields; mongod ignores unknown ones", inline=True, requires_auth=False)
+                                      "{ isMaster : 1 }",
+         open_fields="hello takes drivers' handshake fields; mongod ignores unknown ones", inline=True,
+         requires_auth=False)
 def is_master(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     return handshake_reply(ctx, cmd, {"ismaster": True})
@@ -53,7 +57,7 @@ def handshake_reply(ctx: CommandContext, cmd: Mapping[str, Any], reply: dict) ->
         "maxBsonObjectSize": MAX_BSON_OBJECT_SIZE,
         "maxMessageSizeBytes": MAX_MESSAGE_SIZE,
         "maxWriteBatchSize": MAX_WRITE_BATCH_SIZE,
-        "localTime": datetime.datetime.now(datetime.timezone.utc),
+        "localTime": datetime.datetime.now(datetime.UTC),
         "logicalSessionTimeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES,
         "connectionId": ctx.connection_id,
         "minWireVersion": MIN_WIRE_VERSION,

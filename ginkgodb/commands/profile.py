@@ -6,14 +6,12 @@ Like mongod's, the settings are process-wide; `ginkgodb serve --slowms` seeds th
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import CommandError, ErrorCode
-from .fields import is_number
 from .context import CommandContext
-from .declare import Args, command, on_cluster, on_database, unimplemented, value
+from .declare import Args, command, on_database, unimplemented, value
+from .fields import is_number
 
 
 @dataclass
@@ -30,7 +28,9 @@ _LOCK = threading.Lock()
 @command("profile", help="controls the behaviour of the performance profiler, the fraction of eligible "
                          "operations which are sampled for logging/profiling, and the threshold "
                          "duration at which ops become eligible. See "
-                         "http://docs.mongodb.org/manual/reference/command/profile", fields=(value("slowms"), value("sampleRate"), unimplemented("filter", "profile filters")), privileges=(on_database("enableProfiler"),))
+                         "http://docs.mongodb.org/manual/reference/command/profile",
+         fields=(value("slowms"), value("sampleRate"), unimplemented("filter", "profile filters")),
+         privileges=(on_database("enableProfiler"),))
 def profile(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     level = cmd["profile"]

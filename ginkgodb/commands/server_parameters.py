@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
-from .generic import GENERIC as GENERIC_ARGUMENTS
+from .declare import Args, command, on_cluster
 from .fields import is_number
-from .declare import Args, command, on_cluster, on_database, unimplemented, value
+from .generic import GENERIC as GENERIC_ARGUMENTS
 
 _HELP_SUFFIX = ", use help:true to see options "
 
@@ -73,7 +73,7 @@ def _merge_verbosity(value: Any) -> dict:
 
 
 def _apply_verbosity(verbosity: dict) -> None:
-    PARAMETERS.get("logLevel").value = verbosity["verbosity"]
+    PARAMETERS.param("logLevel").value = verbosity["verbosity"]
     level = max(verbosity["verbosity"], verbosity["command"]["verbosity"])
     logging.getLogger("ginkgodb").setLevel(logging.DEBUG if level > 0 else logging.INFO)
 
@@ -90,6 +90,10 @@ class ParameterTable:
 
     def get(self, name: str) -> Optional[Parameter]:
         return self._params.get(name)
+
+    def param(self, name: str) -> Parameter:
+        """A parameter known to exist."""
+        return self._params[name]
 
     def names(self) -> list[str]:
         return list(self._params)
@@ -120,7 +124,8 @@ PARAMETERS = ParameterTable([
 
 @command("getParameter", admin_only=True,
          help="get administrative option(s)\nexample:\n{ getParameter:1, notablescan:1 }\n"
-              "{ getParameter:'*' } to get everything\n", open_fields="the fields name the parameters to read", inline=True, privileges=(on_cluster("getParameter"),))
+              "{ getParameter:'*' } to get everything\n", open_fields="the fields name the parameters to read",
+         inline=True, privileges=(on_cluster("getParameter"),))
 def get_parameter(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     selector = cmd["getParameter"]
@@ -129,7 +134,7 @@ def get_parameter(ctx: CommandContext, args: Args) -> dict:
     reply: dict = {}
     for name in PARAMETERS.names():
         if everything or name in cmd:
-            param = PARAMETERS.get(name)
+            param = PARAMETERS.param(name)
             reply[name] = ({"value": param.value, "settableAtRuntime": param.settable_at_runtime,
                             "settableAtStartup": True} if details else param.value)
     if not reply:
@@ -138,7 +143,9 @@ def get_parameter(ctx: CommandContext, args: Args) -> dict:
 
 
 @command("setParameter", admin_only=True,
-         help="set administrative option(s)\n{ setParameter:1, <param>:<value> }\n", open_fields="the fields name the parameters to set (unknown ones are refused)", inline=True, privileges=(on_cluster("setParameter"),))
+         help="set administrative option(s)\n{ setParameter:1, <param>:<value> }\n",
+         open_fields="the fields name the parameters to set (unknown ones are refused)", inline=True,
+         privileges=(on_cluster("setParameter"),))
 def set_parameter(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     requested = [(k, v) for i, (k, v) in enumerate(cmd.items()) if i and k not in GENERIC_ARGUMENTS]

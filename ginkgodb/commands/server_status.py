@@ -14,10 +14,10 @@ from typing import Any
 from bson.int64 import Int64
 
 from ..version import MONGODB_VERSION, __version__
-from .server_view import PROCESS_START
 from ._system_facts import process_memory_mb
 from .context import CommandContext
-from .declare import Args, command, on_cluster, on_database, unimplemented, value
+from .declare import Args, command, on_cluster
+from .server_view import PROCESS_START
 
 _ZERO_OPCOUNTERS = {"insert": 0, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0}
 _ZERO_CONNECTIONS = {"current": 0, "available": 0, "totalCreated": 0, "rejected": 0, "active": 0}
@@ -25,7 +25,8 @@ _ZERO_NETWORK = {"bytesIn": 0, "bytesOut": 0, "physicalBytesIn": 0, "physicalByt
                  "numRequests": 0}
 
 
-@command("serverStatus", help="returns lots of administrative server statistics", open_fields="the fields switch sections on or off", inline=True, privileges=(on_cluster("serverStatus"),))
+@command("serverStatus", help="returns lots of administrative server statistics",
+         open_fields="the fields switch sections on or off", inline=True, privileges=(on_cluster("serverStatus"),))
 def server_status(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     server = ctx.server
@@ -39,7 +40,7 @@ def server_status(ctx: CommandContext, args: Args) -> dict:
         "uptime": float(int(uptime)),
         "uptimeMillis": Int64(int(uptime * 1000)),
         "uptimeEstimate": Int64(int(uptime)),
-        "localTime": datetime.datetime.now(datetime.timezone.utc),
+        "localTime": datetime.datetime.now(datetime.UTC),
     }
     for name, build in _SECTIONS.items():
         if _wanted(cmd, name):

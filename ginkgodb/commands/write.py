@@ -9,7 +9,7 @@ from ..errors import CommandError, ErrorCode
 from ..limits import MAX_WRITE_BATCH_SIZE
 from . import fields as P
 from .context import CommandContext
-from .declare import Args, Target, boolean, command, let, on_collection, value
+from .declare import Args, Field, Target, boolean, command, let, on_collection, value
 from .replies import explain_reply
 
 
@@ -35,18 +35,15 @@ def finish(ctx: CommandContext, cmd: Mapping, outcome: Optional[WriteOutcome], b
     return body
 
 
-_WRITE = dict(target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True)
-
-
-def _raw_list(name: str) -> Any:
+def _raw_list(name: str) -> Field:
     """The statements array as given (documents stay raw BSON for the engine)."""
-    from .declare import Field
     return Field(name, lambda cmd, f, c: cmd.get(f), required=True)
 
 
 @command("insert", help="Insert documents.",
          fields=(_raw_list("documents"), boolean("ordered", True), boolean("bypassDocumentValidation")),
-         privileges=(on_collection("insert"),), **_WRITE)
+         privileges=(on_collection("insert"),), target=Target.COLLECTION, write=True, write_concern=True,
+         api_version_1=True)
 def insert(ctx: CommandContext, args: Args) -> dict:
     docs = _statements(args, "documents")
     for i, d in enumerate(docs):
@@ -87,7 +84,8 @@ def parse_update_statement(st: Any, variables: Optional[dict] = None) -> UpdateS
 
 @command("update", help="Update documents.",
          fields=(_raw_list("updates"), boolean("ordered", True), boolean("bypassDocumentValidation"), let()),
-         privileges=(on_collection("update"),), **_WRITE)
+         privileges=(on_collection("update"),), target=Target.COLLECTION, write=True, write_concern=True,
+         api_version_1=True)
 def update(ctx: CommandContext, args: Args) -> dict:
     statements = [parse_update_statement(st, args.let) for st in _statements(args, "updates")]
     outcome = ctx.engine.update(args.db, args.coll, statements, args.ordered, args.bypass_document_validation)
@@ -115,7 +113,7 @@ def parse_delete_statement(st: Any, variables: Optional[dict] = None) -> DeleteS
                            f"BSON field 'delete.deletes.{missing}' is missing but a required field")
     return DeleteStatement(
         q=P.get_doc(st, "q", {}, command="delete.deletes"),
-        limit=P.get_int(st, "limit", 0, command="delete.deletes"),
+        limit=P.get_int(st, "limit", 0, command="delete.deletes") or 0,
         hint=P.plain(st.get("hint")), collation=P.get_doc(st, "collation", command="delete.deletes"),
         variables=variables)
 
@@ -123,7 +121,8 @@ def parse_delete_statement(st: Any, variables: Optional[dict] = None) -> DeleteS
 @command("delete", help="Delete documents.",
          fields=(_raw_list("deletes"), boolean("ordered", True), let(),
                  value("bypassDocumentValidation")),
-         privileges=(on_collection("remove"),), **_WRITE)
+         privileges=(on_collection("remove"),), target=Target.COLLECTION, write=True, write_concern=True,
+         api_version_1=True)
 def delete(ctx: CommandContext, args: Args) -> dict:
     # bypassDocumentValidation: pymongo sends it with bulk writes; deletes validate nothing
     statements = [parse_delete_statement(st, args.let) for st in _statements(args, "deletes")]

@@ -148,7 +148,7 @@ def _coll_stats(engine, db: str, coll: Optional[str], spec: dict) -> dict:
     if meta is None:
         raise CommandError(ErrorCode.NamespaceNotFound, f"Collection [{db}.{coll}] not found.")
     out: dict = {"ns": meta.ns, "host": "localhost",
-                 "localTime": datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)}
+                 "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None)}
     s = collection_sizes(engine, meta)
     if isinstance(spec, dict) and "storageStats" in spec:
         scale = (spec["storageStats"] or {}).get("scale", 1) or 1

@@ -82,7 +82,7 @@ def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
         return CollectionNumbers(*_STATS.unpack(raw))
     prefix = layout.record_prefix(coll_id)
     count = size = 0
-    last = 0
+    last = b""
     for key, value in snap.scan(prefix, prefix_end(prefix)):
         count += 1
         size += len(value)
@@ -113,7 +113,7 @@ class WriteBatch:
     def catalog_changed(self) -> bool:
         return self._catalog is not None
 
-    def collection(self, db: str, name: str) -> Optional["Collection"]:
+    def collection(self, db: str, name: str) -> Optional[Collection]:
         return self.catalog.collection(db, name)
 
     def _editable(self) -> Catalog:
@@ -149,14 +149,14 @@ class WriteBatch:
             numbers = self._numbers[coll_id] = read_numbers(self.txn, coll_id)
         return numbers
 
-    def alloc_rid(self, coll: "Collection") -> int:
+    def alloc_rid(self, coll: Collection) -> int:
         numbers = self.numbers(coll.meta.id)
         rid = numbers.next_rid
         numbers.next_rid += 1
         numbers.dirty = True
         return rid
 
-    def inserted(self, coll: "Collection", rid: int, raw: bytes) -> None:
+    def inserted(self, coll: Collection, rid: int, raw: bytes) -> None:
         numbers = self.numbers(coll.meta.id)
         numbers.count += 1
         numbers.size += len(raw)
@@ -164,14 +164,14 @@ class WriteBatch:
         meta = coll.meta
         self.ops.append(Insert(meta.ns, meta.uuid, rid, raw))
 
-    def updated(self, coll: "Collection", rid: int, before: bytes, after: bytes) -> None:
+    def updated(self, coll: Collection, rid: int, before: bytes, after: bytes) -> None:
         numbers = self.numbers(coll.meta.id)
         numbers.size += len(after) - len(before)
         numbers.dirty = True
         meta = coll.meta
         self.ops.append(Update(meta.ns, meta.uuid, rid, before, after))
 
-    def deleted(self, coll: "Collection", rid: int, before: bytes) -> None:
+    def deleted(self, coll: Collection, rid: int, before: bytes) -> None:
         numbers = self.numbers(coll.meta.id)
         numbers.count -= 1
         numbers.size -= len(before)

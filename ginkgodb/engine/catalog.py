@@ -8,7 +8,8 @@ batch's storage transaction commits (docs/design/seams.md).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any, Optional
 
 from . import layout
 from .catalog_entries import INDEX_OPTION_FIELDS, CollectionMeta, IndexMeta
@@ -32,7 +33,7 @@ class Catalog:
         self._editable = editable
 
     @classmethod
-    def load(cls, snap: Any) -> "Catalog":
+    def load(cls, snap: Any) -> Catalog:
         """The catalog as stored in `snap` (at the generation stored with it)."""
         entries = {}
         for key, value in snap.scan(layout.CATALOG, layout.RECORD):
@@ -74,7 +75,7 @@ class Catalog:
         return False
 
     # -- editing (a batch's private copy) -----------------------------------------------------
-    def edit(self) -> "Catalog":
+    def edit(self) -> Catalog:
         return Catalog(self.gen + 1, dict(self._entries), dict(self._handles), editable=True)
 
     def put(self, meta: CollectionMeta) -> None:
@@ -86,6 +87,6 @@ class Catalog:
         self._entries.pop((db, name), None)
         self._handles.pop((db, name), None)
 
-    def freeze(self) -> "Catalog":
+    def freeze(self) -> Catalog:
         self._editable = False
         return self

@@ -31,7 +31,7 @@ class IndexMeta:
     options: dict = field(default_factory=dict)
     multikey_paths: frozenset = frozenset()
 
-    def evolve(self, **changes: Any) -> "IndexMeta":
+    def evolve(self, **changes: Any) -> IndexMeta:
         return dataclasses.replace(self, **changes)
 
     @property
@@ -74,7 +74,7 @@ class IndexMeta:
                 "multikey": sorted(self.multikey_paths)}
 
     @classmethod
-    def from_doc(cls, d: dict) -> "IndexMeta":
+    def from_doc(cls, d: dict) -> IndexMeta:
         return cls(d["id"], d["name"], d["key"], d.get("options", {}), frozenset(d.get("multikey", [])))
 
 
@@ -93,7 +93,7 @@ class CollectionMeta:
     uuid: Binary = field(default_factory=_new_uuid)
     indexes: tuple = ()  # IndexMeta, the _id index first
 
-    def evolve(self, **changes: Any) -> "CollectionMeta":
+    def evolve(self, **changes: Any) -> CollectionMeta:
         if "indexes" in changes:
             changes["indexes"] = tuple(changes["indexes"])
         return dataclasses.replace(self, **changes)
@@ -117,7 +117,7 @@ class CollectionMeta:
                             "indexes": [ix.to_doc() for ix in self.indexes]})
 
     @classmethod
-    def from_bson(cls, db: str, name: str, data: bytes) -> "CollectionMeta":
+    def from_bson(cls, db: str, name: str, data: bytes) -> CollectionMeta:
         d = bson.decode(data)
         return cls(d["id"], db, name, d.get("options", {}), d["uuid"],
                    tuple(IndexMeta.from_doc(x) for x in d.get("indexes", [])))

@@ -16,7 +16,6 @@ from typing import Any, Optional, Protocol
 from ..errors import CommandError, ErrorCode
 
 
-
 class SnapshotSource(Protocol):
     """What a reader needs of the engine: snapshots, and the catalog of each one's generation."""
 
@@ -73,7 +72,7 @@ class ChunkedReader:
             self.txn.release()
             self.txn = None
 
-    def __enter__(self) -> "ChunkedReader":
+    def __enter__(self) -> ChunkedReader:
         self.open()
         return self
 

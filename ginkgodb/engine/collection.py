@@ -10,9 +10,9 @@ from functools import cached_property
 from typing import Any, Optional
 
 from . import layout
-from .catalog_entries import CollectionMeta
 from .access import access_method
 from .access.entries import IndexEntries
+from .catalog_entries import CollectionMeta
 
 
 class Collection:
@@ -25,7 +25,7 @@ class Collection:
         self.meta = meta
         self.record_prefix = layout.record_prefix(meta.id)
         self.indexes: list[IndexEntries] = [access_method(ix, meta.ns) for ix in meta.indexes]
-        self.index_map = IndexMap(meta.indexes)
+        self.index_map = IndexMap(list(meta.indexes))
         self.capped = bool(meta.options.get("capped"))
 
     @property

@@ -13,11 +13,11 @@ import bson
 from ..errors import CommandError, ErrorCode
 from ..storage.kv import prefix_end
 from . import layout
+from .access import access_method
+from .access.entries import IndexEntries
 from .batch import WriteBatch
 from .catalog import CollectionMeta, IndexMeta
 from .collection import Collection
-from .access import access_method
-from .access.entries import IndexEntries
 from .index_specs import comparable_options, find_index, normalize_spec
 from .names import check_collection_name, check_db_name
 from .views import refuse_write
@@ -48,6 +48,7 @@ def ensure_collection(batch: WriteBatch, db: str, name: str) -> Collection:
     if coll is None:
         create_collection(batch, db, name, implicit=True)
         coll = batch.collection(db, name)
+        assert coll is not None
     refuse_write(coll)
     return coll
 

@@ -47,7 +47,7 @@ def _check_no_dollar(value: Mapping) -> None:
 def prepare_insert(doc: Any) -> tuple[dict, bytes]:
     """(decoded document with `_id` first, its BSON) ready to store; raises CommandError."""
     if isinstance(doc, RawBSONDocument):
-        raw = doc.raw
+        raw = bytes(doc.raw)
         d = bson.decode(raw)
         if d and next(iter(d)) == "_id":
             check_id(d["_id"])

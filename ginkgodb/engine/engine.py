@@ -2,17 +2,18 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional, Protocol
+from typing import Any, Optional, Protocol
 
 from ..storage import KVEngine, open_engine
 from . import layout
 from .batch import WriteBatch
 from .catalog import Catalog
+from .chunked_reader import ChunkedReader
 from .collection import Collection
 from .cursors import CursorManager
 from .operations import EngineOperations
-from .chunked_reader import ChunkedReader
 
 #: catalogs of recent generations kept for readers whose snapshot is a little behind
 _RECENT_CATALOGS = 8
@@ -40,7 +41,7 @@ class ReadView:
     def release(self) -> None:
         self.snapshot.release()
 
-    def __enter__(self) -> "ReadView":
+    def __enter__(self) -> ReadView:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -71,7 +72,7 @@ class Engine(EngineOperations):
         self._ttl = TTLMonitor(self, ttl_interval) if ttl_interval > 0 else None
 
     @classmethod
-    def open(cls, path: Optional[str] = None, *, ttl_interval: float = 60.0, **options: Any) -> "Engine":
+    def open(cls, path: Optional[str] = None, *, ttl_interval: float = 60.0, **options: Any) -> Engine:
         """LMDB at `path` (created if needed), or in-memory when `path` is None."""
         return cls(open_engine(path, **options), ttl_interval=ttl_interval)
 

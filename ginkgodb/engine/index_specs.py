@@ -37,7 +37,7 @@ def validate_key_pattern(key: Any) -> dict:
                                "Values in the index key pattern can't be 0 or -0")
         if field.startswith("$") and field != "$**" and not field.endswith("$**"):
             raise CommandError(ErrorCode.CannotCreateIndex,
-                               f"Index key contains an illegal field name: field name starts with '$'.")
+                               "Index key contains an illegal field name: field name starts with '$'.")
     return key
 
 

@@ -6,13 +6,14 @@ is one engine operation (one write batch, or reads on one snapshot per cursor ba
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 import abc
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any, Callable, Iterator, Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
-from . import ddl, reads, writes
 from . import aggregate as pipelines
+from . import ddl, reads, writes
 from .batch import WriteBatch
 from .catalog import Catalog, CollectionMeta
 from .chunked_reader import ChunkedReader

@@ -6,10 +6,10 @@ from typing import Any, Optional
 
 import bson
 
+from ..bsonutil import collation
 from ..planner.choose import IndexPlan, QueryPlan, plan_query
-from ..planner.parsed_query import ParsedQuery, id_point_key
-from ..bsonutil import collation, keycodec
 from ..planner.fast import fast_plan
+from ..planner.parsed_query import ParsedQuery, id_point_key
 from ..query.match import compile_filter
 from . import plan_stages as S
 
@@ -111,7 +111,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     if req.collation is None and state.meta.options.get("collation"):
         req = replace(req, collation=state.meta.options["collation"])  # the collection's default
     coll = collation_of(req.collation)
-    root = None
+    root: Any = None
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
     if req.hint is None and not req.sort and not req.collation:
         id_key = query.id_key
@@ -120,7 +120,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         else:
             root, fast = _fast(state, reader, query, req, ctx)
     if root is not None:
-        plan, rejected, exact = QueryPlan(root.name), [], False
+        plan, exact = QueryPlan(root.name), False
+        rejected: list = []
         if root.name != "IDHACK":
             plan = QueryPlan("IXSCAN", [IndexPlan(fast.index, None)])
     else:
@@ -261,6 +262,7 @@ def explain_plan(plan: QueryPlan, state, req: FindRequest) -> dict:
 
 
 def build_shape(plan: QueryPlan, state, req: FindRequest):
+    root: Any
     root, _ = _scan(state, None, plan, req.filter or {}, req, None)
     if req.sort and not plan.provides_sort and not _natural(req.sort):
         root = S.SortStage(root, req.sort, None, req.skip + req.limit if req.limit else 0)

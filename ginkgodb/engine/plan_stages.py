@@ -6,8 +6,8 @@ when nothing has needed it yet (documents stay raw until a filter, sort or proje
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
-from typing import Any, Callable, Optional
+from collections.abc import Callable, Iterator
+from typing import Any, Optional
 
 import bson
 
@@ -29,7 +29,7 @@ class Stage:
         raise NotImplementedError
 
     def explain(self, stats: bool) -> dict:
-        out = {"stage": self.name}
+        out: dict[str, Any] = {"stage": self.name}
         out.update(self.describe())
         if stats:
             out["nReturned"] = self.n_returned
@@ -88,7 +88,7 @@ class CollScan(Stage):
         self.works = n + 1
 
     def describe(self) -> dict:
-        out = {}
+        out: dict[str, Any] = {}
         if self.filter_spec:
             out["filter"] = self.filter_spec
         out["direction"] = "forward" if self.direction > 0 else "backward"
@@ -279,12 +279,14 @@ class SortStage(PassThrough):
 
     name = "SORT"
 
-    def __init__(self, child, sort_spec: dict, key: Callable[[dict], bytes], limit: int = 0) -> None:
+    def __init__(self, child, sort_spec: dict, key: Optional[Callable[[dict], bytes]], limit: int = 0) -> None:
+        """`key` None: a shape for explain only, never run."""
         super().__init__(child)
         self.sort_spec, self.key, self.limit = sort_spec, key, limit
 
     def rows(self) -> Iterator[Row]:
         key = self.key
+        assert key is not None, "an explain-only SORT shape is never run"
         decorated = []
         for i, (rid, raw, doc) in enumerate(self.child.rows()):
             if doc is None:

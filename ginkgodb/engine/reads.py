@@ -9,10 +9,10 @@ import bson
 from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil import keycodec
+from . import plan_builder as Q
 from .batch import read_numbers
 from .cursors import ServerCursor, TailableCursor
 from .views import find_pipeline, resolve
-from . import plan_builder as Q
 
 
 def _raw_docs(root) -> Iterator[RawBSONDocument]:

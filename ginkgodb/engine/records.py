@@ -11,9 +11,9 @@ from typing import Optional
 import bson
 
 from ..bsonutil.compare import compare
+from ..errors import CommandError, ErrorCode
 from ..storage.kv import prefix_end
 from . import layout
-from ..errors import CommandError, ErrorCode
 from .batch import WriteBatch
 from .capped import over_limit
 from .collection import Collection
@@ -72,7 +72,8 @@ def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_
     if new_raw == old_raw:
         return None
     txn = batch.txn
-    planned, removals = [], []
+    planned: list = []
+    removals: list = []
     for ix in coll.indexes:
         if ix.unchanged(old, new):
             continue

@@ -32,7 +32,7 @@ def _ttl_indexes(engine):
 
 def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
     """One pass over every TTL index; returns how many documents were deleted."""
-    now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    now = now or datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     deleted = 0
     for meta, ix in list(_ttl_indexes(engine)):
         cutoff = now - datetime.timedelta(seconds=float(ix.options["expireAfterSeconds"]))
@@ -43,10 +43,13 @@ def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
                 continue
             runtime = state.index(ix.name)
             direction = runtime.directions[0]
-            lo, hi = keycodec.bracket_min(BRACKET_DATE), keycodec.encode_value(cutoff)
+            lo: bytes = keycodec.bracket_min(BRACKET_DATE)
+            hi: Optional[bytes] = keycodec.encode_value(cutoff)
             if direction < 0:
+                assert hi is not None
                 lo, hi = keycodec.invert(hi), prefix_end(keycodec.invert(lo))
-            rids = {layout.rid_from_entry(k) for k, _ in txn.scan(runtime.prefix + lo, runtime.prefix + hi)}
+            end = runtime.prefix + hi if hi is not None else prefix_end(runtime.prefix)
+            rids = {layout.rid_from_entry(k) for k, _ in txn.scan(runtime.prefix + lo, end)}
             for rid in sorted(rids):
                 raw = txn.get(state.record_key(rid))
                 if raw is not None:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 from ..errors import CommandError, ErrorCode
 

@@ -7,8 +7,9 @@ read-modify-write (`$inc`, findAndModify) is atomic against other writers.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import bson
 from bson.raw_bson import RawBSONDocument
@@ -238,6 +239,7 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
         if req.remove:
             delete_record(batch, state, rid, doc, raw)
             return {"lastErrorObject": {"n": 1}, "value": _value(doc, raw, req.fields, None)}
+        assert plan is not None and built is not None  # an update, with its targets' plan
         matcher = built.matcher if getattr(plan, "needs_position", True) else None
         position = matcher.positional(doc) if matcher is not None else None
         new = plan.apply(doc, position=position)

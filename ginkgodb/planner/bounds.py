@@ -12,7 +12,6 @@ document needs a re-check.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 

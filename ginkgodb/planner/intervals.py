@@ -7,8 +7,9 @@ lists are always ascending and disjoint.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from bson.datetime_ms import DatetimeMS
 from bson.max_key import MaxKey
@@ -38,7 +39,7 @@ class Bound:
     key: bytes   # ascending key-codec bytes
 
     @staticmethod
-    def of(value: Any) -> "Bound":
+    def of(value: Any) -> Bound:
         if isinstance(value, TypeEdge):
             return Bound(value, value.key)
         return Bound(value, encode_value(value))

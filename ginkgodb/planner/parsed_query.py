@@ -7,8 +7,8 @@ from typing import Any, Optional, Union
 
 from ..bsonutil import keycodec
 from ..bsonutil.sentinels import ABSENT
-from .plain import plain_value
 from .implication import conjuncts
+from .plain import plain_value
 from .predicates import ParsedFilter, parse_filter
 
 
@@ -44,7 +44,7 @@ class ParsedQuery:
         return self._id_key
 
     @property
-    def or_branches(self) -> Optional[list["ParsedQuery"]]:
+    def or_branches(self) -> Optional[list[ParsedQuery]]:
         """The branches of a top-level `$or`, each parsed once (None: no `$or`)."""
         if self._branches is None:
             branches = self.filter.get("$or") if isinstance(self.filter, dict) else None

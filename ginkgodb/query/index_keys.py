@@ -23,6 +23,7 @@ from ..bsonutil.keycodec import encode_key, hash_value
 from ..bsonutil.shell_format import format_value
 from ..errors import CommandError, ErrorCode
 
+
 class _Eoo:
     """An absent element (mongod's EOO): a path that leads nowhere."""
 

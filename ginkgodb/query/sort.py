@@ -11,10 +11,10 @@ import heapq
 from collections.abc import Iterable
 from typing import Any
 
-from ginkgodb.bsonutil.compare import compare
-from ginkgodb.bsonutil.keycodec import encode_key, encode_value
 from bson.int64 import Int64
 
+from ginkgodb.bsonutil.compare import compare
+from ginkgodb.bsonutil.keycodec import encode_key, encode_value
 from ginkgodb.bsonutil.types import Undefined
 from ginkgodb.errors import CommandError, ErrorCode
 

@@ -13,11 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..commands import CommandContext, OpInfo, dispatch, namespace_of, runs_inline
-from ..commands import PROFILE
+from ..commands import PROFILE, CommandContext, OpInfo, dispatch, namespace_of
 from ..errors import CommandError, ErrorCode
-from ..wire import Request, WireConnection
 from ..limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
+from ..wire import Request, WireConnection
 from .logs import event, summarize
 
 _HANDSHAKE = frozenset({"hello", "isMaster", "ismaster"})

@@ -36,7 +36,7 @@ def event(level: int, component: str, log_id: int, ctx: str, msg: str, **attr: A
 class MongoJsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         component, log_id, ctx, attr = getattr(record, "mongo", ("-", 0, record.name, {}))
-        when = datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc)
+        when = datetime.datetime.fromtimestamp(record.created, datetime.UTC)
         line: dict[str, Any] = {
             "t": {"$date": when.isoformat(timespec="milliseconds")},
             "s": _SEVERITY.get(record.levelno, "I"), "c": component, "id": log_id, "ctx": ctx,

@@ -11,10 +11,9 @@ import os
 import signal
 import sys
 
-from ..version import MONGODB_VERSION, __version__
-from ..commands import PARAMETERS
-from ..commands import PROFILE
+from ..commands import PARAMETERS, PROFILE
 from ..errors import StorageError
+from ..version import MONGODB_VERSION, __version__
 from .config import ServerConfig
 from .lifecycle import Server
 from .logs import configure, event

@@ -21,7 +21,6 @@ from .logs import event
 from .state import ServerState
 
 
-
 class ConnectionOwner(Protocol):
     """What a connection needs of the server that accepted it (lifecycle.Server)."""
 
@@ -32,8 +31,8 @@ class ConnectionOwner(Protocol):
     @property
     def quiet(self) -> bool: ...
 
-    def connection_opened(self, conn: "ConnectionProtocol") -> int: ...
-    def connection_closed(self, conn: "ConnectionProtocol") -> None: ...
+    def connection_opened(self, conn: ConnectionProtocol) -> int: ...
+    def connection_closed(self, conn: ConnectionProtocol) -> None: ...
 
 _HIGH_WATER = 64 * 1024 * 1024  # buffered request bytes before reading pauses
 

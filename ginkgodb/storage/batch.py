@@ -51,7 +51,7 @@ class KeyBatch:
     def __bool__(self) -> bool:
         return bool(self._ops)
 
-    def overlay(self, base: Snapshot) -> "OverlayTxn":
+    def overlay(self, base: Snapshot) -> OverlayTxn:
         """A read-write view: reads see this batch over `base`; writes go into this batch."""
         return OverlayTxn(base, self)
 
@@ -91,12 +91,12 @@ class OverlayTxn(Txn):
         base = ((k, 1, v) for k, v in self.base.scan(lo, hi, reverse))
         last: Optional[bytes] = None
         merged = heapq.merge(own, base, key=(lambda t: (_Rev(t[0]), t[1])) if reverse else None)
-        for key, origin, value in merged:
+        for key, _origin, value in merged:
             if key == last:
                 continue  # the batch's entry for this key came first
             last = key
             if value is not None:
-                yield key, value
+                yield key, value  # type: ignore[misc]  # batch values are bytes or None
 
     def commit(self) -> None:
         pass
@@ -113,7 +113,7 @@ class _Rev:
     def __init__(self, b: bytes) -> None:
         self.b = b
 
-    def __lt__(self, other: "_Rev") -> bool:
+    def __lt__(self, other: _Rev) -> bool:
         return self.b > other.b
 
     def __eq__(self, other: object) -> bool:

@@ -57,7 +57,7 @@ class Snapshot(abc.ABC):
     def release(self) -> None:
         """End the view (idempotent). A write transaction released without commit aborts."""
 
-    def __enter__(self) -> "Snapshot":
+    def __enter__(self) -> Snapshot:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -98,7 +98,7 @@ class Txn(Snapshot):
     def release(self) -> None:
         self.abort()
 
-    def __enter__(self) -> "Txn":
+    def __enter__(self) -> Txn:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -126,7 +126,7 @@ class KVEngine(abc.ABC):
         """A write transaction, or a snapshot (kept for callers that choose at run time)."""
         return self.writer() if write else self.snapshot()
 
-    def sync(self) -> None:
+    def sync(self) -> None:  # noqa: B027 - engines without a disk have nothing to force
         """Force everything committed so far onto stable storage."""
 
     def size_on_disk(self) -> int:

@@ -14,7 +14,7 @@ import fcntl
 import os
 import threading
 from collections.abc import Iterator
-from typing import Optional
+from typing import Any, Optional
 
 import lmdb
 
@@ -29,13 +29,13 @@ MAX_KEY_SIZE = 511  # LMDB's compiled-in limit
 class _LmdbReads:
     """get/scan/first over one LMDB transaction (reads of a snapshot and of the writer alike)."""
 
-    _txn: "lmdb.Transaction"
+    _txn: lmdb.Transaction
 
     def get(self, key: bytes) -> Optional[bytes]:
-        return self._txn.get(key)
+        return self._txn.get(key)  # type: ignore[return-value]  # buffers=False: bytes
 
     def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-        cur = self._txn.cursor()
+        cur: Any = self._txn.cursor()  # bytes keys and values (buffers=False)
         if not reverse:
             if not cur.set_range(lo):
                 return
@@ -58,7 +58,7 @@ class _LmdbReads:
             yield key, value
 
     def first(self, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
-        cur = self._txn.cursor()
+        cur: Any = self._txn.cursor()
         if not cur.set_range(lo):
             return None
         key = cur.key()
@@ -68,7 +68,7 @@ class _LmdbReads:
 class LmdbSnapshot(_LmdbReads, Snapshot):
     """A read transaction: LMDB's MVCC gives exactly the snapshot semantics of the contract."""
 
-    def __init__(self, engine: "LmdbEngine") -> None:
+    def __init__(self, engine: LmdbEngine) -> None:
         self._txn = engine._env.begin(write=False, buffers=False)
         self._open = True
 
@@ -79,7 +79,7 @@ class LmdbSnapshot(_LmdbReads, Snapshot):
 
 
 class LmdbTxn(_LmdbReads, Txn):
-    def __init__(self, engine: "LmdbEngine") -> None:
+    def __init__(self, engine: LmdbEngine) -> None:
         self._engine = engine
         self._txn = engine._env.begin(write=True, buffers=False)
         self._open = True
@@ -122,12 +122,14 @@ class LmdbEngine(KVEngine):
     def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1) -> None:
         os.makedirs(path, exist_ok=True)
         self.path = path
+        self._dir = path
         self._lock_fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self._lock_fd)
-            raise StorageError("locked", f"data directory {path!r} is in use by another ginkgodb process")
+            raise StorageError("locked",
+                               f"data directory {path!r} is in use by another ginkgodb process") from None
         try:
             self._env = lmdb.open(path, map_size=map_size, subdir=True, max_dbs=0, sync=False,
                                   metasync=False, writemap=False, readahead=False, max_readers=512,
@@ -169,7 +171,7 @@ class LmdbEngine(KVEngine):
 
     def size_on_disk(self) -> int:
         try:
-            return os.path.getsize(os.path.join(self.path, "data.mdb"))
+            return os.path.getsize(os.path.join(self._dir, "data.mdb"))
         except OSError:
             return 0
 

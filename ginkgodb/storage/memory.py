@@ -30,7 +30,7 @@ _PRUNE_MIN = 1024
 class MemorySnapshot(Snapshot):
     """The data as of commit `version`."""
 
-    def __init__(self, engine: "MemoryEngine", version: int, registered: bool = True) -> None:
+    def __init__(self, engine: MemoryEngine, version: int, registered: bool = True) -> None:
         self._engine = engine
         self.version = version
         self._open = registered
@@ -67,7 +67,7 @@ class MemorySnapshot(Snapshot):
 class MemoryTxn(OverlayTxn):
     """The writer: a KeyBatch over a snapshot of the latest version, applied at commit."""
 
-    def __init__(self, engine: "MemoryEngine") -> None:
+    def __init__(self, engine: MemoryEngine) -> None:
         engine._writer.acquire()
         try:
             # the writer's own view needs no history: no commit can happen while it is open

@@ -13,8 +13,9 @@ import base64
 import binascii
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from bson.binary import Binary
 from bson.decimal128 import Decimal128
@@ -169,7 +170,7 @@ def _date(go_layout: str) -> Callable[[str], dt.datetime]:
         except ValueError as exc:
             raise CellError(f'parsing time "{text}" as "{go_layout}": {exc}') from None
         if parsed.tzinfo is not None:
-            parsed = parsed.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
         return parsed.replace(microsecond=parsed.microsecond // 1000 * 1000)
     return parse
 

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO, Optional
 from .. import MONGODB_VERSION, __version__
 from . import metadata as M
 from .archive import ArchiveWriter, CollectionMetadata
-from .common import (close_output, doc_count, escape_collection, open_output)
+from .common import close_output, doc_count, escape_collection, open_output
 from .connect import Connection, connect
 from .extjson import parse_document
 from .log import Log, ToolError, plural
@@ -361,6 +361,7 @@ def _dump_archive(conn: Connection, args: argparse.Namespace, intents: list[Inte
     to_stdout = args.archive == "-"
     if to_stdout:
         import gzip as _gzip
+
         from .common import GZIP_LEVEL
         raw: Any = sys.stdout.buffer
         stream: Any = (_gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL, mtime=0)

@@ -24,9 +24,10 @@ import os
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Iterator, Optional
+from typing import Any, BinaryIO, Optional
 
 import bson
 import orjson
@@ -323,7 +324,7 @@ def _documents(stream: BinaryIO, args: argparse.Namespace) -> Iterator[tuple[int
 def _batches(items: Iterator[tuple[int, Any]], size: int, name: str, counts: Counts,
              log: Log, stop: bool) -> Iterator[list]:
     batch: list = []
-    for line, item in items:
+    for _line, item in items:
         if isinstance(item, BadInput):
             if stop:
                 raise ToolError(f"{name}:{item.line}: {item.message}")

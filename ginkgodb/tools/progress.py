@@ -50,7 +50,7 @@ class Progress:
                              file=log.stream, position=self._pos, leave=False,
                              dynamic_ncols=True, mininterval=0.2)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -116,7 +116,7 @@ class Result:
     ok: int = 0
     failed: int = 0
 
-    def add(self, other: "Result") -> None:
+    def add(self, other: Result) -> None:
         self.ok += other.ok
         self.failed += other.failed
 

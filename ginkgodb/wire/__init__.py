@@ -4,10 +4,11 @@ Depends on nothing of ginkgodb but `errors` and `limits`. Any input either parse
 """
 from __future__ import annotations
 
-from .compression import SUPPORTED as SUPPORTED_COMPRESSORS, negotiate
+from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
+from .compression import SUPPORTED as SUPPORTED_COMPRESSORS
+from .compression import negotiate
 from .connection import Request, WireConnection, parse_frame
 from .errors import ProtocolError
-from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 
 __all__ = ["WireConnection", "Request", "ProtocolError", "parse_frame", "negotiate",
            "SUPPORTED_COMPRESSORS", "MAX_BSON_OBJECT_SIZE", "MAX_MESSAGE_SIZE",

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import ErrorCode
+from ..limits import MAX_MESSAGE_SIZE
 from .errors import ProtocolError, fatal
 from .framing import HEADER_SIZE, OP_COMPRESSED, OP_MSG, OP_QUERY, OP_REPLY, encode_header
-from ..limits import MAX_MESSAGE_SIZE
 
 NOOP, SNAPPY, ZLIB, ZSTD = 0, 1, 2, 3
 _IDS = {"noop": NOOP, "snappy": SNAPPY, "zlib": ZLIB, "zstd": ZSTD}

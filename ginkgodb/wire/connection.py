@@ -15,12 +15,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..limits import MAX_MESSAGE_SIZE
 from .compression import NEVER_COMPRESS, compress_message, decompress_message
 from .errors import ProtocolError, fatal
-from .framing import (HEADER_SIZE, OP_COMPRESSED, OP_MSG, OP_QUERY, OP_REPLY, REMOVED_OPCODES,
-                      Frame, FrameBuffer, encode_header)
-from ..limits import MAX_MESSAGE_SIZE
-from .op_msg import encode_op_msg, encode_op_msg_body, parse_op_msg, read_flags, MORE_TO_COME
+from .framing import (
+    HEADER_SIZE,
+    OP_COMPRESSED,
+    OP_MSG,
+    OP_QUERY,
+    OP_REPLY,
+    REMOVED_OPCODES,
+    Frame,
+    FrameBuffer,
+    encode_header,
+)
+from .op_msg import MORE_TO_COME, encode_op_msg, encode_op_msg_body, parse_op_msg, read_flags
 from .op_query import encode_op_reply, encode_op_reply_body, parse_op_query
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import bson
 
 from ..errors import ErrorCode
-from .errors import ProtocolError
 from ..limits import MAX_INTERNAL_BSON_SIZE
+from .errors import ProtocolError
 
 _MIN_DOC = 5  # int32 length + terminating NUL
 

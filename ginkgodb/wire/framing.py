@@ -4,8 +4,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from .errors import fatal
 from ..limits import MAX_MESSAGE_SIZE
+from .errors import fatal
 
 OP_REPLY = 1
 OP_UPDATE = 2001

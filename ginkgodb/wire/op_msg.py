@@ -13,9 +13,9 @@ from typing import Any
 
 import bson
 from bson.raw_bson import RawBSONDocument
+from crc32c import crc32c  # hardware-accelerated where the CPU has it
 
 from ..errors import ErrorCode
-from crc32c import crc32c  # hardware-accelerated where the CPU has it
 from .documents import decode, document_end
 from .errors import ProtocolError
 from .framing import HEADER_SIZE, OP_MSG, encode_header

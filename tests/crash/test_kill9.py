@@ -13,8 +13,7 @@ import bson
 import pytest
 
 from ginkgodb.commands import CommandContext, dispatch
-from ginkgodb.engine import Engine
-from ginkgodb.engine import layout
+from ginkgodb.engine import Engine, layout
 from ginkgodb.storage.kv import prefix_end
 
 WRITER = os.path.join(os.path.dirname(__file__), "writer.py")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pymongo
 import pytest
+from e2e.npm_tools import DRIVERS, GUI, MONGOOSE, ensure_packages
 
 from ginkgodb.server.testing import running_server
-from e2e.npm_tools import DRIVERS, GUI, MONGOOSE, ensure_packages
 
 
 @pytest.fixture(scope="session")

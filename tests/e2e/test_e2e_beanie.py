@@ -13,12 +13,22 @@ from typing import Annotated, Optional
 import pytest
 
 pytest.importorskip("beanie", reason="beanie is in the test extra")
-from beanie import (BackLink, BulkWriter, DecimalAnnotation, DeleteRules, Document,  # noqa: E402
-                    Indexed, Link, PydanticObjectId, UpdateResponse, View, WriteRules,
-                    init_beanie)
+from beanie import (  # noqa: E402
+    BackLink,
+    BulkWriter,
+    DecimalAnnotation,
+    DeleteRules,
+    Document,
+    Indexed,
+    Link,
+    PydanticObjectId,
+    UpdateResponse,
+    View,
+    WriteRules,
+    init_beanie,
+)
 from beanie.exceptions import DocumentNotFound, RevisionIdWasChanged  # noqa: E402
-from beanie.operators import (AddToSet, ElemMatch, In, Inc, Or, Pull, Push, RegEx,  # noqa: E402
-                              Set)
+from beanie.operators import AddToSet, ElemMatch, In, Inc, Or, Pull, Push, RegEx, Set  # noqa: E402
 from bson import DBRef, Decimal128  # noqa: E402
 from pydantic import BaseModel, Field, ValidationError  # noqa: E402
 from pymongo import ASCENDING, DESCENDING, AsyncMongoClient, IndexModel  # noqa: E402

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pymongo
 import pytest
-
 from e2e.browser_tools import ensure_chromium
 from e2e.npm_tools import run_json_script
 
@@ -69,8 +68,8 @@ class MongoExpress:
                         return
             except OSError:
                 time.sleep(0.2)
-        pytest.fail("mongo-express did not answer within %ss:\n%s" % (START_TIMEOUT,
-                                                                      "\n".join(self.log[-30:])))
+        log = "\n".join(self.log[-30:])
+        pytest.fail(f"mongo-express did not answer within {START_TIMEOUT}s:\n{log}")
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -9,20 +9,47 @@ import decimal
 import io
 import uuid
 
-import pymongo
 import pytest
-from bson import DBRef, ObjectId
+from bson import DBRef
 
 me = pytest.importorskip("mongoengine", reason="mongoengine is in the test extra")
-from mongoengine import (CASCADE, DENY, NULLIFY, PULL, BinaryField,  # noqa: E402
-                         ComplexDateTimeField, DateTimeField, DecimalField, DictField, Document,
-                         EmailField, EmbeddedDocument, EmbeddedDocumentField,
-                         EmbeddedDocumentListField, FileField, GenericReferenceField, IntField,
-                         LazyReferenceField, ListField, MapField, ReferenceField, SequenceField,
-                         SortedListField, StringField, URLField, UUIDField)
+from mongoengine import (  # noqa: E402
+    CASCADE,
+    DENY,
+    NULLIFY,
+    PULL,
+    BinaryField,
+    ComplexDateTimeField,
+    DateTimeField,
+    DecimalField,
+    DictField,
+    Document,
+    EmailField,
+    EmbeddedDocument,
+    EmbeddedDocumentField,
+    EmbeddedDocumentListField,
+    FileField,
+    GenericReferenceField,
+    IntField,
+    LazyReferenceField,
+    ListField,
+    MapField,
+    ReferenceField,
+    SequenceField,
+    SortedListField,
+    StringField,
+    URLField,
+    UUIDField,
+)
 from mongoengine.context_managers import query_counter, switch_collection, switch_db  # noqa: E402
-from mongoengine.errors import (BulkWriteError, DoesNotExist, MultipleObjectsReturned, NotUniqueError,  # noqa: E402
-                                OperationError, ValidationError)
+from mongoengine.errors import (  # noqa: E402
+    BulkWriteError,
+    DoesNotExist,
+    MultipleObjectsReturned,
+    NotUniqueError,
+    OperationError,
+    ValidationError,
+)
 from mongoengine.queryset.visitor import Q  # noqa: E402
 
 pytestmark = pytest.mark.slow

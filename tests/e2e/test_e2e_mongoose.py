@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pymongo
 import pytest
-
 from e2e.npm_tools import run_json_script
 
 pytestmark = pytest.mark.slow

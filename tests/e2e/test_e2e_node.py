@@ -6,8 +6,6 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from e2e.npm_tools import mongosh_binary
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"

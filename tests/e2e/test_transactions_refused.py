@@ -69,5 +69,6 @@ def test_commands_carrying_transaction_fields_are_refused(any_client):
 
 def _uuid():
     import uuid
+
     from bson.binary import Binary
     return Binary(uuid.uuid4().bytes, 4)

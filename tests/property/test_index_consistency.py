@@ -5,11 +5,11 @@ import bson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.engines import ENGINES, fresh_engine
 
 from ginkgodb.commands import CommandContext, dispatch
 from ginkgodb.engine import layout
 from ginkgodb.storage.kv import prefix_end
-from support.engines import ENGINES, fresh_engine
 
 scalars = st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["a", "b"]))
 values = st.one_of(scalars, st.lists(scalars, max_size=3), st.fixed_dictionaries({"b": scalars}))

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from ginkgodb.bsonutil.compare import compare
 from ginkgodb.bsonutil.keycodec import decode_key, decode_value, encode_key, encode_value, hash_value
-from tests.strategies import bson_values, equal_numbers, same_bracket_pairs, NUMBERS
+from tests.strategies import NUMBERS, bson_values, equal_numbers, same_bracket_pairs
 
 
 def _sign(x: int) -> int:

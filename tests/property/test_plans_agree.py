@@ -5,9 +5,9 @@ import bson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.engines import ENGINES, fresh_engine
 
 from ginkgodb.commands import CommandContext, dispatch
-from support.engines import ENGINES, fresh_engine
 
 scalars = st.one_of(st.none(), st.integers(-5, 5), st.floats(-5, 5, allow_nan=False),
                     st.sampled_from(["", "a", "ab", "abc", "b", "ba"]), st.booleans())

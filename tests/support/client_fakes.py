@@ -35,7 +35,7 @@ class FakeChannel:
         self.commands: list[dict] = []
         self.handlers: dict[str, list] = {}
 
-    def on(self, name: str, *replies: Reply) -> "FakeChannel":
+    def on(self, name: str, *replies: Reply) -> FakeChannel:
         """Queue replies for `name`; the last one repeats."""
         self.handlers[name] = list(replies)
         return self

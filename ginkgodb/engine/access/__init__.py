@@ -32,7 +32,7 @@ def kind_of(key: dict) -> str:
     return "hashed" if "hashed" in named else named[0]
 
 
-_KINDS: dict[str, type] = {"btree": BtreeAccess, "hashed": HashedAccess}
+_KINDS: dict[str, type[BtreeAccess]] = {"btree": BtreeAccess, "hashed": HashedAccess}
 
 
 def check_kind(key: dict, options: dict) -> None:
@@ -48,8 +48,8 @@ def check_kind(key: dict, options: dict) -> None:
 def access_method(meta: IndexMeta, ns: str) -> Any:
     """The access method of a stored index (an unserved kind, from an older data directory,
     refuses writes and serves no query)."""
-    cls = _KINDS.get(kind_of(meta.key), UnservedAccess)
-    return cls(meta, ns)
+    cls = _KINDS.get(kind_of(meta.key))
+    return cls(meta, ns) if cls is not None else UnservedAccess(meta, ns)
 
 
 __all__ = ["BtreeAccess", "HashedAccess", "IndexEntries", "UNSERVED_KINDS", "access_method", "check_kind",

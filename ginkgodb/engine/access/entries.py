@@ -31,7 +31,7 @@ class IndexEntries:
         self.ns = ns
         self.prefix = layout.index_prefix(meta.id)
         self.pattern = meta.pattern
-        self.directions = [d if isinstance(d, (int, float)) else 1 for _, d in self.pattern]
+        self.directions = [(-1 if d < 0 else 1) if isinstance(d, (int, float)) else 1 for _, d in self.pattern]
         self._partial = None
         self.collation = meta.collation
         if meta.partial is not None:

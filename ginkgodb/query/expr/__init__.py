@@ -8,10 +8,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import (ops_accum, ops_arith, ops_array, ops_convert, ops_date,  # noqa: F401
-               ops_higher, ops_logic, ops_math, ops_object, ops_regex, ops_set, ops_string,
-               ops_type, percentile)
-from .compiler import OPERATORS, Fn, Scope, compile_node
+from . import (  # noqa: F401
+    ops_accum,
+    ops_arith,
+    ops_array,
+    ops_convert,
+    ops_date,
+    ops_higher,
+    ops_logic,
+    ops_math,
+    ops_object,
+    ops_regex,
+    ops_set,
+    ops_string,
+    ops_type,
+    percentile,
+)
+from .compiler import OPERATORS, Scope, compile_node
 from .values import MISSING, nullish, truthy
 
 Expr = Callable[..., Any]

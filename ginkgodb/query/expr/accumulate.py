@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import decimal
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from bson.decimal128 import Decimal128
 
 from .ops_logic import cmp_values
-from .values import (DEC_CTX, DECIMAL, DOUBLE, INT, LONG, fsum, make_dec, make_int, nullish,
-                     num_kind)
-
+from .values import DEC_CTX, DECIMAL, DOUBLE, INT, LONG, fsum, make_dec, make_int, nullish, num_kind
 
 _ZERO = decimal.Decimal(0)
 

@@ -40,7 +40,7 @@ class Scope:
         self.names = frozenset(names)
         self.open = open_
 
-    def bind(self, *names: str) -> "Scope":
+    def bind(self, *names: str) -> Scope:
         return Scope(self.names.union(names), self.open)
 
     def knows(self, name: str) -> bool:
@@ -424,13 +424,14 @@ def _system_fn(name: str, parts: list[str], default: Any) -> Fn:
 
 def now_millis_utc() -> datetime.datetime:
     """The current time as BSON stores dates: naive UTC, millisecond precision."""
-    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
 def _cluster_time() -> Any:
-    from bson.timestamp import Timestamp
     import time
+
+    from bson.timestamp import Timestamp
     return Timestamp(int(time.time()), 1)
 
 

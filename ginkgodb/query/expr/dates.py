@@ -66,7 +66,7 @@ class TimeZone:
     def offset_ms(self, utc_ms: int) -> int:
         if self.fixed_ms is not None:
             return self.fixed_ms
-        dt = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + \
+        dt = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) + \
             datetime.timedelta(milliseconds=utc_ms)
         off = dt.astimezone(self.zone).utcoffset()
         return int(off.total_seconds() * 1000) if off else 0

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import bson
 from bson.binary import Binary
@@ -63,16 +64,16 @@ def _n_operator(name: str, pick: Callable[[list, int], list]) -> None:
                 raise CommandError(ErrorCode.NOperatorUnknownArgument,
                                    f"Unknown argument for 'n' operator: {key}")
         if "n" not in spec:
-            raise CommandError(ErrorCode.NOperatorMissingN, f"Missing value for 'n'")
+            raise CommandError(ErrorCode.NOperatorMissingN, "Missing value for 'n'")
         if "input" not in spec:
-            raise CommandError(ErrorCode.NOperatorMissingInput, f"Missing value for 'input'")
+            raise CommandError(ErrorCode.NOperatorMissingInput, "Missing value for 'input'")
         n_fn, inp = compile_node(spec["n"], scope), compile_node(spec["input"], scope)
 
         def ev(doc: Any, vars: Any) -> Any:
             n = validate_n(name, n_fn(doc, vars))
             arr = inp(doc, vars)
             if type(arr) is not list:
-                raise CommandError(ErrorCode.NOperatorInputNotArray, f"Input must be an array")
+                raise CommandError(ErrorCode.NOperatorInputNotArray, "Input must be an array")
             return pick(arr, n)
         return ev
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import decimal
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
@@ -18,9 +19,26 @@ from ginkgodb.errors import CommandError, ErrorCode
 from .compiler import Fn, nary
 from .dates import from_millis, is_date
 from .operands import numeric_unary
-from .values import (DEC_CTX, DECIMAL, DOUBLE, INT, INT64_MAX, INT64_MIN, LONG, as_int32,
-                     fsum, int_or_long, make_dec, make_int, nullish, num_kind, number_str, to_dec,
-                     to_double, type_name)
+from .values import (
+    DEC_CTX,
+    DECIMAL,
+    DOUBLE,
+    INT,
+    INT64_MAX,
+    INT64_MIN,
+    LONG,
+    as_int32,
+    fsum,
+    int_or_long,
+    make_dec,
+    make_int,
+    nullish,
+    num_kind,
+    number_str,
+    to_dec,
+    to_double,
+    type_name,
+)
 
 
 def round_half_away(x: float) -> int:

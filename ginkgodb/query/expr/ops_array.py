@@ -8,9 +8,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 from .compiler import Fn, nary
 from .operands import all_operands, is_doc, is_list, nullable, unary
 from .ops_logic import cmp_values
-from .values import (MISSING, as_int32, bson_repr, nullish, num_kind, number_str, to_double,
-                     truthy, type_name)
-
+from .values import MISSING, as_int32, bson_repr, nullish, num_kind, number_str, to_double, truthy, type_name
 
 unary("$size", is_list, ErrorCode.SizeArgNotArray,
       "The argument to $size must be an array. Type of argument was: ", null_to_null=False)(len)

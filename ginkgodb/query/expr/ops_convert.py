@@ -4,7 +4,8 @@ from __future__ import annotations
 import decimal
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
@@ -17,8 +18,22 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, arg_list, compile_node, operator
 from .dates import from_millis, is_date
-from .values import (DECIMAL, DOUBLE, INT, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, LONG,
-                     double_to_dec, make_dec, nullish, num_kind, number_str, type_name)
+from .values import (
+    DECIMAL,
+    DOUBLE,
+    INT,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    LONG,
+    double_to_dec,
+    make_dec,
+    nullish,
+    num_kind,
+    number_str,
+    type_name,
+)
 
 _SUFFIX = " in $convert with no onError value"
 

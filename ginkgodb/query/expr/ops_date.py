@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
+
+from bson.int64 import Int64
 
 from ginkgodb.errors import CommandError, ErrorCode
 
 from . import date_format as F
 from .compiler import Fn, Scope, compile_node, const, operator
 from .dates import UTC, TimeZone, coerce_to_millis, eval_timezone, from_millis, local_parts
-from bson.int64 import Int64
-
 from .values import INT64_MAX, INT64_MIN, as_int64, bson_repr, nullish, type_name
 
 _UTC_FN = const("UTC")

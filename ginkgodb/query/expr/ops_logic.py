@@ -6,8 +6,19 @@ from typing import Any
 from ginkgodb.bsonutil.compare import compare
 from ginkgodb.errors import CommandError, ErrorCode
 
-from .compiler import (Fn, Scope, compile_node, const, defer_fold_errors, fold, is_const,
-                       nary, operator, parse_args, validate_var_write)
+from .compiler import (
+    Fn,
+    Scope,
+    compile_node,
+    const,
+    defer_fold_errors,
+    fold,
+    is_const,
+    nary,
+    operator,
+    parse_args,
+    validate_var_write,
+)
 from .values import MISSING, UNDEFINED, nullish, truthy
 
 # ---- comparison: BSON order across types, missing sorts with undefined below null ----------
@@ -190,7 +201,7 @@ def _switch_branch(branch: Any, scope: Scope, reachable: bool) -> tuple[Fn, Fn]:
                            "$switch expected each branch to be an object, found: "
                            f"{_tname(branch)}")
     case = then = None
-    for key, value in branch.items():
+    for key, _value in branch.items():
         if key not in ("case", "then"):
             raise CommandError(ErrorCode.SwitchBranchUnknownArgument,
                                f"$switch found an unknown argument to a branch: {key}")

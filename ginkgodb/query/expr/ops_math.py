@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import decimal
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bson.int64 import Int64
 from bson.timestamp import Timestamp
@@ -13,6 +14,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 from .compiler import Fn, nary
 from .operands import numeric_unary, unary
 from .values import DECIMAL, INT, LONG, int_or_long, make_dec, nullish, num_kind, number_str, type_name
+
 
 def _trig(name: str, fn: Callable[[float], float], lo: float, hi: float, closed: bool) -> None:
     def compute(v: Any, k: int) -> Any:

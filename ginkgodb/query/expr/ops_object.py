@@ -11,7 +11,7 @@ from .values import MISSING, nullish, type_name
 
 def merge_objects(values: list[Any]) -> dict:
     out: dict = {}
-    for i, v in enumerate(values):
+    for _i, v in enumerate(values):
         if nullish(v):
             continue
         if not isinstance(v, dict):

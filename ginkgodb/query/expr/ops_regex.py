@@ -8,7 +8,6 @@ from typing import Any
 from bson.regex import Regex
 
 from ginkgodb.bsonutil.compare import regex_parts
-
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, compile_node, operator

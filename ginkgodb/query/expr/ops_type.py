@@ -1,9 +1,9 @@
 """Type inspection: $type, $isNumber, $isArray."""
 from __future__ import annotations
 
-from .compiler import Fn, nary
 from ginkgodb.bsonutil.types import is_bson_number
 
+from .compiler import Fn, nary
 from .values import type_name
 
 

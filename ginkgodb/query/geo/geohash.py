@@ -19,8 +19,7 @@ from bson.binary import Binary
 from ...bsonutil import keycodec
 from ...errors import CommandError, ErrorCode
 from .codes import GeoCode
-from .geojson import cpp_double, elements, is_geo_number, is_object, show, show_document, \
-    to_float
+from .geojson import cpp_double, elements, is_geo_number, is_object, show, show_document, to_float
 
 BINDATA_CUSTOM = 128
 _NUM_BUCKETS = 4.0 * 1024 * 1024 * 1024

@@ -16,8 +16,7 @@ from typing import Any
 
 from bson.decimal128 import Decimal128
 
-from ...bsonutil.shell_format import Style, double_nice, format_document, format_element, \
-    format_value, quoted
+from ...bsonutil.shell_format import Style, double_nice, format_document, format_element, format_value, quoted
 from ...bsonutil.types import is_number, type_name
 from . import s2
 from .shapes import CRS, Geometry, is_valid_lng_lat
@@ -58,7 +57,7 @@ def show_document(doc: Mapping) -> str:
 
 def cpp_double(x: float) -> str:
     """A double as C++ `ostream << double` prints it (%g, six significant digits)."""
-    return "%g" % x
+    return f"{x:g}"
 
 
 def type_of(value: Any) -> str:

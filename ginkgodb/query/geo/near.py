@@ -133,7 +133,7 @@ def near_2d(x: float, y: float, scan: Scan, distance: Distance, params: geohash.
 
 # --- reference ------------------------------------------------------------------------------
 
-def near_brute_force(distances: Iterable[tuple[Hashable, "float | None"]],
+def near_brute_force(distances: Iterable[tuple[Hashable, float | None]],
                      min_distance: float = 0.0, max_distance: float = math.inf
                      ) -> list[tuple[float, Hashable]]:
     """Every (distance, rid) within [min, max], sorted: what a collection scan would give."""

@@ -15,9 +15,22 @@ from typing import Any
 from ...errors import CommandError, ErrorCode
 from . import flat, predicates, s2
 from .codes import GeoCode
-from .geojson import (MISSING, GeoError, elements, is_geo_number, is_object, lng_lat_point,
-                      parse_flat_point, parse_geojson, parse_point, parse_stored, show,
-                      show_document, show_element, to_float)
+from .geojson import (
+    MISSING,
+    GeoError,
+    elements,
+    is_geo_number,
+    is_object,
+    lng_lat_point,
+    parse_flat_point,
+    parse_geojson,
+    parse_point,
+    parse_stored,
+    show,
+    show_document,
+    show_element,
+    to_float,
+)
 from .shapes import CRS, Geometry
 
 WITHIN = "within"

@@ -66,7 +66,7 @@ class Geometry:
             return self.crs == crs or (self.crs == CRS.STRICT_SPHERE and crs == CRS.SPHERE)
         return self.crs == crs
 
-    def projected(self, crs: CRS) -> "Geometry":
+    def projected(self, crs: CRS) -> Geometry:
         """This geometry in `crs` (caller checked can_project). Only points really change."""
         if self.crs == crs or not self.is_point:
             return self

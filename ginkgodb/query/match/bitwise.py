@@ -20,8 +20,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 from .context import ParseContext
 from .describe import describe_element
 from .nodes import Node, leaf
-from .numbers import INT64_MAX, INT64_MIN, is_bson_number, parse_non_negative_int, \
-    parse_non_negative_long
+from .numbers import INT64_MAX, INT64_MIN, is_bson_number, parse_non_negative_int, parse_non_negative_long
 
 MASK64 = (1 << 64) - 1
 ALL_SET, ANY_SET, ALL_CLEAR, ANY_CLEAR = "$bitsAllSet", "$bitsAnySet", "$bitsAllClear", \

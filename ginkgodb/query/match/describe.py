@@ -23,4 +23,4 @@ def number_g(x: Any) -> str:
     """A number streamed as a C++ double ('%g'), as in "Invalid numerical type code: 1.5"."""
     if isinstance(x, Decimal128):
         x = float(x.to_decimal())
-    return "%g" % float(x)
+    return f"{float(x):g}"

@@ -16,7 +16,6 @@ from .nodes import ConstNode, DocumentNode, Node, leaf
 from .numbers import coerce_long, is_bson_number, truncate_to_long
 from .regex import regex_operand, regex_predicate
 
-
 # ---- $regex ---------------------------------------------------------------------------------
 
 def parse_regex(ctx: ParseContext, path: str | None, arg: Any, spec: Mapping,

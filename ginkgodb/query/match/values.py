@@ -31,7 +31,7 @@ class _Missing:
 
 MISSING: Any = _Missing()
 
-_UTC = datetime.timezone.utc
+_UTC = datetime.UTC
 
 
 def value_bracket(v: Any) -> int:

@@ -14,8 +14,20 @@ from ginkgodb.query.expr.accumulate import StdDev, Summer
 from ginkgodb.query.expr.compiler import Fn, Scope, compile_node
 from ginkgodb.query.expr.ops_accum import validate_n
 from ginkgodb.query.expr.ops_logic import cmp_values
-from ginkgodb.query.expr.values import (DEC_CTX, DOUBLE, INT, LONG, bson_repr, hash_key,
-                                        make_dec, make_int, nullish, num_kind, to_dec, type_name)
+from ginkgodb.query.expr.values import (
+    DEC_CTX,
+    DOUBLE,
+    INT,
+    LONG,
+    bson_repr,
+    hash_key,
+    make_dec,
+    make_int,
+    nullish,
+    num_kind,
+    to_dec,
+    type_name,
+)
 
 Factory = Callable[[Any], Any]  # group key -> state
 
@@ -288,7 +300,7 @@ class _Neg:
     def __init__(self, k: Any) -> None:
         self.k = k
 
-    def __lt__(self, other: "_Neg") -> bool:
+    def __lt__(self, other: _Neg) -> bool:
         return self.k > other.k
 
     def __eq__(self, other: object) -> bool:

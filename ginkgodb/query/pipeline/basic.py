@@ -358,7 +358,7 @@ def parse_sample(spec: Any, env: Env) -> StageFn:
         if key != "size":
             raise CommandError(ErrorCode.SampleUnknownOption,
                                f"unrecognized option to $sample: {key}")
-    for key, value in spec.items():
+    for _key, value in spec.items():
         if isinstance(value, bool) or type(value) not in (int, float, Int64, Decimal128):
             raise CommandError(ErrorCode.SampleSizeNotNumber,
                                "size argument to $sample must be a number")

@@ -50,10 +50,10 @@ class Env:
         self.ctx, self.scope, self.in_facet, self.in_lookup = ctx, scope, in_facet, in_lookup
         self.position, self.depth = 0, depth
 
-    def with_vars(self, names: Iterable[str]) -> "Env":
+    def with_vars(self, names: Iterable[str]) -> Env:
         return Env(self.ctx, self.scope.bind(*names), self.in_facet, self.in_lookup, self.depth)
 
-    def sub(self, *, in_facet: bool = False, in_lookup: bool = False) -> "Env":
+    def sub(self, *, in_facet: bool = False, in_lookup: bool = False) -> Env:
         depth = self.depth + 1
         if depth > MAX_NESTING:
             raise CommandError(ErrorCode.MaxSubPipelineDepthExceeded,
@@ -71,7 +71,7 @@ class Runtime:
     def __init__(self, ctx: PipelineContext, vars: dict[str, Any]) -> None:
         self.ctx, self.vars, self.cache = ctx, vars, {}
 
-    def with_vars(self, extra: dict[str, Any]) -> "Runtime":
+    def with_vars(self, extra: dict[str, Any]) -> Runtime:
         rt = Runtime(self.ctx, {**self.vars, **extra})
         rt.cache = self.cache
         return rt

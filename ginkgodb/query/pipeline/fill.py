@@ -80,7 +80,7 @@ def _fill_stage(partition: Any, sort: Any, fills: list) -> StageFn:
 
 def _fill_partition(part: list, keys: list, fills: list, vars: Any) -> Iterator[dict]:
     columns = []
-    for path, kind, fn in fills:
+    for _path, kind, fn in fills:
         columns.append(None if kind == "value" else fn(part, keys, vars))
     for i, d in enumerate(part):
         out = d

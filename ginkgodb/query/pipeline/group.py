@@ -1,8 +1,8 @@
 """$group, and the stages defined in terms of it: $sortByCount, $bucket."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING

@@ -12,8 +12,7 @@ from bson.int64 import Int64
 
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
-from ginkgodb.query.expr.compiler import (Fn, compile_node, get_path, reject_unknown_fields,
-                                          validate_var_write)
+from ginkgodb.query.expr.compiler import Fn, compile_node, get_path, reject_unknown_fields, validate_var_write
 from ginkgodb.query.expr.values import bson_repr, hash_key, type_name
 
 from .core import Env, Runtime, StageFn, chain, parse_stages, stage
@@ -78,7 +77,7 @@ def _extract(v: Any, parts: list[str], i: int, out: list) -> None:
                 _extract(elem, parts, i, out)
 
 
-def _simple_join(docs: Iterator[dict], index: "ForeignIndex", local: str, as_field: str
+def _simple_join(docs: Iterator[dict], index: ForeignIndex, local: str, as_field: str
                  ) -> Iterator[dict]:
     """Top-level localField and `as`: the benchmark-shaped $lookup, one dict probe per doc."""
     lookup, pool = index.index.get, index.docs

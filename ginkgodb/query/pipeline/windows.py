@@ -9,8 +9,8 @@ rebuild theirs per document.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ginkgodb.bsonutil.compare import compare, date_millis
 from ginkgodb.bsonutil.keycodec import encode_value
@@ -166,9 +166,8 @@ def _shift_value(v: Any, delta: Any, unit: str | None) -> Any:
     if unit is None:
         from ginkgodb.query.expr.ops_arith import add_values
         return add_values([v, delta])
-    from ginkgodb.query.expr.dates import from_millis
+    from ginkgodb.query.expr.dates import UTC, from_millis
     from ginkgodb.query.expr.ops_date import add_to_date
-    from ginkgodb.query.expr.dates import UTC
     return from_millis(add_to_date(date_millis(v), unit, int(delta), UTC))
 
 

@@ -12,8 +12,18 @@ Design and formulas: docs/design/text-index.md.
 """
 from __future__ import annotations
 
-from .keys import (TEXT_KEY_FORMAT_VERSION, TextIndexEntry, decode_entry, encode_entry, entry_score,
-                   index_entries, index_keys, key_prefix, term_key, term_range)
+from .keys import (
+                   TEXT_KEY_FORMAT_VERSION,
+                   TextIndexEntry,
+                   decode_entry,
+                   encode_entry,
+                   entry_score,
+                   index_entries,
+                   index_keys,
+                   key_prefix,
+                   term_key,
+                   term_range,
+)
 from .languages import LANGUAGES, Language, find_language, get_language
 from .matcher import TextMatcher
 from .query import TextParams, TextQuery, parse_text_operator, parse_text_query, split_search

@@ -23,7 +23,8 @@ from typing import Any
 from ...bsonutil import keycodec
 from ...bsonutil.shell_format import format_document
 from ...errors import CommandError
-from ..index_keys import EOO, get_field_or_eoo as get_field
+from ..index_keys import EOO
+from ..index_keys import get_field_or_eoo as get_field
 from .codes import CANNOT_BUILD_INDEX_KEYS
 from .scoring import score_document
 from .spec import TextIndexSpec

@@ -5,8 +5,8 @@
 """
 from .plan import UpdatePlan, compile_update
 from .replacement import validate_replacement
-from .validity import check_id_value
 from .upsert import upsert_seed
+from .validity import check_id_value
 
 __all__ = ["UpdatePlan", "compile_update", "upsert_seed", "validate_replacement",
            "check_id_value"]

@@ -6,8 +6,8 @@ array element matches when the filter matches `{<identifier>: element}`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
 

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from bson.regex import Regex
 

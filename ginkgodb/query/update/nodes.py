@@ -7,7 +7,8 @@ modifier. Children apply in field-name order, which is also the order new fields
 from __future__ import annotations
 
 import datetime
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
 
@@ -49,7 +50,7 @@ class ApplyState:
     def now(self) -> datetime.datetime:
         """One clock reading per document, truncated to BSON's millisecond precision."""
         if self._now is None:
-            now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+            now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
             self._now = now.replace(microsecond=now.microsecond // 1000 * 1000)
         return self._now
 

@@ -5,8 +5,8 @@ the same path, or of a path and its prefix, conflict (error 40), as in mongod's 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ginkgodb.bsonutil.types import type_name
 from ginkgodb.errors import CommandError, ErrorCode

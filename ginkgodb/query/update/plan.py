@@ -5,8 +5,8 @@ Three kinds, as in mongod: operator updates (`{$set: ...}`), replacements (a doc
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from bson.timestamp import Timestamp
 
@@ -20,8 +20,8 @@ from .array_filters import compile_array_filters, parse_array_filters
 from .nodes import ApplyState, ObjectNode
 from .parser import ParseContext, parse_operators
 from .replacement import id_first, replace_document
-from .validity import check_document
 from .upsert import upsert_seed
+from .validity import check_document
 
 
 class UpdatePlan:

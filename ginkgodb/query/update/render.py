@@ -10,8 +10,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ginkgodb.bsonutil.shell_format import (Style, format_document, format_element, format_value,
-                                            quoted)
+from ginkgodb.bsonutil.shell_format import Style, format_document, format_element, format_value, quoted
 from ginkgodb.bsonutil.types import Undefined
 
 

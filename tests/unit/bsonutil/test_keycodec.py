@@ -15,8 +15,15 @@ from bson.regex import Regex
 from bson.timestamp import Timestamp
 
 from ginkgodb.bsonutil import types as T
-from ginkgodb.bsonutil.keycodec import (bracket_max, bracket_min, decode_key, decode_value,
-                                        encode_key, encode_value, hash_value)
+from ginkgodb.bsonutil.keycodec import (
+    bracket_max,
+    bracket_min,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+    hash_value,
+)
 
 GOLDEN = [
     (MinKey(), "05"), (T.Undefined(), "08"), (None, "0a"), (math.nan, "14 01"),

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from support.client_fakes import FakeChannel
 
 from ginkgodb.client import MongoClient
-from support.client_fakes import FakeChannel
 
 
 @pytest.fixture

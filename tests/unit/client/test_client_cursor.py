@@ -11,9 +11,9 @@ from bson.raw_bson import RawBSONDocument
 from bson.son import SON
 from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import CursorNotFound, ExecutionTimeout, InvalidOperation
+from support.client_fakes import cursor_reply, error_reply
 
 from ginkgodb.client import MongoClient
-from support.client_fakes import cursor_reply, error_reply
 
 
 def _two_batches(channel, first=({"_id": 1}, {"_id": 2}), rest=({"_id": 3},), cursor_id=42):

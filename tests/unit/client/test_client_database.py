@@ -13,9 +13,9 @@ from pymongo.errors import (
     OperationFailure,
 )
 from pymongo.write_concern import WriteConcern
+from support.client_fakes import cursor_reply, error_reply
 
 from ginkgodb.client import MongoClient
-from support.client_fakes import cursor_reply, error_reply
 
 
 def test_command_accepts_a_name_or_a_document_and_decodes_the_reply(client, channel):

@@ -87,7 +87,7 @@ def test_codec_options_apply_to_values_both_ways(client):
     coll = client.db.get_collection("c", codec_options=CodecOptions(
         document_class=SON, tz_aware=True, uuid_representation=UuidRepresentation.STANDARD))
     key = uuid.uuid4()
-    when = datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    when = datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
     coll.insert_one({"_id": key, "when": when})
     doc = coll.find_one({"_id": key})
     assert isinstance(doc, SON) and doc["_id"] == key and doc["when"] == when

@@ -14,9 +14,9 @@ from bson.raw_bson import RawBSONDocument
 from bson.son import SON
 from pymongo.errors import OperationFailure, WriteError
 from pymongo.read_concern import ReadConcern
+from support.client_fakes import FakeChannel, cursor_reply, error_reply
 
 from ginkgodb.client import MongoClient
-from support.client_fakes import FakeChannel, cursor_reply, error_reply
 
 WHEN = datetime.datetime(2024, 5, 1, 12, 0)
 
@@ -47,7 +47,7 @@ def test_find_one_filter_values_are_normalised_as_the_wire_would():
     client = MongoClient(uuidRepresentation="standard", _channel=channel)
     value = uuid.UUID(int=7)
     client.db.c.find_one({"u": value, "t": (1, 2), "s": SON([("x", 1)]), "big": 2 ** 40,
-                          "when": WHEN.replace(tzinfo=datetime.timezone.utc)})
+                          "when": WHEN.replace(tzinfo=datetime.UTC)})
     sent = channel.last["filter"]
     assert sent == {"u": Binary.from_uuid(value), "t": [1, 2], "s": {"x": 1}, "big": 2 ** 40,
                     "when": WHEN}

@@ -8,7 +8,8 @@ set aside.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import bson
 import pymongo
@@ -236,7 +237,7 @@ def codec_script(client: Any) -> list:
     import uuid
 
     key = uuid.UUID("0d0c3e51-2b8f-4f39-9a0d-1f2a3b4c5d6e")
-    when = datetime.datetime(2024, 2, 3, 4, 5, 6, 789000, tzinfo=datetime.timezone.utc)
+    when = datetime.datetime(2024, 2, 3, 4, 5, 6, 789000, tzinfo=datetime.UTC)
     coll = client.db.codec
     coll.insert_one({"_id": key, "when": when, "sub": {"b": 1, "a": [{"x": key}]}})
     return [_typed(v) for v in (

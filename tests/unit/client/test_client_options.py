@@ -14,11 +14,11 @@ from pymongo.errors import (
     OperationFailure,
 )
 from pymongo.read_preferences import ReadPreference
+from support.client_fakes import cursor_reply, error_reply
 
 from ginkgodb.client import MongoClient, engines
 from ginkgodb.client.options import parse_target
 from ginkgodb.client.raising import check_command_reply
-from support.client_fakes import cursor_reply, error_reply
 
 
 def test_targets_memory_paths_and_scheme():

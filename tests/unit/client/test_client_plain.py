@@ -17,10 +17,10 @@ from bson.int64 import Int64
 from bson.son import SON
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import bson_values
 
 from ginkgodb.client.codec import to_wire, wire_value
 from ginkgodb.client.plain import NotPlain, copy_command, copy_value, plain_codec
-from strategies import bson_values
 
 DEFAULT = CodecOptions()
 
@@ -135,7 +135,7 @@ def test_wire_value_gives_what_the_round_trip_gives(value):
 
 @pytest.mark.parametrize("value", [
     (1, 2), SON([("a", 1)]), collections.OrderedDict(a=1), uuid.uuid4(), re.compile("x"),
-    datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc),
+    datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC),
     datetime.datetime(2024, 1, 1, 0, 0, 0, 1500), Colour.RED, Text("t"), 2 ** 64, "\ud800",
     {1: 2}, {"a\x00": 1}, Binary(b"x", 3), Money(1), [[(1,)]],
 ])

@@ -9,7 +9,6 @@ from bson.codec_options import CodecOptions
 from pymongo.errors import ConfigurationError, OperationFailure
 from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
-
 from support.client_fakes import cursor_reply, error_reply, raw
 
 

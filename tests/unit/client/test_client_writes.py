@@ -11,7 +11,6 @@ from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import ConfigurationError, DuplicateKeyError, OperationFailure, WriteError
 from pymongo.write_concern import WriteConcern
-
 from support.client_fakes import error_reply
 
 

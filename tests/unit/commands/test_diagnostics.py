@@ -3,10 +3,10 @@ getLog, replSetGetStatus: with a server and without one (the embedded client).""
 from __future__ import annotations
 
 import pytest
-
-from ginkgodb import MONGODB_VERSION
 from support.runner import run_without_engine as run
 from unit.commands.fake_server import FakeServer
+
+from ginkgodb import MONGODB_VERSION
 
 
 def test_ping_is_ok():

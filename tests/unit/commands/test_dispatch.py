@@ -6,11 +6,11 @@ import time
 
 import bson
 import pytest
+from support.runner import run_without_engine
 
 from ginkgodb.commands import COMMANDS, CommandContext, dispatch
 from ginkgodb.commands.declare import CommandSpec
 from ginkgodb.errors import StorageError
-from support.runner import run_without_engine
 
 
 def test_unknown_command_and_unknown_field(run):

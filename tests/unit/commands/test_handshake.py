@@ -4,10 +4,10 @@ from __future__ import annotations
 import datetime
 
 import pytest
+from unit.commands.fake_server import FakeServer
 
 from ginkgodb import limits, wire
 from ginkgodb.commands import CommandContext, dispatch
-from unit.commands.fake_server import FakeServer
 
 
 def run(cmd, **ctx_fields):

@@ -1,10 +1,11 @@
 """currentOp and killOp: the operations in flight on a server (none when embedded)."""
 from __future__ import annotations
 
-from ginkgodb.commands import CommandContext
-from ginkgodb.commands.server_view import OpInfo
 from support.runner import run_without_engine as run
 from unit.commands.fake_server import FakeServer
+
+from ginkgodb.commands import CommandContext
+from ginkgodb.commands.server_view import OpInfo
 
 
 def _op(opid: int, cmd: dict) -> OpInfo:

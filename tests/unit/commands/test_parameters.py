@@ -1,8 +1,9 @@
 """getParameter and setParameter: mongod's parameters, their details and errors."""
 from __future__ import annotations
 
-from ginkgodb.commands.server_parameters import PARAMETERS
 from support.runner import run_without_engine as run
+
+from ginkgodb.commands.server_parameters import PARAMETERS
 
 
 def test_get_parameter_feature_compatibility_version():

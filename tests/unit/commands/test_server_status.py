@@ -1,9 +1,10 @@
 """serverStatus with a server's counters and without one, and its optional sections."""
 from __future__ import annotations
 
-from ginkgodb import MONGODB_VERSION
 from support.runner import run_without_engine as run
 from unit.commands.fake_server import FakeServer
+
+from ginkgodb import MONGODB_VERSION
 
 
 def test_server_status_with_a_server():

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 from bson.binary import Binary
-
 from support.runner import run_without_engine as run
 
 

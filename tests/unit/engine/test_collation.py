@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
+from support.runner import Runner
 
 from ginkgodb.bsonutil.collation import from_spec
-from support.runner import Runner
 
 
 @pytest.fixture

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import threading
 
-import bson
 import pytest
 from bson.objectid import ObjectId
-
 from support.runner import Runner
 
 

@@ -1,8 +1,9 @@
 """j: true waits for the data file to reach stable storage before acknowledging."""
 from __future__ import annotations
 
-from ginkgodb.engine import Engine
 from support.runner import Runner
+
+from ginkgodb.engine import Engine
 
 
 def test_journaled_writes_fsync_before_the_reply(tmp_path, monkeypatch):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from support.runner import Runner
 
 
@@ -159,6 +158,7 @@ def test_queries_pick_the_selective_index_without_explain_too(run, engine):
 
 def test_ttl_index_expires_old_documents(run, engine):
     import datetime
+
     from ginkgodb.engine.ttl import expire_once
     create(run, "sessions", {"at": 1}, expireAfterSeconds=3600)
     now = datetime.datetime(2026, 1, 1, 12, 0)

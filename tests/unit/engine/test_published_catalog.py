@@ -10,7 +10,6 @@ from ginkgodb.engine import writes
 from ginkgodb.engine.ddl import create_indexes, drop_indexes
 from ginkgodb.engine.plan_builder import FindRequest
 from ginkgodb.engine.reads import count, open_find
-from ginkgodb.errors import CommandError
 
 
 def test_queries_stay_exact_while_an_index_is_created_and_dropped(engine):

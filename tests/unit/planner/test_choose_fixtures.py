@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
+from unit.planner.fixture_data import index_meta, params
 
 from ginkgodb.errors import CommandError
 from ginkgodb.planner.choose import plan_query
-from unit.planner.fixture_data import index_meta, params
 
 
 def plan(case: dict) -> dict:

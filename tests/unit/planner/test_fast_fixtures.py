@@ -4,13 +4,13 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import pytest
+from unit.planner.fixture_data import index_meta, params
 
 from ginkgodb.bsonutil.keycodec import decode_value, encode_value, invert
 from ginkgodb.planner import intervals as I
 from ginkgodb.planner.explain_format import format_value
 from ginkgodb.planner.fast import IndexMap, fast_plan
 from ginkgodb.planner.key_ranges import prefix_end
-from unit.planner.fixture_data import index_meta, params
 
 
 def plan(case: dict) -> Optional[dict]:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
+from unit.planner.fixture_data import params
 
 from ginkgodb.planner.implication import filter_implies
-from unit.planner.fixture_data import params
 
 
 def implies(case: dict) -> bool:

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pymongo
-import pytest
 
 from ginkgodb import MONGODB_VERSION, __version__
 from ginkgodb.server.testing import running_server

@@ -6,9 +6,9 @@ import threading
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.engines import ENGINES, make_kv
 
 from ginkgodb.storage import KeyBatch
-from support.engines import ENGINES, make_kv
 
 
 def _put(kv, **pairs):

@@ -1,10 +1,8 @@
 """dump and restore through --dbpath: byte-exact round trips, options, indexes, archives, bad input."""
 from __future__ import annotations
 
-import gzip
 import json
 import os
-import shutil
 
 import bson
 import pytest

@@ -82,7 +82,7 @@ def test_typed_columns(tool, tmp_path, kind, sep):
     dst = tmp_path / "dst"
     tool("import", "--dbpath", dst, "--type", kind, "--headerline", "--columnsHaveTypes",
          "--file", path)
-    doc = MongoClient(str(dst)).test[f"t"].find_one({}, {"_id": 0})
+    doc = MongoClient(str(dst)).test["t"].find_one({}, {"_id": 0})
     import datetime as dt
     assert doc == {"name": "ann", "age": 31, "n": 7, "w": 2.5, "d": Decimal128("1.10"), "ok": True,
                    "born": dt.datetime(2024, 2, 3), "at": dt.datetime(2024, 2, 3, 2, 5, 6),

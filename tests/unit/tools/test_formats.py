@@ -8,8 +8,7 @@ import uuid
 
 import bson
 import pytest
-from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
-from bson import json_util
+from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp, json_util
 
 from ginkgodb.tools import archive, bsonfile, extjson
 from ginkgodb.tools.archive import ArchiveReader, ArchiveWriter, CollectionMetadata

@@ -4,9 +4,9 @@ from __future__ import annotations
 import struct
 
 import pytest
+from unit.wire.wire_messages import command, compressed, decompress_reply, op_query, parse_reply
 
 from ginkgodb.wire import ProtocolError, WireConnection, negotiate
-from unit.wire.wire_messages import command, compressed, decompress_reply, op_query, parse_reply
 
 PING = {"ping": 1, "$db": "admin"}
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import struct
 
 import pytest
+from unit.wire.wire_messages import command, header
 
 from ginkgodb.wire import ProtocolError, WireConnection
-from unit.wire.wire_messages import command, header
 
 PING = {"ping": 1, "$db": "admin"}
 

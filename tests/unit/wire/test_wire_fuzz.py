@@ -5,9 +5,9 @@ import struct
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from unit.wire.wire_messages import command, compressed, kind0, kind1, op_msg, op_query
 
 from ginkgodb.wire import ProtocolError, WireConnection
-from unit.wire.wire_messages import command, compressed, kind0, kind1, op_msg, op_query
 
 SEEDS = [
     command({"ping": 1, "$db": "admin"}),

@@ -6,10 +6,10 @@ import struct
 import bson
 import pytest
 from bson.raw_bson import RawBSONDocument
-
-from ginkgodb.wire import ProtocolError, WireConnection
-from ginkgodb.limits import MAX_INTERNAL_BSON_SIZE
 from unit.wire.wire_messages import command, kind0, kind1, op_msg, parse_reply
+
+from ginkgodb.limits import MAX_INTERNAL_BSON_SIZE
+from ginkgodb.wire import ProtocolError, WireConnection
 
 
 def one_request(data: bytes):

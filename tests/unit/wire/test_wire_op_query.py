@@ -4,9 +4,9 @@ from __future__ import annotations
 import struct
 
 import pytest
+from unit.wire.wire_messages import op_query, parse_reply
 
 from ginkgodb.wire import ProtocolError, WireConnection
-from unit.wire.wire_messages import op_query, parse_reply
 
 
 def parse(data: bytes):

@@ -5,7 +5,6 @@ import struct
 import zlib
 
 import bson
-
 from crc32c import crc32c
 
 OP_REPLY, OP_QUERY, OP_COMPRESSED, OP_MSG = 1, 2004, 2012, 2013

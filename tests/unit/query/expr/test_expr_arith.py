@@ -5,7 +5,6 @@ import math
 import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
-
 from exprkit import code_of, ev
 
 D = datetime.datetime(2024, 1, 1)

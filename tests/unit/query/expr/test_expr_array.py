@@ -1,7 +1,7 @@
 """Array, set and per-element operators."""
 import pytest
-
 from exprkit import code_of, ev
+
 from ginkgodb.query.expr import MISSING
 
 

@@ -1,8 +1,8 @@
 """Field paths, variables, literals, object/array expressions and parse errors."""
 from bson.int64 import Int64
+from exprkit import code_of, ev, message_of
 
 from ginkgodb.query.expr import MISSING, compile_expr
-from exprkit import code_of, ev, message_of
 
 
 def test_field_path_reads_top_level_and_nested_fields():
@@ -48,6 +48,7 @@ def test_unknown_variable_is_17276():
 
 def test_closed_scope_rejects_unbound_variables_at_compile_time():
     import pytest
+
     from ginkgodb.errors import CommandError
     with pytest.raises(CommandError) as info:
         compile_expr({"$add": ["$$y", 1]}, allow_vars=False)
@@ -113,6 +114,7 @@ def test_let_errors():
 
 def test_constant_subtrees_fold_at_compile_time():
     import pytest
+
     from ginkgodb.errors import CommandError
     with pytest.raises(CommandError) as info:
         compile_expr({"$divide": [1, 0]})

@@ -3,7 +3,6 @@ import datetime
 
 import pytest
 from bson.int64 import Int64
-
 from exprkit import code_of, ev
 
 D = datetime.datetime(2021, 1, 3, 14, 5, 6, 789000)

@@ -1,6 +1,5 @@
 """Comparison, boolean and conditional operators."""
 from bson.int64 import Int64
-
 from exprkit import code_of, ev
 
 

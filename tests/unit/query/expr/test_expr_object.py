@@ -2,8 +2,8 @@
 import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
-
 from exprkit import code_of, ev
+
 from ginkgodb.query.expr import MISSING
 
 

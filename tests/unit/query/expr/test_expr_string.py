@@ -1,6 +1,5 @@
 """String operators: byte/code point offsets, ASCII case mapping, regexes, errors."""
 import pytest
-
 from exprkit import code_of, ev
 
 

@@ -5,7 +5,6 @@ import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
-
 from exprkit import code_of, ev
 
 

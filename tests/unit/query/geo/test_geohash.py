@@ -8,8 +8,7 @@ from bson.binary import Binary
 
 from ginkgodb.bsonutil import keycodec
 from ginkgodb.errors import CommandError
-from ginkgodb.query.geo import TwoDParams, parse_geo_predicate, parse_stored, within
-from ginkgodb.query.geo import geohash
+from ginkgodb.query.geo import TwoDParams, geohash, parse_geo_predicate, parse_stored, within
 
 P = TwoDParams()
 

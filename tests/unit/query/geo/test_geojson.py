@@ -6,9 +6,8 @@ import math
 import pytest
 from bson.int64 import Int64
 
-from ginkgodb.query.geo import CRS, GeoError, parse_geojson, parse_point, parse_stored
+from ginkgodb.query.geo import CRS, GeoError, parse_geojson, parse_point, parse_stored, s2
 from ginkgodb.query.geo.geojson import cpp_double, loop_error
-from ginkgodb.query.geo import s2
 
 SQUARE = [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]
 HOLE = [[2, 2], [4, 2], [4, 4], [2, 4], [2, 2]]

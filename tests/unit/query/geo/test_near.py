@@ -9,9 +9,19 @@ import random
 import pytest
 
 from ginkgodb.errors import CommandError
-from ginkgodb.query.geo import (CRS, S2IndexParams, TwoDParams, near_2d, near_2dsphere,
-                                near_brute_force, parse_near, parse_stored, s2, sphere_distance)
-from ginkgodb.query.geo import geohash
+from ginkgodb.query.geo import (
+    CRS,
+    S2IndexParams,
+    TwoDParams,
+    geohash,
+    near_2d,
+    near_2dsphere,
+    near_brute_force,
+    parse_near,
+    parse_stored,
+    s2,
+    sphere_distance,
+)
 from ginkgodb.query.geo.s2keys import index_cells
 
 P = S2IndexParams()

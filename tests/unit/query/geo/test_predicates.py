@@ -6,8 +6,7 @@ import math
 import pytest
 
 from ginkgodb.errors import CommandError
-from ginkgodb.query.geo import distance_meters, flat_distance, parse_geo_predicate, parse_stored
-from ginkgodb.query.geo import s2
+from ginkgodb.query.geo import distance_meters, flat_distance, parse_geo_predicate, parse_stored, s2
 
 SQUARE = [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]
 HOLE = [[2, 2], [4, 2], [4, 4], [2, 4], [2, 2]]

@@ -10,10 +10,17 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ginkgodb.query.geo import (CRS, S2IndexParams, near_2dsphere, near_brute_force,
-                                parse_geo_predicate, parse_stored, s2, sphere_distance)
-from ginkgodb.query.geo.s2keys import index_cells, interval_contains, merge_intervals, \
-    region_intervals
+from ginkgodb.query.geo import (
+    CRS,
+    S2IndexParams,
+    near_2dsphere,
+    near_brute_force,
+    parse_geo_predicate,
+    parse_stored,
+    s2,
+    sphere_distance,
+)
+from ginkgodb.query.geo.s2keys import index_cells, interval_contains, merge_intervals, region_intervals
 
 P = S2IndexParams()
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -114,6 +121,8 @@ def test_line_predicates_agree_with_sampled_geodesics(case):
             continue
         geom = parse_stored("loc", doc)
         line = geom.lines[0]
+        if line.GetLength().radians() < 1e-12:
+            continue  # a line of (nearly) coincident vertices: S2 cannot interpolate along it
         samples = [line.Interpolate(k / 64) for k in range(65)]
         inside = [loop.Contains(p) for p in samples]
         if within.matches(geom):

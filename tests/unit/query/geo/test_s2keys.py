@@ -7,8 +7,14 @@ from bson.int64 import Int64
 from ginkgodb.bsonutil import keycodec
 from ginkgodb.errors import CommandError
 from ginkgodb.query.geo import S2IndexParams, parse_geo_predicate, s2, s2keys
-from ginkgodb.query.geo.s2keys import (cells_to_intervals, index_cells, interval_contains,
-                                       merge_intervals, params_from_spec, region_intervals)
+from ginkgodb.query.geo.s2keys import (
+    cells_to_intervals,
+    index_cells,
+    interval_contains,
+    merge_intervals,
+    params_from_spec,
+    region_intervals,
+)
 
 P = S2IndexParams()
 SQUARE = [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]
@@ -115,7 +121,7 @@ def test_intervals_hold_the_covering_and_its_ancestors():
             cell = cell.parent()
             assert (s2.to_signed(cell.id()), s2.to_signed(cell.id())) in intervals
     # Disjoint, as mongod checks (isValidFor).
-    for (a_lo, a_hi), (b_lo, b_hi) in zip(intervals, intervals[1:]):
+    for (_a_lo, a_hi), (b_lo, _b_hi) in zip(intervals, intervals[1:]):
         assert a_hi < b_lo
 
 

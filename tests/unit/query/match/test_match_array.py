@@ -1,7 +1,6 @@
 """$size, $all and $elemMatch."""
 from bson.dbref import DBRef
 from bson.regex import Regex
-
 from matchkit import compile_error, matches
 
 

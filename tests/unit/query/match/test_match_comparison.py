@@ -9,11 +9,10 @@ from bson.max_key import MaxKey
 from bson.min_key import MinKey
 from bson.objectid import ObjectId
 from bson.regex import Regex
+from matchkit import matches
 
 from ginkgodb.errors import CommandError
 from ginkgodb.query.match import compile_filter
-
-from matchkit import compile_error, matches
 
 
 def test_equality_to_scalar_matches_equal_value():

@@ -10,7 +10,6 @@ from bson.min_key import MinKey
 from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
-
 from matchkit import compile_error, matches
 
 

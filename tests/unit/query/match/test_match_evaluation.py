@@ -4,10 +4,9 @@ import re
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.regex import Regex
+from matchkit import compile_error, matches
 
 from ginkgodb.query.match import compile_filter
-
-from matchkit import compile_error, matches
 
 
 def test_mod_matches_remainder():

@@ -1,7 +1,6 @@
 """$jsonSchema: keywords restrict only values of their type; properties apply when present."""
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
-
 from matchkit import compile_error, matches
 
 

@@ -1,6 +1,5 @@
 """$and, $or, $nor, $not, implicit AND, $comment, $alwaysTrue/$alwaysFalse."""
 from bson.regex import Regex
-
 from matchkit import compile_error, matches
 
 

@@ -2,7 +2,6 @@
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.regex import Regex
-
 from matchkit import compile_error, matches
 
 

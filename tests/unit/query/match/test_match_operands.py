@@ -9,11 +9,10 @@ import pytest
 from bson.binary import Binary, UuidRepresentation
 from bson.raw_bson import RawBSONDocument
 from bson.son import SON
+from matchkit import matches
 
 from ginkgodb.errors import CommandError
 from ginkgodb.query.match import compile_filter
-
-from matchkit import matches
 
 
 def test_tuple_operand_is_an_array():

@@ -1,10 +1,9 @@
 """Dotted paths: documents, arrays of documents, numeric components, DBRefs."""
 from bson.dbref import DBRef
 from bson.son import SON
+from matchkit import matches
 
 from ginkgodb.query.match import compile_filter
-
-from matchkit import matches
 
 
 def test_dotted_path_descends_embedded_documents():

@@ -1,7 +1,6 @@
 """$group and the stages built on it: accumulators, keys, $sortByCount, $bucket, $bucketAuto."""
 import pytest
 from bson.int64 import Int64
-
 from pipekit import code_of, run
 
 DOCS = [{"_id": 1, "k": "a", "v": 1}, {"_id": 2, "k": "b", "v": 2.5},

@@ -1,6 +1,5 @@
 """$lookup, $graphLookup, $unionWith and $facet over other collections."""
 from bson.int64 import Int64
-
 from pipekit import code_of, run
 
 PRODUCTS = [{"_id": 1, "name": "p1"}, {"_id": 2, "name": "p2", "tags": ["x", "y"]},

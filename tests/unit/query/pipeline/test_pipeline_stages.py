@@ -1,7 +1,6 @@
 """Row-at-a-time stages and pipeline validation."""
 import pytest
 from bson.int64 import Int64
-
 from pipekit import code_of, run
 
 DOCS = [{"_id": 1, "a": 1, "b": {"c": 1}}, {"_id": 2, "a": 2}, {"_id": 3, "a": 3, "s": "x"}]

@@ -2,13 +2,24 @@
 import hashlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ginkgodb.bsonutil import keycodec
 from ginkgodb.errors import CommandError
-from ginkgodb.query.text import (TEXT_KEY_FORMAT_VERSION, TextIndexEntry, TextIndexSpec, decode_entry, encode_entry,
-                                 index_entries, index_keys, key_prefix, normalize_text_index_spec, term_key,
-                                 term_range)
+from ginkgodb.query.text import (
+    TEXT_KEY_FORMAT_VERSION,
+    TextIndexEntry,
+    TextIndexSpec,
+    decode_entry,
+    encode_entry,
+    index_entries,
+    index_keys,
+    key_prefix,
+    normalize_text_index_spec,
+    term_key,
+    term_range,
+)
 
 
 def spec_for(key, **options):

@@ -2,10 +2,17 @@
 import re
 
 import Stemmer
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ginkgodb.query.text import (TextIndexSpec, TextMatcher, get_language, normalize_text_index_spec,
-                                 parse_text_operator, parse_text_query)
+from ginkgodb.query.text import (
+    TextIndexSpec,
+    TextMatcher,
+    get_language,
+    normalize_text_index_spec,
+    parse_text_operator,
+    parse_text_query,
+)
 
 
 def spec_for(key, **options):

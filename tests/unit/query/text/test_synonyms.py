@@ -2,8 +2,16 @@
 import pytest
 
 from ginkgodb.errors import CommandError, ErrorCode
-from ginkgodb.query.text import (SynonymMap, TextIndexSpec, TextMatcher, TextParams, expand_query, get_language,
-                                 normalize_text_index_spec, parse_text_query)
+from ginkgodb.query.text import (
+    SynonymMap,
+    TextIndexSpec,
+    TextMatcher,
+    TextParams,
+    expand_query,
+    get_language,
+    normalize_text_index_spec,
+    parse_text_query,
+)
 
 EN = get_language("english")
 SYNONYMS = SynonymMap([

@@ -99,6 +99,11 @@ class WriteBatch:
     def __init__(self, txn: Txn, catalog: Catalog) -> None:
         self.txn = txn
         self.ops: list[Op] = []
+        #: the batch's cluster time, stamped just before it commits (when it changed anything)
+        self.commit_ts: Any = None
+        #: the session of a transaction or retryable write this batch commits ({lsid, txnNumber,
+        #: stmtIds}), for the oplog and change streams; None for an ordinary write
+        self.txn_info: Optional[dict] = None
         self._base_catalog = catalog
         self._catalog: Optional[Catalog] = None      # the private copy, once edited
         self._numbers: dict[int, CollectionNumbers] = {}

@@ -10,6 +10,7 @@ from ..storage import KVEngine, open_engine
 from . import layout
 from .batch import WriteBatch
 from .catalog import Catalog
+from .clock import LogicalClock
 from .chunked_reader import ChunkedReader
 from .collection import Collection
 from .cursors import CursorManager
@@ -62,6 +63,7 @@ class Engine(EngineOperations):
         self.lock = threading.RLock()
         self.cursors = CursorManager()
         self.observers: list[BatchObserver] = []
+        self.clock = LogicalClock()
         self._recent: dict[int, Catalog] = {}
         self._closed = False
         with kv.writer() as txn:
@@ -138,6 +140,8 @@ class Engine(EngineOperations):
                     self._publish(catalog)
                 batch = WriteBatch(txn, catalog)
                 yield batch
+                if batch.ops:
+                    batch.commit_ts = self.clock.tick()
                 batch.prepare()
                 for observer in self.observers:
                     observer.before_commit(batch)

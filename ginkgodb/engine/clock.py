@@ -1,0 +1,45 @@
+"""The logical clock: one BSON Timestamp per committed write batch, strictly increasing.
+
+Timestamps are (seconds, increment) as mongod's cluster time: the seconds follow the wall clock
+and never go back; the increment orders commits within a second. The oplog stamps its entries
+with them and replies report them as `operationTime`; `seed` moves the clock past a timestamp
+found in storage (the newest oplog entry) when a data directory is opened.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+from bson.timestamp import Timestamp
+
+
+class LogicalClock:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._secs = 0
+        self._inc = 0
+
+    def tick(self) -> Timestamp:
+        """The next timestamp (for a commit)."""
+        with self._lock:
+            now = int(time.time())
+            if now > self._secs:
+                self._secs, self._inc = now, 1
+            else:
+                self._inc += 1
+                if self._inc >= 1 << 32:  # more than 4 billion commits in a second: borrow one
+                    self._secs, self._inc = self._secs + 1, 1
+            return Timestamp(self._secs, self._inc)
+
+    def now(self) -> Timestamp:
+        """The latest timestamp handed out (the current cluster time), without advancing it."""
+        with self._lock:
+            if self._secs == 0:
+                return Timestamp(int(time.time()), 0)
+            return Timestamp(self._secs, self._inc)
+
+    def seed(self, ts: Timestamp) -> None:
+        """Never hand out a timestamp at or before `ts` again."""
+        with self._lock:
+            if (ts.time, ts.inc) > (self._secs, self._inc):
+                self._secs, self._inc = ts.time, ts.inc

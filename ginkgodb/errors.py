@@ -77,6 +77,7 @@ class ErrorCode(enum.IntEnum):
     NotExactValueField = 111
     WriteConflict = 112
     CommandNotSupported = 115
+    ConflictingOperationInProgress = 117
     DocumentValidationFailure = 121
     NotAReplicaSet = 123
     CappedPositionLost = 136
@@ -86,10 +87,12 @@ class ErrorCode(enum.IntEnum):
     OptionNotSupportedOnView = 167
     InvalidPipelineOperator = 168
     CannotIndexParallelArrays = 171
+    IncompleteTransactionHistory = 217
     ClientMetadataCannotBeMutated = 186
     InvalidIndexSpecificationOption = 197
     IllegalOpMsgFlag = 223
     QueryFeatureNotAllowed = 224
+    TransactionTooOld = 225
     MaxSubPipelineDepthExceeded = 232
     TooManyDocumentSequences = 233
     NotImplemented = 238
@@ -417,6 +420,7 @@ class ErrorCode(enum.IntEnum):
     TrimCharsNotString = _location(50700)
     ConvertShorthandArgCount = _location(50723)
     SubstrBytesStartNegative = _location(50752)
+    TxnNumberOnNonRetryableCommand = _location(50768)
     TrigValueOutOfBounds = _location(50989)
     BatchSizeNegative = _location(51024)
     Atan2NonNumeric = _location(51044)

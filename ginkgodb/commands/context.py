@@ -26,6 +26,10 @@ class CommandContext:
     deadline: Optional[float] = None
     killed: bool = False
     extra: dict = field(default_factory=dict)
+    #: while a command runs: the session scope it belongs to (commands/transactions.py) and the
+    #: engine itself (`engine` is then the view of that scope: a transaction's, say)
+    transaction: Any = None
+    base_engine: Any = None
 
     def check_interrupt(self) -> None:
         if self.killed:

@@ -16,6 +16,7 @@ from ..errors import CommandError, ErrorCode, StorageError
 from .context import CommandContext
 from .declare import COMMANDS
 from .generic import check_generic, deadline_from
+from .transactions import enter
 
 log = logging.getLogger("ginkgodb.commands")
 
@@ -34,6 +35,26 @@ def command_name(cmd: Mapping[str, Any]) -> str:
     raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
 
 
+def _run(ctx: CommandContext, spec: Any, cmd: Mapping[str, Any], args: Any) -> dict:
+    """The handler, against the engine view of the command's session scope (a transaction's,
+    a retryable write's, or the engine itself)."""
+    if ctx.transaction is not None:  # nested: already inside a command's scope
+        return spec.handler(ctx, args)
+    base = ctx.engine
+    scope = enter(ctx, spec, cmd)
+    with scope:
+        ctx.engine, ctx.transaction, ctx.base_engine = scope.engine, scope, base
+        try:
+            reply = spec.handler(ctx, args)
+        except BaseException as exc:
+            scope.failed(exc, base)
+            raise
+        finally:
+            ctx.engine, ctx.transaction = base, None
+        scope.succeeded(reply, base)
+    return reply
+
+
 def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     """Run one command document; always returns a reply with `ok` (never raises CommandError)."""
     try:
@@ -50,7 +71,7 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if saved is None:
             ctx.deadline = deadline_from(cmd)
         try:
-            reply = spec.handler(ctx, args)
+            reply = _run(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved
         reply["ok"] = 1.0

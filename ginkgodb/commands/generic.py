@@ -74,7 +74,9 @@ def check_read_concern(rc: Any, spec: Optional[CommandSpec] = None, cmd: Optiona
         raise CommandError(ErrorCode.FailedToParse,
                            "readConcern.level must be either 'local', 'majority', 'linearizable', "
                            "'available', or 'snapshot'")
-    if level in ("snapshot", "linearizable"):
+    if level == "snapshot" and cmd is not None and cmd.get("autocommit") is False:
+        pass  # a transaction's snapshot (placement checked by commands/transactions.py)
+    elif level in ("snapshot", "linearizable"):
         raise CommandError(ErrorCode.NotAReplicaSet,
                            f"Cannot use '{level}' read concern without a replica set")
     if "afterClusterTime" in rc or "atClusterTime" in rc:
@@ -132,10 +134,9 @@ GENERIC: dict[str, Generic] = {
     "comment": Generic("a comment shown in currentOp and logs"),
     "maxTimeMS": Generic("the operation's time limit", check_max_time_ms),
     "maxTimeMSOpOnly": Generic(_INTERNAL),
-    "txnNumber": Generic("refused: transactions and retryable writes need a replica set",
-                         _refuse_transaction),
-    "startTransaction": Generic("refused: transactions need a replica set", _refuse_transaction),
-    "autocommit": Generic("refused: transactions need a replica set", _refuse_transaction),
+    "txnNumber": Generic("the session's transaction or retryable-write number (commands/transactions.py)"),
+    "startTransaction": Generic("starts a multi-document transaction (commands/transactions.py)"),
+    "autocommit": Generic("false: the command belongs to a multi-document transaction"),
     "apiVersion": Generic("the Stable API version; only \"1\" exists", _check_api_version),
     "apiStrict": Generic("refuse commands outside API version 1", _needs_api_version),
     "apiDeprecationErrors": Generic("refuse deprecated behaviour of API version 1 (none is served)",

@@ -18,7 +18,6 @@ from ..bsonutil.types import type_name
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
 from .declare import ANY_USER, Args, command, on_cluster
-from .generic import NO_TRANSACTIONS
 from .server_view import LOGICAL_SESSION_TIMEOUT_MINUTES
 
 
@@ -56,14 +55,3 @@ for _name, _help, _v1 in (("endSessions", "end a set of logical sessions", True)
     command(_name, help=_help, inline=True, requires_auth=_name != "endSessions", api_version_1=_v1,
             privileges=(on_cluster("killAnySession"),) if _name.startswith("killAll") else (ANY_USER,))(
         _validate_only)
-
-
-def _no_transaction(ctx: CommandContext, args: Args) -> dict:
-    """Without a transaction number there is no transaction to finish (a standalone's answer)."""
-    raise CommandError(ErrorCode.IllegalOperation, NO_TRANSACTIONS)
-
-
-for _name, _help in (("commitTransaction", "commit a multi-document transaction"),
-                     ("abortTransaction", "abort a multi-document transaction")):
-    command(_name, help=_help, admin_only=True, api_version_1=True, write_concern=True,
-            privileges=(ANY_USER,))(_no_transaction)

@@ -11,8 +11,35 @@ from .engine import Engine
 from .names import check_collection_name, check_db_name
 from .operations import IndexBuild, IndexChange
 from .plan_builder import FindRequest, id_hack_key
+from .retryable import RetryableView
+from .sessions import TxnState, session_key
+from .settings import SETTINGS
+from .transactions import Transaction, TransactionView
+from .transactions import abort as abort_transaction
+from .transactions import commit as commit_transaction
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 
-__all__ = ["DEFAULT_FIRST_BATCH", "DeleteStatement", "Engine", "FindAndModifyRequest", "FindRequest",
-           "IndexBuild", "IndexChange", "ServerCursor", "TailableCursor", "UpdateStatement", "WriteOutcome",
-           "check_collection_name", "check_db_name", "id_hack_key"]
+__all__ = [
+    "DEFAULT_FIRST_BATCH",
+    "DeleteStatement",
+    "Engine",
+    "FindAndModifyRequest",
+    "FindRequest",
+    "IndexBuild",
+    "IndexChange",
+    "RetryableView",
+    "SETTINGS",
+    "ServerCursor",
+    "TailableCursor",
+    "Transaction",
+    "TransactionView",
+    "TxnState",
+    "UpdateStatement",
+    "WriteOutcome",
+    "abort_transaction",
+    "check_collection_name",
+    "check_db_name",
+    "commit_transaction",
+    "id_hack_key",
+    "session_key",
+]

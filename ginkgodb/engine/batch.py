@@ -96,9 +96,14 @@ def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
 class WriteBatch:
     """One storage write transaction and the logical changes it makes."""
 
-    def __init__(self, txn: Txn, catalog: Catalog) -> None:
+    def __init__(self, txn: Txn, catalog: Catalog, conflicts: Any = None) -> None:
         self.txn = txn
         self.ops: list[Op] = []
+        #: keys this batch changed that a transaction could conflict with (docs/design/transactions.md)
+        self.claims: list[bytes] = []
+        self._conflicts = conflicts
+        #: what the operation running in this batch answers (stored with retryable writes)
+        self.result: Any = None
         #: the batch's cluster time, stamped just before it commits (when it changed anything)
         self.commit_ts: Any = None
         #: the session of a transaction or retryable write this batch commits ({lsid, txnNumber,
@@ -148,10 +153,23 @@ class WriteBatch:
         return n
 
     # -- documents -----------------------------------------------------------------------------
+    def claim(self, key: bytes) -> None:
+        """Note a key this batch changes; wait for the transaction that holds it, if any."""
+        self.claims.append(key)
+        conflicts = self._conflicts
+        if conflicts is not None and conflicts.active:
+            conflicts.check_ordinary((key,))
+
     def numbers(self, coll_id: int) -> CollectionNumbers:
         numbers = self._numbers.get(coll_id)
         if numbers is None:
             numbers = self._numbers[coll_id] = read_numbers(self.txn, coll_id)
+        return numbers
+
+    def numbers_for_new(self, coll_id: int, next_rid: int) -> CollectionNumbers:
+        """The numbers of a collection this batch creates with records already numbered."""
+        numbers = self._numbers[coll_id] = CollectionNumbers(next_rid, 0, 0)
+        numbers.dirty = True
         return numbers
 
     def alloc_rid(self, coll: Collection) -> int:

@@ -133,6 +133,15 @@ class CursorManager:
             self._cursors[cid] = cursor
         return cid
 
+    def kill_owned_by(self, txn_id: int) -> None:
+        """A transaction ended: its cursors read a snapshot that is gone, so they go too."""
+        with self._lock:
+            owned = [c for c in self._cursors.values() if getattr(c, "owner_txn", None) == txn_id]
+            for c in owned:
+                self._cursors.pop(c.id, None)
+        for c in owned:
+            c.close()
+
     def get(self, cid: int, ns: str) -> ServerCursor:
         with self._lock:
             cursor = self._cursors.get(int(cid))

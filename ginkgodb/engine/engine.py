@@ -10,11 +10,13 @@ from ..storage import KVEngine, open_engine
 from . import layout
 from .batch import WriteBatch
 from .catalog import Catalog
-from .clock import LogicalClock
 from .chunked_reader import ChunkedReader
+from .clock import LogicalClock
 from .collection import Collection
+from .conflicts import ConflictTable
 from .cursors import CursorManager
 from .operations import EngineOperations
+from .sessions import SessionCatalog
 
 #: catalogs of recent generations kept for readers whose snapshot is a little behind
 _RECENT_CATALOGS = 8
@@ -64,6 +66,8 @@ class Engine(EngineOperations):
         self.cursors = CursorManager()
         self.observers: list[BatchObserver] = []
         self.clock = LogicalClock()
+        self.conflicts = ConflictTable()
+        self.sessions = SessionCatalog(self)
         self._recent: dict[int, Catalog] = {}
         self._closed = False
         with kv.writer() as txn:
@@ -138,7 +142,7 @@ class Engine(EngineOperations):
                 catalog = self.catalog_for(txn)
                 if catalog is not self._published:  # another process changed the catalog
                     self._publish(catalog)
-                batch = WriteBatch(txn, catalog)
+                batch = WriteBatch(txn, catalog, self.conflicts)
                 yield batch
                 if batch.ops:
                     batch.commit_ts = self.clock.tick()
@@ -155,10 +159,20 @@ class Engine(EngineOperations):
                 if batch is not None and batch.catalog_changed:
                     self._recent.pop(batch.catalog.gen, None)
                 raise
+            self.conflicts.committed(batch.claims)
             if batch.catalog_changed:
                 self._publish(batch.catalog)
             for observer in self.observers:
                 observer.after_commit(batch)
+
+    def reserve_rids(self, coll_id: int, n: int) -> int:
+        """Advance a collection's persisted record-id counter by `n` (a transaction's range)."""
+        from .transactions import reserve_rids
+        return reserve_rids(self, coll_id, n)
+
+    def reserve_ids(self, n: int) -> int:
+        from .transactions import reserve_ids
+        return reserve_ids(self, n)
 
     def sync(self) -> None:
         self.kv.sync()
@@ -168,6 +182,7 @@ class Engine(EngineOperations):
             self._closed = True
             if self._ttl is not None:
                 self._ttl.stop()
+            self.sessions.stop()
             self.cursors.close_all()
             with self.lock:
                 self.kv.close()

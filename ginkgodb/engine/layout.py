@@ -17,6 +17,7 @@ INDEX = b"\x03"         # INDEX + index id (4) + encoded key + record id (8) -> 
 META_FORMAT = META + b"format"
 META_NEXT_ID = META + b"next_id"
 META_CATALOG_GEN = META + b"catalog_gen"   # u64: bumped by every batch that changes the catalog
+META_RETRYABLE = META + b"rw"              # + lsid UUID (16) -> BSON {txnNumber, result}
 META_COLL_STATS = META + b"coll"           # + collection id (4) -> next record id, documents, bytes
 
 _U32 = struct.Struct(">I")
@@ -66,6 +67,11 @@ def coll_stats_key(coll_id: int) -> bytes:
     """Three u64s kept in every write's transaction: the next record id, the document count and
     the data size of the collection (absent in older data directories: counted once)."""
     return META_COLL_STATS + _U32.pack(coll_id)
+
+
+def retryable_write_key(session_key: bytes) -> bytes:
+    """The last retryable write of a session: its txnNumber and what it answered."""
+    return META_RETRYABLE + session_key
 
 
 def stored_catalog_gen(snap) -> int:

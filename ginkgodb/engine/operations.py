@@ -17,10 +17,33 @@ from . import ddl, reads, writes
 from .batch import WriteBatch
 from .catalog import Catalog, CollectionMeta
 from .chunked_reader import ChunkedReader
+from .conflicts import WaitForTransaction, write_conflict
 from .cursors import ServerCursor, TailableCursor
 from .plan_builder import FindRequest, collation_of
 from .stats import CollectionSizes, collection_sizes, database_sizes
 from .validation import validator
+
+#: how long an ordinary write waits for a transaction holding what it changes (the transaction's
+#: own lifetime limit ends it sooner)
+MAX_WAIT_FOR_TRANSACTION = 120.0
+
+
+def waits_for_transactions(fn: Callable) -> Callable:
+    """An ordinary write that meets a document an open transaction changed rolls back, waits for
+    that transaction to end, and runs again (docs/design/transactions.md)."""
+    import functools
+
+    @functools.wraps(fn)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        import time
+        deadline = time.monotonic() + MAX_WAIT_FOR_TRANSACTION
+        while True:
+            try:
+                return fn(self, *args, **kwargs)
+            except WaitForTransaction as wait:
+                if not self.conflicts.wait_for(wait.owner, deadline):
+                    raise write_conflict("the operation waited too long for a transaction to end") from None
+    return run
 
 
 @dataclass(frozen=True)
@@ -45,6 +68,7 @@ class EngineOperations(abc.ABC):
 
     kv: Any
     cursors: Any
+    conflicts: Any
 
     @property
     @abc.abstractmethod
@@ -61,17 +85,20 @@ class EngineOperations(abc.ABC):
         with self.write() as batch:
             ddl.create_collection(batch, db, name, options)
 
+    @waits_for_transactions
     def drop_collection(self, db: str, name: str) -> Optional[int]:
         """The number of indexes it had, or None when there was no such collection."""
         with self.write() as batch:
             meta = batch.catalog.get(db, name)
             return None if meta is None else ddl.drop_collection(batch, meta)
 
+    @waits_for_transactions
     def drop_database(self, db: str) -> None:
         with self.write() as batch:
             for meta in batch.catalog.in_db(db):
                 ddl.drop_collection(batch, meta)
 
+    @waits_for_transactions
     def rename_collection(self, src_db: str, src: str, dst_db: str, dst: str,
                           drop_target: bool) -> None:
         with self.write() as batch:
@@ -82,6 +109,7 @@ class EngineOperations(abc.ABC):
                                    f"Source collection {src_db}.{src} does not exist")
             ddl.rename_collection(batch, meta, dst_db, dst, drop_target)
 
+    @waits_for_transactions
     def modify_collection(self, db: str, name: str, options: dict,
                           index: Optional[IndexChange] = None) -> dict:
         """collMod; returns the reply's `<option>_old`/`<option>_new` fields for an index change."""
@@ -94,6 +122,7 @@ class EngineOperations(abc.ABC):
             ddl.modify_collection(batch, meta, options, indexes)
         return reply
 
+    @waits_for_transactions
     def create_indexes(self, db: str, name: str, specs: list) -> IndexBuild:
         with self.write() as batch:
             created = batch.collection(db, name) is None
@@ -101,6 +130,7 @@ class EngineOperations(abc.ABC):
             before, after, note = ddl.create_indexes(batch, coll, specs)
         return IndexBuild(before, after, created, note)
 
+    @waits_for_transactions
     def drop_indexes(self, db: str, name: str, which: Any) -> int:
         with self.write() as batch:
             coll = batch.collection(db, name)
@@ -132,18 +162,22 @@ class EngineOperations(abc.ABC):
         return database_sizes(self, db)
 
     # ------------------------------------------------------------------ writes
+    @waits_for_transactions
     def insert(self, db: str, coll: str, docs: list, ordered: bool = True,
                bypass_validation: bool = False) -> writes.WriteOutcome:
         return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation))
 
+    @waits_for_transactions
     def update(self, db: str, coll: str, statements: list[writes.UpdateStatement],
                ordered: bool = True, bypass_validation: bool = False) -> writes.WriteOutcome:
         return writes.update(self, db, coll, statements, ordered, validator(bypass_validation))
 
+    @waits_for_transactions
     def delete(self, db: str, coll: str, statements: list[writes.DeleteStatement],
                ordered: bool = True) -> writes.WriteOutcome:
         return writes.delete(self, db, coll, statements, ordered)
 
+    @waits_for_transactions
     def find_and_modify(self, db: str, coll: str, req: writes.FindAndModifyRequest,
                         bypass_validation: bool = False) -> dict:
         return writes.find_and_modify(self, db, coll, req, validator(bypass_validation))
@@ -169,6 +203,7 @@ class EngineOperations(abc.ABC):
                  collation: Optional[dict] = None, hint: Any = None) -> list:
         return reads.distinct(self, db, coll, key, filt, ctx, collation, hint)
 
+    @waits_for_transactions
     def aggregate(self, db: str, coll: Optional[str], pipeline: list, ctx: Any = None,
                   variables: Optional[dict] = None, collation: Optional[dict] = None,
                   sources: Optional[dict[str, Callable]] = None, hint: Any = None) -> ServerCursor:

@@ -27,6 +27,9 @@ def insert_record(batch: WriteBatch, coll: Collection, doc: dict, raw: bytes) ->
     for ix in coll.indexes:
         keys, multikey = ix.keys(doc)
         ix.check_unique(txn, keys, rid, doc)
+        if ix.meta.unique:
+            for key in keys:
+                batch.claim(ix.prefix + key)
         planned.append((ix, keys, multikey))
     txn.put(coll.record_key(rid), raw)
     _write_entries(batch, coll, planned, rid)
@@ -72,6 +75,7 @@ def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_
     if new_raw == old_raw:
         return None
     txn = batch.txn
+    batch.claim(coll.record_key(rid))
     planned: list = []
     removals: list = []
     for ix in coll.indexes:
@@ -86,6 +90,9 @@ def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_
         old_set, new_set = set(old_keys), set(new_keys)
         added = [k for k in new_keys if k not in old_set]
         ix.check_unique(txn, added, rid, new)
+        if ix.meta.unique:
+            for key in added:
+                batch.claim(ix.prefix + key)
         removals.append((ix, [k for k in old_keys if k not in new_set]))
         planned.append((ix, added, multikey))
     for ix, keys in removals:
@@ -113,6 +120,7 @@ def keep_id(old: dict, new: dict) -> dict:
 
 def delete_record(batch: WriteBatch, coll: Collection, rid: int, doc: dict, raw: bytes) -> None:
     txn = batch.txn
+    batch.claim(coll.record_key(rid))
     for ix in coll.indexes:
         keys, _ = ix.keys(doc)
         ix.remove(txn, keys, rid)

@@ -37,6 +37,8 @@ def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], 
         try:
             run_one(i, item)
         except CommandError as exc:
+            if "TransientTransactionError" in exc.labels or exc.code == ErrorCode.OperationNotSupportedInTransaction:
+                raise  # a transaction's conflict or refusal fails the command, not one statement
             out.errors.append(exc.to_write_error(i))
             if ordered:
                 return
@@ -45,6 +47,7 @@ def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], 
 def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validate=None) -> WriteOutcome:
     out = WriteOutcome()
     with engine.write() as batch:
+        batch.result = out
         ensure_collection(batch, db, coll)
 
         def one(i: int, doc: Any) -> None:
@@ -76,6 +79,7 @@ def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordere
            validate=None) -> WriteOutcome:
     out = WriteOutcome()
     with engine.write() as batch:
+        batch.result = out
         refuse_write(batch.collection(db, coll))  # a command error, before any statement
 
         def one(i: int, st: UpdateStatement) -> None:
@@ -176,6 +180,7 @@ class DeleteStatement:
 def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordered: bool = True) -> WriteOutcome:
     out = WriteOutcome()
     with engine.write() as batch:
+        batch.result = out
         refuse_write(batch.collection(db, coll))
 
         def one(i: int, st: DeleteStatement) -> None:
@@ -218,38 +223,43 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
     plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
                                                   variables=req.variables)
     with engine.write() as batch:
-        state = batch.collection(db, coll)
-        refuse_write(state)
-        rows, built = ([], None)
-        if state is not None:
-            rows, built = _targets(engine, batch, state, req.query, False, req.hint, req.sort, req.collation,
-                                   req.variables)
-        if not rows:
-            if req.remove or not req.upsert:
-                return {"lastErrorObject": {"n": 0, "updatedExisting": False}, "value": None}
-            state = ensure_collection(batch, db, coll)
-            d, raw = prepare_insert(_upsert_document(plan, req.query))
-            if validate is not None:
-                validate(state, d, None)
-            insert_record(batch, state, d, raw)
-            value = _value(d, raw, req.fields, None) if req.new else None
-            return {"lastErrorObject": {"n": 1, "updatedExisting": False, "upserted": d["_id"]},
-                    "value": value}
-        rid, raw, doc = rows[0]
-        if req.remove:
-            delete_record(batch, state, rid, doc, raw)
-            return {"lastErrorObject": {"n": 1}, "value": _value(doc, raw, req.fields, None)}
-        assert plan is not None and built is not None  # an update, with its targets' plan
-        matcher = built.matcher if getattr(plan, "needs_position", True) else None
-        position = matcher.positional(doc) if matcher is not None else None
-        new = plan.apply(doc, position=position)
+        batch.result = body = _find_and_modify_in(engine, batch, db, coll, req, plan, validate)
+    return body
+
+
+def _find_and_modify_in(engine, batch, db: str, coll: str, req: FindAndModifyRequest, plan, validate) -> dict:
+    state = batch.collection(db, coll)
+    refuse_write(state)
+    rows, built = ([], None)
+    if state is not None:
+        rows, built = _targets(engine, batch, state, req.query, False, req.hint, req.sort, req.collation,
+                               req.variables)
+    if not rows:
+        if req.remove or not req.upsert:
+            return {"lastErrorObject": {"n": 0, "updatedExisting": False}, "value": None}
+        state = ensure_collection(batch, db, coll)
+        d, raw = prepare_insert(_upsert_document(plan, req.query))
         if validate is not None:
-            validate(state, new, doc)
-        new_raw = update_record(batch, state, rid, doc, raw, new)
-        if req.new and new_raw is not None:
-            doc, raw = new, new_raw
-        return {"lastErrorObject": {"n": 1, "updatedExisting": True},
-                "value": _value(doc, raw, req.fields, position)}
+            validate(state, d, None)
+        insert_record(batch, state, d, raw)
+        value = _value(d, raw, req.fields, None) if req.new else None
+        return {"lastErrorObject": {"n": 1, "updatedExisting": False, "upserted": d["_id"]},
+                "value": value}
+    rid, raw, doc = rows[0]
+    if req.remove:
+        delete_record(batch, state, rid, doc, raw)
+        return {"lastErrorObject": {"n": 1}, "value": _value(doc, raw, req.fields, None)}
+    assert plan is not None and built is not None  # an update, with its targets' plan
+    matcher = built.matcher if getattr(plan, "needs_position", True) else None
+    position = matcher.positional(doc) if matcher is not None else None
+    new = plan.apply(doc, position=position)
+    if validate is not None:
+        validate(state, new, doc)
+    new_raw = update_record(batch, state, rid, doc, raw, new)
+    if req.new and new_raw is not None:
+        doc, raw = new, new_raw
+    return {"lastErrorObject": {"n": 1, "updatedExisting": True},
+            "value": _value(doc, raw, req.fields, position)}
 
 
 def _value(doc: dict, raw: bytes, fields: Optional[dict], position: Optional[int]) -> RawBSONDocument:

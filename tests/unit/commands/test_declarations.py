@@ -66,7 +66,8 @@ def test_generic_field_checks(ctx):
     assert run(ctx, {"insert": "c", "documents": [{}], "writeConcern": {"w": "tagged"}})["code"] == 79
     assert run(ctx, {"insert": "c", "documents": [{}], "writeConcern": {"w": 2}})["code"] == 2
     for field in ({"txnNumber": 1}, {"startTransaction": True}, {"autocommit": False}):
-        assert run(ctx, {"insert": "c", "documents": [{"_id": 9}], **field})["code"] == 20
+        reply = run(ctx, {"insert": "c", "documents": [{"_id": 9}], **field})
+        assert reply["code"] == 72, reply  # transaction fields need an lsid (and a txnNumber)
     assert run(ctx, {"find": "c", "filter": {"_id": 9}})["cursor"]["firstBatch"] == []
 
 

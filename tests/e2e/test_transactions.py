@@ -71,7 +71,7 @@ def test_concurrent_transfers_keep_the_total(any_client):
             with any_client.start_session() as s:
                 for _ in range(25):
                     a, b = rng.sample(range(5), 2)
-                    s.with_transaction(lambda s: (
+                    s.with_transaction(lambda s, a=a, b=b: (
                         bank.update_one({"_id": a}, {"$inc": {"balance": -1}}, session=s),
                         bank.update_one({"_id": b}, {"$inc": {"balance": 1}}, session=s)))
         except Exception as exc:  # reported below

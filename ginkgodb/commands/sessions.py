@@ -1,10 +1,9 @@
 """Logical sessions on a standalone: startSession, endSessions, refreshSessions, killSessions;
 and the transaction commands, which a standalone refuses.
 
-Sessions matter to drivers only as a capability (hello's logicalSessionTimeoutMinutes): they
-attach an `lsid` to every command and end their sessions on close. ginkgodb keeps no per-session
-state yet (no retryable writes or transactions on a standalone), so ending, refreshing or killing
-sessions only validates the request.
+The engine's session catalog (engine/sessions.py) keeps each session's transaction number and open
+transaction; ending or killing a session aborts its transaction. Transactions themselves are
+commands/transactions.py's.
 """
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ from typing import Any
 from bson.binary import Binary
 
 from ..bsonutil.types import type_name
+from ..engine import session_key
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
 from .declare import ANY_USER, Args, command, on_cluster
@@ -37,21 +37,48 @@ def _session_list(cmd: Mapping[str, Any]) -> list:
 
 @command("startSession", help="start a logical session", inline=True, requires_auth=False)
 def start_session(ctx: CommandContext, args: Args) -> dict:
-    return {"id": {"id": Binary.from_uuid(uuid.uuid4())}, "timeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES}
+    lsid = {"id": Binary.from_uuid(uuid.uuid4())}
+    ctx.engine.sessions.session(lsid, session_key(lsid))
+    return {"id": lsid, "timeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES}
 
 
-def _validate_only(ctx: CommandContext, args: Args) -> dict:
-    """Sessions keep no server state yet: these commands check their session list and succeed."""
-    _session_list(args.cmd)
+def _keys(cmd: Mapping[str, Any]) -> list[bytes]:
+    keys = []
+    for lsid in _session_list(cmd):
+        key = session_key(lsid)
+        if key is None:
+            raise CommandError(ErrorCode.IDLFailedToParse,
+                               f"BSON field '{next(iter(cmd))}.id' is missing but a required field")
+        keys.append(key)
+    return keys
+
+
+@command("endSessions", help="end a set of logical sessions", requires_auth=False, api_version_1=True)
+def end_sessions(ctx: CommandContext, args: Args) -> dict:
+    ctx.engine.sessions.end(_keys(args.cmd))
     return {}
 
 
-for _name, _help, _v1 in (("endSessions", "end a set of logical sessions", True),
-                          ("refreshSessions", "renew a set of logical sessions", True),
-                          ("killSessions", "kill a logical session and its operations", False),
-                          ("killAllSessions", "kill all logical sessions, for a user, and their operations",
-                           False),
-                          ("killAllSessionsByPattern", "kill logical sessions by pattern", False)):
-    command(_name, help=_help, inline=True, requires_auth=_name != "endSessions", api_version_1=_v1,
-            privileges=(on_cluster("killAnySession"),) if _name.startswith("killAll") else (ANY_USER,))(
-        _validate_only)
+@command("killSessions", help="kill a logical session and its operations", privileges=(ANY_USER,))
+def kill_sessions(ctx: CommandContext, args: Args) -> dict:
+    ctx.engine.sessions.end(_keys(args.cmd))
+    return {}
+
+
+@command("refreshSessions", help="renew a set of logical sessions", privileges=(ANY_USER,), api_version_1=True)
+def refresh_sessions(ctx: CommandContext, args: Args) -> dict:
+    for lsid, key in zip(_session_list(args.cmd), _keys(args.cmd)):
+        ctx.engine.sessions.session(lsid, key)
+    return {}
+
+
+def _kill_all(ctx: CommandContext, args: Args) -> dict:
+    """All sessions (ginkgodb has one user: an empty list and any user list mean everyone's)."""
+    _session_list(args.cmd)
+    ctx.engine.sessions.kill_all()
+    return {}
+
+
+for _name, _help in (("killAllSessions", "kill all logical sessions, for a user, and their operations"),
+                     ("killAllSessionsByPattern", "kill logical sessions by pattern")):
+    command(_name, help=_help, privileges=(on_cluster("killAnySession"),))(_kill_all)

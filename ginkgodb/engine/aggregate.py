@@ -137,7 +137,9 @@ def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator
         return iter([{"name": ix.name, "key": dict(ix.key), "host": "localhost",
                       "accesses": {"ops": 0, "since": datetime.datetime.utcnow()},
                       "spec": ix.spec()} for ix in metas])
-    if name in ("$currentOp", "$listLocalSessions", "$listSessions"):
+    if name in ("$listLocalSessions", "$listSessions"):
+        return iter([engine.sessions.describe(s) for s in engine.sessions.all()])
+    if name == "$currentOp":
         return iter(())  # no other operations or cached sessions are visible to an aggregate here
     raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported by ginkgodb yet")
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import resource
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 from ..commands import PARAMETERS
-from .config import ServerConfig
+from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
 from .logs import RecentLines, event
 from .protocol import ConnectionProtocol
 from .state import ServerState
@@ -24,13 +25,29 @@ from .state import ServerState
 #: CPU-bound command in a worker hold the event loop's ping replies to ~20 ms each (several
 #: hand-overs per round trip); at 1 ms they take ~2 ms (measured, tests/unit/server)
 GIL_SWITCH_INTERVAL = 0.001
+#: mongod keeps a fifth of the open-file limit for files and listeners: connections get 80%
+_FD_SHARE_FOR_CONNECTIONS = 0.8
+
+
+def supported_connections(requested: int) -> int:
+    """mongod's rule: at most `requested`, and at most 80% of the soft open-file limit (a
+    connection past that would fail in accept() instead of being refused cleanly)."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        return requested
+    if soft == resource.RLIM_INFINITY:
+        return requested
+    return max(1, min(requested, int(soft * _FD_SHARE_FOR_CONNECTIONS)))
 
 
 class Server:
     def __init__(self, config: ServerConfig, engine: Any, recent_log: Optional[RecentLines] = None) -> None:
         self.config = config
         self.engine = engine
-        self.state = ServerState(config, recent_log)
+        self.max_connections = supported_connections(config.max_connections)
+        self.state = ServerState(config, recent_log, self.max_connections)
+        self._refusing = False  # within an episode of refused connections (logged once)
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="ginkgodb-cmd")
         self.connections: set[ConnectionProtocol] = set()
         self.port: Optional[int] = None
@@ -43,17 +60,33 @@ class Server:
     def quiet(self) -> bool:
         return self.config.quiet or bool(PARAMETERS.value("quiet"))
 
+    @property
+    def max_pipelined_bytes(self) -> int:
+        return self.config.max_pipelined_bytes
+
     # -- connections (event-loop thread) -----------------------------------------------------
-    def connection_opened(self, conn: ConnectionProtocol) -> int:
+    def connection_opened(self, conn: ConnectionProtocol) -> Optional[int]:
+        """The new connection's id, or None when it is over the limit and must be closed."""
+        state = self.state
+        if state.current_connections >= self.max_connections:
+            state.rejected_connections += 1
+            if not self._refusing:
+                self._refusing = True
+                event(logging.INFO, "NETWORK", 22942, "listener",
+                      "Connection refused because there are too many open connections",
+                      connectionCount=state.current_connections + 1, limit=self.max_connections)
+            return None
         self.connections.add(conn)
-        self.state.current_connections += 1
-        self.state.total_connections += 1
+        state.current_connections += 1
+        state.total_connections += 1
         return next(self._connection_ids)
 
     def connection_closed(self, conn: ConnectionProtocol) -> None:
         if conn in self.connections:
             self.connections.discard(conn)
             self.state.current_connections -= 1
+            if self._refusing and self.state.current_connections < self.max_connections * 0.9:
+                self._refusing = False  # the episode is over: the next refusal is logged again
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> int:
@@ -71,6 +104,10 @@ class Server:
             event(logging.INFO, "NETWORK", 23015, "listener", "Listening on", address=host)
         self.port = port
         self.state.set_port(port)
+        requested = self.config.max_connections
+        if self.max_connections < requested and requested != DEFAULT_MAX_CONNECTIONS:
+            event(logging.WARNING, "NETWORK", 22941, "listener", "--maxConns too high, can only handle",
+                  limit=self.max_connections)
         event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port, ssl="off")
         return port
 

@@ -26,8 +26,10 @@ _READ_COUNTERS = {"find": "query", "getMore": "getmore"}
 class ServerState:
     """Implements commands.ServerView for the wire server."""
 
-    def __init__(self, config: ServerConfig, recent_log: Optional[RecentLines] = None) -> None:
+    def __init__(self, config: ServerConfig, recent_log: Optional[RecentLines] = None,
+                 max_connections: Optional[int] = None) -> None:
         self.config = config
+        self.max_connections = config.max_connections if max_connections is None else max_connections
         self.started = time.time()
         self.host = f"{socket.gethostname()}:{config.port}"
         self.compressors: tuple[str, ...] = SUPPORTED_COMPRESSORS
@@ -37,6 +39,7 @@ class ServerState:
         self.startup_warnings: list[str] = []
         self.current_connections = 0
         self.total_connections = 0
+        self.rejected_connections = 0
         self.bytes_in = 0
         self.bytes_out = 0
         self.requests = 0
@@ -54,8 +57,9 @@ class ServerState:
     def connection_stats(self) -> dict[str, Any]:
         active = len({op.connection_id for op in list(self._ops.values())})
         return {"current": self.current_connections,
-                "available": max(self.config.max_connections - self.current_connections, 0),
-                "totalCreated": self.total_connections, "rejected": 0, "active": active}
+                "available": max(self.max_connections - self.current_connections, 0),
+                "totalCreated": self.total_connections, "rejected": self.rejected_connections,
+                "active": active}
 
     def opcounters(self) -> dict[str, int]:
         return dict(self._opcounters)

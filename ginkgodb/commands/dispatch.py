@@ -25,6 +25,9 @@ _STORAGE_CODES = {
     "corrupt": (ErrorCode.InternalError, "storage is corrupt: {}"),
     "closed": (ErrorCode.ShutdownInProgress, "the database is shut down: {}"),
     "io": (ErrorCode.OperationFailed, "storage error: {}"),
+    # the closest mongod has: 14031 is what it answers when the disk is too small (at start-up,
+    # and for index builds below indexBuildMinAvailableDiskSpaceMB); docs/compatibility.md
+    "disk_full": (ErrorCode.OutOfDiskSpace, "{}"),
 }
 
 

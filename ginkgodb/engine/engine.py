@@ -64,7 +64,7 @@ class Engine(EngineOperations):
         self.observers: list[BatchObserver] = []
         self._recent: dict[int, Catalog] = {}
         self._closed = False
-        with kv.writer() as txn:
+        with kv.writer(reclaims=True) as txn:  # opening must work on a full disk (reads do)
             if txn.get(layout.META_FORMAT) is None:
                 txn.put(layout.META_FORMAT, layout.pack_u64(layout.FORMAT_VERSION))
             self._publish(Catalog.load(txn))
@@ -126,11 +126,12 @@ class Engine(EngineOperations):
 
     # ------------------------------------------------------------------ writes
     @contextmanager
-    def write(self) -> Iterator[WriteBatch]:
+    def write(self, reclaims: bool = False) -> Iterator[WriteBatch]:
         """A write batch under the engine lock, committed when the block ends without error and
-        rolled back, leaving no trace, when it raises."""
+        rolled back, leaving no trace, when it raises. `reclaims`: the batch only deletes
+        (documents, collections, indexes), so storage runs it even when the disk is full."""
         with self.lock:
-            txn = self.kv.writer()
+            txn = self.kv.writer(reclaims=reclaims)
             batch: Optional[WriteBatch] = None
             try:
                 catalog = self.catalog_for(txn)

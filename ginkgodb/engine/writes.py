@@ -175,7 +175,7 @@ class DeleteStatement:
 
 def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordered: bool = True) -> WriteOutcome:
     out = WriteOutcome()
-    with engine.write() as batch:
+    with engine.write(reclaims=True) as batch:
         refuse_write(batch.collection(db, coll))
 
         def one(i: int, st: DeleteStatement) -> None:
@@ -217,7 +217,7 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
     """The findAndModify reply body: {lastErrorObject, value}."""
     plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
                                                   variables=req.variables)
-    with engine.write() as batch:
+    with engine.write(reclaims=req.remove) as batch:
         state = batch.collection(db, coll)
         refuse_write(state)
         rows, built = ([], None)

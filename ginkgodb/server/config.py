@@ -14,6 +14,8 @@ DEFAULT_MAX_CONNECTIONS = 1_000_000
 #: reading from it (a single larger message may still complete: it is capped by the codec at
 #: maxMessageSizeBytes)
 DEFAULT_MAX_PIPELINED_BYTES = 16 * 1024 * 1024
+#: space kept preallocated past the data so that deletes and drops run on a full disk
+DEFAULT_DISK_RESERVE_MB = 16
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,17 @@ class ServerConfig:
     workers: int = 16                        # threads running commands off the event loop
     max_connections: int = DEFAULT_MAX_CONNECTIONS   # --maxConns
     max_pipelined_bytes: int = DEFAULT_MAX_PIPELINED_BYTES
+    disk_reserve_mb: int = DEFAULT_DISK_RESERVE_MB   # --diskReserveMB (LMDB only)
     shutdown_grace: float = 15.0             # seconds in-flight commands get on shutdown
     argv: tuple[str, ...] = field(default=())
 
     @property
     def in_memory(self) -> bool:
         return self.dbpath is None
+
+    def storage_options(self) -> dict[str, Any]:
+        """Keyword arguments for Engine.open."""
+        return {} if self.in_memory else {"reserve_bytes": self.disk_reserve_mb * 1024 * 1024}
 
     def parsed_options(self) -> dict[str, Any]:
         """getCmdLineOpts' `parsed`, in mongod's option tree."""

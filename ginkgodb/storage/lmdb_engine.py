@@ -24,6 +24,7 @@ from typing import Any, Optional
 import lmdb
 
 from ..errors import StorageError
+from .disk_space import DEFAULT_RESERVE, Headroom, is_disk_error
 from .kv import KVEngine, Snapshot, Txn
 
 LOCK_FILE = "ginkgodb.lock"
@@ -99,6 +100,8 @@ class LmdbTxn(_LmdbReads, Txn):
             raise StorageError("map_full", "data file reached its maximum size") from exc
         except lmdb.BadValsizeError as exc:
             raise StorageError("io", f"key of {len(key)} bytes exceeds the storage limit") from exc
+        except lmdb.Error as exc:  # a large transaction spilling pages onto a full disk
+            raise self._engine._headroom.commit_failed(exc) from exc
 
     def put_many(self, pairs) -> None:
         try:
@@ -107,15 +110,24 @@ class LmdbTxn(_LmdbReads, Txn):
             raise StorageError("map_full", "data file reached its maximum size") from exc
         except lmdb.BadValsizeError as exc:
             raise StorageError("io", "a key exceeds the storage limit") from exc
+        except lmdb.Error as exc:
+            raise self._engine._headroom.commit_failed(exc) from exc
 
     def delete(self, key: bytes) -> bool:
-        return self._txn.delete(key)
+        try:
+            return self._txn.delete(key)
+        except lmdb.Error as exc:
+            raise self._engine._headroom.commit_failed(exc) from exc
 
     def commit(self) -> None:
         if self._open:
             self._open = False
-            self._txn.commit()
+            try:
+                self._txn.commit()
+            except lmdb.Error as exc:  # LMDB aborted the transaction: nothing of it was written
+                raise self._engine._headroom.commit_failed(exc) from exc
             self._engine._dirty = True
+            self._engine._headroom.after_commit()
 
     def abort(self) -> None:
         if self._open:
@@ -151,7 +163,8 @@ class LmdbEngine(KVEngine):
     durable = True
     concurrent_readers = True
 
-    def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1) -> None:
+    def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1,
+                 reserve_bytes: int = DEFAULT_RESERVE) -> None:
         _make_directory(path)
         self.path = path
         self._dir = path
@@ -168,6 +181,7 @@ class LmdbEngine(KVEngine):
         except BaseException:
             self._release_locks()
             raise
+        self._headroom = Headroom(self._lock_fds[0], self._env, reserve_bytes)
         self._dirty = False
         self._closed = False
         self._stop = threading.Event()
@@ -183,28 +197,36 @@ class LmdbEngine(KVEngine):
                 self._dirty = False
                 try:
                     self._env.sync(True)
-                except lmdb.Error:
-                    return  # environment closed under us
+                except lmdb.Error as exc:
+                    if self._closed:
+                        return  # environment closed under us
+                    self._dirty = is_disk_error(exc)  # out of space: try again next time
 
     def snapshot(self) -> Snapshot:
         if self._closed:
             raise StorageError("closed", "engine is closed")
         return LmdbSnapshot(self)
 
-    def writer(self) -> Txn:
+    def writer(self, reclaims: bool = False) -> Txn:
         if self._closed:
             raise StorageError("closed", "engine is closed")
+        self._headroom.admit(reclaims)
         return LmdbTxn(self)
+
+    @property
+    def disk_full(self) -> bool:
+        """Within a low-space episode (writes that grow the data may be refused)."""
+        return self._headroom.low
 
     def sync(self) -> None:
         self._dirty = False
         self._env.sync(True)
 
     def size_on_disk(self) -> int:
-        try:
-            return os.path.getsize(os.path.join(self._dir, "data.mdb"))
-        except OSError:
+        """Bytes of the data file in use (the preallocated reserve past them not counted)."""
+        if self._closed:
             return 0
+        return self._headroom.used_bytes()
 
     def close(self) -> None:
         if self._closed:

@@ -20,6 +20,7 @@ from ..query.update import compile_update
 from . import plan_builder as Q
 from .ddl import ensure_collection
 from .documents import prepare_insert
+from .names import check_writable
 from .records import delete_record, insert_record, update_record
 from .views import refuse_write
 
@@ -43,6 +44,7 @@ def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], 
 
 
 def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validate=None) -> WriteOutcome:
+    check_writable(db, coll)
     out = WriteOutcome()
     with engine.write() as batch:
         ensure_collection(batch, db, coll)
@@ -74,6 +76,7 @@ class UpdateStatement:
 
 def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordered: bool = True,
            validate=None) -> WriteOutcome:
+    check_writable(db, coll)
     out = WriteOutcome()
     with engine.write() as batch:
         refuse_write(batch.collection(db, coll))  # a command error, before any statement
@@ -141,7 +144,7 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
             return 0, 0, ABSENT
         state = ensure_collection(batch, db, coll)
         new = _upsert_document(plan, st.q)
-        d, raw = prepare_insert(new)
+        d, raw = prepare_insert(new, upsert=True)
         if validate is not None:
             validate(state, d, None)
         insert_record(batch, state, d, raw)
@@ -174,6 +177,7 @@ class DeleteStatement:
 
 
 def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordered: bool = True) -> WriteOutcome:
+    check_writable(db, coll)
     out = WriteOutcome()
     with engine.write(reclaims=True) as batch:
         refuse_write(batch.collection(db, coll))
@@ -215,6 +219,7 @@ class FindAndModifyRequest:
 
 def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, validate=None) -> dict:
     """The findAndModify reply body: {lastErrorObject, value}."""
+    check_writable(db, coll)
     plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
                                                   variables=req.variables)
     with engine.write(reclaims=req.remove) as batch:
@@ -228,7 +233,7 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
             if req.remove or not req.upsert:
                 return {"lastErrorObject": {"n": 0, "updatedExisting": False}, "value": None}
             state = ensure_collection(batch, db, coll)
-            d, raw = prepare_insert(_upsert_document(plan, req.query))
+            d, raw = prepare_insert(_upsert_document(plan, req.query), upsert=True)
             if validate is not None:
                 validate(state, d, None)
             insert_record(batch, state, d, raw)

@@ -14,8 +14,9 @@ from bson.errors import InvalidBSON
 
 from ..errors import CommandError, ErrorCode, StorageError
 from .context import CommandContext
-from .declare import COMMANDS
+from .declare import COMMANDS, writes_data
 from .generic import check_generic, deadline_from
+from .replies import ErrmsgOnlyFailure
 
 log = logging.getLogger("ginkgodb.commands")
 
@@ -53,6 +54,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if saved is None:
             ctx.deadline = deadline_from(cmd)
         try:
+            if writes_data(cmd) and getattr(ctx.engine, "fsync_locked", False):
+                ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
             reply = spec.handler(ctx, args)
         finally:
             ctx.deadline = saved
@@ -60,6 +63,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         return reply
     except CommandError as exc:
         return exc.to_reply()
+    except ErrmsgOnlyFailure as exc:
+        return {"ok": 0.0, "errmsg": exc.errmsg}
     except StorageError as exc:
         code, fmt = _STORAGE_CODES[exc.kind]
         return CommandError(code, fmt.format(exc.message)).to_reply()

@@ -39,6 +39,7 @@ class ConnectionOwner(Protocol):
     def max_pipelined_bytes(self) -> int: ...
 
     def connection_opened(self, conn: ConnectionProtocol) -> Optional[int]: ...
+    def holds_back(self, conn: ConnectionProtocol, job: Job) -> bool: ...
     def connection_closed(self, conn: ConnectionProtocol) -> None: ...
 
 
@@ -151,6 +152,11 @@ class ConnectionProtocol(asyncio.Protocol):
             self._finish(job, job.run())
             return
         self.job = job
+        if not self.server.holds_back(self, job):
+            self.submit(job)
+
+    def submit(self, job: Job) -> None:
+        """Run this connection's current request in a worker thread."""
         self.server.pool.submit(self._run_in_worker, job, asyncio.get_running_loop())
 
     def _run_in_worker(self, job: Job, loop: asyncio.AbstractEventLoop) -> None:
@@ -182,6 +188,9 @@ class ConnectionProtocol(asyncio.Protocol):
             self.state.end_op(job.op)
         if job.request.name in _HANDSHAKE and job.reply_ok and self.client_metadata is None:
             self._remember_client(job.request.command.get("client"))
+        if job.request.name == "shutdown" and job.reply_ok:
+            self.close()  # as mongod: the server goes away before it answers
+            return
         self._send(out)
         slow_op_log(job)
 

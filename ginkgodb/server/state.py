@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
 from ..commands import OpInfo
@@ -47,6 +47,8 @@ class ServerState:
         self._ops: dict[int, OpInfo] = {}
         self._opids = itertools.count(1)
         self.shutting_down = False
+        #: set by the Server: stop cleanly, giving in-flight operations this many seconds
+        self.on_shutdown_request: Optional[Callable[[float], None]] = None
 
     def set_port(self, port: int) -> None:
         """The port actually bound (differs from the config when it asked for port 0)."""
@@ -77,6 +79,10 @@ class ServerState:
             return False
         op.ctx.killed = True
         return True
+
+    def request_shutdown(self, timeout_secs: float) -> None:
+        if self.on_shutdown_request is not None:
+            self.on_shutdown_request(timeout_secs)
 
     def log_lines(self, name: str) -> Optional[list[str]]:
         if name == "startupWarnings":

@@ -41,6 +41,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="do not log connection opens, closes and client metadata")
     serve.add_argument("--workers", type=int, default=16,
                        help="threads that run commands off the network loop (default %(default)s)")
+    serve.add_argument("--maxConns", type=int, default=C.DEFAULT_MAX_CONNECTIONS, dest="max_connections",
+                       metavar="N", help="most simultaneous client connections; more are closed at once "
+                                         "(default %(default)s, and at most 80%% of the open-file limit)")
+    serve.add_argument("--diskReserveMB", type=int, default=C.DEFAULT_DISK_RESERVE_MB, dest="disk_reserve_mb",
+                       metavar="MB", help="space kept preallocated for the data file, so that deletes and "
+                                          "drops still run when the disk is full; writes that grow the data "
+                                          "are refused (14031) below it (default %(default)s)")
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
@@ -64,7 +71,8 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
     bind = tuple(a.strip() for a in args.bind.split(",") if a.strip())
     config = ServerConfig(port=args.port, bind=bind, dbpath=None if args.in_memory else args.dbpath,
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
-                          workers=max(1, args.workers), argv=tuple(argv))
+                          workers=max(1, args.workers), max_connections=max(1, args.max_connections),
+                          disk_reserve_mb=max(0, args.disk_reserve_mb), argv=tuple(argv))
     return run(config)
 
 

@@ -112,6 +112,7 @@ class ErrorCode(enum.IntEnum):
     InterruptedAtShutdown = 11600
     Interrupted = 11601
     MergeStageNoMatchingDocument = 13113
+    OutOfDiskSpace = 14031
     OBSOLETE_KeyTooLong = 17280
     IDLFailedToParse = 40414
     IDLUnknownField = 40415
@@ -185,6 +186,7 @@ class ErrorCode(enum.IntEnum):
     MetaUnsupportedArg = _location(17308)
     SortExpressionNotMeta = _location(17312)
     MatchTextNotFirstStage = _location(17313)
+    OutToSpecialCollection = _location(17385)
     GroupIdInclusionStyle = _location(17390)
     UpdatedDocumentTooLarge = _location(17419)
     DateToStringFormatNotString = _location(18533)
@@ -259,6 +261,9 @@ class ErrorCode(enum.IntEnum):
     IndexMultipleHashedFields = _location(31303)
     PositionalProjectionWithLiteral = _location(31308)
     ProjectionLiteralOperator = _location(31310)
+    MergeToSpecialCollection = _location(31319)
+    MergeToInternalDatabase = _location(31320)
+    OutToInternalDatabase = _location(31321)
     PositionalProjectionInAggregation = _location(31324)
     ProjectionUnknownExpression = _location(31325)
     BsonSizeArgNotObject = _location(31393)
@@ -561,7 +566,7 @@ class GinkgoError(Exception):
 class StorageError(GinkgoError):
     """Storage-layer failure; `kind` is one of KINDS. Commands map these to CommandError."""
 
-    KINDS = frozenset({"map_full", "locked", "corrupt", "closed", "io"})
+    KINDS = frozenset({"map_full", "locked", "corrupt", "closed", "io", "disk_full"})
 
     def __init__(self, kind: str, message: str) -> None:
         assert kind in self.KINDS, kind

@@ -9,7 +9,7 @@ import importlib
 import pkgutil
 
 from .context import CommandContext
-from .declare import COMMANDS, CommandSpec, command, runs_inline
+from .declare import COMMANDS, CommandSpec, command, runs_inline, writes_data
 from .dispatch import dispatch
 from .generic import deadline_from
 from .server_view import OpInfo, ServerView
@@ -31,4 +31,4 @@ from .profile import PROFILE  # noqa: E402
 from .server_parameters import PARAMETERS  # noqa: E402
 
 __all__ = ["COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "PARAMETERS", "PROFILE", "ServerView", "command",
-           "deadline_from", "dispatch", "namespace_of", "runs_inline"]
+           "deadline_from", "dispatch", "namespace_of", "runs_inline", "writes_data"]

@@ -138,12 +138,19 @@ def rename_collection(ctx: CommandContext, args: Args) -> dict:
 
 @command("collMod", help="Change collection options (validator, index options).",
          fields=(value("validator"), value("validationLevel"), value("validationAction"), doc("index"),
+                 value("viewOn"), value("pipeline"),
                  unimplemented("expireAfterSeconds", "collMod of a clustered collection's TTL"),
                  unimplemented("changeStreamPreAndPostImages", "change streams do not exist yet"),
                  unimplemented("dryRun")),
          target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
          privileges=(on_collection("collMod"),))
 def coll_mod(ctx: CommandContext, args: Args) -> dict:
+    entry = ctx.engine.collection_entry(args.db, args.coll)
+    if entry is not None and "viewOn" in entry.options:
+        return ctx.engine.modify_collection(args.db, args.coll, _view_changes(args))
+    for key in ("viewOn", "pipeline"):
+        if key in args.cmd:
+            raise CommandError(ErrorCode.InvalidOptions, f"'{key}' option only supported on a view")
     options = _create_options({k: v for k, v in args.cmd.items()
                                if k in ("validator", "validationLevel", "validationAction")})
     index = None
@@ -159,3 +166,21 @@ def coll_mod(ctx: CommandContext, args: Args) -> dict:
         index = IndexChange(P.plain(spec.get("keyPattern", spec.get("name"))),
                             {k: v for k, v in spec.items() if k in ("hidden", "expireAfterSeconds")})
     return ctx.engine.modify_collection(args.db, args.coll, options, index)
+
+
+def _view_changes(args: Args) -> dict:
+    """collMod of a view: a new `viewOn` and/or `pipeline` (the engine refuses cycles)."""
+    for key in ("validator", "validationLevel", "validationAction", "index"):
+        if key in args.cmd:
+            raise CommandError(ErrorCode.InvalidOptions, f"option not supported on a view: {key}")
+    changes: dict = {}
+    if "viewOn" in args.cmd:
+        if not isinstance(args.view_on, str):
+            raise CommandError(ErrorCode.InvalidOptions, "'viewOn' option must be a string")
+        changes["viewOn"] = args.view_on
+    if "pipeline" in args.cmd:
+        pipeline = args.pipeline
+        if not isinstance(pipeline, list) or not all(isinstance(st, dict) and len(st) == 1 for st in pipeline):
+            raise CommandError(ErrorCode.InvalidOptions, "not a valid aggregation pipeline")
+        changes["pipeline"] = pipeline
+    return changes

@@ -106,7 +106,10 @@ def _matcher(spec: Mapping[str, Any]):
 def current_op(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
     filter_spec = {k: v for k, v in cmd.items() if k not in _OPTIONS and k not in GENERIC_ARGUMENTS}
-    return {"inprog": current_ops(ctx, filter_spec)}
+    reply: dict = {"inprog": current_ops(ctx, filter_spec)}
+    if getattr(ctx.engine, "fsync_locked", False):
+        reply["fsyncLock"] = True  # as mongod reports an fsyncLock-ed server
+    return reply
 
 
 @command("killOp", admin_only=True, help="Kills an operation in progress: { killOp: 1, op: <opid> }",

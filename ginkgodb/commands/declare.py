@@ -246,6 +246,22 @@ def runs_inline(cmd: Mapping, engine: Any) -> bool:
     return spec is not None and spec.runs_inline(cmd, engine)
 
 
+def writes_data(cmd: Mapping) -> bool:
+    """Whether `cmd` may change documents or the catalog: a declared write command, or an
+    aggregation ending in $out/$merge (what an fsync lock holds back)."""
+    name = next(iter(cmd), None)
+    spec = COMMANDS.get(name) if name is not None else None
+    if spec is None:
+        return False
+    if spec.write:
+        return True
+    if name != "aggregate":
+        return False
+    pipeline = cmd.get("pipeline")
+    last = pipeline[-1] if isinstance(pipeline, list) and pipeline else None
+    return isinstance(last, Mapping) and next(iter(last), None) in ("$out", "$merge")
+
+
 __all__ = ["ANY_USER", "Args", "COMMANDS", "CommandSpec", "Field", "OF_INNER_COMMAND", "Privilege", "Target",
            "Use", "array", "boolean", "command", "doc", "ignored", "integer", "let", "lookup", "on_cluster",
-           "on_collection", "on_database", "runs_inline", "string", "unimplemented", "value"]
+           "on_collection", "on_database", "runs_inline", "string", "unimplemented", "value", "writes_data"]

@@ -14,8 +14,9 @@ from bson.errors import InvalidBSON
 
 from ..errors import CommandError, ErrorCode, StorageError
 from .context import CommandContext
-from .declare import COMMANDS
+from .declare import COMMANDS, writes_data
 from .generic import check_generic, deadline_from
+from .replies import ErrmsgOnlyFailure
 from .transactions import enter
 
 log = logging.getLogger("ginkgodb.commands")
@@ -26,6 +27,9 @@ _STORAGE_CODES = {
     "corrupt": (ErrorCode.InternalError, "storage is corrupt: {}"),
     "closed": (ErrorCode.ShutdownInProgress, "the database is shut down: {}"),
     "io": (ErrorCode.OperationFailed, "storage error: {}"),
+    # the closest mongod has: 14031 is what it answers when the disk is too small (at start-up,
+    # and for index builds below indexBuildMinAvailableDiskSpaceMB); docs/compatibility.md
+    "disk_full": (ErrorCode.OutOfDiskSpace, "{}"),
 }
 
 
@@ -71,6 +75,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if saved is None:
             ctx.deadline = deadline_from(cmd)
         try:
+            if writes_data(cmd) and getattr(ctx.engine, "fsync_locked", False):
+                ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
             reply = _run(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved
@@ -78,6 +84,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         return reply
     except CommandError as exc:
         return exc.to_reply()
+    except ErrmsgOnlyFailure as exc:
+        return {"ok": 0.0, "errmsg": exc.errmsg}
     except StorageError as exc:
         code, fmt = _STORAGE_CODES[exc.kind]
         return CommandError(code, fmt.format(exc.message)).to_reply()

@@ -4,6 +4,15 @@ from __future__ import annotations
 from bson.int64 import Int64
 
 
+class ErrmsgOnlyFailure(Exception):
+    """A failure mongod reports with `{ok: 0, errmsg}` and no code: its legacy "errmsg" commands
+    (e.g. fsyncUnlock when not locked). dispatch turns it into exactly that reply."""
+
+    def __init__(self, errmsg: str) -> None:
+        super().__init__(errmsg)
+        self.errmsg = errmsg
+
+
 def cursor_reply(cursor_id: int, ns: str, batch: list, first: bool) -> dict:
     """{cursor: {firstBatch | nextBatch, id, ns}} as mongod answers find/aggregate/getMore."""
     key = "firstBatch" if first else "nextBatch"

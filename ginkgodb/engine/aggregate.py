@@ -105,6 +105,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     out_stage = None
     if pipeline and _stage_name(pipeline[-1]) in ("$out", "$merge"):
         out_stage, pipeline = pipeline[-1], pipeline[:-1]
+        out_target(db, out_stage)  # a forbidden target fails before any document is read
     first = _stage_name(pipeline[0]) if pipeline else None
     if sources and first in sources:
         source = iter(sources[first](pipeline[0][first]))
@@ -167,19 +168,41 @@ def _coll_stats(engine, db: str, coll: Optional[str], spec: dict) -> dict:
     return out
 
 
-def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
-    """$out replaces the target collection's documents; $merge combines by `on` (default _id)."""
+_INTERNAL_DATABASES = frozenset({"admin", "config", "local"})
+
+
+def out_target(db: str, stage: dict) -> tuple[str, str]:
+    """The (database, collection) a $out or $merge stage writes to, refused as mongod refuses it
+    when it is a system collection or an internal database (checked before the pipeline runs)."""
     name, spec = next(iter(stage.items()))
     target_db, target = db, spec
-    options: dict = {}
     if isinstance(spec, dict):
-        options = spec
         target_db = spec.get("db", db)
         target = spec.get("coll") if name == "$out" else spec.get("into")
         if isinstance(target, dict):
             target_db, target = target.get("db", db), target.get("coll")
     if not isinstance(target, str):
         raise CommandError(ErrorCode.FailedToParse, f"{name} requires a target collection name")
+    if name == "$out":
+        if target.startswith("system."):
+            raise CommandError(ErrorCode.OutToSpecialCollection, f"Can't $out to special collection: {target}")
+        if target_db in _INTERNAL_DATABASES:
+            raise CommandError(ErrorCode.OutToInternalDatabase, f"Can't $out to internal database: {target_db}")
+    else:
+        if target.startswith("system."):
+            raise CommandError(ErrorCode.MergeToSpecialCollection,
+                               f"Cannot $merge to special collection: {target}")
+        if target_db in _INTERNAL_DATABASES:
+            raise CommandError(ErrorCode.MergeToInternalDatabase,
+                               f"Cannot $merge to internal database: {target_db}")
+    return target_db, target
+
+
+def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
+    """$out replaces the target collection's documents; $merge combines by `on` (default _id)."""
+    name, spec = next(iter(stage.items()))
+    options: dict = spec if isinstance(spec, dict) else {}
+    target_db, target = out_target(db, stage)
     results = list(docs)
     with engine.write() as batch:
         state = ensure_collection(batch, target_db, target)

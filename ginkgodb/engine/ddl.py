@@ -20,7 +20,7 @@ from .catalog import CollectionMeta, IndexMeta
 from .collection import Collection
 from .index_specs import comparable_options, find_index, normalize_spec
 from .names import check_collection_name, check_db_name
-from .views import refuse_write
+from .views import check_view_graph, refuse_write
 
 ID_INDEX_KEY = {"_id": 1}
 MAX_INDEXES = 64
@@ -33,6 +33,8 @@ def create_collection(batch: WriteBatch, db: str, name: str, options: Optional[d
     if batch.catalog.get(db, name) is not None:
         raise CommandError(ErrorCode.NamespaceExists, f"Collection {db}.{name} already exists.")
     options = dict(options or {})
+    if "viewOn" in options:
+        check_view_graph(batch.catalog, db, name, options)
     indexes: tuple = ()
     coll_id = batch.alloc_id()
     if "viewOn" not in options:  # a view has no data and no indexes
@@ -86,7 +88,10 @@ def rename_collection(batch: WriteBatch, meta: CollectionMeta, to_db: str, to_na
 
 def modify_collection(batch: WriteBatch, meta: CollectionMeta, options: dict,
                       indexes: Optional[list] = None) -> CollectionMeta:
-    """collMod: new options merged in, index entries replaced (a new catalog entry)."""
+    """collMod: new options merged in, index entries replaced (a new catalog entry); a view's
+    new definition must not close a cycle."""
+    if "viewOn" in meta.options and ("viewOn" in options or "pipeline" in options):
+        check_view_graph(batch.catalog, meta.db, meta.name, {**meta.options, **options})
     changed = meta.evolve(options={**meta.options, **options},
                           indexes=indexes if indexes is not None else meta.indexes)
     batch.save_meta(changed, "collMod", options=options)

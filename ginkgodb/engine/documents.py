@@ -14,6 +14,39 @@ from ..bsonutil.types import Undefined
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE
 
+#: nesting levels a stored document may have (mongod's BSONDepth::getMaxDepthForUserStorage)
+MAX_USER_DEPTH = 100
+#: no BSON shorter than this can nest MAX_USER_DEPTH containers (7 bytes per level at least)
+_SHALLOW_BELOW = 5 + 7 * MAX_USER_DEPTH
+
+
+def _too_deep(doc: Mapping, *, for_update: bool) -> bool:
+    """mongod's two rules, counting the document itself as level 1: an insert refuses an object
+    or array element at level 100 (descending into it would pass the limit); an update's storage
+    validation refuses any element at level 101 (so an empty object there still passes)."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        container, level = stack.pop()
+        values = container.values() if isinstance(container, Mapping) else container
+        for value in values:
+            if for_update and level > MAX_USER_DEPTH:
+                return True
+            if isinstance(value, (Mapping, list)):
+                if not for_update and level >= MAX_USER_DEPTH:
+                    return True
+                stack.append((value, level + 1))
+    return False
+
+
+def check_depth(doc: Mapping, raw_size: int, *, for_update: bool = False) -> None:
+    """Overflow (15) with mongod's message for a document nested deeper than 100 levels."""
+    if raw_size < _SHALLOW_BELOW or not _too_deep(doc, for_update=for_update):
+        return
+    if for_update:
+        raise CommandError(ErrorCode.Overflow, f"Document exceeds maximum nesting depth of {MAX_USER_DEPTH}")
+    raise CommandError(ErrorCode.Overflow,
+                       f"cannot insert document because it exceeds {MAX_USER_DEPTH} levels of nesting")
+
 
 def as_dict(doc: Any) -> dict:
     """A decoded dict for any document-like input (RawBSONDocument decodes once)."""
@@ -44,14 +77,16 @@ def _check_no_dollar(value: Mapping) -> None:
             _check_no_dollar(sub)
 
 
-def prepare_insert(doc: Any) -> tuple[dict, bytes]:
-    """(decoded document with `_id` first, its BSON) ready to store; raises CommandError."""
+def prepare_insert(doc: Any, *, upsert: bool = False) -> tuple[dict, bytes]:
+    """(decoded document with `_id` first, its BSON) ready to store; raises CommandError. An
+    upsert's document is checked as an update's result (mongod validates it that way)."""
     if isinstance(doc, RawBSONDocument):
         raw = bytes(doc.raw)
         d = bson.decode(raw)
         if d and next(iter(d)) == "_id":
             check_id(d["_id"])
             _check_size(len(raw))
+            check_depth(d, len(raw), for_update=upsert)
             return d, raw
     else:
         d = doc if type(doc) is dict else dict(doc)
@@ -63,6 +98,7 @@ def prepare_insert(doc: Any) -> tuple[dict, bytes]:
         d = {"_id": ObjectId(), **d}
     raw = bson.encode(d)
     _check_size(len(raw))
+    check_depth(d, len(raw), for_update=upsert)
     return d, raw
 
 
@@ -77,4 +113,5 @@ def encode_updated(doc: dict) -> bytes:
     if len(raw) > MAX_BSON_OBJECT_SIZE:
         raise CommandError(ErrorCode.UpdatedDocumentTooLarge,
                            f"Resulting document after update is larger than {MAX_BSON_OBJECT_SIZE}")
+    check_depth(doc, len(raw), for_update=True)
     return raw

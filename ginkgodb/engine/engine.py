@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Optional, Protocol
 
@@ -70,7 +70,9 @@ class Engine(EngineOperations):
         self.sessions = SessionCatalog(self)
         self._recent: dict[int, Catalog] = {}
         self._closed = False
-        with kv.writer() as txn:
+        self._fsync_locks = 0
+        self._unlocked = threading.Condition()
+        with kv.writer(reclaims=True) as txn:  # opening must work on a full disk (reads do)
             if txn.get(layout.META_FORMAT) is None:
                 txn.put(layout.META_FORMAT, layout.pack_u64(layout.FORMAT_VERSION))
             self._publish(Catalog.load(txn))
@@ -130,40 +132,93 @@ class Engine(EngineOperations):
         snapshot per batch."""
         return ChunkedReader(self, txn)
 
+    # ------------------------------------------------------------------ fsyncLock
+    @property
+    def fsync_locked(self) -> bool:
+        return self._fsync_locks > 0
+
+    def fsync_lock(self) -> int:
+        """fsync with lock: block every later write, wait for the one in flight, flush; returns
+        the lock count (each lock needs its own unlock, as in mongod)."""
+        with self._unlocked:
+            self._fsync_locks += 1
+            count = self._fsync_locks
+        with self.lock:  # the batch in flight, if any, commits first
+            self.kv.sync()
+        return count
+
+    def fsync_unlock(self) -> Optional[int]:
+        """The lock count left after one unlock, or None when not locked."""
+        with self._unlocked:
+            if not self._fsync_locks:
+                return None
+            self._fsync_locks -= 1
+            if not self._fsync_locks:
+                self._unlocked.notify_all()
+            return self._fsync_locks
+
+    def wait_writable(self, check: Optional[Callable[[], None]] = None) -> None:
+        """Wait while fsync-locked; `check` (an operation's interrupt check) may raise meanwhile."""
+        with self._unlocked:
+            while self._fsync_locks and not self._closed:
+                if check is not None:
+                    check()
+                self._unlocked.wait(0.05)
+
+    def _acquire_for_write(self) -> None:
+        """The engine lock, once no fsync lock holds writes back (checked again under the lock:
+        fsync_lock takes it to wait for the writer in flight)."""
+        while True:
+            if self._fsync_locks:
+                self.wait_writable()
+            self.lock.acquire()
+            if not self._fsync_locks or self._closed:
+                return
+            self.lock.release()
+
     # ------------------------------------------------------------------ writes
     @contextmanager
-    def write(self) -> Iterator[WriteBatch]:
+    def write(self, reclaims: bool = False) -> Iterator[WriteBatch]:
         """A write batch under the engine lock, committed when the block ends without error and
-        rolled back, leaving no trace, when it raises."""
-        with self.lock:
-            txn = self.kv.writer()
-            batch: Optional[WriteBatch] = None
-            try:
-                catalog = self.catalog_for(txn)
-                if catalog is not self._published:  # another process changed the catalog
-                    self._publish(catalog)
-                batch = WriteBatch(txn, catalog, self.conflicts)
-                yield batch
-                if batch.ops:
-                    batch.commit_ts = self.clock.tick()
-                batch.prepare()
-                for observer in self.observers:
-                    observer.before_commit(batch)
-                if batch.catalog_changed:
-                    # known before the commit: a reader whose snapshot already holds the new
-                    # generation finds its catalog here (never a half-published state)
-                    self._recent[batch.catalog.gen] = batch.catalog.freeze()
-                txn.commit()
-            except BaseException:
-                txn.abort()
-                if batch is not None and batch.catalog_changed:
-                    self._recent.pop(batch.catalog.gen, None)
-                raise
-            self.conflicts.committed(batch.claims)
-            if batch.catalog_changed:
-                self._publish(batch.catalog)
+        rolled back, leaving no trace, when it raises. `reclaims`: the batch only deletes
+        (documents, collections, indexes), so storage runs it even when the disk is full.
+        While fsync-locked, writes wait for the unlock."""
+        self._acquire_for_write()
+        try:
+            yield from self._write_locked(reclaims)
+        finally:
+            self.lock.release()
+
+    def _write_locked(self, reclaims: bool) -> Iterator[WriteBatch]:
+        """The batch itself, under the engine lock."""
+        txn = self.kv.writer(reclaims=reclaims)
+        batch: Optional[WriteBatch] = None
+        try:
+            catalog = self.catalog_for(txn)
+            if catalog is not self._published:  # another process changed the catalog
+                self._publish(catalog)
+            batch = WriteBatch(txn, catalog, self.conflicts)
+            yield batch
+            if batch.ops:
+                batch.commit_ts = self.clock.tick()
+            batch.prepare()
             for observer in self.observers:
-                observer.after_commit(batch)
+                observer.before_commit(batch)
+            if batch.catalog_changed:
+                # known before the commit: a reader whose snapshot already holds the new
+                # generation finds its catalog here (never a half-published state)
+                self._recent[batch.catalog.gen] = batch.catalog.freeze()
+            txn.commit()
+        except BaseException:
+            txn.abort()
+            if batch is not None and batch.catalog_changed:
+                self._recent.pop(batch.catalog.gen, None)
+            raise
+        self.conflicts.committed(batch.claims)
+        if batch.catalog_changed:
+            self._publish(batch.catalog)
+        for observer in self.observers:
+            observer.after_commit(batch)
 
     def reserve_rids(self, coll_id: int, n: int) -> int:
         """Advance a collection's persisted record-id counter by `n` (a transaction's range)."""
@@ -180,6 +235,8 @@ class Engine(EngineOperations):
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            with self._unlocked:
+                self._unlocked.notify_all()  # writers held by an fsync lock give up
             if self._ttl is not None:
                 self._ttl.stop()
             self.sessions.stop()

@@ -35,3 +35,14 @@ def check_collection_name(db: str, coll: object, *, for_create: bool = False) ->
 
 
 _ALLOWED_SYSTEM = {"system.js", "system.views", "system.profile", "system.buckets", "system.users"}
+
+
+#: collections that user writes never touch directly (mongod's userAllowedWriteNS)
+_NOT_WRITABLE = frozenset({"system.views", "system.profile"})
+
+
+def check_writable(db: str, coll: str) -> None:
+    """73 InvalidNamespace for insert/update/delete/findAndModify on system.views or
+    system.profile (views change through create/collMod/drop, the profile through profiling)."""
+    if coll in _NOT_WRITABLE:
+        raise CommandError(ErrorCode.InvalidNamespace, f"cannot write to {db}.{coll}")

@@ -75,7 +75,7 @@ class EngineOperations(abc.ABC):
     def catalog(self) -> Catalog: ...
 
     @abc.abstractmethod
-    def write(self) -> AbstractContextManager[WriteBatch]: ...
+    def write(self, reclaims: bool = False) -> AbstractContextManager[WriteBatch]: ...
 
     @abc.abstractmethod
     def reader(self, txn: Any = None) -> ChunkedReader: ...
@@ -88,13 +88,13 @@ class EngineOperations(abc.ABC):
     @waits_for_transactions
     def drop_collection(self, db: str, name: str) -> Optional[int]:
         """The number of indexes it had, or None when there was no such collection."""
-        with self.write() as batch:
+        with self.write(reclaims=True) as batch:
             meta = batch.catalog.get(db, name)
             return None if meta is None else ddl.drop_collection(batch, meta)
 
     @waits_for_transactions
     def drop_database(self, db: str) -> None:
-        with self.write() as batch:
+        with self.write(reclaims=True) as batch:
             for meta in batch.catalog.in_db(db):
                 ddl.drop_collection(batch, meta)
 
@@ -132,7 +132,7 @@ class EngineOperations(abc.ABC):
 
     @waits_for_transactions
     def drop_indexes(self, db: str, name: str, which: Any) -> int:
-        with self.write() as batch:
+        with self.write(reclaims=True) as batch:
             coll = batch.collection(db, name)
             if coll is None:
                 from ..errors import CommandError, ErrorCode

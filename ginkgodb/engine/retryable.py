@@ -64,8 +64,8 @@ class RetryableView(EngineOperations):
         return self._engine.reader(txn)
 
     @contextmanager
-    def write(self) -> Iterator[WriteBatch]:
-        with self._engine.write() as batch:
+    def write(self, reclaims: bool = False) -> Iterator[WriteBatch]:
+        with self._engine.write(reclaims) as batch:
             batch.txn_info = {"lsid": self._lsid, "txnNumber": Int64(self._txn_number)}
             yield batch
             if batch.result is not None:

@@ -204,7 +204,7 @@ class TransactionView(EngineOperations):
         return self.txn.catalog.collection(db, name)
 
     @contextmanager
-    def write(self) -> Iterator[WriteBatch]:
+    def write(self, reclaims: bool = False) -> Iterator[WriteBatch]:
         txn = self.txn
         if not txn.open:
             raise CommandError(ErrorCode.NoSuchTransaction, "the transaction is no longer open",

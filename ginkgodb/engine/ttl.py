@@ -36,7 +36,7 @@ def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
     deleted = 0
     for meta, ix in list(_ttl_indexes(engine)):
         cutoff = now - datetime.timedelta(seconds=float(ix.options["expireAfterSeconds"]))
-        with engine.write() as batch:
+        with engine.write(reclaims=True) as batch:
             txn = batch.txn
             state = batch.collection(meta.db, meta.name)
             if state is None or state.index(ix.name) is None:

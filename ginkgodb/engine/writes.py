@@ -20,6 +20,7 @@ from ..query.update import compile_update
 from . import plan_builder as Q
 from .ddl import ensure_collection
 from .documents import prepare_insert
+from .names import check_writable
 from .records import delete_record, insert_record, update_record
 from .views import refuse_write
 
@@ -45,6 +46,7 @@ def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], 
 
 
 def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validate=None) -> WriteOutcome:
+    check_writable(db, coll)
     out = WriteOutcome()
     with engine.write() as batch:
         batch.result = out
@@ -77,6 +79,7 @@ class UpdateStatement:
 
 def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordered: bool = True,
            validate=None) -> WriteOutcome:
+    check_writable(db, coll)
     out = WriteOutcome()
     with engine.write() as batch:
         batch.result = out
@@ -145,7 +148,7 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
             return 0, 0, ABSENT
         state = ensure_collection(batch, db, coll)
         new = _upsert_document(plan, st.q)
-        d, raw = prepare_insert(new)
+        d, raw = prepare_insert(new, upsert=True)
         if validate is not None:
             validate(state, d, None)
         insert_record(batch, state, d, raw)
@@ -178,8 +181,9 @@ class DeleteStatement:
 
 
 def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordered: bool = True) -> WriteOutcome:
+    check_writable(db, coll)
     out = WriteOutcome()
-    with engine.write() as batch:
+    with engine.write(reclaims=True) as batch:
         batch.result = out
         refuse_write(batch.collection(db, coll))
 
@@ -220,9 +224,10 @@ class FindAndModifyRequest:
 
 def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, validate=None) -> dict:
     """The findAndModify reply body: {lastErrorObject, value}."""
+    check_writable(db, coll)
     plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
                                                   variables=req.variables)
-    with engine.write() as batch:
+    with engine.write(reclaims=req.remove) as batch:
         batch.result = body = _find_and_modify_in(engine, batch, db, coll, req, plan, validate)
     return body
 
@@ -238,7 +243,7 @@ def _find_and_modify_in(engine, batch, db: str, coll: str, req: FindAndModifyReq
         if req.remove or not req.upsert:
             return {"lastErrorObject": {"n": 0, "updatedExisting": False}, "value": None}
         state = ensure_collection(batch, db, coll)
-        d, raw = prepare_insert(_upsert_document(plan, req.query))
+        d, raw = prepare_insert(_upsert_document(plan, req.query), upsert=True)
         if validate is not None:
             validate(state, d, None)
         insert_record(batch, state, d, raw)

@@ -8,8 +8,14 @@ DEFAULT_PORT = 27017
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_DBPATH = "./ginkgo-data"
 DEFAULT_SLOW_MS = 100
-#: mongod's default --maxConns ceiling reported as connections.available
+#: mongod's default --maxConns; the effective limit is also capped at 80% of the open-file limit
 DEFAULT_MAX_CONNECTIONS = 1_000_000
+#: received, unanswered request bytes one connection may have buffered before the server stops
+#: reading from it (a single larger message may still complete: it is capped by the codec at
+#: maxMessageSizeBytes)
+DEFAULT_MAX_PIPELINED_BYTES = 16 * 1024 * 1024
+#: space kept preallocated past the data so that deletes and drops run on a full disk
+DEFAULT_DISK_RESERVE_MB = 16
 
 
 @dataclass(frozen=True)
@@ -21,13 +27,19 @@ class ServerConfig:
     slow_ms: int = DEFAULT_SLOW_MS
     quiet: bool = False
     workers: int = 16                        # threads running commands off the event loop
-    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_connections: int = DEFAULT_MAX_CONNECTIONS   # --maxConns
+    max_pipelined_bytes: int = DEFAULT_MAX_PIPELINED_BYTES
+    disk_reserve_mb: int = DEFAULT_DISK_RESERVE_MB   # --diskReserveMB (LMDB only)
     shutdown_grace: float = 15.0             # seconds in-flight commands get on shutdown
     argv: tuple[str, ...] = field(default=())
 
     @property
     def in_memory(self) -> bool:
         return self.dbpath is None
+
+    def storage_options(self) -> dict[str, Any]:
+        """Keyword arguments for Engine.open."""
+        return {} if self.in_memory else {"reserve_bytes": self.disk_reserve_mb * 1024 * 1024}
 
     def parsed_options(self) -> dict[str, Any]:
         """getCmdLineOpts' `parsed`, in mongod's option tree."""

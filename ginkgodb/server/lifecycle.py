@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import resource
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
-from ..commands import PARAMETERS
-from .config import ServerConfig
+from ..commands import PARAMETERS, writes_data
+from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
 from .logs import RecentLines, event
 from .protocol import ConnectionProtocol
 from .state import ServerState
@@ -24,13 +25,36 @@ from .state import ServerState
 #: CPU-bound command in a worker hold the event loop's ping replies to ~20 ms each (several
 #: hand-overs per round trip); at 1 ms they take ~2 ms (measured, tests/unit/server)
 GIL_SWITCH_INTERVAL = 0.001
+#: mongod keeps a fifth of the open-file limit for files and listeners: connections get 80%
+_FD_SHARE_FOR_CONNECTIONS = 0.8
+#: how often writes held by an fsync lock look again (seconds)
+_HELD_POLL = 0.05
+
+
+def supported_connections(requested: int) -> int:
+    """mongod's rule: at most `requested`, and at most 80% of the soft open-file limit (a
+    connection past that would fail in accept() instead of being refused cleanly)."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        return requested
+    if soft == resource.RLIM_INFINITY:
+        return requested
+    return max(1, min(requested, int(soft * _FD_SHARE_FOR_CONNECTIONS)))
 
 
 class Server:
     def __init__(self, config: ServerConfig, engine: Any, recent_log: Optional[RecentLines] = None) -> None:
         self.config = config
         self.engine = engine
-        self.state = ServerState(config, recent_log)
+        self.max_connections = supported_connections(config.max_connections)
+        self.state = ServerState(config, recent_log, self.max_connections)
+        self._refusing = False  # within an episode of refused connections (logged once)
+        self.state.on_shutdown_request = self._shutdown_requested
+        self._grace = config.shutdown_grace
+        #: writes that arrived while fsync-locked: held here, not in a worker thread, so that
+        #: reads keep every worker (mongod's writers wait on its global lock the same way)
+        self._held: list[tuple[ConnectionProtocol, Any]] = []
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="ginkgodb-cmd")
         self.connections: set[ConnectionProtocol] = set()
         self.port: Optional[int] = None
@@ -43,17 +67,66 @@ class Server:
     def quiet(self) -> bool:
         return self.config.quiet or bool(PARAMETERS.value("quiet"))
 
+    @property
+    def max_pipelined_bytes(self) -> int:
+        return self.config.max_pipelined_bytes
+
+    # -- writes held back by an fsync lock (event-loop thread) ------------------------------------
+    def holds_back(self, conn: ConnectionProtocol, job: Any) -> bool:
+        """Keep a write off the workers while the engine is fsync-locked; True when held."""
+        if not (getattr(self.engine, "fsync_locked", False) and writes_data(job.request.command)):
+            return False
+        if not self._held and self._loop is not None:
+            self._loop.call_later(_HELD_POLL, self._release_held)
+        self._held.append((conn, job))
+        return True
+
+    def _release_held(self) -> None:
+        """Hand held writes to the workers once unlocked, or once their operation was killed or
+        timed out (dispatch then answers 11601/50 at once)."""
+        now = time.monotonic()
+        locked = getattr(self.engine, "fsync_locked", False)
+        keep = []
+        for conn, job in self._held:
+            ctx = job.ctx
+            if not locked or ctx.killed or conn.closed or (ctx.deadline is not None and now > ctx.deadline):
+                conn.submit(job)
+            else:
+                keep.append((conn, job))
+        self._held = keep
+        if keep and self._loop is not None:
+            self._loop.call_later(_HELD_POLL, self._release_held)
+
+    def _shutdown_requested(self, timeout_secs: float) -> None:
+        """The shutdown command: stop as on SIGTERM, with its own grace for in-flight work."""
+        self._grace = timeout_secs
+        event(logging.INFO, "COMMAND", 4695400, "conn", "Terminating via shutdown command",
+              timeoutSecs=timeout_secs)
+        self.request_stop()
+
     # -- connections (event-loop thread) -----------------------------------------------------
-    def connection_opened(self, conn: ConnectionProtocol) -> int:
+    def connection_opened(self, conn: ConnectionProtocol) -> Optional[int]:
+        """The new connection's id, or None when it is over the limit and must be closed."""
+        state = self.state
+        if state.current_connections >= self.max_connections:
+            state.rejected_connections += 1
+            if not self._refusing:
+                self._refusing = True
+                event(logging.INFO, "NETWORK", 22942, "listener",
+                      "Connection refused because there are too many open connections",
+                      connectionCount=state.current_connections + 1, limit=self.max_connections)
+            return None
         self.connections.add(conn)
-        self.state.current_connections += 1
-        self.state.total_connections += 1
+        state.current_connections += 1
+        state.total_connections += 1
         return next(self._connection_ids)
 
     def connection_closed(self, conn: ConnectionProtocol) -> None:
         if conn in self.connections:
             self.connections.discard(conn)
             self.state.current_connections -= 1
+            if self._refusing and self.state.current_connections < self.max_connections * 0.9:
+                self._refusing = False  # the episode is over: the next refusal is logged again
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> int:
@@ -71,6 +144,10 @@ class Server:
             event(logging.INFO, "NETWORK", 23015, "listener", "Listening on", address=host)
         self.port = port
         self.state.set_port(port)
+        requested = self.config.max_connections
+        if self.max_connections < requested and requested != DEFAULT_MAX_CONNECTIONS:
+            event(logging.WARNING, "NETWORK", 22941, "listener", "--maxConns too high, can only handle",
+                  limit=self.max_connections)
         event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port, ssl="off")
         return port
 
@@ -89,7 +166,7 @@ class Server:
         self.state.shutting_down = True
         for listener in self._listeners:
             listener.close()
-        await self._drain(self.config.shutdown_grace)
+        await self._drain(self._grace)
         if self.state.ops_in_flight:
             self.state.kill_all()  # InterruptedAtShutdown-style: the engine stops at its next check
             await self._drain(5.0)

@@ -46,7 +46,7 @@ def run(config: ServerConfig) -> int:
 def _open_engine(config: ServerConfig):
     from ..engine import Engine
     try:
-        return Engine.open(config.dbpath)
+        return Engine.open(config.dbpath, **config.storage_options())
     except StorageError as exc:
         if exc.kind == "locked":
             why = (f"DBPathInUse: Unable to lock the data directory {config.dbpath}: another ginkgodb "

@@ -1,8 +1,11 @@
 """One client connection: an asyncio.Protocol with manual framing around the wire codec.
 
 Requests on a connection run one at a time and in order (MongoDB's contract); while one runs
-in a worker thread, later bytes are buffered (reading pauses past a high-water mark). Writes
-that the peer does not drain also pause request processing.
+in a worker thread, later bytes are buffered. What one connection may make the server hold is
+bounded: reading pauses once the buffer holds more than `max_pipelined_bytes` of received,
+unanswered requests, or more than the first message's own declared length when that is larger
+(the codec refuses lengths above maxMessageSizeBytes, so a partial frame can never grow past
+48,000,000 bytes). Writes that the peer does not drain also pause request processing.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from typing import Any, Optional, Protocol
 
 from ..commands import CommandContext, deadline_from, runs_inline
 from ..errors import CommandError, code_name
+from ..limits import MAX_MESSAGE_SIZE
 from ..wire import ProtocolError, Request, WireConnection
 from .executor import _HANDSHAKE, Job, slow_op_log
 from .logs import event
@@ -31,10 +35,12 @@ class ConnectionOwner(Protocol):
     @property
     def quiet(self) -> bool: ...
 
-    def connection_opened(self, conn: ConnectionProtocol) -> int: ...
-    def connection_closed(self, conn: ConnectionProtocol) -> None: ...
+    @property
+    def max_pipelined_bytes(self) -> int: ...
 
-_HIGH_WATER = 64 * 1024 * 1024  # buffered request bytes before reading pauses
+    def connection_opened(self, conn: ConnectionProtocol) -> Optional[int]: ...
+    def holds_back(self, conn: ConnectionProtocol, job: Job) -> bool: ...
+    def connection_closed(self, conn: ConnectionProtocol) -> None: ...
 
 
 class ConnectionProtocol(asyncio.Protocol):
@@ -61,13 +67,20 @@ class ConnectionProtocol(asyncio.Protocol):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         peer = transport.get_extra_info("peername")
         self.remote = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        self.connection_id = self.server.connection_opened(self)
+        connection_id = self.server.connection_opened(self)
+        if connection_id is None:  # over --maxConns: closed at once, as mongod does
+            self.closed = True
+            transport.close()
+            return
+        self.connection_id = connection_id
         if not self.server.quiet:
             event(logging.INFO, "NETWORK", 22943, "listener", "Connection accepted",
                   remote=self.remote, uuid={"uuid": {"$uuid": self.uuid}},
                   connectionId=self.connection_id, connectionCount=self.state.current_connections)
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
+        if not self.connection_id:  # refused over the connection limit: it never counted
+            return
         self.closed = True
         if self.job is not None:  # the client left: stop its operation at the next check
             self.job.ctx.killed = True
@@ -78,6 +91,8 @@ class ConnectionProtocol(asyncio.Protocol):
                   connectionId=self.connection_id, connectionCount=self.state.current_connections)
 
     def data_received(self, data: bytes) -> None:
+        if self.closed:
+            return
         self.state.bytes_in += len(data)
         self.wire.receive_data(data)
         self._pump()
@@ -137,6 +152,11 @@ class ConnectionProtocol(asyncio.Protocol):
             self._finish(job, job.run())
             return
         self.job = job
+        if not self.server.holds_back(self, job):
+            self.submit(job)
+
+    def submit(self, job: Job) -> None:
+        """Run this connection's current request in a worker thread."""
         self.server.pool.submit(self._run_in_worker, job, asyncio.get_running_loop())
 
     def _run_in_worker(self, job: Job, loop: asyncio.AbstractEventLoop) -> None:
@@ -168,6 +188,9 @@ class ConnectionProtocol(asyncio.Protocol):
             self.state.end_op(job.op)
         if job.request.name in _HANDSHAKE and job.reply_ok and self.client_metadata is None:
             self._remember_client(job.request.command.get("client"))
+        if job.request.name == "shutdown" and job.reply_ok:
+            self.close()  # as mongod: the server goes away before it answers
+            return
         self._send(out)
         slow_op_log(job)
 
@@ -183,14 +206,21 @@ class ConnectionProtocol(asyncio.Protocol):
             self.state.bytes_out += len(out)
             self.transport.write(out)
 
+    def _read_limit(self) -> int:
+        """Buffered bytes past which reading pauses: the pipelining allowance, or the first
+        message's declared length when it is larger (that message must be able to complete)."""
+        return max(self.server.max_pipelined_bytes, min(self.wire.head_length, MAX_MESSAGE_SIZE))
+
     def _flow_control(self) -> None:
         if self.transport is None or self.closed:
             return
-        if not self._read_paused and self.wire.buffered > _HIGH_WATER:
-            self.transport.pause_reading()
-            self._read_paused = True
-        elif self._read_paused and self.wire.buffered <= _HIGH_WATER // 2:
-            self.transport.resume_reading()
+        buffered, limit = self.wire.buffered, self._read_limit()
+        if not self._read_paused:
+            if buffered > limit:  # the first message is whole: the buffer drains without reading
+                self.transport.pause_reading()
+                self._read_paused = True
+        elif buffered <= limit // 2 or buffered < self.wire.head_length:
+            self.transport.resume_reading()  # drained, or the next message needs more bytes
             self._read_paused = False
 
     def close(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
 from ..commands import OpInfo
@@ -26,8 +26,10 @@ _READ_COUNTERS = {"find": "query", "getMore": "getmore"}
 class ServerState:
     """Implements commands.ServerView for the wire server."""
 
-    def __init__(self, config: ServerConfig, recent_log: Optional[RecentLines] = None) -> None:
+    def __init__(self, config: ServerConfig, recent_log: Optional[RecentLines] = None,
+                 max_connections: Optional[int] = None) -> None:
         self.config = config
+        self.max_connections = config.max_connections if max_connections is None else max_connections
         self.started = time.time()
         self.host = f"{socket.gethostname()}:{config.port}"
         self.compressors: tuple[str, ...] = SUPPORTED_COMPRESSORS
@@ -37,6 +39,7 @@ class ServerState:
         self.startup_warnings: list[str] = []
         self.current_connections = 0
         self.total_connections = 0
+        self.rejected_connections = 0
         self.bytes_in = 0
         self.bytes_out = 0
         self.requests = 0
@@ -44,6 +47,8 @@ class ServerState:
         self._ops: dict[int, OpInfo] = {}
         self._opids = itertools.count(1)
         self.shutting_down = False
+        #: set by the Server: stop cleanly, giving in-flight operations this many seconds
+        self.on_shutdown_request: Optional[Callable[[float], None]] = None
 
     def set_port(self, port: int) -> None:
         """The port actually bound (differs from the config when it asked for port 0)."""
@@ -54,8 +59,9 @@ class ServerState:
     def connection_stats(self) -> dict[str, Any]:
         active = len({op.connection_id for op in list(self._ops.values())})
         return {"current": self.current_connections,
-                "available": max(self.config.max_connections - self.current_connections, 0),
-                "totalCreated": self.total_connections, "rejected": 0, "active": active}
+                "available": max(self.max_connections - self.current_connections, 0),
+                "totalCreated": self.total_connections, "rejected": self.rejected_connections,
+                "active": active}
 
     def opcounters(self) -> dict[str, int]:
         return dict(self._opcounters)
@@ -73,6 +79,10 @@ class ServerState:
             return False
         op.ctx.killed = True
         return True
+
+    def request_shutdown(self, timeout_secs: float) -> None:
+        if self.on_shutdown_request is not None:
+            self.on_shutdown_request(timeout_secs)
 
     def log_lines(self, name: str) -> Optional[list[str]]:
         if name == "startupWarnings":

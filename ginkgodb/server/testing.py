@@ -42,8 +42,9 @@ def _thread_server(path: Optional[str], options: dict[str, Any]) -> Iterator[int
     from ..engine import Engine
     from .lifecycle import Server
 
-    engine = Engine.open(path)
-    server = Server(ServerConfig(port=0, bind=(HOST,), dbpath=path, **options), engine)
+    config = ServerConfig(port=0, bind=(HOST,), dbpath=path, **options)
+    engine = Engine.open(path, **config.storage_options())
+    server = Server(config, engine)
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     failure: list[BaseException] = []

@@ -119,8 +119,14 @@ class KVEngine(abc.ABC):
     def snapshot(self) -> Snapshot: ...
 
     @abc.abstractmethod
-    def writer(self) -> Txn:
-        """The write transaction (blocks while another one is open)."""
+    def writer(self, reclaims: bool = False) -> Txn:
+        """The write transaction (blocks while another one is open). `reclaims`: the caller only
+        deletes (documents, collections, indexes), so it runs even when the disk is full."""
+
+    @property
+    def disk_full(self) -> bool:
+        """Within a low-space episode (only engines with a disk have them)."""
+        return False
 
     def begin(self, write: bool = False) -> Snapshot:
         """A write transaction, or a snapshot (kept for callers that choose at run time)."""

@@ -6,7 +6,12 @@ reaches the file through write(2) before it is acknowledged; it survives the dea
 explicit `sync()` (a `j: true` write) has run. LMDB keeps its copy-on-write B+tree consistent
 either way: a crash loses at most unsynced transactions, never half of one.
 
-A lock file keeps a second process off the same directory with a clear error.
+One process per data directory: the process holds an exclusive flock(2) on `data.mdb` itself
+for as long as the environment is open. Unlike a separate lock file, it cannot be removed from
+under a running server: deleting `ginkgodb.lock` (still locked too, for older versions) lets no
+second server in. A BSD lock belongs to our own open file description, so LMDB opening and
+closing its own descriptors of the same file never releases it (POSIX fcntl locks would be).
+Files are created owner-only (0600, the directory 0700), as mongod does.
 """
 from __future__ import annotations
 
@@ -19,9 +24,13 @@ from typing import Any, Optional
 import lmdb
 
 from ..errors import StorageError
+from .disk_space import DEFAULT_RESERVE, Headroom, is_disk_error
 from .kv import KVEngine, Snapshot, Txn
 
 LOCK_FILE = "ginkgodb.lock"
+DATA_FILE = "data.mdb"
+FILE_MODE = 0o600
+DIR_MODE = 0o700
 DEFAULT_MAP_SIZE = 1 << 37  # address space reserved, not disk used: the file grows as needed
 MAX_KEY_SIZE = 511  # LMDB's compiled-in limit
 
@@ -91,6 +100,8 @@ class LmdbTxn(_LmdbReads, Txn):
             raise StorageError("map_full", "data file reached its maximum size") from exc
         except lmdb.BadValsizeError as exc:
             raise StorageError("io", f"key of {len(key)} bytes exceeds the storage limit") from exc
+        except lmdb.Error as exc:  # a large transaction spilling pages onto a full disk
+            raise self._engine._headroom.commit_failed(exc) from exc
 
     def put_many(self, pairs) -> None:
         try:
@@ -99,15 +110,24 @@ class LmdbTxn(_LmdbReads, Txn):
             raise StorageError("map_full", "data file reached its maximum size") from exc
         except lmdb.BadValsizeError as exc:
             raise StorageError("io", "a key exceeds the storage limit") from exc
+        except lmdb.Error as exc:
+            raise self._engine._headroom.commit_failed(exc) from exc
 
     def delete(self, key: bytes) -> bool:
-        return self._txn.delete(key)
+        try:
+            return self._txn.delete(key)
+        except lmdb.Error as exc:
+            raise self._engine._headroom.commit_failed(exc) from exc
 
     def commit(self) -> None:
         if self._open:
             self._open = False
-            self._txn.commit()
+            try:
+                self._txn.commit()
+            except lmdb.Error as exc:  # LMDB aborted the transaction: nothing of it was written
+                raise self._engine._headroom.commit_failed(exc) from exc
             self._engine._dirty = True
+            self._engine._headroom.after_commit()
 
     def abort(self) -> None:
         if self._open:
@@ -115,28 +135,53 @@ class LmdbTxn(_LmdbReads, Txn):
             self._txn.abort()
 
 
+def _lock_exclusively(fd: int) -> bool:
+    """Take the process's exclusive lock on an open file; False when another holder has it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _make_directory(path: str) -> None:
+    """Create the data directory owner-only; an existing one keeps the mode its owner chose."""
+    if not os.path.isdir(path):
+        os.makedirs(path, mode=DIR_MODE, exist_ok=True)
+        os.chmod(path, DIR_MODE)  # makedirs applies the umask
+
+
+def _open_locked(path: str, name: str) -> int:
+    fd = os.open(os.path.join(path, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    if not _lock_exclusively(fd):
+        os.close(fd)
+        raise StorageError("locked", f"data directory {path!r} is in use by another ginkgodb process")
+    return fd
+
+
 class LmdbEngine(KVEngine):
     durable = True
     concurrent_readers = True
 
-    def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1) -> None:
-        os.makedirs(path, exist_ok=True)
+    def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1,
+                 reserve_bytes: int = DEFAULT_RESERVE) -> None:
+        _make_directory(path)
         self.path = path
         self._dir = path
-        self._lock_fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+        self._lock_fds: list[int] = []
         try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._lock_fd)
-            raise StorageError("locked",
-                               f"data directory {path!r} is in use by another ginkgodb process") from None
-        try:
+            self._lock_fds.append(_open_locked(path, DATA_FILE))   # the lock that matters
+            self._lock_fds.append(_open_locked(path, LOCK_FILE))   # what older versions check
             self._env = lmdb.open(path, map_size=map_size, subdir=True, max_dbs=0, sync=False,
                                   metasync=False, writemap=False, readahead=False, max_readers=512,
-                                  lock=True)
+                                  lock=True, mode=FILE_MODE)
         except lmdb.Error as exc:
-            os.close(self._lock_fd)
+            self._release_locks()
             raise StorageError("corrupt", f"cannot open data directory {path!r}: {exc}") from exc
+        except BaseException:
+            self._release_locks()
+            raise
+        self._headroom = Headroom(self._lock_fds[0], self._env, reserve_bytes)
         self._dirty = False
         self._closed = False
         self._stop = threading.Event()
@@ -152,28 +197,36 @@ class LmdbEngine(KVEngine):
                 self._dirty = False
                 try:
                     self._env.sync(True)
-                except lmdb.Error:
-                    return  # environment closed under us
+                except lmdb.Error as exc:
+                    if self._closed:
+                        return  # environment closed under us
+                    self._dirty = is_disk_error(exc)  # out of space: try again next time
 
     def snapshot(self) -> Snapshot:
         if self._closed:
             raise StorageError("closed", "engine is closed")
         return LmdbSnapshot(self)
 
-    def writer(self) -> Txn:
+    def writer(self, reclaims: bool = False) -> Txn:
         if self._closed:
             raise StorageError("closed", "engine is closed")
+        self._headroom.admit(reclaims)
         return LmdbTxn(self)
+
+    @property
+    def disk_full(self) -> bool:
+        """Within a low-space episode (writes that grow the data may be refused)."""
+        return self._headroom.low
 
     def sync(self) -> None:
         self._dirty = False
         self._env.sync(True)
 
     def size_on_disk(self) -> int:
-        try:
-            return os.path.getsize(os.path.join(self._dir, "data.mdb"))
-        except OSError:
+        """Bytes of the data file in use (the preallocated reserve past them not counted)."""
+        if self._closed:
             return 0
+        return self._headroom.used_bytes()
 
     def close(self) -> None:
         if self._closed:
@@ -184,5 +237,10 @@ class LmdbEngine(KVEngine):
             self._flusher.join()
         self._env.sync(True)
         self._env.close()
-        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-        os.close(self._lock_fd)
+        self._release_locks()
+
+    def _release_locks(self) -> None:
+        for fd in self._lock_fds:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        self._lock_fds.clear()

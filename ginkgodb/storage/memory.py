@@ -134,7 +134,7 @@ class MemoryEngine(KVEngine):
             self._live[version] += 1
         return MemorySnapshot(self, version)
 
-    def writer(self) -> Txn:
+    def writer(self, reclaims: bool = False) -> Txn:
         if self._closed:
             raise StorageError("closed", "engine is closed")
         return MemoryTxn(self)

@@ -65,6 +65,12 @@ class WireConnection:
         """Bytes received but not yet returned as requests."""
         return self._frames.buffered
 
+    @property
+    def head_length(self) -> int:
+        """Declared length of the first buffered message (0 until known): what the buffer must
+        be allowed to hold for that message to complete."""
+        return self._frames.head_length
+
     def next_request(self) -> Request | None:
         """The next whole request, or None until more bytes arrive. Raises ProtocolError."""
         frame = self._frames.next_frame()

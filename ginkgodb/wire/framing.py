@@ -61,6 +61,15 @@ class FrameBuffer:
     def buffered(self) -> int:
         return len(self._buf)
 
+    @property
+    def head_length(self) -> int:
+        """The declared length of the first buffered message (0 until its length field has
+        arrived; a length outside the limits is reported by `next_frame`)."""
+        buf = self._buf
+        if len(buf) < 4:
+            return 0
+        return max(int.from_bytes(buf[:4], "little", signed=True), 0)
+
     def next_frame(self) -> Frame | None:
         """The next whole message, or None until more bytes arrive."""
         buf = self._buf

@@ -39,3 +39,6 @@ class FakeServer:
 
     def log_lines(self, name: str):
         return ['{"msg":"Waiting for connections"}'] if name == "global" else []
+
+    def request_shutdown(self, timeout_secs: float) -> None:
+        self.shutdown_requests = [*getattr(self, "shutdown_requests", []), timeout_secs]

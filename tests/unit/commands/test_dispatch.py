@@ -70,7 +70,8 @@ def test_an_unexpected_exception_is_an_internal_error_reply(monkeypatch):
 
 
 @pytest.mark.parametrize("kind,code,name", [("closed", 91, "ShutdownInProgress"), ("map_full", 96, "OperationFailed"),
-                                            ("locked", 20, "IllegalOperation"), ("corrupt", 1, "InternalError")])
+                                            ("locked", 20, "IllegalOperation"), ("corrupt", 1, "InternalError"),
+                                            ("disk_full", 14031, "OutOfDiskSpace")])
 def test_storage_errors_become_replies(monkeypatch, kind, code, name):
     def failing(ctx, cmd):
         raise StorageError(kind, "detail")

@@ -39,3 +39,26 @@ def test_sync_is_callable_and_size_on_disk_grows(tmp_path):
     kv.sync()
     assert kv.size_on_disk() > before
     kv.close()
+
+
+def test_data_files_are_owner_only_as_mongod_makes_them(tmp_path):
+    import os
+    import stat
+    path = tmp_path / "fresh"
+    kv = LmdbEngine(str(path), map_size=1 << 26)
+    with kv.begin(write=True) as txn:
+        txn.put(b"k", b"v")
+    kv.close()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
+    for name in os.listdir(path):
+        assert stat.S_IMODE(os.stat(path / name).st_mode) == 0o600, name
+
+
+def test_an_existing_directory_keeps_its_mode(tmp_path):
+    import os
+    import stat
+    path = tmp_path / "mine"
+    path.mkdir()
+    os.chmod(path, 0o750)
+    LmdbEngine(str(path), map_size=1 << 26).close()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o750

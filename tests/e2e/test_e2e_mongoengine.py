@@ -339,8 +339,6 @@ def test_graph_lookup(mdb):
     assert reports == [{"reports": ["b", "c", "d"]}]
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: $lookup with localField 'ref.$id' (DBRef "
-                                       "path) fails with 16410")
 def test_aggregate_lookup_through_dbref(posts):
     joined = list(Post.objects(title="hello").aggregate([
         {"$lookup": {"from": "author", "localField": "reviewer.$id", "foreignField": "_id",

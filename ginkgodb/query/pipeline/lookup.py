@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from bson.dbref import DBRef
 from bson.int64 import Int64
 
 from ginkgodb.errors import CommandError, ErrorCode
@@ -34,6 +35,8 @@ def match_values(doc: Any, parts: list[str], i: int = 0, out: list | None = None
         if type(doc) is list:
             out.extend(doc)
         return out
+    if type(doc) is DBRef:  # a DBRef is the document {$ref, $id, $db, ...}
+        doc = doc.as_doc()
     if isinstance(doc, dict):
         if parts[i] in doc:
             match_values(doc[parts[i]], parts, i + 1, out)
@@ -42,7 +45,7 @@ def match_values(doc: Any, parts: list[str], i: int = 0, out: list | None = None
     elif type(doc) is list:
         found = False
         for elem in doc:
-            if isinstance(elem, dict):
+            if isinstance(elem, (dict, DBRef)):
                 match_values(elem, parts, i, out)
                 found = True
         if parts[i].isdigit() and int(parts[i]) < len(doc):
@@ -68,12 +71,14 @@ def _extract(v: Any, parts: list[str], i: int, out: list) -> None:
             out.extend(v)
         else:
             out.append(v)
+    elif type(v) is DBRef:
+        _extract(v.as_doc(), parts, i, out)
     elif isinstance(v, dict):
         if parts[i] in v:
             _extract(v[parts[i]], parts, i + 1, out)
     elif type(v) is list:
         for elem in v:
-            if isinstance(elem, dict):
+            if isinstance(elem, (dict, DBRef)):
                 _extract(elem, parts, i, out)
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bson.dbref import DBRef
+
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 
@@ -59,12 +61,14 @@ def include(node: Node, doc: dict) -> dict:
 
 
 def _include_value(node: Node, value: Any) -> Any:
+    if type(value) is DBRef:  # a DBRef is the document {$ref, $id, $db, ...}
+        value = value.as_doc()
     if isinstance(value, dict):
         return include(node, value)
     if type(value) is list:
         out = []
         for elem in value:
-            if isinstance(elem, (dict, list)):
+            if isinstance(elem, (dict, list, DBRef)):
                 out.append(_include_value(node, elem))
             elif node.has_computed:
                 out.append({})
@@ -129,6 +133,8 @@ def exclude(node: Node, doc: dict) -> dict:
 
 
 def _exclude_value(node: Node, value: Any) -> Any:
+    if type(value) is DBRef:
+        value = value.as_doc()
     if isinstance(value, dict):
         return exclude(node, value)
     if type(value) is list:

@@ -5,6 +5,7 @@ from typing import Any
 
 from bson.decimal128 import Decimal128
 
+from ginkgodb.bsonutil.paths import refused_dollar_name
 from ginkgodb.bsonutil.types import is_bson_number
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr.compiler import Scope, compile_node
@@ -51,7 +52,7 @@ class Parser:
             if not part:
                 raise CommandError(ErrorCode.FieldPathEmptyName,
                                    "FieldPath field names may not be empty strings.")
-            if part.startswith("$") and not (part == "$" and i > 0):
+            if refused_dollar_name(part) and not (part == "$" and i > 0):
                 raise CommandError(ErrorCode.FieldPathDollarPrefixed,
                                    "FieldPath field names may not start with '$'. "
                                    "Consider using $getField or $setField.")

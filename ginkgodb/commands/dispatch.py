@@ -13,9 +13,11 @@ from typing import Any
 from bson.errors import InvalidBSON
 
 from ..errors import CommandError, ErrorCode, StorageError
+from ..query.js import bind as bind_scripts
 from .context import CommandContext
 from .declare import COMMANDS
 from .generic import check_generic, deadline_from
+from .server_parameters import script_settings
 
 log = logging.getLogger("ginkgodb.commands")
 
@@ -50,7 +52,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if saved is None:
             ctx.deadline = deadline_from(cmd)
         try:
-            reply = spec.handler(ctx, args)
+            with bind_scripts(script_settings(ctx), ctx):
+                reply = spec.handler(ctx, args)
         finally:
             ctx.deadline = saved
         reply["ok"] = 1.0

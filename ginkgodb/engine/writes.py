@@ -240,7 +240,8 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
         wants_position = projection is not None and projection.has_positional
         if req.remove:
             delete_record(batch, state, rid, doc, raw)
-            position = built.matcher.positional(doc) if wants_position and built.matcher is not None else None
+            matcher = built.matcher if wants_position and built is not None else None
+            position = matcher.positional(doc) if matcher is not None else None
             return {"lastErrorObject": {"n": 1}, "value": _value(doc, raw, projection, position)}
         assert plan is not None and built is not None  # an update, with its targets' plan
         matcher = built.matcher if getattr(plan, "needs_position", True) or wants_position else None

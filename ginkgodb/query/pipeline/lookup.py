@@ -304,7 +304,7 @@ def parse_graph_lookup(spec: Any, env: Env) -> StageFn:
         if "$$" in repr(restrict):
             matcher = restrict
         else:
-            matcher = compile_filter(restrict, variables=env.ctx.variables).match
+            matcher = compile_filter(restrict, variables=env.ctx.variables, where=False).match
     start = compile_node(spec["startWith"], env.scope)
     return _graph_fn(spec["from"], start, validate_path(spec["connectFromField"]),
                      validate_path(spec["connectToField"]), validate_path(spec["as"]),
@@ -337,7 +337,7 @@ def _graph_fn(coll: str, start: Fn, from_parts: list[str], to_parts: list[str],
         pool = _foreign_docs(rt, coll, ident)
         if isinstance(matcher, dict):
             from ginkgodb.query.match import compile_filter
-            match = compile_filter(matcher, variables=rt.vars).match
+            match = compile_filter(matcher, variables=rt.vars, where=False).match
             pool = [d for d in pool if match(d)]
         elif matcher is not None:
             pool = [d for d in pool if matcher(d)]

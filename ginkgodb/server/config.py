@@ -23,6 +23,7 @@ class ServerConfig:
     workers: int = 16                        # threads running commands off the event loop
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     shutdown_grace: float = 15.0             # seconds in-flight commands get on shutdown
+    javascript_enabled: bool = True          # security.javascriptEnabled (--noscripting: False)
     argv: tuple[str, ...] = field(default=())
 
     @property
@@ -36,6 +37,7 @@ class ServerConfig:
             "net": {"bindIp": ",".join(self.bind), "port": self.port,
                     "maxIncomingConnections": self.max_connections},
             "operationProfiling": {"slowOpThresholdMs": self.slow_ms},
+            "security": {"javascriptEnabled": self.javascript_enabled},
             "storage": storage,
             "systemLog": {"quiet": self.quiet, "verbosity": 1 if self.log_level == "debug" else 0},
         }

@@ -347,8 +347,6 @@ def test_aggregate_lookup_through_dbref(posts):
     assert joined == [{"who": "bob"}]
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: mapReduce answers 59 CommandNotFound "
-                                       "(MongoEngine's item_frequencies runs it)")
 def test_item_frequencies(posts):
     assert Post.objects.item_frequencies("tags") == {"x": 1, "y": 2, "z": 1}
 

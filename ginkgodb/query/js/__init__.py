@@ -12,7 +12,7 @@ from .mapreduce import MapReduce, MapReduceSpec
 from .operation import Operation, ScriptSettings, bind, current
 from .where import compile_where
 
-ENGINE_NAME = "quickjs-ng"
+ENGINE_NAME = "quickjs"  # buildInfo.javascriptEngine (mongod: "mozjs")
 
 __all__ = ["AccumulatorState", "ENGINE_NAME", "JsFunction", "MapReduce", "MapReduceSpec", "Operation",
            "ScriptSettings", "bind", "call_function", "compile_where", "current", "parse_function",

@@ -91,19 +91,20 @@ def parse_out(out: Any) -> OutOptions:
          privileges=(on_collection("find", "insert", "remove", "update"),))
 def map_reduce(ctx: CommandContext, args: Args) -> dict:
     out = parse_out(args.out)
+    coll: str = args.coll
     spec = MapReduceSpec(function_source("map", args.map), function_source("reduce", args.reduce),
                          function_source("finalize", args.finalize) if args.finalize is not None else None,
                          dict(args.scope or {}))
     if args.limit < 0:
         raise CommandError(ErrorCode.BadValue, "limit must be non-negative")
-    entry = ctx.engine.collection_entry(args.db, args.coll)
+    entry = ctx.engine.collection_entry(args.db, coll)
     if entry is not None and entry.options.get("viewOn") is not None:
         raise CommandError(ErrorCode.CommandNotSupportedOnView,
-                           f"Namespace {args.db}.{args.coll} is a view, not a collection")
+                           f"Namespace {args.db}.{coll} is a view, not a collection")
     job = MapReduce(spec)
     req = FindRequest(filter=args.query or {}, sort=args.sort or None, limit=args.limit,
                       collation=args.collation)
-    results = job.run(_documents(ctx, args.db, args.coll, req))
+    results = job.run(_documents(ctx, args.db, coll, req))
     if out.kind == "inline":
         return {"results": results}
     out_db = out.db or args.db

@@ -91,7 +91,7 @@ def parse_out(out: Any) -> OutOptions:
          privileges=(on_collection("find", "insert", "remove", "update"),))
 def map_reduce(ctx: CommandContext, args: Args) -> dict:
     out = parse_out(args.out)
-    coll: str = args.coll
+    coll = args.coll or ""  # Target.COLLECTION: always a name
     spec = MapReduceSpec(function_source("map", args.map), function_source("reduce", args.reduce),
                          function_source("finalize", args.finalize) if args.finalize is not None else None,
                          dict(args.scope or {}))

@@ -32,6 +32,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 T = "\u0000"
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _JS_REGEX_FLAGS = frozenset("imsu")
+_FLAG_LETTERS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"))
 _MAX_DEPTH = 150
 
 
@@ -76,10 +77,10 @@ def to_js(v: Any, depth: int = 0) -> Any:
         subtype = v.subtype if t is Binary else 0
         return _tag("bin", [subtype, base64.b64encode(bytes(v)).decode()])
     if t is Regex or isinstance(v, re.Pattern):
-        pattern, flags = (v.pattern, v.flags) if t is Regex else (v.pattern, "")
+        flags = v.flags
         if not isinstance(flags, str):
-            flags = Regex.from_native(v).flags if isinstance(v, re.Pattern) else ""
-        return _tag("re", [pattern, "".join(f for f in flags if f in _JS_REGEX_FLAGS)])
+            flags = "".join(letter for bit, letter in _FLAG_LETTERS if flags & bit)
+        return _tag("re", [v.pattern, "".join(f for f in flags if f in _JS_REGEX_FLAGS)])
     if t is Timestamp:
         return _tag("ts", [v.time, v.inc])
     if t is DBRef:

@@ -20,7 +20,6 @@ from ginkgodb.errors import CommandError, ErrorCode
 _PRELUDE = importlib.resources.files(__package__).joinpath("prelude.js").read_text(encoding="utf-8")
 _STACK_BYTES = 1 << 20
 _INTERRUPTED = re.compile(r"^InternalError: interrupted\b")
-_OUT_OF_MEMORY = ("InternalError: out of memory", "null")
 
 
 class ScriptError(Exception):
@@ -81,7 +80,7 @@ class Sandbox:
             if _INTERRUPTED.match(text):
                 self.broken = True
                 raise TimeoutError from None
-            if text.strip() in _OUT_OF_MEMORY:
+            if text.strip() == "null" or text.startswith("InternalError: out of memory"):
                 self.broken = True
                 raise MemoryError from None
             raise ScriptError(_mongod_text(text)) from None

@@ -110,6 +110,24 @@ def dumps(v: Any) -> str:
     return orjson.dumps(to_js(v)).decode()
 
 
+_PLAIN = (str, bool, int, float, type(None))
+
+
+def dumps_document(doc: Any) -> tuple[str, str]:
+    """(JSON text, the top-level fields holding tagged values joined by NUL): the sandbox parses
+    the text without a reviver and revives only those fields, much faster for big documents."""
+    out, tagged = {}, []
+    for k, v in doc.items():
+        if type(v) in _PLAIN and not (type(v) is float and not math.isfinite(v)):
+            out[k] = v
+            continue
+        j = to_js(v)
+        out[k] = j
+        if j is not v:
+            tagged.append(k)
+    return orjson.dumps(out).decode(), T.join(tagged)
+
+
 # ---- out ------------------------------------------------------------------------------------
 
 def _from_tag(tag: str, v: Any) -> Any:

@@ -23,7 +23,9 @@ class JsFunction:
     def call(self, this: Any, args: list, wrap: str = "call") -> Any:
         op = current()
         box = op.sandbox("js")
-        fid = box.function(self.source, op.limit())
+        fid = box.compiled(self.source)
+        if fid is None:
+            fid = box.function(self.source, op.limit())
         if fid is None:
             raise CommandError(ErrorCode.FunctionBodyDidNotEvaluate, "The body function did not evaluate")
         try:

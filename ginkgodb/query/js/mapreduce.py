@@ -11,11 +11,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from bson.code import Code
 
 from ginkgodb.errors import CommandError, ErrorCode
 
-from .convert import dumps, loads
+from .convert import dumps, dumps_document, loads
 from .functions import JsFunction
 from .operation import current
 from .sandbox import ScriptError
@@ -62,20 +63,23 @@ class MapReduce:
     def emits(self, docs: Iterable[dict]) -> Iterator[tuple[Any, Any]]:
         """(key, value) of every emit() of map over `docs`, in order."""
         batch: list = []
+        tagged: list = []
         size = 0
         for doc in docs:
-            text = dumps(doc)
+            text, keys = dumps_document(doc)
             batch.append(text)
+            tagged.append(keys)
             size += len(text)
             if len(batch) >= _MAP_BATCH or size >= _BATCH_BYTES:
-                yield from self._map(batch)
-                batch, size = [], 0
+                yield from self._map(batch, tagged)
+                batch, tagged, size = [], [], 0
         if batch:
-            yield from self._map(batch)
+            yield from self._map(batch, tagged)
 
-    def _map(self, batch: list[str]) -> list:
+    def _map(self, batch: list[str], tagged: list[str]) -> list:
         try:
-            out = self.box.map(self.map_id, "[" + ",".join(batch) + "]", self.op.limit())
+            out = self.box.map(self.map_id, "[" + ",".join(batch) + "]", orjson.dumps(tagged).decode(),
+                               self.op.limit())
         except (TimeoutError, MemoryError, ScriptError) as exc:
             raise self.op.failure(exc, "no_return") from None
         return [(k, v) for k, v in loads(out)]

@@ -107,7 +107,7 @@
         if (v === null || typeof v !== "object" || !(T in v)) return v;
         var x = v.v;
         switch (v[T]) {
-            case "oid": return new ObjectId(x);
+            case "oid": var o = Object.create(ObjectId.prototype); o.str = x; return o;  // hex from the host
             case "date": return new Date(x);
             case "long": return new NumberLong(x);
             case "dec": return new NumberDecimal(x);
@@ -124,6 +124,19 @@
         return v;
     }
     function load(s) { return JSON.parse(s, revive); }
+    function fix(v) {
+        if (v === null || typeof v !== "object") return v;
+        if (T in v) return revive("", v.v !== null && typeof v.v === "object" && v[T] === "ref" ? fixRef(v) : v);
+        if (Array.isArray(v)) { for (var i = 0; i < v.length; i++) v[i] = fix(v[i]); return v; }
+        for (var k in v) v[k] = fix(v[k]);
+        return v;
+    }
+    function fixRef(v) { v.v[1] = fix(v.v[1]); return v; }
+    function loadDoc(s, tagged) {  // a document whose tagged values are in the named fields only
+        var d = JSON.parse(s);
+        if (tagged) { var ks = tagged.split(T); for (var i = 0; i < ks.length; i++) d[ks[i]] = fix(d[ks[i]]); }
+        return d;
+    }
 
     // ---- values out: tag what JSON cannot hold -----------------------------------------------
     function tag(t, v) { var o = {}; o[T] = t; o.v = v; return o; }
@@ -180,8 +193,8 @@
         fns.push(f);
         return fns.length - 1;
     }
-    function __where(id, doc) {
-        var d = load(doc);
+    function __where(id, doc, tagged) {
+        var d = loadDoc(doc, tagged);
         global.obj = d;
         return fns[id].call(d) ? true : false;
     }
@@ -194,10 +207,14 @@
         if (arguments.length !== 2) throw new Error("emit takes 2 args");
         emitted.push([k, v]);
     }
-    function __map(id, docs) {
-        var ds = load(docs), f = fns[id];
+    function __map(id, docs, tagged) {
+        var ds = JSON.parse(docs), ts = JSON.parse(tagged), f = fns[id];
         emitted = [];
-        for (var i = 0; i < ds.length; i++) f.call(ds[i]);
+        for (var i = 0; i < ds.length; i++) {
+            var d = ds[i];
+            if (ts[i]) { var ks = ts[i].split(T); for (var j = 0; j < ks.length; j++) d[ks[j]] = fix(d[ks[j]]); }
+            f.call(d);
+        }
         var r = emitted;
         emitted = [];
         return dump(r);

@@ -19,6 +19,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 _PRELUDE = importlib.resources.files(__package__).joinpath("prelude.js").read_text(encoding="utf-8")
 _STACK_BYTES = 1 << 20
+_LIMIT_SLACK = 0.02  # seconds a shrinking deadline may pass before the limit is set again
 _INTERRUPTED = re.compile(r"^InternalError: interrupted\b")
 
 
@@ -42,7 +43,12 @@ class Sandbox:
         self._compile, self._where, self._call = get("__compile"), get("__where"), get("__call")
         self._map, self._scope = get("__map"), get("__scope")
         self._functions: dict[str, int] = {}
+        self._limit = -2.0  # the time limit last given to the context (it applies per call)
         self.broken = False
+
+    def compiled(self, source: str) -> int | None:
+        """The id of an already compiled `source` (None: not compiled yet)."""
+        return self._functions.get(source)
 
     def function(self, source: str, limit: float) -> int | None:
         """The id of `source` compiled as a function (None: it does not compile)."""
@@ -55,14 +61,15 @@ class Sandbox:
             self._functions[source] = fid
         return fid
 
-    def where(self, fid: int, doc_json: str, limit: float) -> bool:
-        return self._invoke(self._where, limit, fid, doc_json) is True
+    def where(self, fid: int, doc: tuple[str, str], limit: float) -> bool:
+        """`doc` as convert.dumps_document gives it."""
+        return self._invoke(self._where, limit, fid, doc[0], doc[1]) is True
 
     def call(self, fid: int, this_json: str | None, args_json: str, limit: float) -> str:
         return self._invoke(self._call, limit, fid, this_json, args_json)
 
-    def map(self, fid: int, docs_json: str, limit: float) -> str:
-        return self._invoke(self._map, limit, fid, docs_json)
+    def map(self, fid: int, docs_json: str, tagged_json: str, limit: float) -> str:
+        return self._invoke(self._map, limit, fid, docs_json, tagged_json)
 
     def set_scope(self, vars_json: str, limit: float) -> None:
         self._invoke(self._scope, limit, vars_json)
@@ -70,7 +77,11 @@ class Sandbox:
     def _invoke(self, fn: Any, limit: float, *args: Any) -> Any:
         if self.broken:
             raise CommandError(ErrorCode.JSInterpreterFailure, "JavaScript sandbox is no longer usable")
-        self.context.set_time_limit(limit if math.isfinite(limit) else -1)
+        if not math.isfinite(limit):
+            limit = -1.0
+        if limit != self._limit and not (0 <= limit <= self._limit < limit + _LIMIT_SLACK):
+            self.context.set_time_limit(limit)  # each call is timed from its start
+            self._limit = limit
         try:
             return fn(*args)
         except quickjs.StackOverflow as exc:

@@ -8,7 +8,7 @@ from bson.code import Code
 
 from ginkgodb.errors import CommandError, ErrorCode
 
-from .convert import dumps
+from .convert import dumps_document
 from .operation import current
 from .sandbox import ScriptError
 
@@ -38,10 +38,12 @@ def compile_where(arg: Any) -> Callable[[Mapping], bool]:
 
     def where_matches(doc: Mapping) -> bool:
         op = current()
-        fid = _function_id(op, source)
-        limit = op.limit()
+        box = op.sandbox("where")
+        fid = box.compiled(source)
+        if fid is None:
+            fid = _function_id(op, source)
         try:
-            return op.sandbox("where").where(fid, dumps(doc), limit)
+            return box.where(fid, dumps_document(doc), op.limit())
         except (TimeoutError, MemoryError, ScriptError) as exc:
             raise op.failure(exc, "where") from None
 

@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="log operations slower than this many milliseconds (default %(default)s)")
     serve.add_argument("--quiet", action="store_true",
                        help="do not log connection opens, closes and client metadata")
+    serve.add_argument("--noscripting", action="store_true",
+                       help="disable server-side JavaScript ($where, $function, $accumulator, mapReduce)")
     serve.add_argument("--workers", type=int, default=16,
                        help="threads that run commands off the network loop (default %(default)s)")
     serve.add_argument("--maxConns", type=int, default=C.DEFAULT_MAX_CONNECTIONS, dest="max_connections",
@@ -72,7 +74,8 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
     config = ServerConfig(port=args.port, bind=bind, dbpath=None if args.in_memory else args.dbpath,
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
                           workers=max(1, args.workers), max_connections=max(1, args.max_connections),
-                          disk_reserve_mb=max(0, args.disk_reserve_mb), argv=tuple(argv))
+                          disk_reserve_mb=max(0, args.disk_reserve_mb), javascript_enabled=not args.noscripting,
+                          argv=tuple(argv))
     return run(config)
 
 

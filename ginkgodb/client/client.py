@@ -32,6 +32,9 @@ class MongoClient(SettingsHolder):
                  tz_aware: Optional[bool] = None, connect: Optional[bool] = None,
                  type_registry: Any = None, **kwargs: Any) -> None:
         channel = kwargs.pop("_channel", None)   # tests: a fake engine channel
+        # server-side JavaScript ($where, $function, $accumulator, mapReduce), on by default as
+        # in mongod; javascriptEnabled=False answers as `mongod --noscripting`
+        javascript_enabled = bool(kwargs.pop("javascriptEnabled", True))
         if port is not None:
             raise ConfigurationError("port has no meaning for an embedded ginkgodb database")
         if connect is not None:
@@ -44,7 +47,7 @@ class MongoClient(SettingsHolder):
         self._engine_key: Optional[str] = None
         if channel is None:
             self._engine, self._engine_key = engines.acquire(settings.path)
-            channel = EngineChannel(self._engine)
+            channel = EngineChannel(self._engine, javascript_enabled)
         self._runner = CommandRunner(channel, self)
 
     # ------------------------------------------------------------------ identity and state

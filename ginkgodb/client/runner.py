@@ -36,11 +36,12 @@ class EngineChannel:
     threads sharing one MongoClient.
     """
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: Any, javascript_enabled: bool = True) -> None:
         # imported here: loading the command table pulls in the whole engine, which a client
         # given another channel (tests) does not need
         from ..commands import CommandContext, dispatch
         self._engine = engine
+        self._javascript_enabled = javascript_enabled
         self._new_context = CommandContext
         self._dispatch = dispatch
         self._local = threading.local()
@@ -50,7 +51,8 @@ class EngineChannel:
         """This thread's command context."""
         ctx = getattr(self._local, "ctx", None)
         if ctx is None:
-            ctx = self._local.ctx = self._new_context(engine=self._engine)
+            ctx = self._local.ctx = self._new_context(engine=self._engine,
+                                                      javascript_enabled=self._javascript_enabled)
         return ctx
 
     def run(self, cmd: dict) -> Mapping[str, Any]:

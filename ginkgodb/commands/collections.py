@@ -52,7 +52,7 @@ def _create_options(cmd) -> dict:
                            f"Enumeration value '{action}' for field 'validationAction' is not a valid value.")
     if "validator" in options:
         from ..query.match import compile_filter
-        compile_filter(options["validator"])
+        compile_filter(options["validator"], where=False)
     _check_view_options(options)
     return options
 
@@ -112,7 +112,7 @@ def list_collections(ctx: CommandContext, args: Args) -> dict:
     infos = [collection_info(m, False) for m in ctx.engine.collections_of(args.db)]
     if args.filter:
         from ..query.match import compile_filter
-        matcher = compile_filter(args.filter)
+        matcher = compile_filter(args.filter, where=False)
         infos = [i for i in infos if matcher(i)]
     if args.name_only:
         infos = [{"name": i["name"], "type": i["type"]} for i in infos]

@@ -15,7 +15,8 @@ class CommandContext:
     `engine` is the ginkgodb.engine.Engine; `server` is the wire server's shared state (None when
     embedded); `connection_id` numbers connections as mongod does (1 for the embedded client).
     `deadline` (monotonic seconds, from maxTimeMS) and `killed` let long operations stop early:
-    the engine calls `check_interrupt()` as it scans.
+    the engine calls `check_interrupt()` as it scans. `javascript_enabled` is the front end's
+    server-side JavaScript switch (mongod's security.javascriptEnabled, `--noscripting`).
     """
 
     engine: Any
@@ -25,6 +26,7 @@ class CommandContext:
     client_metadata: Optional[dict] = None
     deadline: Optional[float] = None
     killed: bool = False
+    javascript_enabled: bool = True
     extra: dict = field(default_factory=dict)
     #: while a command runs: the session scope it belongs to (commands/transactions.py) and the
     #: engine itself (`engine` is then the view of that scope: a transaction's, say)

@@ -98,7 +98,7 @@ def _matcher(spec: Mapping[str, Any]):
         from ..query.match import compile_filter
     except ImportError:  # the query layer not built yet: top-level equality only
         return lambda doc: all(doc.get(k) == v for k, v in spec.items())
-    return compile_filter(dict(spec))
+    return compile_filter(dict(spec), where=False)
 
 
 @command("currentOp", admin_only=True, help="Reports operations currently in progress.",

@@ -30,7 +30,7 @@ def list_databases(ctx: CommandContext, args: Args) -> dict:
     filt = args.filter
     if filt:
         from ..query.match import compile_filter
-        matcher = compile_filter(filt)
+        matcher = compile_filter(filt, where=False)
         dbs = [d for d in dbs if matcher(d)]
     if name_only:
         return {"databases": dbs}

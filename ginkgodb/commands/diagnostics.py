@@ -14,6 +14,7 @@ import sys
 from ..bsonutil.types import type_name
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE
+from ..query.js import ENGINE_NAME as JS_ENGINE_NAME
 from ..version import MONGODB_VERSION, __version__
 from ._system_facts import host_info, target_os
 from .context import CommandContext
@@ -42,7 +43,7 @@ def build_info() -> dict:
         "gitVersion": f"ginkgodb-{__version__}",
         "modules": [],
         "allocator": "system",
-        "javascriptEngine": "none",
+        "javascriptEngine": JS_ENGINE_NAME,
         "sysInfo": "deprecated",
         "versionArray": parts + [0] * (4 - len(parts)),
         "openssl": {"running": ssl.OPENSSL_VERSION, "compiled": ssl.OPENSSL_VERSION},

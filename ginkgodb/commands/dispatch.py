@@ -13,10 +13,12 @@ from typing import Any
 from bson.errors import InvalidBSON
 
 from ..errors import CommandError, ErrorCode, StorageError
+from ..query.js import bind as bind_scripts
 from .context import CommandContext
 from .declare import COMMANDS, writes_data
 from .generic import check_generic, deadline_from
 from .replies import ErrmsgOnlyFailure
+from .server_parameters import script_settings
 from .transactions import enter
 
 log = logging.getLogger("ginkgodb.commands")
@@ -77,7 +79,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         try:
             if writes_data(cmd) and getattr(ctx.engine, "fsync_locked", False):
                 ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
-            reply = _run(ctx, spec, cmd, args)
+            with bind_scripts(script_settings(ctx), ctx):
+                reply = _run(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved
         reply["ok"] = 1.0

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..errors import CommandError, ErrorCode
+from ..query.js import ScriptSettings
 from .context import CommandContext
 from .declare import Args, command, on_cluster
 from .fields import is_number
@@ -112,9 +113,19 @@ class ParameterTable:
         return previous
 
 
+def _positive_int(value: Any) -> int:
+    if not is_number(value) or isinstance(value, bool) or int(value) <= 0:
+        raise ValueError
+    return int(value)
+
+
 #: the process-wide table; the server seeds `quiet` and `logLevel` from its command line
 PARAMETERS = ParameterTable([
     Parameter("featureCompatibilityVersion", {"version": "7.0"}, settable_at_runtime=False),
+    # server-side JavaScript ($where, $function, $accumulator, mapReduce): the time one call may
+    # run and the memory of an operation's sandbox, as mongod's parameters of the same names
+    Parameter("internalQueryJavaScriptFnTimeoutMillis", 60_000, coerce=_positive_int),
+    Parameter("internalQueryJavaScriptHeapSizeLimitMB", 100, coerce=_positive_int),
     Parameter("logComponentVerbosity", _default_verbosity(), coerce=_merge_verbosity,
               on_change=_apply_verbosity),
     Parameter("logLevel", 0, coerce=_log_level, on_change=_apply_log_level),
@@ -164,3 +175,17 @@ def set_parameter(ctx: CommandContext, args: Args) -> dict:
         if index == 0:
             reply["was"] = previous  # mongod reports the first parameter's previous value
     return reply
+
+
+_SCRIPT_SETTINGS: dict = {}
+
+
+def script_settings(ctx: CommandContext) -> ScriptSettings:
+    """The JavaScript settings an operation of `ctx` runs with (its front end's switch, the
+    process-wide parameters)."""
+    key = (ctx.javascript_enabled, PARAMETERS.value("internalQueryJavaScriptFnTimeoutMillis"),
+           PARAMETERS.value("internalQueryJavaScriptHeapSizeLimitMB"))
+    settings = _SCRIPT_SETTINGS.get(key)
+    if settings is None:
+        settings = _SCRIPT_SETTINGS[key] = ScriptSettings(*key)
+    return settings

@@ -79,8 +79,17 @@ def _count(v: Any) -> bool:
 
 
 def _plain_match(spec: Any) -> bool:
-    """$match specs the find planner can take ($expr and $text stay in the pipeline)."""
-    return isinstance(spec, dict) and "$text" not in spec
+    """$match specs the find planner can take ($text stays in the pipeline, and so does $where,
+    which the $match stage refuses)."""
+    return isinstance(spec, dict) and "$text" not in spec and not _mentions_where(spec)
+
+
+def _mentions_where(spec: Any) -> bool:
+    if isinstance(spec, dict):
+        return any(k == "$where" or _mentions_where(v) for k, v in spec.items())
+    if isinstance(spec, list):
+        return any(_mentions_where(v) for v in spec)
+    return False
 
 
 def _stage_name(stage: Any) -> Optional[str]:

@@ -59,7 +59,7 @@ class Collection:
         if not spec:
             return None
         from ..query.match import compile_filter
-        return compile_filter(spec)
+        return compile_filter(spec, where=False)
 
     def __repr__(self) -> str:
         return f"<Collection {self.ns} id={self.meta.id}>"

@@ -89,7 +89,7 @@ def _check_options(key: dict, name: str, options: dict) -> None:
             raise CommandError(ErrorCode.CannotCreateIndex,
                                "cannot mix \"partialFilterExpression\" and \"sparse\" options")
         from ..query.match import compile_filter
-        compile_filter(pfe)
+        compile_filter(pfe, where=False)
     if "expireAfterSeconds" in options:
         ttl = options["expireAfterSeconds"]
         if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0 or ttl > 2**31 - 1:

@@ -154,7 +154,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         root = S.Limit(root, req.limit)
     if req.projection and not for_write:
         from ..query.projection import compile_projection
-        root = S.Project(root, req.projection, compile_projection(req.projection), built)
+        root = S.Project(root, req.projection, compile_projection(req.projection, query=req.filter), built)
     built.root = root
     return built
 

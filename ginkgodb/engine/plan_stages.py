@@ -363,7 +363,7 @@ class Project(PassThrough):
     def __init__(self, child, spec: dict, projection, plan) -> None:
         super().__init__(child)
         self.spec, self.projection, self.plan = spec, projection, plan
-        self.positional = getattr(projection, "needs_position", False)
+        self.positional = projection.has_positional
 
     def rows(self) -> Iterator[Row]:
         apply = self.projection.apply

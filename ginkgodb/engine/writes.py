@@ -227,12 +227,14 @@ def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, valid
     check_writable(db, coll)
     plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
                                                   variables=req.variables)
+    projection = _fields_projection(req)
     with engine.write(reclaims=req.remove) as batch:
-        batch.result = body = _find_and_modify_in(engine, batch, db, coll, req, plan, validate)
+        batch.result = body = _find_and_modify_in(engine, batch, db, coll, req, plan, projection, validate)
     return body
 
 
-def _find_and_modify_in(engine, batch, db: str, coll: str, req: FindAndModifyRequest, plan, validate) -> dict:
+def _find_and_modify_in(engine, batch, db: str, coll: str, req: FindAndModifyRequest, plan, projection,
+                        validate) -> dict:
     state = batch.collection(db, coll)
     refuse_write(state)
     rows, built = ([], None)
@@ -247,15 +249,18 @@ def _find_and_modify_in(engine, batch, db: str, coll: str, req: FindAndModifyReq
         if validate is not None:
             validate(state, d, None)
         insert_record(batch, state, d, raw)
-        value = _value(d, raw, req.fields, None) if req.new else None
+        value = _value(d, raw, projection, None) if req.new else None
         return {"lastErrorObject": {"n": 1, "updatedExisting": False, "upserted": d["_id"]},
                 "value": value}
     rid, raw, doc = rows[0]
+    wants_position = projection is not None and projection.has_positional
     if req.remove:
         delete_record(batch, state, rid, doc, raw)
-        return {"lastErrorObject": {"n": 1}, "value": _value(doc, raw, req.fields, None)}
+        matcher = built.matcher if wants_position and built is not None else None
+        position = matcher.positional(doc) if matcher is not None else None
+        return {"lastErrorObject": {"n": 1}, "value": _value(doc, raw, projection, position)}
     assert plan is not None and built is not None  # an update, with its targets' plan
-    matcher = built.matcher if getattr(plan, "needs_position", True) else None
+    matcher = built.matcher if getattr(plan, "needs_position", True) or wants_position else None
     position = matcher.positional(doc) if matcher is not None else None
     new = plan.apply(doc, position=position)
     if validate is not None:
@@ -264,12 +269,22 @@ def _find_and_modify_in(engine, batch, db: str, coll: str, req: FindAndModifyReq
     if req.new and new_raw is not None:
         doc, raw = new, new_raw
     return {"lastErrorObject": {"n": 1, "updatedExisting": True},
-            "value": _value(doc, raw, req.fields, position)}
+            "value": _value(doc, raw, projection, position)}
 
 
-def _value(doc: dict, raw: bytes, fields: Optional[dict], position: Optional[int]) -> RawBSONDocument:
-    """The document findAndModify returns: the stored bytes as they are, unless projected."""
-    if not fields:
-        return RawBSONDocument(raw)
+def _fields_projection(req: FindAndModifyRequest) -> Any:
+    """findAndModify's `fields`, compiled before anything is written (mongod parses it first)."""
+    if not req.fields:
+        return None
     from ..query.projection import compile_projection
-    return RawBSONDocument(bson.encode(compile_projection(fields).apply(doc, position=position)))
+    projection = compile_projection(req.fields, query=req.query)
+    if projection.has_positional and req.new:
+        raise CommandError(ErrorCode.BadValue, "Cannot use a positional projection and return the new document")
+    return projection
+
+
+def _value(doc: dict, raw: bytes, projection: Any, position: Optional[int]) -> RawBSONDocument:
+    """The document findAndModify returns: the stored bytes as they are, unless projected."""
+    if projection is None:
+        return RawBSONDocument(raw)
+    return RawBSONDocument(bson.encode(projection.apply(doc, position=position)))

@@ -11,10 +11,12 @@ import heapq
 from collections.abc import Iterable
 from typing import Any
 
+from bson.dbref import DBRef
 from bson.int64 import Int64
 
 from ginkgodb.bsonutil.compare import compare
 from ginkgodb.bsonutil.keycodec import encode_key, encode_value
+from ginkgodb.bsonutil.paths import refused_dollar_name
 from ginkgodb.bsonutil.types import Undefined
 from ginkgodb.errors import CommandError, ErrorCode
 
@@ -149,6 +151,8 @@ def _collect(value: Any, path: list[str], i: int, out: list) -> None:
             out.append(value)
         return
     part = path[i]
+    if type(value) is DBRef:  # a DBRef is the document {$ref, $id, $db, ...}
+        value = value.as_doc()
     if isinstance(value, dict):
         if part in value:
             _collect(value[part], path, i + 1, out)
@@ -162,7 +166,7 @@ def _collect(value: Any, path: list[str], i: int, out: list) -> None:
             out.append(None)
         else:
             for elem in value:
-                if isinstance(elem, dict):
+                if isinstance(elem, (dict, DBRef)):
                     _collect(elem, path, i, out)
                 else:
                     out.append(None)
@@ -264,7 +268,7 @@ def _validate_path(path: str) -> None:
         if not part:
             raise CommandError(ErrorCode.FieldPathEmptyName,
                                "FieldPath field names may not be empty strings.")
-        if part.startswith("$"):
+        if refused_dollar_name(part):
             raise CommandError(ErrorCode.FieldPathDollarPrefixed,
                                "FieldPath field names may not start with '$'. Consider "
                                "using $getField or $setField.")

@@ -31,6 +31,7 @@ class ServerConfig:
     max_pipelined_bytes: int = DEFAULT_MAX_PIPELINED_BYTES
     disk_reserve_mb: int = DEFAULT_DISK_RESERVE_MB   # --diskReserveMB (LMDB only)
     shutdown_grace: float = 15.0             # seconds in-flight commands get on shutdown
+    javascript_enabled: bool = True          # security.javascriptEnabled (--noscripting: False)
     argv: tuple[str, ...] = field(default=())
 
     @property
@@ -48,6 +49,7 @@ class ServerConfig:
             "net": {"bindIp": ",".join(self.bind), "port": self.port,
                     "maxIncomingConnections": self.max_connections},
             "operationProfiling": {"slowOpThresholdMs": self.slow_ms},
+            "security": {"javascriptEnabled": self.javascript_enabled},
             "storage": storage,
             "systemLog": {"quiet": self.quiet, "verbosity": 1 if self.log_level == "debug" else 0},
         }

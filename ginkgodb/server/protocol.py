@@ -140,7 +140,8 @@ class ConnectionProtocol(asyncio.Protocol):
         self.state.count(name, request.command)
         ctx = CommandContext(engine=self.server.engine, connection_id=self.connection_id,
                              client_address=self.remote, server=self.state,
-                             client_metadata=self.client_metadata, extra=self.extra)
+                             client_metadata=self.client_metadata, extra=self.extra,
+                             javascript_enabled=self.server.config.javascript_enabled)
         job = Job(request, ctx, self.wire, inline=runs_inline(request.command, self.server.engine))
         try:
             ctx.deadline = deadline_from(request.command, job.started)

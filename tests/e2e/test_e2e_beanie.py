@@ -200,8 +200,6 @@ def test_write_rule_inserts_linked_documents(server_uri):
     assert dee is not None and link == DBRef("authors", dee.id)
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: $lookup with localField 'link.$id' (DBRef "
-                                       "path) fails with 16410")
 def test_delete_rule_deletes_fetched_links(server_uri):
     async def body(db):
         dee = await Author(name="dee", age=50).insert()
@@ -212,8 +210,6 @@ def test_delete_rule_deletes_fetched_links(server_uri):
     assert run(body, server_uri) == (0, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: $lookup with localField 'link.$id' (DBRef "
-                                       "path) fails with 16410")
 def test_fetch_links_on_find(server_uri):
     async def body(db):
         await seed()
@@ -223,8 +219,6 @@ def test_fetch_links_on_find(server_uri):
     assert run(body, server_uri) == ("ann", ["bob", "cy"], 2)
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: $lookup with localField 'link.$id' (DBRef "
-                                       "path) fails with 16410")
 def test_back_links(server_uri):
     async def body(db):
         house = await Publisher(name="house").insert()

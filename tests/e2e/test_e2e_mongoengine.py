@@ -339,8 +339,6 @@ def test_graph_lookup(mdb):
     assert reports == [{"reports": ["b", "c", "d"]}]
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: $lookup with localField 'ref.$id' (DBRef "
-                                       "path) fails with 16410")
 def test_aggregate_lookup_through_dbref(posts):
     joined = list(Post.objects(title="hello").aggregate([
         {"$lookup": {"from": "author", "localField": "reviewer.$id", "foreignField": "_id",
@@ -349,8 +347,6 @@ def test_aggregate_lookup_through_dbref(posts):
     assert joined == [{"who": "bob"}]
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: mapReduce answers 59 CommandNotFound "
-                                       "(MongoEngine's item_frequencies runs it)")
 def test_item_frequencies(posts):
     assert Post.objects.item_frequencies("tags") == {"x": 1, "y": 2, "z": 1}
 

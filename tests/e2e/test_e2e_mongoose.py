@@ -73,7 +73,6 @@ def test_queries(steps):
     assert value(steps, "collation") == ["ann"]
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: positional projection {'xs.$': 1} fails with 51246")
 def test_positional_projection(steps):
     assert value(steps, "positionalProjection") == [{"title": "two", "words": 20}]
 

@@ -36,7 +36,7 @@ class IndexEntries:
         self.collation = meta.collation
         if meta.partial is not None:
             from ...query.match import compile_filter
-            self._partial = compile_filter(meta.partial)
+            self._partial = compile_filter(meta.partial, where=False)
         # top-level fields the keys (and a partial filter) depend on
         roots = {f.split(".", 1)[0] for f, _ in self.pattern}
         self._roots = None if self._partial is not None else roots  # a partial filter reads anything

@@ -14,6 +14,9 @@ import datetime
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from bson.dbref import DBRef
+
+from ginkgodb.bsonutil.paths import refused_dollar_name
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .values import MISSING, bson_repr
@@ -195,7 +198,7 @@ def validate_field_name(name: str) -> None:
     if not name:
         raise CommandError(ErrorCode.FieldPathEmptyName,
                            "FieldPath field names may not be empty strings.")
-    if name[0] == "$":
+    if refused_dollar_name(name):
         raise CommandError(ErrorCode.FieldPathDollarPrefixed,
                            "FieldPath field names may not start with '$'. "
                            "Consider using $getField or $setField.")
@@ -266,6 +269,8 @@ def get_path(doc: dict, parts: list[str], i: int = 0) -> Any:
             doc = v
         elif isinstance(v, list):
             return _get_path_array(v, parts, i)
+        elif type(v) is DBRef:  # a DBRef is the document {$ref, $id, $db, ...}
+            doc = v.as_doc()
         else:
             return MISSING
 
@@ -273,6 +278,8 @@ def get_path(doc: dict, parts: list[str], i: int = 0) -> Any:
 def _get_path_array(arr: list, parts: list[str], i: int) -> list:
     out = []
     for e in arr:
+        if type(e) is DBRef:
+            e = e.as_doc()
         if isinstance(e, dict):
             r = get_path(e, parts, i)
             if r is not MISSING:
@@ -284,6 +291,8 @@ def path_from_value(v: Any, parts: list[str]) -> Any:
     """Resolve `parts` inside an arbitrary value (a variable's value)."""
     if not parts:
         return v
+    if type(v) is DBRef:
+        v = v.as_doc()
     if isinstance(v, dict):
         return get_path(v, parts)
     if isinstance(v, list):
@@ -320,6 +329,8 @@ def field_path_fn(parts: list[str]) -> Fn:
                 return _get_path_array(v, parts, 1)
             if isinstance(v, dict):
                 return v.get(k2, MISSING)
+            if type(v) is DBRef:
+                return v.as_doc().get(k2, MISSING)
             return MISSING
         ev2.field_path = ".".join(parts)  # type: ignore[attr-defined]
         return ev2

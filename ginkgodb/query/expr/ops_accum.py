@@ -152,6 +152,17 @@ def _unsupported(name: str) -> None:
         raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported")
 
 
-for _name in ("$function", "$accumulator", "$toHashedIndexKey"):
-    _unsupported(_name)
+_unsupported("$toHashedIndexKey")
+
+
+@operator("$function")
+def parse_function(spec: Any, scope: Scope) -> Fn:
+    """{$function: {body, args, lang: "js"}}: a JavaScript function (query/js)."""
+    from ginkgodb.query.js import call_function
+    from ginkgodb.query.js import parse_function as parse_js_function
+    fn, args = parse_js_function(spec, lambda v: compile_node(v, scope), type_name)
+
+    def ev(doc: Any, vars: Any) -> Any:
+        return call_function(fn, args(doc, vars))
+    return ev
 

@@ -138,9 +138,11 @@ def _coordinates(value: Any) -> list:
 
 
 def _dedupe_adjacent(points: list) -> list:
+    """Consecutive repeats dropped: exact repeats, and points no angle separates (coordinates that
+    differ only below double precision on the sphere), which would make a degenerate edge."""
     out: list = []
     for p in points:
-        if not out or not s2.same_point(out[-1], p):
+        if not out or not (s2.same_point(out[-1], p) or s2.S2.S1Angle(out[-1], p).radians() == 0.0):
             out.append(p)
     return out
 

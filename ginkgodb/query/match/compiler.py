@@ -118,17 +118,18 @@ class Matcher:
 
 
 def compile_filter(spec: Mapping | None, *, collation: Mapping | None = None,
-                   variables: Mapping[str, Any] | None = None) -> Matcher:
+                   variables: Mapping[str, Any] | None = None, where: bool = True) -> Matcher:
     """Compile a query filter once; raises CommandError (mongod's code/message) if invalid.
 
-    `variables` are the command's `let` values, visible to $expr.
+    `variables` are the command's `let` values, visible to $expr. `where=False` refuses $where
+    (validators, partial filters, listCollections and other non-query contexts).
     """
     _check_collation(collation)
     if spec is None:
         spec = {}
     if not isinstance(spec, Mapping):
         raise CommandError(ErrorCode.TypeMismatch, "filter must be an object")
-    parser = _Parser(variables)
+    parser = _Parser(variables, where)
     return Matcher(parser.document(normalize(spec), False))
 
 
@@ -144,8 +145,8 @@ def _check_collation(collation: Mapping | None) -> None:
 class _Parser:
     """Recursive descent over a normalized filter (one instance per compile_filter call)."""
 
-    def __init__(self, variables: Mapping[str, Any] | None) -> None:
-        self.ctx = ParseContext(self.document, self.operators, variables)
+    def __init__(self, variables: Mapping[str, Any] | None, where: bool = True) -> None:
+        self.ctx = ParseContext(self.document, self.operators, variables, where)
 
     def document(self, spec: Mapping, in_sub: bool) -> Node:
         """A filter document: implicit AND of its fields and top-level operators."""

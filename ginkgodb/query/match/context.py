@@ -19,6 +19,7 @@ class ParseContext:
     document: Callable[[Mapping, bool], Node]  # (spec, in_subdocument) -> node
     operators: Callable[[str | None, Mapping, bool], list[Node]]  # (path, spec, in_sub) -> nodes
     variables: Mapping[str, Any] | None = None
+    allow_where: bool = True  # False where mongod says "$where is not allowed in this context"
 
 
 def is_expression_document(value: Any, allow_incomplete_dbref: bool) -> bool:

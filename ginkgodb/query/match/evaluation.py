@@ -137,11 +137,15 @@ def parse_sample_rate(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> N
 
 
 def parse_where(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
+    """$where: JavaScript (query/js), where the filter's context allows it (not validators,
+    partial indexes or pipelines)."""
+    if not ctx.allow_where:
+        raise CommandError(ErrorCode.BadValue, "$where is not allowed in this context")
     if in_sub:
         raise CommandError(ErrorCode.BadValue,
                            "$where can only be applied to the top-level document")
-    raise CommandError(ErrorCode.NotImplemented,
-                       "$where (server-side JavaScript) is not supported by ginkgodb")
+    from ginkgodb.query.js import compile_where  # imported late: only $where needs the engine
+    return DocumentNode(compile_where(arg))
 
 
 def parse_text(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:

@@ -27,8 +27,31 @@ def parse_tree(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
     if name == "$and":
         return conjunction(children)
     if name == "$or":
+        same_path = _equalities_on_one_path(arg)
+        if same_path is not None:  # mongod rewrites it to $in, which records the positional match
+            return ctx.document({same_path[0]: {"$in": same_path[1]}}, in_sub)
         return disjunction(children)
     return NotNode(OrNode(children) if len(children) > 1 else children[0])
+
+
+def _equalities_on_one_path(clauses: list) -> tuple[str, list] | None:
+    """(path, values) when every $or clause is an equality (or regex) on the same one path."""
+    if len(clauses) < 2:
+        return None
+    path, values = None, []
+    for clause in clauses:
+        if len(clause) != 1:
+            return None
+        key, value = next(iter(clause.items()))
+        if key.startswith("$") or (path is not None and key != path):
+            return None
+        if type(value) is dict and value and next(iter(value)).startswith("$"):
+            if list(value) != ["$eq"] or type(value["$eq"]) is Regex:
+                return None
+            value = value["$eq"]
+        path = key
+        values.append(value)
+    return path, values
 
 
 def parse_not(ctx: ParseContext, path: str | None, arg: Any, spec: Mapping,

@@ -391,7 +391,11 @@ def parse_accumulator(name: str, arg: Any, scope: Scope, unary_check: bool = Tru
     if name in ("$top", "$bottom", "$topN", "$bottomN"):
         return _parse_top(name, arg, scope)
     if name == "$accumulator":
-        raise CommandError(ErrorCode.NotImplemented, f"the {name} accumulator is not supported")
+        from ginkgodb.query.js import AccumulatorState, parse_js_accumulator
+        parts = parse_js_accumulator(arg, lambda v: compile_node(v, scope), type_name)
+        init_args = parts.get("initArgs")
+        return lambda gid, vars: AccumulatorState(
+            parts, init_args({"_id": gid}, vars) if init_args is not None else [], bson_repr)
     raise CommandError(ErrorCode.UnknownGroupOperator, f"unknown group operator '{name}'")
 
 
@@ -419,4 +423,4 @@ ACCUMULATOR_NAMES = frozenset({"$sum", "$avg", "$first", "$last", "$push", "$add
                                "$mergeObjects", "$min", "$max", "$stdDevPop", "$stdDevSamp",
                                "$count", "$firstN", "$lastN", "$maxN", "$minN", "$top",
                                "$bottom", "$topN", "$bottomN", "$concatArrays", "$setUnion",
-                               "$percentile", "$median"})
+                               "$percentile", "$median", "$accumulator"})

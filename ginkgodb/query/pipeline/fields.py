@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ginkgodb.bsonutil.paths import refused_dollar_name
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 
@@ -18,7 +19,7 @@ def validate_path(path: str) -> list[str]:
         if not part:
             raise CommandError(ErrorCode.FieldPathEmptyName,
                                "FieldPath field names may not be empty strings.")
-        if part.startswith("$"):
+        if refused_dollar_name(part):
             raise CommandError(ErrorCode.FieldPathDollarPrefixed,
                                "FieldPath field names may not start with '$'. Consider "
                                "using $getField or $setField.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from bson.dbref import DBRef
 from bson.int64 import Int64
 
 from ginkgodb.errors import CommandError, ErrorCode
@@ -34,6 +35,8 @@ def match_values(doc: Any, parts: list[str], i: int = 0, out: list | None = None
         if type(doc) is list:
             out.extend(doc)
         return out
+    if type(doc) is DBRef:  # a DBRef is the document {$ref, $id, $db, ...}
+        doc = doc.as_doc()
     if isinstance(doc, dict):
         if parts[i] in doc:
             match_values(doc[parts[i]], parts, i + 1, out)
@@ -42,7 +45,7 @@ def match_values(doc: Any, parts: list[str], i: int = 0, out: list | None = None
     elif type(doc) is list:
         found = False
         for elem in doc:
-            if isinstance(elem, dict):
+            if isinstance(elem, (dict, DBRef)):
                 match_values(elem, parts, i, out)
                 found = True
         if parts[i].isdigit() and int(parts[i]) < len(doc):
@@ -68,12 +71,14 @@ def _extract(v: Any, parts: list[str], i: int, out: list) -> None:
             out.extend(v)
         else:
             out.append(v)
+    elif type(v) is DBRef:
+        _extract(v.as_doc(), parts, i, out)
     elif isinstance(v, dict):
         if parts[i] in v:
             _extract(v[parts[i]], parts, i + 1, out)
     elif type(v) is list:
         for elem in v:
-            if isinstance(elem, dict):
+            if isinstance(elem, (dict, DBRef)):
                 _extract(elem, parts, i, out)
 
 
@@ -299,7 +304,7 @@ def parse_graph_lookup(spec: Any, env: Env) -> StageFn:
         if "$$" in repr(restrict):
             matcher = restrict
         else:
-            matcher = compile_filter(restrict, variables=env.ctx.variables).match
+            matcher = compile_filter(restrict, variables=env.ctx.variables, where=False).match
     start = compile_node(spec["startWith"], env.scope)
     return _graph_fn(spec["from"], start, validate_path(spec["connectFromField"]),
                      validate_path(spec["connectToField"]), validate_path(spec["as"]),
@@ -332,7 +337,7 @@ def _graph_fn(coll: str, start: Fn, from_parts: list[str], to_parts: list[str],
         pool = _foreign_docs(rt, coll, ident)
         if isinstance(matcher, dict):
             from ginkgodb.query.match import compile_filter
-            match = compile_filter(matcher, variables=rt.vars).match
+            match = compile_filter(matcher, variables=rt.vars, where=False).match
             pool = [d for d in pool if match(d)]
         elif matcher is not None:
             pool = [d for d in pool if matcher(d)]

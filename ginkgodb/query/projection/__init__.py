@@ -28,7 +28,7 @@ class Projection:
     """
 
     __slots__ = ("spec", "root", "is_inclusion", "has_positional", "has_computed", "paths",
-                 "fields", "_fast", "_flat")
+                 "fields", "_fast", "_flat", "_positional_parts")
 
     def __init__(self, spec: dict, parser: Parser) -> None:
         self.spec = spec
@@ -37,6 +37,7 @@ class Projection:
         if self.is_inclusion and "_id" not in self.root.entries:
             self.root.entries = {"_id": INCLUDE, **self.root.entries}
         self.has_positional = parser.positional_path is not None
+        self._positional_parts = parser.positional_path.split(".") if self.has_positional else None
         self.has_computed = any(isinstance(e, (Computed, ElemMatch)) for _, e in
                                 self.root.leaves())
         self.paths = [p for p, e in self.root.leaves() if e is not EXCLUDE]
@@ -91,10 +92,11 @@ class Projection:
             return out
         if not self.is_inclusion:
             return A.exclude(self.root, doc)
-        pos = A.new_position(position, self.has_positional)
-        out = A.include(self.root, doc, pos)
+        out = A.include(self.root, doc)
         if self.has_computed:
             A.add_computed(self.root, out, doc, doc, variables)
+        if self._positional_parts is not None:
+            A.apply_positional(out, self._positional_parts, position)
         return out
 
     __call__ = apply
@@ -104,8 +106,11 @@ class Projection:
 
 
 def compile_projection(spec: Any, *, for_aggregation: bool = False,
-                       known_vars: Any = None) -> Projection:
-    """Parse a projection as find does (or as `$project` does with `for_aggregation`)."""
+                       known_vars: Any = None, query: Any = None) -> Projection:
+    """Parse a projection as find does (or as `$project` does with `for_aggregation`).
+
+    `query` is find's filter: a positional projection (`a.$`) refuses the filter's special
+    features ($where, $text, geo-near, $expr, $jsonSchema) as mongod does."""
     if not isinstance(spec, dict):
         raise CommandError(ErrorCode.TypeMismatch if not for_aggregation else ErrorCode.ProjectSpecNotObject,
                            "projection must be an object" if not for_aggregation else
@@ -115,7 +120,7 @@ def compile_projection(spec: Any, *, for_aggregation: bool = False,
                            "Invalid $project :: caused by :: projection specification "
                            "must have at least one field")
     scope = Scope(known_vars or (), open_=known_vars is None)
-    parser = Parser(find=not for_aggregation, scope=scope)
+    parser = Parser(find=not for_aggregation, scope=scope, query=query)
     parser.parse(spec)
     return Projection(spec, parser)
 

@@ -3,36 +3,43 @@ from __future__ import annotations
 
 from typing import Any
 
+from bson.dbref import DBRef
+
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 
 from .tree import EXCLUDE, INCLUDE, POSITIONAL, Computed, ElemMatch, Node, Slice
 
 
-class _Position:
-    """The query's positional match; consumed by the first array on the positional path."""
-
-    __slots__ = ("index", "used")
-
-    def __init__(self, index: int | None) -> None:
-        self.index, self.used = index, False
-
-    def select(self, arr: list) -> list:
-        self.used = True
-        if self.index is None:
-            raise CommandError(ErrorCode.PositionalProjectionNoMatch,
-                               "positional operator '.$' couldn't find a matching element "
-                               "in the array")
-        if self.index >= len(arr):
-            raise CommandError(ErrorCode.PositionalProjectionMismatch,
-                               "positional operator '.$' element mismatch")
-        return [arr[self.index]]
+def apply_positional(out: dict, parts: list[str], index: int | None) -> None:
+    """mongod's find positional projection, on the already projected document `out` (modified):
+    the first array met along `parts` is replaced by its element at the query's positional match
+    `index`; a path that is missing, or holds no array, is left as the inclusion made it."""
+    node: Any = out
+    last = len(parts) - 1
+    for i, name in enumerate(parts):
+        value = node.get(name, MISSING)
+        if type(value) is list:
+            if index is None:
+                raise CommandError(ErrorCode.PositionalProjectionNoMatch,
+                                   "positional operator '.$' couldn't find a matching element "
+                                   "in the array")
+            if index >= len(value):
+                raise CommandError(ErrorCode.PositionalProjectionMismatch,
+                                   "positional operator '.$' element mismatch")
+            node[name] = [value[index]]
+            return
+        if not isinstance(value, dict) or i == last:
+            return
+        value = dict(value)  # the projected document may share sub-documents with the input
+        node[name] = value
+        node = value
 
 
 # ---- inclusion ------------------------------------------------------------------------------
 
 
-def include(node: Node, doc: dict, pos: _Position | None) -> dict:
+def include(node: Node, doc: dict) -> dict:
     """Fields of `doc` the tree includes, in document order (computed fields come later)."""
     out = {}
     entries = node.entries
@@ -43,27 +50,26 @@ def include(node: Node, doc: dict, pos: _Position | None) -> dict:
         if entry is INCLUDE:
             out[name] = value
         elif type(entry) is Node:
-            r = _include_value(entry, value, pos)
+            r = _include_value(entry, value)
             if r is not MISSING:
                 out[name] = r
         elif type(entry) is Slice:
             out[name] = entry.apply(value)
         elif entry is POSITIONAL:
-            out[name] = pos.select(value) if type(value) is list and pos and not pos.used \
-                else value
+            out[name] = value  # narrowed afterwards by apply_positional
     return out
 
 
-def _include_value(node: Node, value: Any, pos: _Position | None) -> Any:
+def _include_value(node: Node, value: Any) -> Any:
+    if type(value) is DBRef:  # a DBRef is the document {$ref, $id, $db, ...}
+        value = value.as_doc()
     if isinstance(value, dict):
-        return include(node, value, pos)
+        return include(node, value)
     if type(value) is list:
-        if node.has_positional and pos is not None and not pos.used:
-            value = pos.select(value)
         out = []
         for elem in value:
-            if isinstance(elem, (dict, list)):
-                out.append(_include_value(node, elem, pos))
+            if isinstance(elem, (dict, list, DBRef)):
+                out.append(_include_value(node, elem))
             elif node.has_computed:
                 out.append({})
         return out
@@ -127,12 +133,10 @@ def exclude(node: Node, doc: dict) -> dict:
 
 
 def _exclude_value(node: Node, value: Any) -> Any:
+    if type(value) is DBRef:
+        value = value.as_doc()
     if isinstance(value, dict):
         return exclude(node, value)
     if type(value) is list:
         return [_exclude_value(node, e) for e in value]
     return value
-
-
-def new_position(index: int | None, needed: bool) -> _Position | None:
-    return _Position(index) if needed else None

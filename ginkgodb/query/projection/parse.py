@@ -5,6 +5,7 @@ from typing import Any
 
 from bson.decimal128 import Decimal128
 
+from ginkgodb.bsonutil.paths import refused_dollar_name
 from ginkgodb.bsonutil.types import is_bson_number
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr.compiler import Scope, compile_node
@@ -17,8 +18,8 @@ _OPERATOR_MSG = "Cannot use expression other than $meta in exclusion projection"
 class Parser:
     """One parse of one projection. `find` enables $elemMatch, `$` and find's $slice."""
 
-    def __init__(self, find: bool, scope: Scope) -> None:
-        self.find, self.scope = find, scope
+    def __init__(self, find: bool, scope: Scope, query: Any = None) -> None:
+        self.find, self.scope, self.query = find, scope, query
         self.root = Node()
         self.kind: str | None = None
         self.id_choice: bool | None = None
@@ -34,8 +35,11 @@ class Parser:
 
     def document(self, spec: dict, prefix: list[str]) -> None:
         for name, value in spec.items():
+            if name == ".$" and self.find and _is_flag(value) and _truthy(value):
+                raise CommandError(ErrorCode.PositionalProjectionEmptyPath,
+                                   f"Projection on field {name} is invalid")
             parts = self.split(name, prefix)
-            self.field(parts, value)
+            self.field(parts, value, name)
 
     def split(self, name: str, prefix: list[str]) -> list[str]:
         if not name:
@@ -48,7 +52,7 @@ class Parser:
             if not part:
                 raise CommandError(ErrorCode.FieldPathEmptyName,
                                    "FieldPath field names may not be empty strings.")
-            if part.startswith("$") and not (part == "$" and i > 0):
+            if refused_dollar_name(part) and not (part == "$" and i > 0):
                 raise CommandError(ErrorCode.FieldPathDollarPrefixed,
                                    "FieldPath field names may not start with '$'. "
                                    "Consider using $getField or $setField.")
@@ -56,9 +60,9 @@ class Parser:
 
     # ---- one field -----------------------------------------------------------------------
 
-    def field(self, parts: list[str], value: Any) -> None:
-        if parts[-1] == "$":
-            return self.positional(parts[:-1], value)
+    def field(self, parts: list[str], value: Any, name: str = "") -> None:
+        if parts[-1] == "$" and "$" not in parts[:-1]:
+            return self.positional(parts[:-1], value, name or ".".join(parts))
         if "$" in parts:
             raise CommandError(ErrorCode.PositionalProjectionMidPath,
                                "As of 4.4, it's illegal to specify positional operator in "
@@ -143,13 +147,17 @@ class Parser:
         self.elem_match_paths.append(parts[0])
         self.root.insert(parts, ElemMatch(matcher))
 
-    def positional(self, parts: list[str], value: Any) -> None:
+    def positional(self, parts: list[str], value: Any, name: str) -> None:
         path = ".".join(parts)
         if not self.find:
             raise CommandError(ErrorCode.PositionalProjectionInAggregation,
                                "Cannot use positional projection in aggregation "
                                "projection")
-        if not (isinstance(value, bool) or is_bson_number(value)):
+        if isinstance(value, dict):
+            raise CommandError(ErrorCode.PositionalProjectionWithExpression,
+                               "positional projection cannot be used with an expression or sub "
+                               "object")
+        if not _is_flag(value):
             raise CommandError(ErrorCode.PositionalProjectionWithLiteral,
                                "positional projection cannot be used with a literal")
         if not _truthy(value):
@@ -162,13 +170,52 @@ class Parser:
         if self.elem_match_paths:
             raise CommandError(ErrorCode.ProjectionElemMatchWithPositional,
                                "Cannot specify positional operator and $elemMatch.")
+        if self.query is not None:
+            check_positional_query(self.query)
         if self.kind == "exclusion":
             raise CommandError(ErrorCode.ProjectionInclusionInExclusion,
-                               f"Cannot do inclusion on field {path} in exclusion "
+                               f"Cannot do inclusion on field {name} in exclusion "
                                "projection")
         self.kind = "inclusion"
         self.positional_path = path
         self.root.insert(parts, POSITIONAL)
+
+
+# The filter features a positional projection's matcher may not use (mongod parses the filter
+# again with kBanAllSpecialFeatures): operator -> (code, message).
+_BANNED_WITH_POSITIONAL = {
+    "$where": (ErrorCode.BadValue, "$where is not allowed in this context"),
+    "$text": (ErrorCode.BadValue, "$text is not allowed in this context"),
+    "$expr": (ErrorCode.QueryFeatureNotAllowed, "$expr is not allowed in this context"),
+    "$jsonSchema": (ErrorCode.QueryFeatureNotAllowed, "$jsonSchema is not allowed in this context"),
+}
+_GEO_NEAR = ("$near", "$nearSphere", "$geoNear")
+
+
+def check_positional_query(query: Any) -> None:
+    """Refuse the filter features mongod bans beside a positional projection."""
+    if not isinstance(query, dict):
+        return
+    for key, value in query.items():
+        banned = _BANNED_WITH_POSITIONAL.get(key)
+        if banned is not None:
+            raise CommandError(*banned)
+        if key in ("$and", "$or", "$nor") and isinstance(value, list):
+            for clause in value:
+                check_positional_query(clause)
+        elif not key.startswith("$") and isinstance(value, dict):
+            for op, arg in value.items():
+                if op in _GEO_NEAR:
+                    raise CommandError(ErrorCode.BadValue, "$geoNear, $near, and $nearSphere "
+                                                           "are not allowed in this context")
+                if op == "$elemMatch" and isinstance(arg, dict):
+                    check_positional_query(arg)
+                elif op == "$not" and isinstance(arg, dict):
+                    check_positional_query({key: arg})
+
+
+def _is_flag(v: Any) -> bool:
+    return isinstance(v, bool) or is_bson_number(v)
 
 
 def _truthy(v: Any) -> bool:

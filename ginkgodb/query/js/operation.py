@@ -1,0 +1,118 @@
+"""The JavaScript side of one operation: its settings, its sandbox, its deadline and killOp.
+
+`commands.dispatch` binds an `Operation` for the command it runs (`bind`); the JavaScript
+operators reach it with `current()`. One sandbox per operation, created on first use, so nothing
+a script leaves behind (globals, prototypes) outlives the command that ran it: a cursor's later
+batch (getMore) is a new operation with a fresh sandbox, as each mongod operation gets its own
+scope. killOp and the deadline are checked before every call into the sandbox; a call itself is
+bounded by the smaller of the deadline and `fn_timeout_ms` (internalQueryJavaScriptFnTimeoutMillis).
+"""
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ginkgodb.errors import CommandError, ErrorCode
+
+from .sandbox import Sandbox, ScriptError
+
+
+@dataclass(frozen=True)
+class ScriptSettings:
+    """What the server (or embedded client) allows: mongod's security.javascriptEnabled and the
+    internalQueryJavaScriptFnTimeoutMillis / internalQueryJavaScriptHeapSizeLimitMB parameters."""
+
+    enabled: bool = True
+    fn_timeout_ms: int = 60_000
+    heap_limit_mb: int = 100
+
+
+#: errors of a disabled engine, by feature (mongod's words)
+_DISABLED = {
+    "where": (ErrorCode.WhereNoScriptEngine, "no globalScriptEngine in $where parsing"),
+    "js": (ErrorCode.JavaScriptDisabled,
+           "Cannot run server-side javascript without the javascript engine enabled"),
+}
+
+
+class Operation:
+    """One command's JavaScript state. `interrupts` is its CommandContext (deadline, killed)."""
+
+    def __init__(self, settings: ScriptSettings, interrupts: Any = None) -> None:
+        self.settings, self.interrupts = settings, interrupts
+        self._sandbox: Sandbox | None = None
+
+    def require(self, feature: str) -> None:
+        """Refuse `feature` ("where" or "js") when scripting is disabled."""
+        if not self.settings.enabled:
+            raise CommandError(*_DISABLED[feature])
+
+    def sandbox(self, feature: str) -> Sandbox:
+        self.require(feature)
+        box = self._sandbox
+        if box is None or box.broken:
+            box = self._sandbox = Sandbox(self.settings.heap_limit_mb * 1024 * 1024)
+        return box
+
+    def limit(self) -> float:
+        """Seconds the next call may run: the function time-out, cut to the deadline."""
+        self.check()
+        limit = self.settings.fn_timeout_ms / 1000.0
+        deadline = getattr(self.interrupts, "deadline", None)
+        if deadline is not None:
+            limit = min(limit, max(deadline - time.monotonic(), 0.001))
+        return limit
+
+    def check(self) -> None:
+        check = getattr(self.interrupts, "check_interrupt", None)
+        if check is not None:
+            check()
+
+    def failure(self, exc: BaseException, wrap: str) -> CommandError:
+        """The mongod error for a failed call: `wrap` (code, prefix) for script exceptions."""
+        if isinstance(exc, TimeoutError):
+            self.check()  # the deadline or killOp, when that is what stopped it
+            return CommandError(ErrorCode.JSInterpreterFailure,
+                                f"JavaScript execution exceeded {self.settings.fn_timeout_ms} ms "
+                                "(internalQueryJavaScriptFnTimeoutMillis)")
+        if isinstance(exc, MemoryError):
+            return CommandError(ErrorCode.JSInterpreterFailure, "Out of memory")
+        if isinstance(exc, ScriptError):
+            code, prefix = _WRAPS[wrap]
+            return CommandError(code, prefix + exc.text)
+        raise exc
+
+
+_WRAPS = {
+    "where": (ErrorCode.WhereInvocationError, "error on invocation of $where function:\n"),
+    "call": (ErrorCode.JsFunctionFailed, "js function failed to execute: "),
+    "no_return": (ErrorCode.JsFunctionFailedNoReturn, "js function failed to execute: "),
+}
+
+_CURRENT: contextvars.ContextVar[Operation | None] = contextvars.ContextVar("ginkgodb_js_operation",
+                                                                           default=None)
+_DEFAULT = ScriptSettings()
+
+
+def current() -> Operation:
+    """The bound operation, or (outside any command, e.g. a library caller) a fresh default one."""
+    op = _CURRENT.get()
+    if op is None:
+        op = Operation(_DEFAULT)
+        _CURRENT.set(op)
+    return op
+
+
+@contextmanager
+def bind(settings: ScriptSettings, interrupts: Any = None) -> Iterator[Operation]:
+    """Run a command with its own JavaScript operation."""
+    op = Operation(settings, interrupts)
+    token = _CURRENT.set(op)
+    try:
+        yield op
+    finally:
+        _CURRENT.reset(token)

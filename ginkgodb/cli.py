@@ -41,6 +41,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="do not log connection opens, closes and client metadata")
     serve.add_argument("--workers", type=int, default=16,
                        help="threads that run commands off the network loop (default %(default)s)")
+    serve.add_argument("--replSet", dest="repl_set", metavar="NAME",
+                       help="be a member of the replica set NAME (a set of one: run rs.initiate() once; "
+                            "the configuration is kept in the data directory)")
+    serve.add_argument("--setParameter", dest="set_parameters", action="append", default=[],
+                       metavar="NAME=VALUE",
+                       help="set a server parameter at startup, as mongod's --setParameter (repeatable), "
+                            "e.g. enableTestCommands=1")
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
@@ -64,8 +71,16 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
     bind = tuple(a.strip() for a in args.bind.split(",") if a.strip())
     config = ServerConfig(port=args.port, bind=bind, dbpath=None if args.in_memory else args.dbpath,
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
-                          workers=max(1, args.workers), argv=tuple(argv))
+                          workers=max(1, args.workers), argv=tuple(argv), repl_set=args.repl_set or None,
+                          set_parameters=tuple(_name_value(p) for p in args.set_parameters))
     return run(config)
+
+
+def _name_value(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise SystemExit(f"ginkgodb: --setParameter takes NAME=VALUE, got {text!r}")
+    return name, value
 
 
 def _demo() -> int:

@@ -114,6 +114,7 @@ class ParameterTable:
 
 #: the process-wide table; the server seeds `quiet` and `logLevel` from its command line
 PARAMETERS = ParameterTable([
+    Parameter("enableTestCommands", False, settable_at_runtime=False, coerce=_boolean),
     Parameter("featureCompatibilityVersion", {"version": "7.0"}, settable_at_runtime=False),
     Parameter("logComponentVerbosity", _default_verbosity(), coerce=_merge_verbosity,
               on_change=_apply_verbosity),

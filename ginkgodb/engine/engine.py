@@ -10,8 +10,8 @@ from ..storage import KVEngine, open_engine
 from . import layout
 from .batch import WriteBatch
 from .catalog import Catalog
-from .clock import LogicalClock
 from .chunked_reader import ChunkedReader
+from .clock import LogicalClock
 from .collection import Collection
 from .cursors import CursorManager
 from .operations import EngineOperations

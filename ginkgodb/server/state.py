@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from ..commands import OpInfo
+from ..commands import OpInfo, ReplicaSetMember, TopologyWatch
 from ..wire import SUPPORTED_COMPRESSORS
 from .config import ServerConfig
 from .logs import RecentLines
@@ -44,6 +44,11 @@ class ServerState:
         self._ops: dict[int, OpInfo] = {}
         self._opids = itertools.count(1)
         self.shutting_down = False
+        # hello's topologyVersion (awaited on the event loop: see hello_stream.py) and, with
+        # --replSet, the replica-set member (set by the server once it knows its address)
+        self.topology = TopologyWatch()
+        self.awaits_hello = True
+        self.replica_set: Optional[ReplicaSetMember] = None
 
     def set_port(self, port: int) -> None:
         """The port actually bound (differs from the config when it asked for port 0)."""

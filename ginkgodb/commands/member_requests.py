@@ -38,6 +38,12 @@ SECONDARY_OK_READS = frozenset({
     "dataSize", "explain", "listDatabases", "validate",
 })
 _WRITE_REPLIES = frozenset({"insert", "update", "delete"})
+#: mongod's NotPrimaryError and ShutdownError categories: their error replies carry the
+#: topologyVersion, so a driver can tell a stale error from news about the topology
+_STATE_CHANGE_CODES = frozenset({ErrorCode.NotWritablePrimary, ErrorCode.NotPrimaryNoSecondaryOk,
+                                 ErrorCode.NotPrimaryOrSecondary, ErrorCode.InterruptedDueToReplStateChange,
+                                 ErrorCode.PrimarySteppedDown, ErrorCode.ShutdownInProgress,
+                                 ErrorCode.InterruptedAtShutdown})
 _ZERO_SIGNATURE = {"hash": Binary(b"\x00" * 20, 0), "keyId": Int64(0)}
 #: mongod's maxAcceptableLogicalClockDriftSecs: gossip further ahead of the wall clock is refused
 MAX_CLOCK_DRIFT_SECS = 365 * 24 * 60 * 60
@@ -166,8 +172,12 @@ def _ts_text(ts: Timestamp) -> str:
 def decorate_reply(ctx: CommandContext, member: ReplicaSetMember, name: str, reply: dict) -> dict:
     """The member's fields on a reply (in place; returns it)."""
     if not member.initialized:
+        if reply.get("ok") != 1.0 and reply.get("code") in _STATE_CHANGE_CODES:
+            reply["topologyVersion"] = member.watch.version()
         return reply
     now = member.engine.clock.now()
+    if reply.get("ok") != 1.0 and reply.get("code") in _STATE_CHANGE_CODES:
+        reply["topologyVersion"] = member.watch.version()
     if name in _WRITE_REPLIES and reply.get("ok") == 1.0 and member.is_primary:
         _insert_after(reply, "n", {"electionId": election_id(member.term), "opTime": member.optime(now)})
     reply["$clusterTime"] = {"clusterTime": now, "signature": dict(_ZERO_SIGNATURE)}

@@ -30,7 +30,7 @@ from .replica_set import MemberState, ReplicaSetMember, election_id
 PRIMARY_ONLY = frozenset({
     "insert", "update", "delete", "findAndModify", "findandmodify", "create", "drop", "dropDatabase",
     "createIndexes", "dropIndexes", "deleteIndexes", "renameCollection", "collMod", "convertToCapped",
-    "cloneCollectionAsCapped", "commitTransaction", "abortTransaction", "replSetStepDown",
+    "cloneCollectionAsCapped", "commitTransaction", "abortTransaction",
 })
 #: reads a node that is not primary serves only with secondaryOk (AllowedOnSecondary::kOptIn)
 SECONDARY_OK_READS = frozenset({

@@ -41,8 +41,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 }
 _MEMBER_FIELDS = ("_id", "host", "arbiterOnly", "buildIndexes", "hidden", "priority", "tags",
                   "secondaryDelaySecs", "votes")
-_CONFIG_FIELDS = ("_id", "version", "term", "protocolVersion", "writeConcernMajorityJournalDefault",
-                  "members", "settings", "configsvr")
+_CONFIG_FIELDS = ("_id", "version", "term", "members", "protocolVersion", "writeConcernMajorityJournalDefault",
+                  "settings", "configsvr")
 NO_CONFIG_INFO = "Does not have a valid replica set config"
 
 
@@ -117,9 +117,20 @@ class ReplicaSetMember:
                 self.config = stored
                 self.state = MemberState.REMOVED
             return
+        hosts = [m.get("host", "") for m in stored.get("members", []) if isinstance(m, Mapping)]
+        if not any(self._maps_to_me(h) for h in hosts if isinstance(h, str)):
+            self.warnings.append(
+                "Locally stored replica set configuration does not have a valid entry for the current node; "
+                f"waiting for reconfig or remote heartbeat (configured: {', '.join(map(str, hosts))}; this node: "
+                f"{self.me})")
+            with self._lock:
+                self.config = stored
+                self.state = MemberState.REMOVED
+            return
         election = _find_one(self.engine, ELECTION_COLL, {}) or {}
         with self._lock:
             self.config = stored
+            self.me = self.my_member().get("host", self.me)
             self.term = max(int(election.get("term", 0)), int(stored.get("term", 0)))
             self._elect("electionTimeout")
 
@@ -185,6 +196,7 @@ class ReplicaSetMember:
             self.term = 0
             _write(self.engine, CONFIG_COLL, config)
             self.config = config
+            self.me = config["members"][0]["host"]  # mongod names itself as its configuration does
             self._elect("electionTimeout")
             return reply
 

@@ -13,10 +13,9 @@ import collections
 import contextlib
 import json
 import os
+import pathlib
 import subprocess
 import sys
-
-import pathlib
 
 import pymongo
 import pytest

@@ -32,6 +32,14 @@ from .fields import is_number
 CLOSE_CONNECTION = "close_connection"   # ctx.extra flag: the server closes instead of replying
 FAIL_COMMAND_MESSAGE = "Failing command via 'failCommand' failpoint"
 KNOWN = ("failCommand", "failGetMoreAfterCursorCheckout", "onPrimaryTransactionalWrite")
+#: the data each fail point understands (anything else is refused: it would change what fails)
+_DATA_FIELDS = {
+    "failCommand": frozenset({"failCommands", "errorCode", "errmsg", "errorLabels", "closeConnection",
+                              "blockConnection", "blockTimeMS", "writeConcernError", "appName", "namespace",
+                              "failInternalCommands"}),  # ginkgodb runs no internal commands
+    "failGetMoreAfterCursorCheckout": frozenset({"errorCode", "errmsg", "errorLabels", "closeConnection"}),
+    "onPrimaryTransactionalWrite": frozenset({"failBeforeCommitExceptionCode", "closeConnection"}),
+}
 #: commands a fail point never fails (mongod bans them so that tests can always turn it off)
 _NEVER_FAILED = frozenset({"configureFailPoint", "waitForFailPoint"})
 
@@ -64,6 +72,10 @@ class FailPointRegistry:
             data = {}
         if not isinstance(data, Mapping):
             raise CommandError(ErrorCode.TypeMismatch, "the 'data' field must be an object")
+        for key in data:
+            if key not in _DATA_FIELDS[name]:
+                raise CommandError(ErrorCode.NotImplemented,
+                                   f"fail point {name} with '{key}' is not supported by ginkgodb")
         with self._lock:
             count = point.entered
             point.mode, point.value, point.data, point.entered = kind, value, dict(data), 0

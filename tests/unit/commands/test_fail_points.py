@@ -182,6 +182,8 @@ def test_on_primary_transactional_write_fails_before_commit(fp, engine):
     ({"configureFailPoint": "failCommand"}, 40414,
      "BSON field 'configureFailPoint.mode' is missing but a required field"),
     ({"configureFailPoint": "failCommand", "mode": "alwaysOn", "data": 5}, 14, "the 'data' field must be an object"),
+    ({"configureFailPoint": "failCommand", "mode": "alwaysOn", "data": {"failCommands": ["find"], "threadName": "x"}},
+     238, "fail point failCommand with 'threadName' is not supported by ginkgodb"),
 ])
 def test_bad_configurations(engine, test_commands, cmd, code, message):
     reply = Runner(engine, db="admin").error(cmd)

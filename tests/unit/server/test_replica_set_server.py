@@ -69,13 +69,14 @@ def test_pymongo_discovers_a_primary_and_streams_hello_without_errors(member, ca
         [server] = client.topology_description.server_descriptions().values()
         assert server.server_type_name == "RSPrimary" and server.replica_set_name == "rs0"
         requests_before = client.admin.command("serverStatus")["network"]["numRequests"]
-        assert _wait(lambda: sum(e.awaited for e in beats.succeeded_events) >= 4, 10)
+        already = sum(e.awaited for e in beats.succeeded_events)
+        assert _wait(lambda: sum(e.awaited for e in beats.succeeded_events) - already >= 6, 15)
         requests_after = client.admin.command("serverStatus")["network"]["numRequests"]
+        awaited = sum(e.awaited for e in beats.succeeded_events) - already
     assert beats.failed_events == []
-    awaited = [e for e in beats.succeeded_events if e.awaited]
-    assert len(awaited) >= 4
-    # streamed: the awaited heartbeats came on one request (the rest are the RTT pings and ours)
-    assert requests_after - requests_before < len(awaited) + 8
+    # streamed: the awaited heartbeats arrive on one open request, so the requests counted are
+    # the RTT monitor's pings (one per heartbeat) and ours; a polling monitor would add as many again
+    assert requests_after - requests_before < 1.5 * awaited + 2
     assert not [r for r in caplog.records if "failed" in r.getMessage().lower() and "heartbeat" in r.getMessage().lower()]
 
 
@@ -186,7 +187,7 @@ def test_block_connection_on_an_inline_command_does_not_stall_others(member, tes
         time.sleep(0.1)
         t0 = time.monotonic()
         other.admin.command("ping")
-        assert time.monotonic() - t0 < 0.4
+        assert time.monotonic() - t0 < 0.5
         waiter.join(5)
         assert time.monotonic() - started >= 0.75
 

@@ -50,6 +50,13 @@ def _parser() -> argparse.ArgumentParser:
                        metavar="MB", help="space kept preallocated for the data file, so that deletes and "
                                           "drops still run when the disk is full; writes that grow the data "
                                           "are refused (14031) below it (default %(default)s)")
+    serve.add_argument("--replSet", dest="repl_set", metavar="NAME",
+                       help="be a member of the replica set NAME (a set of one: run rs.initiate() once; "
+                            "the configuration is kept in the data directory)")
+    serve.add_argument("--setParameter", dest="set_parameters", action="append", default=[],
+                       metavar="NAME=VALUE",
+                       help="set a server parameter at startup, as mongod's --setParameter (repeatable), "
+                            "e.g. enableTestCommands=1")
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
@@ -75,8 +82,16 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
                           workers=max(1, args.workers), max_connections=max(1, args.max_connections),
                           disk_reserve_mb=max(0, args.disk_reserve_mb), javascript_enabled=not args.noscripting,
-                          argv=tuple(argv))
+                          argv=tuple(argv), repl_set=args.repl_set or None,
+                          set_parameters=tuple(_name_value(p) for p in args.set_parameters))
     return run(config)
+
+
+def _name_value(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise SystemExit(f"ginkgodb: --setParameter takes NAME=VALUE, got {text!r}")
+    return name, value
 
 
 def _demo() -> int:

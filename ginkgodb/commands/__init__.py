@@ -27,8 +27,15 @@ _load_families()
 
 # process-wide settings the server seeds from its command line, and the op namespace its logs show
 from .current_op import namespace_of  # noqa: E402
-from .profile import PROFILE  # noqa: E402
-from .server_parameters import PARAMETERS  # noqa: E402
 
-__all__ = ["COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "PARAMETERS", "PROFILE", "ServerView", "command",
-           "deadline_from", "dispatch", "namespace_of", "runs_inline", "writes_data"]
+# what the wire server needs of a replica-set member, the awaitable hello and the fail points
+from .fail_points import CLOSE_CONNECTION  # noqa: E402
+from .member_requests import track_commits  # noqa: E402
+from .profile import PROFILE  # noqa: E402
+from .replica_set import ReplicaSetMember  # noqa: E402
+from .server_parameters import PARAMETERS  # noqa: E402
+from .topology import TopologyWatch, awaitable_wait  # noqa: E402
+
+__all__ = ["CLOSE_CONNECTION", "COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "PARAMETERS", "PROFILE",
+           "ReplicaSetMember", "ServerView", "TopologyWatch", "awaitable_wait", "command", "deadline_from",
+           "dispatch", "namespace_of", "runs_inline", "track_commits", "writes_data"]

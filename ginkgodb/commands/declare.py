@@ -16,6 +16,7 @@ from typing import Any, Optional, Union
 
 from ..errors import CommandError, ErrorCode
 from . import fields as P
+from .fail_points import FAIL_POINTS
 
 Handler = Callable[[Any, "Args"], dict]
 Reader = Callable[[Mapping, str, str], Any]  # (command document, field, command name) -> value
@@ -240,10 +241,11 @@ def lookup(name: str) -> Optional[CommandSpec]:
 
 
 def runs_inline(cmd: Mapping, engine: Any) -> bool:
-    """May the server answer `cmd` on its event loop? (the declaration decides)"""
+    """May the server answer `cmd` on its event loop? (the declaration decides, unless a fail
+    point names the command: it may block, so it runs in a worker)"""
     name = next(iter(cmd), None)
     spec = COMMANDS.get(name) if name is not None else None
-    return spec is not None and spec.runs_inline(cmd, engine)
+    return spec is not None and spec.runs_inline(cmd, engine) and name not in FAIL_POINTS.targets
 
 
 def writes_data(cmd: Mapping) -> bool:

@@ -116,14 +116,6 @@ def get_log(ctx: CommandContext, args: Args) -> dict:
     return {"totalLinesWritten": len(lines), "log": lines}
 
 
-@command("replSetGetStatus", admin_only=True, help="Report status of a replica set from the POV of "
-                                                   "this server",
-         open_fields="answered 76 (not a replica set) whatever it asks", inline=True,
-         privileges=(on_cluster("replSetGetStatus"),))
-def repl_set_get_status(ctx: CommandContext, args: Args) -> dict:
-    raise CommandError(ErrorCode.NoReplicationEnabled, "not running with --replSet")
-
-
 @command("getCmdLineOpts", admin_only=True, help="get argv", inline=True, privileges=(on_cluster("getCmdLineOpts"),))
 def get_cmd_line_opts(ctx: CommandContext, args: Args) -> dict:
     if ctx.server is None:

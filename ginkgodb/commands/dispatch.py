@@ -2,13 +2,15 @@
 
 Order of checks, all before a handler runs: the command exists (59), admin-only commands run
 against admin (13), the generic fields are acceptable (generic.py), the command's own fields are
-as declared (declare.py). Then the handler runs with the operation's deadline.
+as declared (declare.py). On a replica-set member, what a member checks (member_requests.py);
+then the fail points (fail_points.py, test commands only). Then the handler runs with the
+operation's deadline. A member's replies carry its cluster time.
 """
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Optional
 
 from bson.errors import InvalidBSON
 
@@ -16,7 +18,10 @@ from ..errors import CommandError, ErrorCode, StorageError
 from ..query.js import bind as bind_scripts
 from .context import CommandContext
 from .declare import COMMANDS, writes_data
+from .fail_points import FAIL_POINTS, Firing, fail_after, fail_before
 from .generic import check_generic, deadline_from
+from .member_requests import before_command, decorate_reply
+from .replica_set import member_of
 from .replies import ErrmsgOnlyFailure
 from .server_parameters import script_settings
 from .transactions import enter
@@ -41,7 +46,7 @@ def command_name(cmd: Mapping[str, Any]) -> str:
     raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
 
 
-def _run(ctx: CommandContext, spec: Any, cmd: Mapping[str, Any], args: Any) -> dict:
+def _in_scope(ctx: CommandContext, spec: Any, cmd: Mapping[str, Any], args: Any) -> dict:
     """The handler, against the engine view of the command's session scope (a transaction's,
     a retryable write's, or the engine itself)."""
     if ctx.transaction is not None:  # nested: already inside a command's scope
@@ -63,6 +68,15 @@ def _run(ctx: CommandContext, spec: Any, cmd: Mapping[str, Any], args: Any) -> d
 
 def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     """Run one command document; always returns a reply with `ok` (never raises CommandError)."""
+    member = member_of(ctx)
+    reply = _run(ctx, cmd, member)
+    if member is not None:
+        decorate_reply(ctx, member, next(iter(cmd), ""), reply)
+    return reply
+
+
+def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
+    firing: Optional[Firing] = None
     try:
         name = command_name(cmd)
         spec = COMMANDS.get(name)
@@ -71,19 +85,25 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if spec.admin_only and cmd.get("$db", "admin") != "admin":
             raise CommandError(ErrorCode.Unauthorized,
                                f"{name} may only be run against the admin database.")
-        check_generic(spec, cmd)
+        check_generic(spec, cmd, replica_set=member is not None and member.initialized)
         args = spec.parse(cmd, name)
         saved = ctx.deadline
         if saved is None:
             ctx.deadline = deadline_from(cmd)
         try:
+            if member is not None:
+                before_command(ctx, member, name, cmd)
+            if FAIL_POINTS.active:
+                firing = fail_before(ctx, name, cmd)
             if writes_data(cmd) and getattr(ctx.engine, "fsync_locked", False):
                 ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
             with bind_scripts(script_settings(ctx), ctx):
-                reply = _run(ctx, spec, cmd, args)
+                reply = _in_scope(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved
         reply["ok"] = 1.0
+        if firing is not None:
+            fail_after(ctx, firing, reply)
         return reply
     except CommandError as exc:
         return exc.to_reply()

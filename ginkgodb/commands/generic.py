@@ -35,7 +35,8 @@ API_STRICT_HELP = ("Information on supported commands and migrations in API Vers
 @dataclass(frozen=True)
 class Generic:
     does: str                                                       # what it does here
-    check: Optional[Callable[[Any, CommandSpec, Mapping], None]] = None
+    check: Optional[Callable[..., None]] = None                     # (value, spec, cmd)
+    by_topology: bool = False   # the check also takes replica_set=: a member accepts more
 
 
 def _refuse_transaction(value: Any, spec: CommandSpec, cmd: Mapping) -> None:
@@ -62,9 +63,11 @@ def check_max_time_ms(value: Any, spec: CommandSpec, cmd: Mapping) -> None:
 _LEVELS = ("local", "available", "majority", "linearizable", "snapshot")
 
 
-def check_read_concern(rc: Any, spec: Optional[CommandSpec] = None, cmd: Optional[Mapping] = None) -> None:
-    """What a standalone mongod accepts: local, available and majority; snapshot and
-    linearizable need a replica set, cluster times need one too."""
+def check_read_concern(rc: Any, spec: Optional[CommandSpec] = None, cmd: Optional[Mapping] = None, *,
+                       replica_set: bool = False) -> None:
+    """What mongod accepts: on a standalone local, available and majority; a replica-set member
+    also takes linearizable and cluster times (member_requests.py waits for them). snapshot
+    needs transactions (outside them, atClusterTime reads are not served yet)."""
     if rc is None:
         return
     if not isinstance(rc, Mapping):
@@ -75,8 +78,11 @@ def check_read_concern(rc: Any, spec: Optional[CommandSpec] = None, cmd: Optiona
                            "readConcern.level must be either 'local', 'majority', 'linearizable', "
                            "'available', or 'snapshot'")
     if level == "snapshot" and cmd is not None and cmd.get("autocommit") is False:
-        pass  # a transaction's snapshot (placement checked by commands/transactions.py)
-    elif level in ("snapshot", "linearizable"):
+        return  # a transaction's snapshot (placement checked by commands/transactions.py)
+    if replica_set:
+        _check_member_read_concern(rc, level)
+        return
+    if level in ("snapshot", "linearizable"):
         raise CommandError(ErrorCode.NotAReplicaSet,
                            f"Cannot use '{level}' read concern without a replica set")
     if "afterClusterTime" in rc or "atClusterTime" in rc:
@@ -85,8 +91,25 @@ def check_read_concern(rc: Any, spec: Optional[CommandSpec] = None, cmd: Optiona
         raise CommandError(ErrorCode.NotAReplicaSet, "node needs to be a replica set member to use read concern")
 
 
-def check_write_concern(wc: Any, spec: Optional[CommandSpec] = None, cmd: Optional[Mapping] = None) -> None:
-    """A standalone satisfies w: 0, 1 and "majority" (itself); j/fsync wait for the disk."""
+def _check_member_read_concern(rc: Mapping, level: str) -> None:
+    """A replica-set member's read concern: majority is local on a member of one, linearizable
+    is checked against primacy when the command runs, afterClusterTime waits there."""
+    if level == "snapshot" or "atClusterTime" in rc:
+        raise CommandError(ErrorCode.NotImplemented,
+                           "readConcern 'snapshot' and 'atClusterTime' outside a transaction are not "
+                           "supported by ginkgodb yet")
+    if "afterClusterTime" in rc and level in ("available", "linearizable"):
+        raise CommandError(ErrorCode.InvalidOptions,
+                           f"'afterClusterTime' field can be set only if level is one of local, majority, "
+                           f"snapshot, but the level was {level}")
+    if "afterOpTime" in rc:
+        raise CommandError(ErrorCode.NotImplemented, "readConcern 'afterOpTime' is not supported by ginkgodb")
+
+
+def check_write_concern(wc: Any, spec: Optional[CommandSpec] = None, cmd: Optional[Mapping] = None, *,
+                        replica_set: bool = False) -> None:
+    """A standalone (and a member of one) satisfies w: 0, 1 and "majority" (itself); j/fsync
+    wait for the disk."""
     if spec is not None and not spec.write_concern:
         raise CommandError(ErrorCode.InvalidOptions, f"Command {spec.name} does not support writeConcern")
     if not isinstance(wc, Mapping):
@@ -100,6 +123,8 @@ def check_write_concern(wc: Any, spec: Optional[CommandSpec] = None, cmd: Option
         if w < 0 or w > 50:
             raise CommandError(ErrorCode.FailedToParse,
                                "w has to be a non-negative number and not greater than 50")
+        if replica_set:
+            raise CommandError(ErrorCode.UnsatisfiableWriteConcern, "Not enough data-bearing nodes")
         raise CommandError(ErrorCode.BadValue, "cannot use 'w' > 1 on a standalone")
 
 
@@ -125,12 +150,14 @@ _INTERNAL = "cluster-internal (sharding/replication) field: a standalone has no 
 GENERIC: dict[str, Generic] = {
     "$db": Generic("the database the command runs against"),
     "lsid": Generic("the logical session the command belongs to (sessions keep no server state yet)"),
-    "$clusterTime": Generic("cluster time gossip: a standalone has no cluster time to advance"),
+    "$clusterTime": Generic("cluster time gossip: advances a replica-set member's clock (a standalone has "
+                            "none)"),
     "$readPreference": Generic("read preference: one node serves every read"),
     "$queryOptions": Generic("legacy OP_QUERY wrapper of $readPreference: one node serves every read"),
-    "readConcern": Generic("read concern: local/available/majority read committed data", check_read_concern),
+    "readConcern": Generic("read concern: local/available/majority read committed data; a member also "
+                           "waits for afterClusterTime", check_read_concern, by_topology=True),
     "writeConcern": Generic("write concern: w 0/1/majority, j and fsync wait for the disk",
-                            check_write_concern),
+                            check_write_concern, by_topology=True),
     "comment": Generic("a comment shown in currentOp and logs"),
     "maxTimeMS": Generic("the operation's time limit", check_max_time_ms),
     "maxTimeMSOpOnly": Generic(_INTERNAL),
@@ -158,8 +185,9 @@ GENERIC: dict[str, Generic] = {
 }
 
 
-def check_generic(spec: CommandSpec, cmd: Mapping) -> None:
-    """Run the checks of the generic fields `cmd` carries (before the command runs)."""
+def check_generic(spec: CommandSpec, cmd: Mapping, *, replica_set: bool = False) -> None:
+    """Run the checks of the generic fields `cmd` carries (before the command runs); on a
+    replica-set member (`replica_set`) the topology-dependent checks accept what a member does."""
     first = True
     for key in cmd:
         if first:
@@ -167,7 +195,10 @@ def check_generic(spec: CommandSpec, cmd: Mapping) -> None:
             continue
         entry = GENERIC.get(key)
         if entry is not None and entry.check is not None:
-            entry.check(cmd[key], spec, cmd)
+            if entry.by_topology:
+                entry.check(cmd[key], spec, cmd, replica_set=replica_set)
+            else:
+                entry.check(cmd[key], spec, cmd)
 
 
 def deadline_from(cmd: Mapping[str, Any], started: Optional[float] = None) -> Any:

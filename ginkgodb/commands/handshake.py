@@ -1,7 +1,7 @@
-"""hello / isMaster / ismaster: what a MongoDB 7.0 standalone answers.
+"""hello / isMaster / ismaster: what a MongoDB 7.0 standalone or replica-set member answers.
 
-No `topologyVersion`: without it drivers poll hello every heartbeat instead of opening an
-awaitable (streaming) hello, which would need exhaust replies; see docs/design/wire.md.
+The topology fields (`topologyVersion`, and a member's setName, hosts, primary, ...) come from
+hello_topology.py; the awaitable hello's wait is the server's (docs/design/wire.md).
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from .context import CommandContext
 from .declare import Args, command
+from .hello_topology import topology_fields
 from .server_view import LOGICAL_SESSION_TIMEOUT_MINUTES
 
 MIN_WIRE_VERSION = 0
@@ -28,7 +29,7 @@ _LB_MISMATCH = ("The server is being accessed through a load balancer, but this 
          requires_auth=False, api_version_1=True)
 def hello(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
-    return handshake_reply(ctx, cmd, {"isWritablePrimary": True})
+    return handshake_reply(ctx, cmd, topology_fields(ctx, cmd, legacy=False))
 
 
 @command("isMaster", "ismaster", help="Check if this server is primary for a replica set\n"
@@ -37,7 +38,7 @@ def hello(ctx: CommandContext, args: Args) -> dict:
          requires_auth=False)
 def is_master(ctx: CommandContext, args: Args) -> dict:
     cmd = args.cmd
-    return handshake_reply(ctx, cmd, {"ismaster": True})
+    return handshake_reply(ctx, cmd, topology_fields(ctx, cmd, legacy=True))
 
 
 def handshake_reply(ctx: CommandContext, cmd: Mapping[str, Any], reply: dict) -> dict:

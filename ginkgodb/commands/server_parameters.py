@@ -121,6 +121,7 @@ def _positive_int(value: Any) -> int:
 
 #: the process-wide table; the server seeds `quiet` and `logLevel` from its command line
 PARAMETERS = ParameterTable([
+    Parameter("enableTestCommands", False, settable_at_runtime=False, coerce=_boolean),
     Parameter("featureCompatibilityVersion", {"version": "7.0"}, settable_at_runtime=False),
     # server-side JavaScript ($where, $function, $accumulator, mapReduce): the time one call may
     # run and the memory of an operation's sandbox, as mongod's parameters of the same names

@@ -32,6 +32,8 @@ class ServerConfig:
     disk_reserve_mb: int = DEFAULT_DISK_RESERVE_MB   # --diskReserveMB (LMDB only)
     shutdown_grace: float = 15.0             # seconds in-flight commands get on shutdown
     javascript_enabled: bool = True          # security.javascriptEnabled (--noscripting: False)
+    repl_set: Optional[str] = None           # --replSet: the replica set this server is a member of
+    set_parameters: tuple[tuple[str, str], ...] = ()   # --setParameter name=value, as given
     argv: tuple[str, ...] = field(default=())
 
     @property
@@ -45,11 +47,16 @@ class ServerConfig:
     def parsed_options(self) -> dict[str, Any]:
         """getCmdLineOpts' `parsed`, in mongod's option tree."""
         storage: dict[str, Any] = {"engine": "memory"} if self.in_memory else {"dbPath": self.dbpath}
-        return {
+        parsed: dict[str, Any] = {
             "net": {"bindIp": ",".join(self.bind), "port": self.port,
                     "maxIncomingConnections": self.max_connections},
             "operationProfiling": {"slowOpThresholdMs": self.slow_ms},
             "security": {"javascriptEnabled": self.javascript_enabled},
-            "storage": storage,
-            "systemLog": {"quiet": self.quiet, "verbosity": 1 if self.log_level == "debug" else 0},
         }
+        if self.repl_set:
+            parsed["replication"] = {"replSet": self.repl_set}
+        if self.set_parameters:
+            parsed["setParameter"] = dict(self.set_parameters)
+        parsed["storage"] = storage
+        parsed["systemLog"] = {"quiet": self.quiet, "verbosity": 1 if self.log_level == "debug" else 0}
+        return parsed

@@ -10,12 +10,13 @@ import asyncio
 import itertools
 import logging
 import resource
+import socket
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
-from ..commands import PARAMETERS, writes_data
+from ..commands import PARAMETERS, ReplicaSetMember, track_commits, writes_data
 from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
 from .logs import RecentLines, event
 from .protocol import ConnectionProtocol
@@ -148,8 +149,25 @@ class Server:
         if self.max_connections < requested and requested != DEFAULT_MAX_CONNECTIONS:
             event(logging.WARNING, "NETWORK", 22941, "listener", "--maxConns too high, can only handle",
                   limit=self.max_connections)
+        track_commits(self.engine)
+        if self.config.repl_set:
+            self._join_replica_set(port)
         event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port, ssl="off")
         return port
+
+    def _join_replica_set(self, port: int) -> None:
+        """--replSet: the member, with its stored configuration if it has one (then it is
+        primary at once: a set of one elects itself)."""
+        member = ReplicaSetMember(self.engine, self.config.repl_set or "", member_host(self.config.bind, port),
+                                  self.state.topology, local_names=self.config.bind)
+        member.load()
+        self.state.replica_set = member
+        for warning in member.warnings:
+            event(logging.WARNING, "REPL", 21405, "initandlisten", warning)
+        event(logging.INFO, "REPL", 21392 if member.initialized else 21313, "initandlisten",
+              "New replica set config in use" if member.initialized else
+              "Did not find local replica set configuration document at startup",
+              replSet=member.set_name, me=member.me, state=member.state.label)
 
     def request_stop(self) -> None:
         """Ask the server to stop; safe from any thread and from signal handlers."""
@@ -164,6 +182,8 @@ class Server:
     async def shutdown(self) -> None:
         event(logging.INFO, "CONTROL", 4784900, "SignalHandler", "Stepping down and shutting down")
         self.state.shutting_down = True
+        if self.state.replica_set is not None:
+            self.state.replica_set.close()
         for listener in self._listeners:
             listener.close()
         await self._drain(self._grace)
@@ -180,3 +200,17 @@ class Server:
         until = time.monotonic() + seconds
         while self.state.ops_in_flight and time.monotonic() < until:
             await asyncio.sleep(0.01)
+
+
+def member_host(bind: tuple[str, ...], port: int) -> str:
+    """The address a member gives itself (mongod's someHostAndPortForMe): the first bound
+    address that is neither loopback nor a wildcard; with loopback only, the first of them;
+    with a wildcard, the host name."""
+    loopback = {"127.0.0.1", "::1", "localhost"}
+    wildcard = {"0.0.0.0", "::", ""}
+    for addr in bind:
+        if addr not in loopback and addr not in wildcard:
+            return f"{addr}:{port}"
+    if all(addr in loopback for addr in bind):
+        return f"{bind[0] if bind else 'localhost'}:{port}"
+    return f"{socket.gethostname()}:{port}"

@@ -10,15 +10,17 @@ import logging
 import os
 import signal
 import sys
+from typing import Any, Optional
 
 from ..commands import PARAMETERS, PROFILE
-from ..errors import StorageError
+from ..errors import CommandError, StorageError
 from ..version import MONGODB_VERSION, __version__
 from .config import ServerConfig
 from .lifecycle import Server
 from .logs import configure, event
 
 EXIT_CLEAN = 0
+EXIT_BAD_OPTIONS = 2
 EXIT_NET_ERROR = 48
 EXIT_DATA_DIR = 100
 
@@ -29,6 +31,11 @@ def run(config: ServerConfig) -> int:
     PROFILE.slowms = config.slow_ms
     if config.log_level == "debug":
         PARAMETERS.set("logLevel", 1)
+    why = apply_startup_parameters(config)
+    if why is not None:
+        event(logging.ERROR, "CONTROL", 20574, "initandlisten", "Error during global initialization", error=why)
+        print(f"ginkgodb: {why}", file=sys.stderr)
+        return EXIT_BAD_OPTIONS
     event(logging.INFO, "CONTROL", 4615611, "initandlisten", "ginkgodb starting",
           pid=os.getpid(), port=config.port, dbPath=config.dbpath or ":memory:",
           version=__version__, mongodbVersion=MONGODB_VERSION)
@@ -41,6 +48,30 @@ def run(config: ServerConfig) -> int:
         engine.close()
         event(logging.INFO, "STORAGE", 4784917, "initandlisten", "Data directory closed",
               dbPath=config.dbpath or ":memory:")
+
+
+def apply_startup_parameters(config: ServerConfig) -> Optional[str]:
+    """--setParameter name=value, typed as its parameter takes it; the reason when one is bad."""
+    for name, text in config.set_parameters:
+        if PARAMETERS.get(name) is None:
+            return f'Illegal --setParameter parameter: "{name}"'
+        try:
+            PARAMETERS.set(name, _typed(text))
+        except CommandError as exc:
+            return f"Bad value for parameter \"{name}\": {exc.errmsg}"
+    return None
+
+
+def _typed(text: str) -> Any:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def _open_engine(config: ServerConfig):

@@ -16,11 +16,12 @@ import uuid
 from concurrent.futures import Executor
 from typing import Any, Optional, Protocol
 
-from ..commands import CommandContext, deadline_from, runs_inline
+from ..commands import CLOSE_CONNECTION, CommandContext, deadline_from, runs_inline
 from ..errors import CommandError, code_name
 from ..limits import MAX_MESSAGE_SIZE
 from ..wire import ProtocolError, Request, WireConnection
 from .executor import _HANDSHAKE, Job, slow_op_log
+from .hello_stream import HelloStream, is_awaitable_hello
 from .logs import event
 from .state import ServerState
 
@@ -55,6 +56,7 @@ class ConnectionProtocol(asyncio.Protocol):
         self.client_metadata: Optional[dict] = None
         self.extra: dict[str, Any] = {}
         self.job: Optional[Job] = None
+        self.hello_stream: Optional[HelloStream] = None   # an awaitable hello being waited on
         self.closed = False
         self._write_paused = False
         self._read_paused = False
@@ -84,6 +86,8 @@ class ConnectionProtocol(asyncio.Protocol):
         self.closed = True
         if self.job is not None:  # the client left: stop its operation at the next check
             self.job.ctx.killed = True
+        if self.hello_stream is not None:
+            self.hello_stream.cancel()
         self.server.connection_closed(self)
         if not self.server.quiet:
             event(logging.INFO, "NETWORK", 22944, f"conn{self.connection_id}", "Connection ended",
@@ -107,7 +111,7 @@ class ConnectionProtocol(asyncio.Protocol):
     # -- request processing -------------------------------------------------------------------
     def _pump(self) -> None:
         """Take requests off the buffer until one must wait for a worker thread."""
-        while self.job is None and not self.closed and not self._write_paused:
+        while self.job is None and self.hello_stream is None and not self.closed and not self._write_paused:
             if self.state.shutting_down:
                 self.close()
                 return
@@ -138,6 +142,21 @@ class ConnectionProtocol(asyncio.Protocol):
         self.state.requests += 1
         name = request.name
         self.state.count(name, request.command)
+        if name in _HANDSHAKE and is_awaitable_hello(request):
+            self.hello_stream = HelloStream(self, request)
+            self.hello_stream.start()
+            return
+        job = self.new_job(request)
+        job.op = self.state.begin_op(self.connection_id, self.remote, request.command, job.ctx,
+                                     self.client_metadata)
+        if job.inline:
+            self._finish(job, job.run())
+            return
+        self.job = job
+        if not self.server.holds_back(self, job):
+            self.submit(job)
+
+    def new_job(self, request: Request) -> Job:
         ctx = CommandContext(engine=self.server.engine, connection_id=self.connection_id,
                              client_address=self.remote, server=self.state,
                              client_metadata=self.client_metadata, extra=self.extra,
@@ -147,14 +166,15 @@ class ConnectionProtocol(asyncio.Protocol):
             ctx.deadline = deadline_from(request.command, job.started)
         except CommandError:
             ctx.deadline = None  # dispatch reports the bad maxTimeMS
-        job.op = self.state.begin_op(self.connection_id, self.remote, request.command, ctx,
-                                     self.client_metadata)
-        if job.inline:
-            self._finish(job, job.run())
-            return
-        self.job = job
-        if not self.server.holds_back(self, job):
-            self.submit(job)
+        return job
+
+    def hello_finished(self) -> None:
+        """The awaitable hello was answered (not streamed on): take the next request."""
+        self.hello_stream = None
+        self._pump()
+
+    def send_bytes(self, out: Optional[bytes]) -> None:
+        self._send(out)
 
     def submit(self, job: Job) -> None:
         """Run this connection's current request in a worker thread."""
@@ -187,6 +207,10 @@ class ConnectionProtocol(asyncio.Protocol):
     def _finish(self, job: Job, out: Optional[bytes]) -> None:
         if job.op is not None:
             self.state.end_op(job.op)
+        if self.extra.pop(CLOSE_CONNECTION, False):  # a fail point drops the connection
+            self.closed = True
+            self.close()
+            return
         if job.request.name in _HANDSHAKE and job.reply_ok and self.client_metadata is None:
             self._remember_client(job.request.command.get("client"))
         if job.request.name == "shutdown" and job.reply_ok:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
-from ..commands import OpInfo
+from ..commands import OpInfo, ReplicaSetMember, TopologyWatch
 from ..wire import SUPPORTED_COMPRESSORS
 from .config import ServerConfig
 from .logs import RecentLines
@@ -49,6 +49,11 @@ class ServerState:
         self.shutting_down = False
         #: set by the Server: stop cleanly, giving in-flight operations this many seconds
         self.on_shutdown_request: Optional[Callable[[float], None]] = None
+        # hello's topologyVersion (awaited on the event loop: see hello_stream.py) and, with
+        # --replSet, the replica-set member (set by the server once it knows its address)
+        self.topology = TopologyWatch()
+        self.awaits_hello = True
+        self.replica_set: Optional[ReplicaSetMember] = None
 
     def set_port(self, port: int) -> None:
         """The port actually bound (differs from the config when it asked for port 0)."""

@@ -25,7 +25,10 @@ def test_hello_reports_a_writable_standalone_at_wire_version_21():
     assert reply["maxWriteBatchSize"] == 100_000
     assert reply["readOnly"] is False
     assert isinstance(reply["localTime"], datetime.datetime)
-    assert "topologyVersion" not in reply and "setName" not in reply
+    assert "setName" not in reply and "hosts" not in reply
+    # a standalone's topologyVersion, as mongod 4.4+ reports it: its counter never moves
+    assert set(reply["topologyVersion"]) == {"processId", "counter"} and reply["topologyVersion"]["counter"] == 0
+    assert list(reply)[:2] == ["isWritablePrimary", "topologyVersion"]
 
 
 @pytest.mark.parametrize("name", ["isMaster", "ismaster"])

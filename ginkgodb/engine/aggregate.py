@@ -229,7 +229,10 @@ class _Merger:
                 new = {**doc, "_id": old["_id"]}
             else:
                 new = {**old, **doc}
-            update_record(batch, state, rid, old, raw, new)
+            # the oplog logs whenMatched: replace as the document, the others as a diff
+            kind = ("pipeline" if isinstance(self.when_matched, list)
+                    else "replace" if self.when_matched == "replace" else "update")
+            update_record(batch, state, rid, old, raw, new, kind)
             return
         if self.when_not_matched == "discard":
             return

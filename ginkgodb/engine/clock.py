@@ -31,6 +31,21 @@ class LogicalClock:
                     self._secs, self._inc = self._secs + 1, 1
             return Timestamp(self._secs, self._inc)
 
+    def ticks(self, n: int) -> list[Timestamp]:
+        """The next `n` timestamps, consecutive (one per oplog entry of a batch)."""
+        out = []
+        with self._lock:
+            now = int(time.time())
+            for _ in range(n):
+                if now > self._secs:
+                    self._secs, self._inc = now, 1
+                else:
+                    self._inc += 1
+                    if self._inc >= 1 << 32:
+                        self._secs, self._inc = self._secs + 1, 1
+                out.append(Timestamp(self._secs, self._inc))
+        return out
+
     def now(self) -> Timestamp:
         """The latest timestamp handed out (the current cluster time), without advancing it."""
         with self._lock:

@@ -69,8 +69,11 @@ class EngineOperations(abc.ABC):
 
     def drop_database(self, db: str) -> None:
         with self.write() as batch:
-            for meta in batch.catalog.in_db(db):
+            metas = batch.catalog.in_db(db)
+            for meta in metas:
                 ddl.drop_collection(batch, meta)
+            if metas:
+                batch.dropped_database(db)
 
     def rename_collection(self, src_db: str, src: str, dst_db: str, dst: str,
                           drop_target: bool) -> None:
@@ -90,8 +93,9 @@ class EngineOperations(abc.ABC):
             if meta is None:
                 from ..errors import CommandError, ErrorCode
                 raise CommandError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{name}")
-            indexes, reply = (None, {}) if index is None else ddl.modify_index(meta, index.target, index.options)
-            ddl.modify_collection(batch, meta, options, indexes)
+            indexes, reply, logged = ((None, {}, None) if index is None
+                                      else ddl.modify_index(meta, index.target, index.options))
+            ddl.modify_collection(batch, meta, options, indexes, logged)
         return reply
 
     def create_indexes(self, db: str, name: str, specs: list) -> IndexBuild:

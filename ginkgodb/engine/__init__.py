@@ -6,6 +6,7 @@ typed requests they take, and the cursors they return.
 """
 from __future__ import annotations
 
+from .change_stream import DEFAULT_AWAIT_SECONDS, ChangeStreamCursor
 from .cursors import DEFAULT_FIRST_BATCH, ServerCursor, TailableCursor
 from .engine import Engine
 from .names import check_collection_name, check_db_name
@@ -13,6 +14,6 @@ from .operations import IndexBuild, IndexChange
 from .plan_builder import FindRequest, id_hack_key
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 
-__all__ = ["DEFAULT_FIRST_BATCH", "DeleteStatement", "Engine", "FindAndModifyRequest", "FindRequest",
-           "IndexBuild", "IndexChange", "ServerCursor", "TailableCursor", "UpdateStatement", "WriteOutcome",
-           "check_collection_name", "check_db_name", "id_hack_key"]
+__all__ = ["DEFAULT_AWAIT_SECONDS", "DEFAULT_FIRST_BATCH", "ChangeStreamCursor", "DeleteStatement", "Engine",
+           "FindAndModifyRequest", "FindRequest", "IndexBuild", "IndexChange", "ServerCursor", "TailableCursor",
+           "UpdateStatement", "WriteOutcome", "check_collection_name", "check_db_name", "id_hack_key"]

@@ -16,6 +16,7 @@ from . import aggregate as pipelines
 from . import ddl, reads, writes
 from .batch import WriteBatch
 from .catalog import Catalog, CollectionMeta
+from .change_stream import ChangeStreamCursor
 from .chunked_reader import ChunkedReader
 from .cursors import ServerCursor, TailableCursor
 from .plan_builder import FindRequest, collation_of
@@ -191,6 +192,20 @@ class EngineOperations(abc.ABC):
 
         ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"
         return ServerCursor(ns, encoded(), reader)
+
+    def change_stream(self, db: str, coll: Optional[str], spec: Any, stages: list, ctx: Any = None,
+                      variables: Optional[dict] = None) -> ChangeStreamCursor:
+        """A `$changeStream` cursor (`coll` None: a database, or with allChangesForCluster the
+        deployment); `stages` are the pipeline's later stages. Not yet registered."""
+        from ..query.pipeline import compile_pipeline
+        from .change_stream import check_stages, parse_spec, scope_of
+        check_stages(stages)
+        parsed = parse_spec(spec)
+        scope = scope_of(self, db, coll, parsed)
+        pipeline = (compile_pipeline(stages, pipelines.pipeline_context(self, db, coll, variables, ctx))
+                    if stages else None)
+        ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"
+        return ChangeStreamCursor(self, ns, scope, parsed, pipeline)
 
     # ------------------------------------------------------------------ explain
     def explain_find(self, db: str, coll: str, req: FindRequest, verbosity: str,

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import bson
+from bson import _dict_to_bson
+from bson.codec_options import DEFAULT_CODEC_OPTIONS
 from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
@@ -162,6 +164,12 @@ def check_stages(stages: list) -> None:
             raise CommandError(ErrorCode.IllegalOperation, f"{name} is not permitted in a $changeStream pipeline")
 
 
+def _encode_in_order(doc: dict) -> bytes:
+    """BSON keeping the event's field order (bson.encode moves `_id` first; mongod puts `to`,
+    `txnNumber` and `lsid` before it)."""
+    return _dict_to_bson(doc, False, DEFAULT_CODEC_OPTIONS, False)
+
+
 def _fatal(code: ErrorCode, message: str) -> CommandError:
     """An error a stream cannot resume from: mongod labels them so drivers do not retry."""
     return CommandError(code, message, labels=("NonResumableChangeStreamError",))
@@ -259,7 +267,7 @@ class ChangeStreamCursor(ServerCursor):
                     docs = self._emit(event, reader)
                     self._queue.popleft()
                     for doc in docs:
-                        raw = bson.encode(doc)
+                        raw = _encode_in_order(doc)
                         if out and nbytes + len(raw) > MAX_BSON_OBJECT_SIZE:
                             self._queue.appendleft(event)   # sent in the next batch
                             return out

@@ -41,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="do not log connection opens, closes and client metadata")
     serve.add_argument("--workers", type=int, default=16,
                        help="threads that run commands off the network loop (default %(default)s)")
+    serve.add_argument("--oplogSize", type=int, default=None, dest="oplog_size_mb", metavar="MB",
+                       help="size of a new oplog in megabytes (default: 5%% of the free disk space, "
+                            "between 990 MB and 50 GB, as mongod)")
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
@@ -64,7 +67,8 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
     bind = tuple(a.strip() for a in args.bind.split(",") if a.strip())
     config = ServerConfig(port=args.port, bind=bind, dbpath=None if args.in_memory else args.dbpath,
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
-                          workers=max(1, args.workers), argv=tuple(argv))
+                          workers=max(1, args.workers), oplog_size_mb=args.oplog_size_mb,
+                          argv=tuple(argv))
     return run(config)
 
 

@@ -11,9 +11,11 @@ from .cursors import DEFAULT_FIRST_BATCH, ServerCursor, TailableCursor
 from .engine import Engine
 from .names import check_collection_name, check_db_name
 from .operations import IndexBuild, IndexChange
+from .oplog import default_size as default_oplog_size
 from .plan_builder import FindRequest, id_hack_key
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 
 __all__ = ["DEFAULT_AWAIT_SECONDS", "DEFAULT_FIRST_BATCH", "ChangeStreamCursor", "DeleteStatement", "Engine",
            "FindAndModifyRequest", "FindRequest", "IndexBuild", "IndexChange", "ServerCursor", "TailableCursor",
-           "UpdateStatement", "WriteOutcome", "check_collection_name", "check_db_name", "id_hack_key"]
+           "UpdateStatement", "WriteOutcome", "check_collection_name", "check_db_name", "default_oplog_size",
+           "id_hack_key"]

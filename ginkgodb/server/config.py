@@ -23,6 +23,7 @@ class ServerConfig:
     workers: int = 16                        # threads running commands off the event loop
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     shutdown_grace: float = 15.0             # seconds in-flight commands get on shutdown
+    oplog_size_mb: Optional[int] = None      # --oplogSize: a new oplog's size (None: mongod's default)
     argv: tuple[str, ...] = field(default=())
 
     @property
@@ -37,5 +38,6 @@ class ServerConfig:
                     "maxIncomingConnections": self.max_connections},
             "operationProfiling": {"slowOpThresholdMs": self.slow_ms},
             "storage": storage,
+            **({"replication": {"oplogSizeMB": self.oplog_size_mb}} if self.oplog_size_mb else {}),
             "systemLog": {"quiet": self.quiet, "verbosity": 1 if self.log_level == "debug" else 0},
         }

@@ -160,6 +160,38 @@ except ImportError:  # pragma: no cover - every pymongo build has it
         return _bson_encode({"": value})
 
 _F64 = struct.Struct("<d")
+_I64 = struct.Struct("<q")
+
+
+def _scalar(value: Any) -> Optional[tuple[int, bytes]]:
+    """(type, value bytes) of the commonest scalars, without the C encoder's per-call set-up;
+    None for anything else (encoded by bson)."""
+    tp = type(value)
+    if tp is int:
+        if -0x80000000 <= value <= 0x7FFFFFFF:
+            return 0x10, _I32.pack(value)
+        if -0x8000000000000000 <= value <= 0x7FFFFFFFFFFFFFFF:
+            return 0x12, _I64.pack(value)
+        return None
+    if tp is float:
+        return 0x01, _F64.pack(value)
+    if tp is str:
+        data = value.encode()
+        return 0x02, _I32.pack(len(data) + 1) + data + b"\x00"
+    if tp is bool:
+        return 0x08, b"\x01" if value else b"\x00"
+    if value is None:
+        return 0x0A, b""
+    return None
+
+
+def _typed(value: Any) -> tuple[int, bytes]:
+    """(BSON type, value bytes) of any value."""
+    fast = _scalar(value)
+    if fast is not None:
+        return fast
+    w = _wrap(value)
+    return w[4], w[6:-1]
 #: types whose == between two values of that same type is equality of their encodings
 _PLAIN = frozenset({int, str, bool, type(None), bytes})
 
@@ -185,27 +217,30 @@ def _same(pv: Any, qv: Any) -> bool:
 
 def _dict_diff(old: dict, new: dict, ignore: bool) -> _Doc:
     node = _Doc()
-    new_items = list(new.items())
-    n_post = len(new_items)
-    j = 0
-    deletes: set[bytes] = set()
+    it = iter(new.items())
+    cur = next(it, None)
+    deletes: Optional[set[bytes]] = None
     for key, pv in old.items():
-        if j >= n_post:
+        if cur is None:
             node.deletes.append(key.encode())
             continue
-        qkey, qv = new_items[j]
+        qkey, qv = cur
         if key != qkey:
+            if deletes is None:
+                deletes = set()
             deletes.add(key.encode())
             continue
-        j += 1
-        if not _same(pv, qv):
+        cur = next(it, None)
+        if qv is not pv and not _same(pv, qv):
             _changed_value(node, key.encode(), pv, qv, ignore)
-    for qkey, qv in new_items[j:]:
-        name = qkey.encode()
-        w = _wrap(qv)
-        node.inserts.append((name, w[4], w[6:-1]))
-        deletes.discard(name)
-    node.deletes.extend(sorted(deletes))
+    while cur is not None:
+        name = cur[0].encode()
+        node.inserts.append((name, *_typed(cur[1])))
+        if deletes:
+            deletes.discard(name)
+        cur = next(it, None)
+    if deletes:
+        node.deletes.extend(sorted(deletes))
     return node
 
 
@@ -214,10 +249,11 @@ def _list_diff(old: list, new: list, ignore: bool) -> _Array:
     n_pre = len(old)
     for i, qv in enumerate(new):
         if i >= n_pre:
-            w = _wrap(qv)
-            node.entries.append((i, (w[4], w[6:-1])))
-        elif not _same(old[i], qv):
-            _changed_value(node, i, old[i], qv, ignore)
+            node.entries.append((i, _typed(qv)))
+        else:
+            pv = old[i]
+            if qv is not pv and not _same(pv, qv):
+                _changed_value(node, i, pv, qv, ignore)
     if n_pre > len(new):
         node.resize = len(new)
     return node
@@ -235,7 +271,8 @@ def _changed_value(node: Any, key: Any, pv: Any, qv: Any, ignore: bool) -> None:
             _add_sub(node, key, sub)
             return
     else:
-        w = _wrap(qv)
+        _add_update(node, key, *_typed(qv))
+        return
     _add_update(node, key, w[4], w[6:-1])
 
 

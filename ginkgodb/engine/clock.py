@@ -31,6 +31,19 @@ class LogicalClock:
                     self._secs, self._inc = self._secs + 1, 1
             return Timestamp(self._secs, self._inc)
 
+    def reserve(self, n: int) -> tuple[int, int]:
+        """`n` consecutive timestamps in one second: (seconds, first increment); the batch's
+        entries take increments first .. first + n - 1 (no Timestamp objects made)."""
+        with self._lock:
+            now = int(time.time())
+            if now > self._secs:
+                self._secs, self._inc = now, 0
+            if self._inc + n >= 1 << 32:          # they would not fit in this second: borrow one
+                self._secs, self._inc = self._secs + 1, 0
+            first = self._inc + 1
+            self._inc += n
+            return self._secs, first
+
     def ticks(self, n: int) -> list[Timestamp]:
         """The next `n` timestamps, consecutive (one per oplog entry of a batch)."""
         out = []

@@ -161,41 +161,55 @@ class Oplog:
                     images.append(None)
         return bodies, images
 
-    def _timestamps(self, batch: WriteBatch, coll: Collection, n: int) -> list[Timestamp]:
-        clock = self._engine.clock
+    def _continue_clock(self, batch: WriteBatch, coll: Collection) -> bool:
+        """Seed the clock after the newest entry when another process appended since this one
+        last wrote (or this is its first write); True when it did."""
         numbers = batch.numbers(coll.meta.id)
-        if self._next_rid is not None and numbers.next_rid == self._next_rid and batch.commit_ts is not None:
-            return [batch.commit_ts, *clock.ticks(n - 1)] if n > 1 else [batch.commit_ts]
-        # another process appended (or this is our first write): continue after its last entry
+        if self._next_rid is not None and numbers.next_rid == self._next_rid:
+            return False
         last = _last_entry(batch.txn, coll)
         if last is not None:
-            clock.seed(entry_ts(last[1]))
-        return clock.ticks(n)
+            self._engine.clock.seed(entry_ts(last[1]))
+        return True
+
+    def _timestamps(self, batch: WriteBatch, coll: Collection, n: int) -> list[Timestamp]:
+        reseeded = self._continue_clock(batch, coll)
+        if n == 1 and not reseeded and batch.commit_ts is not None:
+            return [batch.commit_ts]
+        secs, first = self._engine.clock.reserve(n)
+        return [Timestamp(secs, first + i) for i in range(n)]
 
     def _append(self, batch: WriteBatch, coll: Collection, bodies: list, images: list) -> None:
         txn_info = batch.txn_info
-        transaction = txn_info is not None and txn_info.get("autocommit") is False
-        n = 1 if transaction else len(bodies)
-        stamps = self._timestamps(batch, coll, n)
         wall_ms = int(time.time() * 1000)
         tail = E.tail(self.term, wall_ms)
-        entries: list[bytes] = []
-        finish = E.finish
-        if transaction:
-            assert txn_info is not None
-            entries.append(finish(E.session_prefix(txn_info), E.apply_ops_body(bodies), stamps[0], tail,
-                                  E.prev_optime(None, self.term)))
-            image_at = [(stamps[0], i) for i in range(len(bodies))]
-        elif txn_info is not None:
-            entries = self._retryable(txn_info, bodies, images, stamps, tail)
-            image_at = [(ts, 0) for ts in stamps]
+        if txn_info is None:
+            n = len(bodies)
+            if n == 1 and not self._continue_clock(batch, coll) and batch.commit_ts is not None:
+                ts = batch.commit_ts
+                secs, first = ts.time, ts.inc
+            else:
+                secs, first = self._engine.clock.reserve(n)
+                batch.commit_ts = Timestamp(secs, first + n - 1)
+            entries = E.finish_all(bodies, secs, first, tail)
+            next_rid = append_raws(batch, coll, entries)
+            if self._keeping_images(batch):
+                image_at = [(Timestamp(secs, first + i), 0) for i in range(n)]
+                self._keep_preimages(batch, images, image_at, wall_ms)
         else:
-            entries = [finish(b"", body, ts, tail) for body, ts in zip(bodies, stamps)]
-            image_at = [(ts, 0) for ts in stamps]
-        next_rid = append_raws(batch, coll, entries)
-        batch.commit_ts = stamps[-1]
-        if self._keeping_images(batch):
-            self._keep_preimages(batch, images, image_at, wall_ms)
+            transaction = txn_info.get("autocommit") is False
+            stamps = self._timestamps(batch, coll, 1 if transaction else len(bodies))
+            if transaction:
+                entries = [E.finish(E.session_prefix(txn_info), E.apply_ops_body(bodies), stamps[0], tail,
+                                    E.prev_optime(None, self.term))]
+                image_at = [(stamps[0], i) for i in range(len(bodies))]
+            else:
+                entries = self._retryable(txn_info, bodies, images, stamps, tail)
+                image_at = [(ts, 0) for ts in stamps]
+            next_rid = append_raws(batch, coll, entries)
+            batch.commit_ts = stamps[-1]
+            if self._keeping_images(batch):
+                self._keep_preimages(batch, images, image_at, wall_ms)
         numbers = batch.numbers(coll.meta.id)
         if numbers.size > self.max_bytes and numbers.count > 1:
             self._truncate(batch, coll)
@@ -271,7 +285,9 @@ class Oplog:
             coll = batch.catalog.collection(DB, COLL)
             if coll is None or not self.enabled:
                 raise RuntimeError("the oplog is turned off")
-            ts = self._timestamps(batch, coll, 1)[0]
+            self._continue_clock(batch, coll)
+            secs, first = self._engine.clock.reserve(1)
+            ts = Timestamp(secs, first)
             wall_ms = int(time.time() * 1000)
             self._next_rid = append_raws(batch, coll, [E.finish(b"", self._builder.noop(o, o2), ts,
                                                                 E.tail(self.term, wall_ms))])

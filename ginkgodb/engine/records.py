@@ -125,18 +125,17 @@ def append_raws(batch: WriteBatch, coll: Collection, raws: list[bytes]) -> int:
     """Append records to a collection without indexes, recording no logical operation (the oplog
     writes its own entries so); moves the collection's numbers. Returns the next record id."""
     numbers = batch.numbers(coll.meta.id)
-    rid = numbers.next_rid
-    put, prefix, pack = batch.txn.put, coll.record_prefix, layout.rid_bytes
-    size = 0
-    for raw in raws:
-        put(prefix + pack(rid), raw)
-        size += len(raw)
-        rid += 1
+    first = numbers.next_rid
+    prefix, pack = coll.record_prefix, layout.rid_bytes
+    if len(raws) == 1:
+        batch.txn.put(prefix + pack(first), raws[0])
+    else:
+        batch.txn.put_many([(prefix + pack(rid), raw) for rid, raw in enumerate(raws, first)])
     numbers.count += len(raws)
-    numbers.size += size
-    numbers.next_rid = rid
+    numbers.size += sum(map(len, raws))
+    numbers.next_rid = first + len(raws)
     numbers.dirty = True
-    return rid
+    return numbers.next_rid
 
 
 def remove_raw(batch: WriteBatch, coll: Collection, rid: int, raw: bytes) -> None:

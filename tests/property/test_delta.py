@@ -7,7 +7,7 @@ from bson.codec_options import CodecOptions, DatetimeConversion
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ginkgodb.bsonutil.delta import apply_diff, compute_diff
+from ginkgodb.bsonutil.delta import apply_diff, compute_diff, compute_diff_decoded
 from ginkgodb.bsonutil.types import Undefined
 from tests.strategies import FIELD_NAMES
 from tests.strategies import SCALARS as ANY_SCALARS
@@ -70,6 +70,10 @@ def check(before: dict, after: dict, ignore: bool) -> None:
         assume(False)
     assume(bson.encode(bson.decode(post, OPTS)) == post)
     diff = compute_diff(pre, post, ignore_size_limit=ignore)
+    # the writer's path over decoded images gives the same bytes
+    old, new = bson.decode(pre, OPTS), bson.decode(post, OPTS)
+    if bson.encode(old) == pre:
+        assert compute_diff_decoded(old, new, post, ignore_size_limit=ignore) == diff
     if diff is None:  # a pipeline update whose diff is not worth it: logged as the document
         assert not ignore
         return

@@ -46,6 +46,7 @@ class EngineOperations(abc.ABC):
 
     kv: Any
     cursors: Any
+    oplog: Any
 
     @property
     @abc.abstractmethod
@@ -64,11 +65,17 @@ class EngineOperations(abc.ABC):
 
     def drop_collection(self, db: str, name: str) -> Optional[int]:
         """The number of indexes it had, or None when there was no such collection."""
+        if (db, name) == ("local", "oplog.rs") and self.oplog.enabled:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.IllegalOperation, "can't drop live oplog while replicating")
         with self.write() as batch:
             meta = batch.catalog.get(db, name)
             return None if meta is None else ddl.drop_collection(batch, meta)
 
     def drop_database(self, db: str) -> None:
+        if db == "local" and self.oplog.enabled:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.IllegalOperation, "Cannot drop 'local' database while replication is active")
         with self.write() as batch:
             metas = batch.catalog.in_db(db)
             for meta in metas:
@@ -78,6 +85,9 @@ class EngineOperations(abc.ABC):
 
     def rename_collection(self, src_db: str, src: str, dst_db: str, dst: str,
                           drop_target: bool) -> None:
+        if ("local", "oplog.rs") in ((src_db, src), (dst_db, dst)) and self.oplog.enabled:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.IllegalOperation, "can't rename live oplog while replicating")
         with self.write() as batch:
             meta = batch.catalog.get(src_db, src)
             if meta is None:

@@ -232,3 +232,15 @@ def test_noop_entries(engine):
     entry = last(engine)
     assert entry["op"] == "n" and entry["ns"] == "" and entry["o"] == {"msg": "initiating set"}
     assert entry["ts"] == ts
+
+
+def test_only_the_server_writes_the_oplog(engine):
+    local = Runner(engine, db="local")
+    reply = local.raw({"insert": "oplog.rs", "documents": [{}]})
+    assert reply["ok"] == 0 and reply["code"] == 20
+    assert local.error({"delete": "oplog.rs", "deletes": [{"q": {}, "limit": 0}]})["code"] == 20
+    assert local.error({"drop": "oplog.rs"})["errmsg"] == "can't drop live oplog while replicating"
+    assert local.error({"dropDatabase": 1})["errmsg"] == "Cannot drop 'local' database while replication is active"
+    admin = Runner(engine, db="admin")
+    assert admin.error({"renameCollection": "local.oplog.rs", "to": "local.x"})["code"] == 20
+    assert engine.catalog.get("local", "oplog.rs") is not None

@@ -27,7 +27,7 @@ from .floors import FLOOR_IDS
 from .install import ensure_installed
 from .results import ERROR, TIMEOUT, UNAVAILABLE, Result
 from .summary import memory_rows, summarize
-from .targets import GINKGO_TARGETS, PEER_TARGETS, TARGETS
+from .targets import DEFAULT_TARGETS, GINKGO_TARGETS, PEER_TARGETS, TARGETS
 from .targets.server_process import repo_env
 from .workloads import REGISTRY, ordered_ids
 from .workloads.runner import hard_limit, load_limit
@@ -153,7 +153,7 @@ def _tail(path: str, limit: int = 400) -> str:
 def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the suite as the command line says; returns the JSON document it writes."""
     args = parse_args(argv)
-    targets = select(args.targets, list(TARGETS), {"all": list(TARGETS), "ginkgo": GINKGO_TARGETS,
+    targets = select(args.targets, list(TARGETS), {"all": list(DEFAULT_TARGETS), "ginkgo": GINKGO_TARGETS,
                                                    "peers": PEER_TARGETS})
     workloads = select(args.workloads, ordered_ids(), {"all": ordered_ids()})
     os.makedirs(args.scratch, exist_ok=True) if args.scratch else None

@@ -57,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
                        metavar="NAME=VALUE",
                        help="set a server parameter at startup, as mongod's --setParameter (repeatable), "
                             "e.g. enableTestCommands=1")
+    serve.add_argument("--oplogSize", type=int, default=None, dest="oplog_size_mb", metavar="MB",
+                       help="size of a new oplog in megabytes (default: 5%% of the free disk space, "
+                            "between 990 MB and 50 GB, as mongod)")
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
@@ -82,7 +85,7 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
                           workers=max(1, args.workers), max_connections=max(1, args.max_connections),
                           disk_reserve_mb=max(0, args.disk_reserve_mb), javascript_enabled=not args.noscripting,
-                          argv=tuple(argv), repl_set=args.repl_set or None,
+                          argv=tuple(argv), repl_set=args.repl_set or None, oplog_size_mb=args.oplog_size_mb,
                           set_parameters=tuple(_name_value(p) for p in args.set_parameters))
     return run(config)
 

@@ -59,6 +59,7 @@ class ErrorCode(enum.IntEnum):
     CannotBackfillArray = 34
     ConflictingUpdateOperators = 40
     CursorNotFound = 43
+    NoMatchingDocument = 47
     NamespaceExists = 48
     MaxTimeMSExpired = 50
     ManualInterventionRequired = 51
@@ -124,11 +125,14 @@ class ErrorCode(enum.IntEnum):
     SnapshotUnavailable = 246
     NoSuchTransaction = 251
     TransactionCommitted = 256
+    TransactionTooLarge = 257
+    InvalidResumeToken = 260
     ExceededTimeLimit = 262
     OperationNotSupportedInTransaction = 263
     FailPointSetFailed = 266
     PreparedTransactionInProgress = 267
     ChangeStreamFatalError = 280
+    ChangeStreamHistoryLost = 286
     ChecksumMismatch = 288
     APIVersionError = 322
     APIStrictError = 323
@@ -467,6 +471,7 @@ class ErrorCode(enum.IntEnum):
     OpMsgMissingBody = _location(40587)
     StageNotAllowedInFacet = _location(40600)
     StageOnlyValidFirst = _location(40602)
+    ChangeStreamResumeOptionsConflict = _location(40674)
     DateFromStringFormatNotString = _location(40684)
     TrimUnknownArgument = _location(50694)
     TrimMissingInput = _location(50695)

@@ -1,6 +1,7 @@
 """The three ways to run ginkgodb: embedded on LMDB, embedded in memory, and over the wire."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .base import Target, storage_dir
@@ -28,6 +29,25 @@ class GinkgoMemory(Target):
     def _connect(self) -> Any:
         from ginkgodb import MongoClient
         return MongoClient()
+
+
+class GinkgoLmdbNoOplog(GinkgoLmdb):
+    """ginkgo-lmdb with the oplog turned off: what the oplog costs (the worker is this target's
+    own process, so the switch affects nothing else)."""
+
+    name = "ginkgo-lmdb-nooplog"
+
+    def _connect(self) -> Any:
+        os.environ["GINKGODB_OPLOG"] = "off"
+        return super()._connect()
+
+
+class GinkgoMemoryNoOplog(GinkgoMemory):
+    name = "ginkgo-memory-nooplog"
+
+    def _connect(self) -> Any:
+        os.environ["GINKGODB_OPLOG"] = "off"
+        return super()._connect()
 
 
 class GinkgoWire(Target):

@@ -17,7 +17,6 @@ from pymongo.write_concern import DEFAULT_WRITE_CONCERN
 from . import engines
 from .base import SettingsHolder
 from .codec import plain_reply
-from .collection_admin import change_streams_unsupported
 from .command_cursor import CommandCursor
 from .database import Database
 from .options import parse_settings
@@ -185,8 +184,12 @@ class MongoClient(SettingsHolder):
         return ClientSession(self, options)
 
     def watch(self, *args: Any, **kwargs: Any) -> Any:
-        """Change streams are not available in ginkgodb (as on a standalone mongod)."""
-        raise change_streams_unsupported()
+        """A change stream on this client (every database), as pymongo's `watch()`:
+        `pipeline`, `full_document`, `resume_after`, `max_await_time_ms`, `batch_size`,
+        `collation`, `start_at_operation_time`, `session`, `start_after`, `comment`,
+        `full_document_before_change`, `show_expanded_events`."""
+        from .change_stream import watch
+        return watch(self._admin(), "cluster", *args, **kwargs)
 
     def bulk_write(self, models: Any, *args: Any, **kwargs: Any) -> Any:
         """The 8.0 `bulkWrite` command is not available (ginkgodb follows MongoDB 7.0)."""

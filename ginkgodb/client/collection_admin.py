@@ -12,22 +12,11 @@ from pymongo.errors import InvalidName, OperationFailure
 from pymongo.operations import IndexModel
 from pymongo.read_preferences import ReadPreference
 
-from ..errors import ErrorCode, code_name
+from ..errors import ErrorCode
 from .codec import plain_reply
 from .command_cursor import CommandCursor
 from .keys import gen_index_name
-from .raising import MAX_WIRE_VERSION
 from .validation import validate_list
-
-CHANGE_STREAMS_UNSUPPORTED = "The $changeStream stage is only supported on replica sets"
-
-
-def change_streams_unsupported() -> OperationFailure:
-    """What a standalone mongod answers to watch(): ginkgodb has no change streams yet."""
-    code = ErrorCode.ChangeStreamNotAllowed
-    reply = {"ok": 0.0, "errmsg": CHANGE_STREAMS_UNSUPPORTED, "code": int(code),
-             "codeName": code_name(code)}
-    return OperationFailure(CHANGE_STREAMS_UNSUPPORTED, int(code), reply, MAX_WIRE_VERSION)
 
 
 class CollectionAdmin:
@@ -170,5 +159,9 @@ class CollectionAdmin:
         return options
 
     def watch(self, *args: Any, **kwargs: Any) -> Any:
-        """Change streams are not available in ginkgodb (as on a standalone mongod)."""
-        raise change_streams_unsupported()
+        """A change stream on this collection, as pymongo's `watch()`:
+        `pipeline`, `full_document`, `resume_after`, `max_await_time_ms`, `batch_size`,
+        `collation`, `start_at_operation_time`, `session`, `start_after`, `comment`,
+        `full_document_before_change`, `show_expanded_events`."""
+        from .change_stream import watch
+        return watch(self, "collection", *args, **kwargs)

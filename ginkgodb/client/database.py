@@ -12,7 +12,6 @@ from .aggregation import aggregate
 from .base import SettingsHolder
 from .codec import decode_reply, plain_reply
 from .collection import Collection
-from .collection_admin import change_streams_unsupported
 from .command_cursor import CommandCursor
 from .validation import check_database_name, validate_is_mapping
 
@@ -85,8 +84,12 @@ class Database(SettingsHolder):
                           read_concern)
 
     def watch(self, *args: Any, **kwargs: Any) -> Any:
-        """Change streams are not available in ginkgodb (as on a standalone mongod)."""
-        raise change_streams_unsupported()
+        """A change stream on this database, as pymongo's `watch()`:
+        `pipeline`, `full_document`, `resume_after`, `max_await_time_ms`, `batch_size`,
+        `collation`, `start_at_operation_time`, `session`, `start_after`, `comment`,
+        `full_document_before_change`, `show_expanded_events`."""
+        from .change_stream import watch
+        return watch(self, "database", *args, **kwargs)
 
     # ------------------------------------------------------------------ commands
     def command(self, command: Any, value: Any = 1, check: bool = True,

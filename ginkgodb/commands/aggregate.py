@@ -9,7 +9,7 @@ from .context import CommandContext
 from .current_op import current_ops
 from .declare import Args, Target, boolean, command, doc, ignored, let, on_collection, value
 from .find import first_batch, first_batch_size
-from .replies import explain_reply
+from .replies import cursor_reply, explain_reply
 
 
 def _pipeline(args: Args) -> list:
@@ -41,6 +41,8 @@ def _in_api_v1(cmd: Mapping) -> bool:
          privileges=(on_collection("find"),))
 def aggregate(ctx: CommandContext, args: Args) -> dict:
     pipeline = _pipeline(args)
+    if pipeline and "$changeStream" in pipeline[0]:
+        return _change_stream(ctx, args, pipeline)
     if args.explain:
         return _explain(ctx, args, pipeline, "queryPlanner")
     if args.cursor is None:
@@ -60,3 +62,30 @@ def explain_aggregate(ctx: CommandContext, args: Args, verbosity: str) -> dict:
 def _explain(ctx: CommandContext, args: Args, pipeline: list, verbosity: str) -> dict:
     return explain_reply(ctx.engine.explain_aggregate(args.db, args.coll, pipeline, verbosity, dict(args.cmd),
                                                       ctx, hint=args.hint))
+
+
+def _change_stream(ctx: CommandContext, args: Args, pipeline: list) -> dict:
+    """`$changeStream` first: a tailable cursor over the oplog's events (its first batch does not
+    wait), every reply with a postBatchResumeToken."""
+    if args.explain:
+        raise CommandError(ErrorCode.NotImplemented, "explain of a $changeStream is not supported by ginkgodb")
+    if args.cursor is None:
+        raise CommandError(ErrorCode.FailedToParse,
+                           "The 'cursor' option is required, except for aggregate with the explain argument")
+    collation = args.collation
+    if collation and collation.get("locale") != "simple":
+        raise CommandError(ErrorCode.NotImplemented,
+                           "a $changeStream with a collation other than simple is not supported by ginkgodb")
+    size = P.get_int(args.cursor, "batchSize", None, command="aggregate.cursor", minimum=0)
+    cursor = ctx.engine.change_stream(args.db, args.coll, pipeline[0]["$changeStream"], pipeline[1:], ctx,
+                                      args.let)
+    try:
+        batch = cursor.next_batch(first_batch_size(size), ctx) if size != 0 else []
+    except BaseException:
+        cursor.close()
+        raise
+    if cursor.exhausted:
+        cursor.close()
+        return cursor_reply(0, cursor.ns, batch, True, cursor.post_batch_resume_token)
+    cid = ctx.engine.cursors.register(cursor)
+    return cursor_reply(cid, cursor.ns, batch, True, cursor.post_batch_resume_token)

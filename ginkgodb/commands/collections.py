@@ -1,6 +1,7 @@
 """create, drop, listCollections, renameCollection, collMod."""
 from __future__ import annotations
 
+from ..bsonutil.types import type_name
 from ..engine import IndexChange
 from ..errors import CommandError, ErrorCode
 from . import fields as P
@@ -53,8 +54,27 @@ def _create_options(cmd) -> dict:
     if "validator" in options:
         from ..query.match import compile_filter
         compile_filter(options["validator"], where=False)
+    if "changeStreamPreAndPostImages" in options:
+        _check_pre_and_post_images(options["changeStreamPreAndPostImages"])
     _check_view_options(options)
     return options
+
+
+def _check_pre_and_post_images(value) -> None:
+    """`{enabled: <bool>}`: whether the collection keeps pre-images for change streams."""
+    field = "changeStreamPreAndPostImages"
+    if not isinstance(value, dict):
+        raise CommandError(ErrorCode.TypeMismatch, f"BSON field '{field}' is the wrong type "
+                                                   f"'{type_name(value)}', expected type 'object'")
+    for key in value:
+        if key != "enabled":
+            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{field}.{key}' is an unknown field.")
+    if "enabled" not in value:
+        raise CommandError(ErrorCode.IDLFailedToParse,
+                           f"BSON field '{field}.enabled' is missing but a required field")
+    if not isinstance(value["enabled"], bool):
+        raise CommandError(ErrorCode.TypeMismatch, f"BSON field '{field}.enabled' is the wrong type "
+                                                   f"'{type_name(value['enabled'])}', expected type 'bool'")
 
 
 def _check_view_options(options: dict) -> None:
@@ -140,7 +160,7 @@ def rename_collection(ctx: CommandContext, args: Args) -> dict:
          fields=(value("validator"), value("validationLevel"), value("validationAction"), doc("index"),
                  value("viewOn"), value("pipeline"),
                  unimplemented("expireAfterSeconds", "collMod of a clustered collection's TTL"),
-                 unimplemented("changeStreamPreAndPostImages", "change streams do not exist yet"),
+                 value("changeStreamPreAndPostImages"),
                  unimplemented("dryRun")),
          target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
          privileges=(on_collection("collMod"),))
@@ -152,7 +172,8 @@ def coll_mod(ctx: CommandContext, args: Args) -> dict:
         if key in args.cmd:
             raise CommandError(ErrorCode.InvalidOptions, f"'{key}' option only supported on a view")
     options = _create_options({k: v for k, v in args.cmd.items()
-                               if k in ("validator", "validationLevel", "validationAction")})
+                               if k in ("validator", "validationLevel", "validationAction",
+                                        "changeStreamPreAndPostImages")})
     index = None
     if args.index:
         spec = args.index

@@ -4,7 +4,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..engine import DEFAULT_FIRST_BATCH, FindRequest, ServerCursor, TailableCursor, id_hack_key
+from ..engine import (
+    DEFAULT_AWAIT_SECONDS,
+    DEFAULT_FIRST_BATCH,
+    ChangeStreamCursor,
+    FindRequest,
+    ServerCursor,
+    TailableCursor,
+    id_hack_key,
+)
 from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .context import CommandContext
@@ -125,6 +133,8 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
     cursor = ctx.engine.cursors.get(cid, ns)
     size = args.batch_size or None
     with cursor.lock:
+        if isinstance(cursor, ChangeStreamCursor):
+            return _change_stream_more(ctx, cursor, cid, ns, size, args)
         if isinstance(cursor, TailableCursor):
             wait = (P.get_int(args.cmd, "maxTimeMS", 1000) or 0) / 1000.0 if cursor.await_data else 0.0
             return cursor_reply(cid, ns, cursor.next_batch(size, ctx, wait), False)
@@ -139,6 +149,24 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
             cursor.close()
             return cursor_reply(0, ns, batch, False)
     return cursor_reply(cid, ns, batch, False)
+
+
+def _change_stream_more(ctx: CommandContext, cursor: ChangeStreamCursor, cid: int, ns: str, size, args: Args
+                        ) -> dict:
+    """A change stream's getMore waits up to maxTimeMS (1 s by default) for a commit."""
+    wait = P.get_int(args.cmd, "maxTimeMS", None)
+    seconds = DEFAULT_AWAIT_SECONDS if wait is None else wait / 1000.0
+    try:
+        batch = cursor.next_batch(size, ctx, seconds)
+    except CommandError:
+        ctx.engine.cursors.forget(cid)
+        cursor.close()
+        raise
+    if cursor.exhausted:   # invalidated: the events up to the invalidate, then no cursor
+        ctx.engine.cursors.forget(cid)
+        cursor.close()
+        return cursor_reply(0, ns, batch, False, cursor.post_batch_resume_token)
+    return cursor_reply(cid, ns, batch, False, cursor.post_batch_resume_token)
 
 
 @command("killCursors", help="Close open cursors.", fields=(array("cursors", required=True),),

@@ -1,6 +1,8 @@
 """Reply shapes shared by several commands."""
 from __future__ import annotations
 
+from typing import Optional
+
 from bson.int64 import Int64
 
 
@@ -13,10 +15,17 @@ class ErrmsgOnlyFailure(Exception):
         self.errmsg = errmsg
 
 
-def cursor_reply(cursor_id: int, ns: str, batch: list, first: bool) -> dict:
-    """{cursor: {firstBatch | nextBatch, id, ns}} as mongod answers find/aggregate/getMore."""
+def cursor_reply(cursor_id: int, ns: str, batch: list, first: bool,
+                 post_batch_resume_token: Optional[dict] = None) -> dict:
+    """{cursor: {firstBatch | nextBatch, [postBatchResumeToken,] id, ns}} as mongod answers
+    find/aggregate/getMore (a change stream's batches carry the resume token)."""
     key = "firstBatch" if first else "nextBatch"
-    return {"cursor": {key: batch, "id": Int64(cursor_id), "ns": ns}}
+    cursor: dict = {key: batch}
+    if post_batch_resume_token is not None:
+        cursor["postBatchResumeToken"] = post_batch_resume_token
+    cursor["id"] = Int64(cursor_id)
+    cursor["ns"] = ns
+    return {"cursor": cursor}
 
 
 def explain_reply(out: dict) -> dict:

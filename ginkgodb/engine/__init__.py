@@ -6,10 +6,12 @@ typed requests they take, and the cursors they return.
 """
 from __future__ import annotations
 
+from .change_stream import DEFAULT_AWAIT_SECONDS, ChangeStreamCursor
 from .cursors import DEFAULT_FIRST_BATCH, ServerCursor, TailableCursor
 from .engine import Engine
 from .names import check_collection_name, check_db_name
 from .operations import IndexBuild, IndexChange
+from .oplog import default_size as default_oplog_size
 from .plan_builder import FindRequest, id_hack_key
 from .retryable import RetryableView
 from .sessions import TxnState, session_key
@@ -20,6 +22,8 @@ from .transactions import commit as commit_transaction
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 
 __all__ = [
+    "ChangeStreamCursor",
+    "DEFAULT_AWAIT_SECONDS",
     "DEFAULT_FIRST_BATCH",
     "DeleteStatement",
     "Engine",
@@ -40,6 +44,7 @@ __all__ = [
     "check_collection_name",
     "check_db_name",
     "commit_transaction",
+    "default_oplog_size",
     "id_hack_key",
     "session_key",
 ]

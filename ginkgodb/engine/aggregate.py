@@ -107,6 +107,9 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     server knows) to callables taking the stage's spec and returning documents."""
     from ..query.pipeline import run_pipeline
     from .views import resolve
+    if any(_stage_name(stage) == "$changeStream" for stage in pipeline[1:]):
+        raise CommandError(ErrorCode.StageOnlyValidFirst,
+                           "$changeStream is only valid as the first stage in a pipeline")
     view = resolve(engine.catalog, db, coll) if coll is not None else None
     if view is not None:
         coll, pipeline = view[0], view[1] + list(pipeline)
@@ -263,7 +266,10 @@ class _Merger:
                 new = {**doc, "_id": old["_id"]}
             else:
                 new = {**old, **doc}
-            update_record(batch, state, rid, old, raw, new)
+            # the oplog logs whenMatched: replace as the document, the others as a diff
+            kind = ("pipeline" if isinstance(self.when_matched, list)
+                    else "replace" if self.when_matched == "replace" else "update")
+            update_record(batch, state, rid, old, raw, new, kind)
             return
         if self.when_not_matched == "discard":
             return

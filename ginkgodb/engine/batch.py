@@ -38,6 +38,12 @@ class Update:
     rid: int
     before: bytes
     after: bytes
+    #: how the new document was made: "update" (operators), "pipeline" or "replace"; the oplog
+    #: logs the first two as a diff and a replacement as the whole document
+    kind: str = "update"
+    #: the decoded images, when the writer has them (they let the oplog diff without decoding)
+    old: Any = None
+    new: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +56,10 @@ class Delete:
 
 @dataclass(frozen=True, slots=True)
 class CatalogChange:
-    kind: str               # create, drop, rename, createIndexes, dropIndexes, collMod, multikey
-    ns: str
+    kind: str               # create, drop, rename, createIndexes, dropIndexes, collMod, multikey,
+    ns: str                 # dropDatabase (ns "<db>.$cmd")
     info: dict = field(default_factory=dict)
+    uuid: Any = None        # the collection's UUID
 
 
 Op = Union[Insert, Update, Delete, CatalogChange]
@@ -135,12 +142,16 @@ class WriteBatch:
         """Store a new or changed catalog entry (and record the change)."""
         self._editable().put(meta)
         self.txn.put(layout.catalog_key(meta.db, meta.name), meta.to_bson())
-        self.ops.append(CatalogChange(kind, meta.ns, info))
+        self.ops.append(CatalogChange(kind, meta.ns, info, meta.uuid))
 
     def remove_meta(self, meta: CollectionMeta, kind: str, **info: Any) -> None:
         self._editable().remove(meta.db, meta.name)
         self.txn.delete(layout.catalog_key(meta.db, meta.name))
-        self.ops.append(CatalogChange(kind, meta.ns, info))
+        self.ops.append(CatalogChange(kind, meta.ns, info, meta.uuid))
+
+    def dropped_database(self, db: str) -> None:
+        """Record a dropDatabase (after the drops of its collections)."""
+        self.ops.append(CatalogChange("dropDatabase", f"{db}.$cmd"))
 
     def alloc_id(self) -> int:
         """A new collection or index id, from the persisted counter."""
@@ -187,12 +198,13 @@ class WriteBatch:
         meta = coll.meta
         self.ops.append(Insert(meta.ns, meta.uuid, rid, raw))
 
-    def updated(self, coll: Collection, rid: int, before: bytes, after: bytes) -> None:
+    def updated(self, coll: Collection, rid: int, before: bytes, after: bytes,
+                kind: str = "update", old: Any = None, new: Any = None) -> None:
         numbers = self.numbers(coll.meta.id)
         numbers.size += len(after) - len(before)
         numbers.dirty = True
         meta = coll.meta
-        self.ops.append(Update(meta.ns, meta.uuid, rid, before, after))
+        self.ops.append(Update(meta.ns, meta.uuid, rid, before, after, kind, old, new))
 
     def deleted(self, coll: Collection, rid: int, before: bytes) -> None:
         numbers = self.numbers(coll.meta.id)

@@ -31,6 +31,34 @@ class LogicalClock:
                     self._secs, self._inc = self._secs + 1, 1
             return Timestamp(self._secs, self._inc)
 
+    def reserve(self, n: int) -> tuple[int, int]:
+        """`n` consecutive timestamps in one second: (seconds, first increment); the batch's
+        entries take increments first .. first + n - 1 (no Timestamp objects made)."""
+        with self._lock:
+            now = int(time.time())
+            if now > self._secs:
+                self._secs, self._inc = now, 0
+            if self._inc + n >= 1 << 32:          # they would not fit in this second: borrow one
+                self._secs, self._inc = self._secs + 1, 0
+            first = self._inc + 1
+            self._inc += n
+            return self._secs, first
+
+    def ticks(self, n: int) -> list[Timestamp]:
+        """The next `n` timestamps, consecutive (one per oplog entry of a batch)."""
+        out = []
+        with self._lock:
+            now = int(time.time())
+            for _ in range(n):
+                if now > self._secs:
+                    self._secs, self._inc = now, 1
+                else:
+                    self._inc += 1
+                    if self._inc >= 1 << 32:
+                        self._secs, self._inc = self._secs + 1, 1
+                out.append(Timestamp(self._secs, self._inc))
+        return out
+
     def now(self) -> Timestamp:
         """The latest timestamp handed out (the current cluster time), without advancing it."""
         with self._lock:

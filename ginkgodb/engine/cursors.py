@@ -91,24 +91,32 @@ class ServerCursor:
 
 class TailableCursor(ServerCursor):
     """A cursor on a capped collection that stays open at the end and picks up documents
-    inserted later (each pass resumes after the last record id it saw)."""
+    inserted later (each pass resumes after the last record id it saw). An awaitData getMore
+    that finds nothing waits on the engine's commit signal (no polling)."""
 
-    def __init__(self, ns: str, restart, reader: Any, *, await_data: bool, **kw: Any) -> None:
+    def __init__(self, ns: str, restart, reader: Any, *, await_data: bool, signal: Any = None,
+                 **kw: Any) -> None:
         self.last_rid = 0
         self._restart = restart
         super().__init__(ns, restart(self), reader, **kw)
         self.await_data = await_data
+        self._signal = signal
 
     def next_batch(self, size: Optional[int], ctx: Any = None, await_seconds: float = 0.0) -> list:
         deadline = time.monotonic() + await_seconds
         while True:
+            seen = self._signal.generation if self._signal is not None else 0
             batch = super().next_batch(size, ctx)
             if self.exhausted and not self._closed:
                 self.exhausted = False  # the end of a tailable cursor is only the end for now
                 self._docs = self._restart(self)
-            if batch or not self.await_data or time.monotonic() >= deadline:
+            left = deadline - time.monotonic()
+            if batch or not self.await_data or left <= 0 or self._closed:
                 return batch
-            time.sleep(0.01)
+            if self._signal is None:
+                time.sleep(min(left, 0.01))
+            else:
+                self._signal.wait(seen, left)
 
     _closed = False
 

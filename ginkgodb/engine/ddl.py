@@ -55,14 +55,18 @@ def ensure_collection(batch: WriteBatch, db: str, name: str) -> Collection:
     return coll
 
 
-def drop_collection(batch: WriteBatch, meta: CollectionMeta) -> int:
-    """Remove a collection with its records and index entries; returns the index count it had."""
+def drop_collection(batch: WriteBatch, meta: CollectionMeta, **info: Any) -> int:
+    """Remove a collection with its records and index entries; returns the index count it had.
+    The change records how many documents it held (the oplog's `numRecords`)."""
     txn = batch.txn
+    records = 0 if meta.is_view else batch.numbers(meta.id).count
     _delete_prefix(txn, layout.record_prefix(meta.id))
     for ix in meta.indexes:
         _delete_prefix(txn, layout.index_prefix(ix.id))
     batch.forget_numbers(meta.id)
-    batch.remove_meta(meta, "drop")
+    if meta.is_view:
+        info["viewOn"] = meta.options["viewOn"]
+    batch.remove_meta(meta, "drop", numRecords=records, **info)
     return len(meta.indexes)
 
 
@@ -78,29 +82,35 @@ def rename_collection(batch: WriteBatch, meta: CollectionMeta, to_db: str, to_na
     check_db_name(to_db)
     check_collection_name(to_db, to_name, for_create=True)
     target = batch.catalog.get(to_db, to_name)
+    dropped: dict = {}
     if target is not None:
         if not drop_target:
             raise CommandError(ErrorCode.NamespaceExists, "target namespace exists")
-        drop_collection(batch, target)
-    batch.remove_meta(meta, "rename", to=f"{to_db}.{to_name}")
+        drop_collection(batch, target, forRename=True)  # part of the rename's one oplog entry
+        dropped["dropTarget"] = target.uuid
+    batch.remove_meta(meta, "rename", to=f"{to_db}.{to_name}", **dropped)
     batch.save_meta(meta.evolve(db=to_db, name=to_name), "rename", **{"from": meta.ns})
 
 
 def modify_collection(batch: WriteBatch, meta: CollectionMeta, options: dict,
-                      indexes: Optional[list] = None) -> CollectionMeta:
+                      indexes: Optional[list] = None, index_change: Optional[tuple] = None) -> CollectionMeta:
     """collMod: new options merged in, index entries replaced (a new catalog entry); a view's
-    new definition must not close a cycle."""
+    new definition must not close a cycle. The change records the options before it and the
+    index change ({name, <option>: new}, {<option>: old})."""
     if "viewOn" in meta.options and ("viewOn" in options or "pipeline" in options):
         check_view_graph(batch.catalog, meta.db, meta.name, {**meta.options, **options})
     changed = meta.evolve(options={**meta.options, **options},
                           indexes=indexes if indexes is not None else meta.indexes)
-    batch.save_meta(changed, "collMod", options=options)
+    info: dict = {"options": options, "old": dict(meta.options)}
+    if index_change is not None:
+        info["index"], info["index_old"] = index_change
+    batch.save_meta(changed, "collMod", **info)
     return changed
 
 
-def modify_index(meta: CollectionMeta, target: Any, options: dict) -> tuple[list, dict]:
+def modify_index(meta: CollectionMeta, target: Any, options: dict) -> tuple[list, dict, tuple]:
     """collMod of one index's `hidden`/`expireAfterSeconds`: (the new index list, the reply's
-    `<option>_old`/`<option>_new` fields)."""
+    `<option>_old`/`<option>_new` fields, the change as the oplog records it)."""
     ix = find_index(list(meta.indexes), target)
     if ix is None:
         raise CommandError(ErrorCode.IndexNotFound, f"cannot find index {target} for ns {meta.ns}")
@@ -112,7 +122,9 @@ def modify_index(meta: CollectionMeta, target: Any, options: dict) -> tuple[list
             changed[option] = options[option]
             reply[f"{option}_new"] = options[option]
     new = ix.evolve(options=changed)
-    return [new if i is ix else i for i in meta.indexes], reply
+    logged = ({"name": ix.name, **{k: v for k, v in options.items() if k in ("hidden", "expireAfterSeconds")}},
+              {k[:-4]: v for k, v in reply.items() if k.endswith("_old")})
+    return [new if i is ix else i for i in meta.indexes], reply, logged
 
 
 def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[int, int, Optional[str]]:
@@ -207,7 +219,7 @@ def drop_indexes(batch: WriteBatch, coll: Collection, which: Any) -> int:
     for ix in targets:
         _delete_prefix(batch.txn, layout.index_prefix(ix.id))
     batch.save_meta(meta.evolve(indexes=[ix for ix in meta.indexes if ix not in targets]), "dropIndexes",
-                    indexes=[ix.name for ix in targets])
+                    indexes=[ix.spec() for ix in targets])
     return before
 
 

@@ -13,6 +13,7 @@ from .catalog import Catalog
 from .chunked_reader import ChunkedReader
 from .clock import LogicalClock
 from .collection import Collection
+from .commit_signal import CommitSignal
 from .conflicts import ConflictTable
 from .cursors import CursorManager
 from .operations import EngineOperations
@@ -60,7 +61,11 @@ class Engine(EngineOperations):
     concurrently on snapshots and never wait for writers.
     """
 
-    def __init__(self, kv: KVEngine, *, ttl_interval: float = 60.0) -> None:
+    def __init__(self, kv: KVEngine, *, ttl_interval: float = 60.0, oplog: Optional[bool] = None,
+                 oplog_bytes: Optional[int] = None) -> None:
+        """`oplog` None follows the GINKGODB_OPLOG environment switch (on unless "off");
+        `oplog_bytes` None gives a new oplog its default size (docs/design/oplog.md)."""
+        from .oplog import Oplog, default_size, enabled_by_default
         self.kv = kv
         self.lock = threading.RLock()
         self.cursors = CursorManager()
@@ -68,6 +73,8 @@ class Engine(EngineOperations):
         self.clock = LogicalClock()
         self.conflicts = ConflictTable()
         self.sessions = SessionCatalog(self)
+        #: bumped after every committed batch: awaitData cursors wait on it
+        self.commit_signal = CommitSignal()
         self._recent: dict[int, Catalog] = {}
         self._closed = False
         self._fsync_locks = 0
@@ -76,13 +83,21 @@ class Engine(EngineOperations):
             if txn.get(layout.META_FORMAT) is None:
                 txn.put(layout.META_FORMAT, layout.pack_u64(layout.FORMAT_VERSION))
             self._publish(Catalog.load(txn))
+        if oplog_bytes is None:
+            oplog_bytes = default_size(kv.path if kv.durable else None, server=False)
+        self.oplog = Oplog(self, oplog_bytes, enabled=enabled_by_default() if oplog is None else oplog)
+        self.oplog.open()
+        if self.oplog.enabled:
+            self.observers.insert(0, self.oplog)   # first: later observers see the batch's commit_ts
         from .ttl import TTLMonitor
         self._ttl = TTLMonitor(self, ttl_interval) if ttl_interval > 0 else None
 
     @classmethod
-    def open(cls, path: Optional[str] = None, *, ttl_interval: float = 60.0, **options: Any) -> Engine:
+    def open(cls, path: Optional[str] = None, *, ttl_interval: float = 60.0, oplog: Optional[bool] = None,
+             oplog_bytes: Optional[int] = None, **options: Any) -> Engine:
         """LMDB at `path` (created if needed), or in-memory when `path` is None."""
-        return cls(open_engine(path, **options), ttl_interval=ttl_interval)
+        return cls(open_engine(path, **options), ttl_interval=ttl_interval, oplog=oplog,
+                   oplog_bytes=oplog_bytes)
 
     @property
     def durable(self) -> bool:
@@ -201,9 +216,9 @@ class Engine(EngineOperations):
             yield batch
             if batch.ops:
                 batch.commit_ts = self.clock.tick()
-            batch.prepare()
             for observer in self.observers:
                 observer.before_commit(batch)
+            batch.prepare()  # after the observers: the oplog moves its collection's numbers
             if batch.catalog_changed:
                 # known before the commit: a reader whose snapshot already holds the new
                 # generation finds its catalog here (never a half-published state)
@@ -219,6 +234,8 @@ class Engine(EngineOperations):
             self._publish(batch.catalog)
         for observer in self.observers:
             observer.after_commit(batch)
+        if batch.commit_ts is not None:
+            self.commit_signal.notify()
 
     def reserve_rids(self, coll_id: int, n: int) -> int:
         """Advance a collection's persisted record-id counter by `n` (a transaction's range)."""
@@ -241,5 +258,6 @@ class Engine(EngineOperations):
                 self._ttl.stop()
             self.sessions.stop()
             self.cursors.close_all()
+            self.commit_signal.wake_all()
             with self.lock:
                 self.kv.close()

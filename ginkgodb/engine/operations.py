@@ -16,6 +16,7 @@ from . import aggregate as pipelines
 from . import ddl, reads, writes
 from .batch import WriteBatch
 from .catalog import Catalog, CollectionMeta
+from .change_stream import ChangeStreamCursor
 from .chunked_reader import ChunkedReader
 from .conflicts import WaitForTransaction, write_conflict
 from .cursors import ServerCursor, TailableCursor
@@ -69,6 +70,7 @@ class EngineOperations(abc.ABC):
     kv: Any
     cursors: Any
     conflicts: Any
+    oplog: Any
 
     @property
     @abc.abstractmethod
@@ -88,19 +90,31 @@ class EngineOperations(abc.ABC):
     @waits_for_transactions
     def drop_collection(self, db: str, name: str) -> Optional[int]:
         """The number of indexes it had, or None when there was no such collection."""
+        if (db, name) == ("local", "oplog.rs") and self.oplog.enabled:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.IllegalOperation, "can't drop live oplog while replicating")
         with self.write(reclaims=True) as batch:
             meta = batch.catalog.get(db, name)
             return None if meta is None else ddl.drop_collection(batch, meta)
 
     @waits_for_transactions
     def drop_database(self, db: str) -> None:
+        if db == "local" and self.oplog.enabled:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.IllegalOperation, "Cannot drop 'local' database while replication is active")
         with self.write(reclaims=True) as batch:
-            for meta in batch.catalog.in_db(db):
+            metas = batch.catalog.in_db(db)
+            for meta in metas:
                 ddl.drop_collection(batch, meta)
+            if metas:
+                batch.dropped_database(db)
 
     @waits_for_transactions
     def rename_collection(self, src_db: str, src: str, dst_db: str, dst: str,
                           drop_target: bool) -> None:
+        if ("local", "oplog.rs") in ((src_db, src), (dst_db, dst)) and self.oplog.enabled:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.IllegalOperation, "can't rename live oplog while replicating")
         with self.write() as batch:
             meta = batch.catalog.get(src_db, src)
             if meta is None:
@@ -118,8 +132,9 @@ class EngineOperations(abc.ABC):
             if meta is None:
                 from ..errors import CommandError, ErrorCode
                 raise CommandError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{name}")
-            indexes, reply = (None, {}) if index is None else ddl.modify_index(meta, index.target, index.options)
-            ddl.modify_collection(batch, meta, options, indexes)
+            indexes, reply, logged = ((None, {}, None) if index is None
+                                      else ddl.modify_index(meta, index.target, index.options))
+            ddl.modify_collection(batch, meta, options, indexes, logged)
         return reply
 
     @waits_for_transactions
@@ -222,6 +237,20 @@ class EngineOperations(abc.ABC):
 
         ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"
         return ServerCursor(ns, encoded(), reader)
+
+    def change_stream(self, db: str, coll: Optional[str], spec: Any, stages: list, ctx: Any = None,
+                      variables: Optional[dict] = None) -> ChangeStreamCursor:
+        """A `$changeStream` cursor (`coll` None: a database, or with allChangesForCluster the
+        deployment); `stages` are the pipeline's later stages. Not yet registered."""
+        from ..query.pipeline import compile_pipeline
+        from .change_stream import check_stages, parse_spec, scope_of
+        check_stages(stages)
+        parsed = parse_spec(spec)
+        scope = scope_of(self, db, coll, parsed)
+        pipeline = (compile_pipeline(stages, pipelines.pipeline_context(self, db, coll, variables, ctx))
+                    if stages else None)
+        ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"
+        return ChangeStreamCursor(self, ns, scope, parsed, pipeline)
 
     # ------------------------------------------------------------------ explain
     def explain_find(self, db: str, coll: str, req: FindRequest, verbosity: str,

@@ -57,7 +57,8 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
             if matcher is None or matcher(bson.decode(raw)):
                 yield RawBSONDocument(raw)
 
-    return TailableCursor(f"{db}.{coll}", restart, reader, await_data=await_data, no_timeout=no_timeout)
+    return TailableCursor(f"{db}.{coll}", restart, reader, await_data=await_data, no_timeout=no_timeout,
+                          signal=engine.commit_signal)
 
 
 def _view_docs(engine, db: str, view: str, req: Q.FindRequest, ctx=None, extra: tuple = ()) -> Iterator[dict]:

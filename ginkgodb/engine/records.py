@@ -68,8 +68,9 @@ def mark_multikey(batch: WriteBatch, coll: Collection, grown: dict[str, frozense
 
 
 def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_raw: bytes,
-                  new: dict) -> Optional[bytes]:
-    """Replace record `rid` by `new`; returns the new BSON, or None when nothing changed."""
+                  new: dict, kind: str = "update") -> Optional[bytes]:
+    """Replace record `rid` by `new`; returns the new BSON, or None when nothing changed. `kind`
+    says how `new` was made ("update", "pipeline", "replace"): the oplog logs it accordingly."""
     new = keep_id(old, new)
     new_raw = encode_updated(new)
     if new_raw == old_raw:
@@ -99,7 +100,7 @@ def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_
         ix.remove(txn, keys, rid)
     txn.put(coll.record_key(rid), new_raw)
     _write_entries(batch, coll, planned, rid)
-    batch.updated(coll, rid, old_raw, new_raw)
+    batch.updated(coll, rid, old_raw, new_raw, kind, old, new)
     return new_raw
 
 
@@ -126,3 +127,29 @@ def delete_record(batch: WriteBatch, coll: Collection, rid: int, doc: dict, raw:
         ix.remove(txn, keys, rid)
     if txn.delete(coll.record_key(rid)):
         batch.deleted(coll, rid, raw)
+
+
+def append_raws(batch: WriteBatch, coll: Collection, raws: list[bytes]) -> int:
+    """Append records to a collection without indexes, recording no logical operation (the oplog
+    writes its own entries so); moves the collection's numbers. Returns the next record id."""
+    numbers = batch.numbers(coll.meta.id)
+    first = numbers.next_rid
+    prefix, pack = coll.record_prefix, layout.rid_bytes
+    if len(raws) == 1:
+        batch.txn.put(prefix + pack(first), raws[0])
+    else:
+        batch.txn.put_many([(prefix + pack(rid), raw) for rid, raw in enumerate(raws, first)])
+    numbers.count += len(raws)
+    numbers.size += sum(map(len, raws))
+    numbers.next_rid = first + len(raws)
+    numbers.dirty = True
+    return numbers.next_rid
+
+
+def remove_raw(batch: WriteBatch, coll: Collection, rid: int, raw: bytes) -> None:
+    """Remove a record `append_raw` wrote (the oplog's truncation), unlogged."""
+    if batch.txn.delete(coll.record_key(rid)):
+        numbers = batch.numbers(coll.meta.id)
+        numbers.count -= 1
+        numbers.size -= len(raw)
+        numbers.dirty = True

@@ -126,9 +126,10 @@ class TransactionBatch(WriteBatch):
         self._note_written(coll.meta)
         super().inserted(coll, rid, raw)
 
-    def updated(self, coll: Any, rid: int, before: bytes, after: bytes) -> None:
+    def updated(self, coll: Any, rid: int, before: bytes, after: bytes, kind: str = "update", old: Any = None,
+                new: Any = None) -> None:
         self._note_written(coll.meta)
-        super().updated(coll, rid, before, after)
+        super().updated(coll, rid, before, after, kind, old, new)
 
     def deleted(self, coll: Any, rid: int, before: bytes) -> None:
         self._note_written(coll.meta)

@@ -18,10 +18,17 @@ def is_view(meta) -> bool:
 
 
 def refuse_write(state) -> None:
-    """Raise 166 when a write or an index build targets a view."""
+    """Raise 166 when a write or an index build targets a view, 20 when it targets the oplog
+    (which only the server writes: docs/design/oplog.md)."""
     if state is not None and "viewOn" in state.meta.options:
         raise CommandError(ErrorCode.CommandNotSupportedOnView,
                            f"Namespace {state.meta.ns} is a view, not a collection")
+    if state is not None and state.meta.ns == OPLOG_NS:
+        raise CommandError(ErrorCode.IllegalOperation,
+                           f"cannot write to '{OPLOG_NS}': the oplog is written by the server")
+
+
+OPLOG_NS = "local.oplog.rs"
 
 
 def resolve(catalog, db: str, name: str) -> Optional[tuple[str, list]]:

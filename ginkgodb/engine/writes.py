@@ -160,9 +160,14 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
         new = plan.apply(doc, position=position)
         if validate is not None:
             validate(state, new, doc)
-        if update_record(batch, batch.collection(db, coll), rid, doc, raw, new) is not None:
+        if update_record(batch, batch.collection(db, coll), rid, doc, raw, new, update_kind(plan)) is not None:
             modified += 1
     return len(rows), modified, ABSENT
+
+
+def update_kind(plan) -> str:
+    """How an update plan makes the new document, for the oplog (records.update_record)."""
+    return "replace" if plan.is_replacement else "pipeline" if plan.is_pipeline else "update"
 
 
 def _upsert_document(plan, query: dict) -> dict:
@@ -265,7 +270,7 @@ def _find_and_modify_in(engine, batch, db: str, coll: str, req: FindAndModifyReq
     new = plan.apply(doc, position=position)
     if validate is not None:
         validate(state, new, doc)
-    new_raw = update_record(batch, state, rid, doc, raw, new)
+    new_raw = update_record(batch, state, rid, doc, raw, new, update_kind(plan))
     if req.new and new_raw is not None:
         doc, raw = new, new_raw
     return {"lastErrorObject": {"n": 1, "updatedExisting": True},

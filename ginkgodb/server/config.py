@@ -34,6 +34,7 @@ class ServerConfig:
     javascript_enabled: bool = True          # security.javascriptEnabled (--noscripting: False)
     repl_set: Optional[str] = None           # --replSet: the replica set this server is a member of
     set_parameters: tuple[tuple[str, str], ...] = ()   # --setParameter name=value, as given
+    oplog_size_mb: Optional[int] = None      # --oplogSize: a new oplog's size (None: mongod's default)
     argv: tuple[str, ...] = field(default=())
 
     @property
@@ -52,9 +53,10 @@ class ServerConfig:
                     "maxIncomingConnections": self.max_connections},
             "operationProfiling": {"slowOpThresholdMs": self.slow_ms},
             "security": {"javascriptEnabled": self.javascript_enabled},
+            **({"replication": {"oplogSizeMB": self.oplog_size_mb}} if self.oplog_size_mb else {}),
         }
         if self.repl_set:
-            parsed["replication"] = {"replSet": self.repl_set}
+            parsed.setdefault("replication", {})["replSet"] = self.repl_set
         if self.set_parameters:
             parsed["setParameter"] = dict(self.set_parameters)
         parsed["storage"] = storage

@@ -75,9 +75,11 @@ def _typed(text: str) -> Any:
 
 
 def _open_engine(config: ServerConfig):
-    from ..engine import Engine
+    from ..engine import Engine, default_oplog_size
+    size = (config.oplog_size_mb * 1024 * 1024 if config.oplog_size_mb
+            else default_oplog_size(config.dbpath, server=True))
     try:
-        return Engine.open(config.dbpath, **config.storage_options())
+        return Engine.open(config.dbpath, oplog_bytes=size, **config.storage_options())
     except StorageError as exc:
         if exc.kind == "locked":
             why = (f"DBPathInUse: Unable to lock the data directory {config.dbpath}: another ginkgodb "

@@ -82,6 +82,10 @@ class MemoryTxn(OverlayTxn):
         assert self._open, "write after the transaction ended"
         self.batch.put(key, value)
 
+    def put_many(self, pairs) -> None:
+        assert self._open, "write after the transaction ended"
+        self.batch.put_many(list(pairs))
+
     def delete(self, key: bytes) -> bool:
         assert self._open, "write after the transaction ended"
         return super().delete(key)

@@ -22,6 +22,13 @@ def main(path: str, start: int) -> None:
         reply = dispatch(ctx, {"update": "counter", "updates": [{"q": {"_id": 1}, "u": {"$set": {"n": i + 10}},
                                                                    "upsert": True}], "$db": "crash"})
         assert reply["ok"] == 1.0, reply
+        # churn that leaves the documents as they were, for the oplog: an update and a delete
+        reply = dispatch(ctx, {"update": "c", "updates": [{"q": {"_id": i}, "u": {"$push": {"tags": "t"}}}],
+                               "$db": "crash"})
+        assert reply["ok"] == 1.0, reply
+        reply = dispatch(ctx, {"update": "c", "updates": [{"q": {"_id": i}, "u": {"$pop": {"tags": 1}}}],
+                               "$db": "crash"})
+        assert reply["ok"] == 1.0, reply
         print(i + 9, flush=True)  # every _id up to here is acknowledged, and the counter reached i+10
         i += 10
 

@@ -45,6 +45,7 @@ class Operation:
     def __init__(self, settings: ScriptSettings, interrupts: Any = None) -> None:
         self.settings, self.interrupts = settings, interrupts
         self._sandbox: Sandbox | None = None
+        self._deadline_bound = False  # the last call's time limit was the command's deadline
 
     def require(self, feature: str) -> None:
         """Refuse `feature` ("where" or "js") when scripting is disabled."""
@@ -63,8 +64,9 @@ class Operation:
         self.check()
         limit = self.settings.fn_timeout_ms / 1000.0
         deadline = getattr(self.interrupts, "deadline", None)
-        if deadline is not None:
-            limit = min(limit, max(deadline - time.monotonic(), 0.001))
+        self._deadline_bound = False
+        if deadline is not None and deadline - time.monotonic() < limit:
+            limit, self._deadline_bound = max(deadline - time.monotonic(), 0.001), True
         return limit
 
     def check(self) -> None:
@@ -76,6 +78,8 @@ class Operation:
         """The mongod error for a failed call: `wrap` (code, prefix) for script exceptions."""
         if isinstance(exc, TimeoutError):
             self.check()  # the deadline or killOp, when that is what stopped it
+            if self._deadline_bound:  # the interpreter's clock may stop a hair before ours
+                raise CommandError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
             return CommandError(ErrorCode.JSInterpreterFailure,
                                 f"JavaScript execution exceeded {self.settings.fn_timeout_ms} ms "
                                 "(internalQueryJavaScriptFnTimeoutMillis)")

@@ -1,6 +1,7 @@
 """Database and MongoClient: commands, listing, creating and dropping, sessions, names."""
 from __future__ import annotations
 
+import bson
 import pytest
 from bson.codec_options import CodecOptions
 from bson.dbref import DBRef
@@ -202,10 +203,29 @@ def test_explicit_session_with_unacknowledged_write_is_refused(client):
         coll.insert_one({}, session=client.start_session())
 
 
-def test_watch_and_client_bulk_write_are_not_supported(client):
-    for target in (client, client.db, client.db.c):
-        with pytest.raises(OperationFailure, match="only supported on replica sets"):
-            target.watch()
+def test_watch_sends_the_change_stream_aggregate_as_pymongo(client, channel):
+    token = {"_data": "82AB"}
+    channel.on("aggregate", {"cursor": {"firstBatch": [], "postBatchResumeToken": token,
+                                        "id": bson.Int64(5), "ns": "db.c"}, "ok": 1.0})
+    stream = client.db.c.watch([{"$match": {"operationType": "insert"}}], full_document="updateLookup",
+                               max_await_time_ms=250, batch_size=3)
+    assert channel.last == {"aggregate": "c", "pipeline": [
+        {"$changeStream": {"fullDocument": "updateLookup"}}, {"$match": {"operationType": "insert"}}],
+        "cursor": {"batchSize": 3}, "$db": "db"}
+    assert stream.resume_token == token and stream.alive
+    channel.on("getMore", {"cursor": {"nextBatch": [], "postBatchResumeToken": token, "id": bson.Int64(5),
+                                      "ns": "db.c"}, "ok": 1.0})
+    assert stream.try_next() is None
+    assert channel.last == {"getMore": bson.Int64(5), "collection": "c", "batchSize": 3, "maxTimeMS": 250,
+                            "$db": "db"}
+    client.watch(start_after=token)
+    assert channel.last["pipeline"] == [{"$changeStream": {"startAfter": token, "allChangesForCluster": True}}]
+    assert channel.last["aggregate"] == 1 and channel.last["$db"] == "admin"
+    client.db.watch()
+    assert channel.last["aggregate"] == 1 and channel.last["$db"] == "db"
+
+
+def test_client_bulk_write_is_not_supported(client):
     with pytest.raises(InvalidOperation, match="8.0"):
         client.bulk_write([])
 

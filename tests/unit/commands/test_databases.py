@@ -9,11 +9,13 @@ def test_list_databases_and_drop_database(run):
     Runner(run.ctx.engine, db="second").insert("c", {})
     admin = Runner(run.ctx.engine, db="admin")
     dbs = admin({"listDatabases": 1})["databases"]
-    assert [d["name"] for d in dbs] == ["second", "test"]
+    # `local` holds the oplog, as on mongod
+    assert [d["name"] for d in dbs] == ["local", "second", "test"]
     assert all(d["sizeOnDisk"] > 0 and d["empty"] is False for d in dbs)
-    assert admin({"listDatabases": 1, "nameOnly": True})["databases"] == [{"name": "second"}, {"name": "test"}]
+    assert admin({"listDatabases": 1, "nameOnly": True})["databases"] == [
+        {"name": "local"}, {"name": "second"}, {"name": "test"}]
     run({"dropDatabase": 1})
-    assert [d["name"] for d in admin({"listDatabases": 1})["databases"]] == ["second"]
+    assert [d["name"] for d in admin({"listDatabases": 1})["databases"]] == ["local", "second"]
 
 
 def test_list_databases_filter_and_totals(run, admin):

@@ -48,7 +48,7 @@ def test_unknown_fields_are_refused_before_anything_runs(ctx):
 
 def test_unimplemented_fields_answer_238_and_write_nothing(ctx):
     run(ctx, {"insert": "c", "documents": [{"_id": 1}]})
-    reply = run(ctx, {"collMod": "c", "changeStreamPreAndPostImages": {"enabled": True}})
+    reply = run(ctx, {"collMod": "c", "dryRun": True})
     assert reply["ok"] == 0 and reply["code"] == 238 and reply["codeName"] == "NotImplemented"
     reply = run(ctx, {"find": "c", "filter": {}, "min": {"_id": 0}})
     assert reply["code"] == 238

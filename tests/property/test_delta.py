@@ -1,0 +1,96 @@
+"""The `$v: 2` diff: applying diff(before, after) to before gives after, byte for byte."""
+from __future__ import annotations
+
+import bson
+import bson.errors
+from bson.codec_options import CodecOptions, DatetimeConversion
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from ginkgodb.bsonutil.delta import apply_diff, compute_diff, compute_diff_decoded
+from ginkgodb.bsonutil.types import Undefined
+from tests.strategies import FIELD_NAMES
+from tests.strategies import SCALARS as ANY_SCALARS
+
+SCALARS = ANY_SCALARS.filter(lambda v: not isinstance(v, Undefined))  # not encodable by itself
+
+OPTS = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+NAMES = st.sampled_from(["a", "b", "c", "1", "x.y", "", "d", "s", "u"]) | FIELD_NAMES
+
+
+def values(depth: int = 2) -> st.SearchStrategy:
+    if depth == 0:
+        return SCALARS
+    inner = values(depth - 1)
+    return st.one_of(SCALARS, st.dictionaries(NAMES, inner, max_size=4),
+                     st.lists(inner, max_size=5))
+
+
+documents = st.dictionaries(NAMES, values(), max_size=6)
+
+
+@st.composite
+def mutated(draw, value):
+    """`value` changed a little: fields set, removed, moved to the end; arrays grown or cut;
+    changes inside sub-documents and elements."""
+    if isinstance(value, dict):
+        out = dict(value)
+        for _ in range(draw(st.integers(0, 3))):
+            action = draw(st.sampled_from(["set", "unset", "move", "inner"]))
+            keys = list(out)
+            if action == "set" or not keys:
+                out[draw(NAMES)] = draw(values(1))
+            elif action == "unset":
+                del out[draw(st.sampled_from(keys))]
+            elif action == "move":
+                key = draw(st.sampled_from(keys))
+                out[key] = out.pop(key)
+            else:
+                key = draw(st.sampled_from(keys))
+                out[key] = draw(mutated(out[key]))
+        return out
+    if isinstance(value, list):
+        out = list(value)
+        action = draw(st.sampled_from(["grow", "cut", "inner", "same"]))
+        if action == "grow":
+            out += draw(st.lists(values(1), min_size=1, max_size=3))
+        elif action == "cut" and out:
+            del out[draw(st.integers(0, len(out) - 1)):]
+        elif action == "inner" and out:
+            i = draw(st.integers(0, len(out) - 1))
+            out[i] = draw(mutated(out[i]))
+        return out
+    return draw(st.one_of(st.just(value), values(1)))
+
+
+def check(before: dict, after: dict, ignore: bool) -> None:
+    try:
+        pre, post = bson.encode(before), bson.encode(after)
+    except bson.errors.InvalidDocument:   # e.g. a regex with a NUL: not a BSON document at all
+        assume(False)
+    assume(bson.encode(bson.decode(post, OPTS)) == post)
+    diff = compute_diff(pre, post, ignore_size_limit=ignore)
+    # the writer's path over decoded images gives the same bytes
+    old, new = bson.decode(pre, OPTS), bson.decode(post, OPTS)
+    if bson.encode(old) == pre:
+        assert compute_diff_decoded(old, new, post, ignore_size_limit=ignore) == diff
+    if diff is None:  # a pipeline update whose diff is not worth it: logged as the document
+        assert not ignore
+        return
+    applied = apply_diff(bson.decode(pre, OPTS), bson.decode(diff, OPTS))
+    assert bson.encode(applied) == post
+    # idempotent: applying twice changes nothing more
+    assert bson.encode(apply_diff(applied, bson.decode(diff, OPTS))) == post
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.booleans())
+def test_diff_of_a_change_applies_back(data, ignore):
+    before = data.draw(documents)
+    check(before, data.draw(mutated(before)), ignore)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(documents, documents, st.booleans())
+def test_diff_of_any_two_documents_applies_back(before, after, ignore):
+    check(before, after, ignore)

@@ -1,0 +1,246 @@
+"""The oplog: entry format version 1 (docs/design/oplog.md), written with the data, truncated."""
+from __future__ import annotations
+
+import bson
+import pytest
+from bson.int64 import Int64
+from bson.timestamp import Timestamp
+from support.engines import make_kv
+from support.runner import Runner
+
+from ginkgodb.engine import Engine
+from ginkgodb.engine.batch import WriteBatch
+
+
+def entries(engine, **filt) -> list[dict]:
+    docs = Runner(engine, db="local").find("oplog.rs", filt)
+    return docs
+
+
+def last(engine) -> dict:
+    return entries(engine)[-1]
+
+
+def test_the_oplog_exists_as_mongod_shows_it(engine):
+    run = Runner(engine, db="local")
+    info = run({"listCollections": 1, "filter": {"name": "oplog.rs"}})["cursor"]["firstBatch"][0]
+    assert info["options"]["capped"] is True and info["options"]["autoIndexId"] is False
+    assert info["options"]["size"] == engine.oplog.max_bytes
+    assert run({"listIndexes": "oplog.rs"})["cursor"]["firstBatch"] == []   # no _id index
+
+
+def test_insert_update_replace_delete_entries(engine):
+    run = Runner(engine)
+    run.insert("c", {"_id": 1, "a": 1, "arr": [1, 2, 3]})
+    uuid = engine.catalog.get("test", "c").uuid
+    ins = last(engine)
+    assert list(ins) == ["op", "ns", "ui", "o", "o2", "ts", "t", "v", "wall"]
+    assert ins["op"] == "i" and ins["ns"] == "test.c" and ins["ui"] == uuid
+    assert ins["o"] == {"_id": 1, "a": 1, "arr": [1, 2, 3]} and ins["o2"] == {"_id": 1}
+    assert ins["v"] == 2 and isinstance(ins["v"], int) and ins["t"] == -1
+    create = entries(engine)[-2]
+    assert create["op"] == "c" and create["ns"] == "test.$cmd"
+    assert create["o"] == {"create": "c", "idIndex": {"v": 2, "key": {"_id": 1}, "name": "_id_"}}
+
+    run({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"a": 2, "b.c": 1}, "$push": {"arr": 4}}}]})
+    upd = last(engine)
+    assert upd["op"] == "u" and upd["o2"] == {"_id": 1}
+    assert upd["o"] == {"$v": 2, "diff": {"u": {"a": 2}, "i": {"b": {"c": 1}}, "sarr": {"a": True, "u3": 4}}}
+
+    run({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$pop": {"arr": 1}, "$unset": {"b": 1}}}]})
+    assert last(engine)["o"] == {"$v": 2, "diff": {"d": {"b": False}, "sarr": {"a": True, "l": 3}}}
+
+    run({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"x": 1}}]})
+    assert last(engine)["o"] == {"_id": 1, "x": 1}          # a replacement: the whole document
+
+    run({"delete": "c", "deletes": [{"q": {"_id": 1}, "limit": 1}]})
+    dele = last(engine)
+    assert dele["op"] == "d" and dele["o"] == {"_id": 1} and "o2" not in dele
+
+
+def test_a_pipeline_update_is_a_diff_unless_the_document_is_smaller(engine):
+    run = Runner(engine)
+    run.insert("c", {"_id": 1, "a": 1, "array": ["foo", {"a": "bar"}, 1, 2, 3], "pad": "x" * 50})
+    run({"update": "c", "updates": [{"q": {"_id": 1}, "u": [{"$set": {"array": ["foo", {"a": "bar"}]}}]}]})
+    assert last(engine)["o"] == {"$v": 2, "diff": {"sarray": {"a": True, "l": 2}}}
+    run.insert("t", {"_id": 1})
+    run({"update": "t", "updates": [{"q": {"_id": 1}, "u": [{"$set": {"y": 2}}]}]})
+    assert last(engine)["o"] == {"_id": 1, "y": 2}           # mongod logs it whole, too
+
+
+def test_every_entry_has_its_own_increasing_timestamp(engine):
+    run = Runner(engine)
+    run.insert("c", *[{"_id": i} for i in range(5)])
+    stamps = [e["ts"] for e in entries(engine)]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+    assert engine.oplog.last_ts == stamps[-1] and engine.oplog.first_ts == stamps[0]
+
+
+def test_reply_operation_time_is_the_batch_last_entry(engine):
+    with engine.write() as batch:
+        from ginkgodb.engine.ddl import ensure_collection
+        from ginkgodb.engine.records import insert_record
+        coll = ensure_collection(batch, "test", "c")
+        for i in range(3):
+            doc = {"_id": i}
+            insert_record(batch, batch.collection("test", "c"), doc, bson.encode(doc))
+        assert isinstance(batch, WriteBatch)
+    assert batch.commit_ts == engine.oplog.last_ts and coll is not None
+
+
+def test_ddl_entries(engine):
+    run = Runner(engine)
+    admin = Runner(engine, db="admin")
+    run({"create": "c", "capped": True, "size": 4096})
+    assert last(engine)["o"] == {"create": "c", "capped": True, "size": 4096,
+                                 "idIndex": {"v": 2, "key": {"_id": 1}, "name": "_id_"}}
+    run({"createIndexes": "c", "indexes": [{"key": {"x": 1}, "name": "x_1"}, {"key": {"y": 1}, "name": "y_1"}]})
+    assert [e["o"] for e in entries(engine)[-2:]] == [
+        {"createIndexes": "c", "v": 2, "key": {"x": 1}, "name": "x_1"},
+        {"createIndexes": "c", "v": 2, "key": {"y": 1}, "name": "y_1"}]
+    run({"dropIndexes": "c", "index": "x_1"})
+    drop_ix = last(engine)
+    assert drop_ix["o"] == {"dropIndexes": "c", "index": "x_1"}
+    assert drop_ix["o2"] == {"v": 2, "key": {"x": 1}, "name": "x_1"}
+    run({"collMod": "c", "index": {"name": "y_1", "hidden": True}})
+    mod = last(engine)
+    uuid = engine.catalog.get("test", "c").uuid
+    assert mod["o"] == {"collMod": "c", "index": {"name": "y_1", "hidden": True}}
+    assert mod["o2"] == {"collectionOptions_old": {"uuid": uuid, "capped": True, "size": 4096},
+                         "indexOptions_old": {"hidden": False}}
+    run.insert("d", {})
+    target = engine.catalog.get("test", "d").uuid
+    admin({"renameCollection": "test.c", "to": "test.d", "dropTarget": True})
+    ren = last(engine)
+    assert ren["ns"] == "test.$cmd" and ren["ui"] == uuid
+    assert ren["o"] == {"renameCollection": "test.c", "to": "test.d", "stayTemp": False, "dropTarget": target}
+    assert not any(e["o"].get("drop") == "d" for e in entries(engine))  # the target's drop is in the rename
+    run({"drop": "d"})
+    assert last(engine)["o"] == {"drop": "d"} and last(engine)["o2"] == {"numRecords": Int64(0)}
+    run.insert("e", {}, {})
+    run({"dropDatabase": 1})
+    tail = entries(engine)[-2:]
+    assert tail[0]["o"] == {"drop": "e"} and tail[0]["o2"] == {"numRecords": 2}
+    assert tail[1]["o"] == {"dropDatabase": 1} and tail[1]["ns"] == "test.$cmd" and "ui" not in tail[1]
+
+
+def test_views_are_logged_without_a_uuid(engine):
+    run = Runner(engine)
+    run({"create": "v", "viewOn": "c", "pipeline": [{"$match": {"a": 1}}]})
+    assert last(engine)["o"] == {"create": "v", "viewOn": "c", "pipeline": [{"$match": {"a": 1}}]}
+    assert "ui" not in last(engine)
+    run({"drop": "v"})
+    assert last(engine)["o2"] == {"numRecords": 0, "viewOn": "c"}
+
+
+def test_unlogged_namespaces_and_multikey(engine):
+    Runner(engine, db="local").insert("mine", {"_id": 1})
+    run = Runner(engine)
+    run({"createIndexes": "c", "indexes": [{"key": {"tags": 1}, "name": "tags_1"}]})
+    before = len(entries(engine))
+    run.insert("c", {"tags": [1, 2]})           # the index becomes multikey: no entry for that
+    after = entries(engine)
+    assert len(after) == before + 1 and after[-1]["op"] == "i"
+    assert not any(e["ns"].startswith("local.") for e in after)
+
+
+def test_capped_evictions_are_logged_deletes(engine):
+    run = Runner(engine)
+    run({"create": "cap", "capped": True, "size": 4096, "max": 2})
+    run.insert("cap", {"_id": 1}, {"_id": 2}, {"_id": 3})
+    ops = [(e["op"], e["o"].get("_id")) for e in entries(engine) if e["ns"] == "test.cap"]
+    assert ops == [("i", 1), ("i", 2), ("i", 3), ("d", 1)]
+
+
+def test_retryable_write_entries(engine):
+    lsid = {"id": bson.Binary(b"\x01" * 16, 4)}
+    with engine.write() as batch:
+        from ginkgodb.engine.ddl import ensure_collection
+        from ginkgodb.engine.records import insert_record
+        ensure_collection(batch, "test", "c")
+        for i in range(2):
+            insert_record(batch, batch.collection("test", "c"), {"_id": i}, bson.encode({"_id": i}))
+        batch.txn_info = {"lsid": lsid, "txnNumber": Int64(7), "stmtIds": [0, 1]}
+    es = entries(engine)[-3:]
+    assert "lsid" not in es[0] and es[0]["op"] == "c"          # the implicit create
+    first, second = es[1], es[2]
+    assert list(first)[:2] == ["lsid", "txnNumber"] and first["lsid"] == lsid and first["txnNumber"] == 7
+    assert (first["stmtId"], second["stmtId"]) == (0, 1)
+    assert first["prevOpTime"] == {"ts": Timestamp(0, 0), "t": -1}
+    assert second["prevOpTime"] == {"ts": first["ts"], "t": -1}
+
+
+def test_a_transaction_is_one_apply_ops_entry(engine):
+    Runner(engine).insert("c", {"_id": 0, "n": 0})
+    lsid = {"id": bson.Binary(b"\x02" * 16, 4)}
+    with engine.write() as batch:
+        from ginkgodb.engine.records import insert_record, update_record
+        coll = batch.collection("test", "c")
+        insert_record(batch, coll, {"_id": 1}, bson.encode({"_id": 1}))
+        old = {"_id": 0, "n": 0}
+        update_record(batch, coll, 1, old, bson.encode(old), {"_id": 0, "n": 1})
+        batch.txn_info = {"lsid": lsid, "txnNumber": Int64(3), "autocommit": False}
+    entry = last(engine)
+    assert entry["op"] == "c" and entry["ns"] == "admin.$cmd" and entry["lsid"] == lsid
+    assert entry["txnNumber"] == 3 and entry["prevOpTime"] == {"ts": Timestamp(0, 0), "t": -1}
+    uuid = engine.catalog.get("test", "c").uuid
+    assert entry["o"] == {"applyOps": [
+        {"op": "i", "ns": "test.c", "ui": uuid, "o": {"_id": 1}, "o2": {"_id": 1}},
+        {"op": "u", "ns": "test.c", "ui": uuid, "o": {"$v": 2, "diff": {"u": {"n": 1}}}, "o2": {"_id": 0}}]}
+
+
+def test_truncation_keeps_the_size_and_the_newest(tmp_path):
+    engine = Engine(make_kv("memory", tmp_path), oplog_bytes=4096)
+    try:
+        run = Runner(engine)
+        for i in range(100):
+            run.insert("c", {"_id": i, "pad": "x" * 100})
+        assert engine.oplog.used_bytes <= 4096
+        kept = entries(engine)
+        assert kept[-1]["o"]["_id"] == 99 and len(kept) == engine.oplog.count < 100
+        assert engine.oplog.first_ts == kept[0]["ts"]
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("kind", ["lmdb"])
+def test_the_clock_continues_after_the_newest_entry(tmp_path, kind):
+    engine = Engine(make_kv(kind, tmp_path))
+    Runner(engine).insert("c", {})
+    newest = engine.oplog.last_ts
+    engine.close()
+    engine = Engine(make_kv(kind, tmp_path))
+    try:
+        assert engine.clock.now() >= newest
+        Runner(engine).insert("c", {})
+        assert engine.oplog.last_ts > newest
+    finally:
+        engine.close()
+
+
+def test_the_oplog_can_be_turned_off(tmp_path):
+    engine = Engine(make_kv("memory", tmp_path), oplog=False)
+    try:
+        Runner(engine).insert("c", {})
+        assert engine.catalog.get("local", "oplog.rs") is None and engine.oplog.last_ts is None
+    finally:
+        engine.close()
+
+
+def test_noop_entries(engine):
+    ts = engine.oplog.append_noop({"msg": "initiating set"})
+    entry = last(engine)
+    assert entry["op"] == "n" and entry["ns"] == "" and entry["o"] == {"msg": "initiating set"}
+    assert entry["ts"] == ts
+
+
+def test_only_the_server_writes_the_oplog(engine):
+    local = Runner(engine, db="local")
+    reply = local.raw({"insert": "oplog.rs", "documents": [{}]})
+    assert reply["ok"] == 0 and reply["code"] == 20
+    assert local.error({"delete": "oplog.rs", "deletes": [{"q": {}, "limit": 0}]})["code"] == 20
+    assert local.error({"drop": "oplog.rs"})["errmsg"] == "can't drop live oplog while replicating"
+    assert local.error({"dropDatabase": 1})["errmsg"] == "Cannot drop 'local' database while replication is active"
+    admin = Runner(engine, db="admin")
+    assert admin.error({"renameCollection": "local.oplog.rs", "to": "local.x"})["code"] == 20
+    assert engine.catalog.get("local", "oplog.rs") is not None

@@ -13,6 +13,7 @@ from typing import Any
 from bson.errors import InvalidBSON
 
 from ..errors import CommandError, ErrorCode, StorageError
+from ..query.operation import running
 from .context import CommandContext
 from .declare import COMMANDS
 from .generic import check_generic, deadline_from
@@ -50,7 +51,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
         if saved is None:
             ctx.deadline = deadline_from(cmd)
         try:
-            reply = spec.handler(ctx, args)
+            with running(ctx):  # what the query layer's loops and regex matches check
+                reply = spec.handler(ctx, args)
         finally:
             ctx.deadline = saved
         reply["ok"] = 1.0

@@ -1,0 +1,88 @@
+"""The running operation as the query layer sees it: its deadline and kill flag.
+
+Matchers, expressions and pipelines are compiled once and cached across operations, so they
+cannot hold the operation they run for. Instead the caller (`commands.dispatch`) marks its
+operation current for the duration of a command (`running(ctx)`, a context variable, so every
+worker thread sees its own), and long loops and regular-expression matches ask it whether to stop
+(`check_interrupt`) and how long they may still run (`regex_time_budget`).
+
+An operation is anything with `deadline` (monotonic seconds or None), `killed` (bool) and
+`check_interrupt()` raising 50 MaxTimeMSExpired / 11601 Interrupted: the commands layer's
+CommandContext.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Optional
+
+from ginkgodb.errors import CommandError, ErrorCode
+
+from .knobs import KNOBS
+
+_current: ContextVar[Optional[Any]] = ContextVar("ginkgodb_operation", default=None)
+
+#: how many iterations a long loop runs between two interrupt checks
+CHECK_EVERY = 256
+
+
+@contextmanager
+def running(op: Any) -> Iterator[None]:
+    """Make `op` the current operation of this thread (or task) until the block ends."""
+    token = _current.set(op)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def current() -> Optional[Any]:
+    return _current.get()
+
+
+def check_interrupt() -> None:
+    """Raise if the current operation was killed or ran past its deadline (no-op without one)."""
+    op = _current.get()
+    if op is not None:
+        op.check_interrupt()
+
+
+def checked(items: Iterator[Any], every: int = CHECK_EVERY) -> Iterator[Any]:
+    """`items`, checking for interruption every `every` items (for loops over many inputs)."""
+    op = _current.get()
+    if op is None:
+        yield from items
+        return
+    check = op.check_interrupt
+    n = 0
+    for item in items:
+        n += 1
+        if n >= every:
+            n = 0
+            check()
+        yield item
+
+
+def regex_time_budget() -> tuple[float, bool]:
+    """(seconds one regex match may run, whether the operation's deadline sets that limit).
+
+    The limit is the smaller of the server-wide safety limit (internalQueryRegexMatchTimeoutMS)
+    and the time left before the operation's maxTimeMS deadline. Raises when the operation is
+    already killed or past its deadline, so every match is also an interrupt check."""
+    limit = KNOBS.regex_match_timeout_ms / 1000.0
+    op = _current.get()
+    if op is None:
+        return limit, False
+    if op.killed:
+        op.check_interrupt()
+    deadline = op.deadline
+    if deadline is None:
+        return limit, False
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise CommandError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
+    if left < limit:
+        return left, True
+    return limit, False

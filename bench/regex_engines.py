@@ -80,7 +80,7 @@ def _lock_release() -> None:
     for concurrent in (False, True):
         done = threading.Event()
 
-        def match(flag: bool = concurrent) -> None:
+        def match(flag: bool = concurrent, done: threading.Event = done) -> None:
             try:
                 regex.search("(a|a)+b", "a" * 40, concurrent=flag, timeout=0.5)
             except TimeoutError:

@@ -32,6 +32,7 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
             reader.close()
             return ServerCursor(f"{db}.{coll}", _encode_all(_view_docs(engine, db, coll, req, ctx)), None,
                                 no_timeout=no_timeout)
+        req.temp_dir = engine.temp_dir()
         built = Q.build(reader.catalog.collection(db, coll), reader, req, ctx)
     except BaseException:
         reader.close()
@@ -63,7 +64,7 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
 def _view_docs(engine, db: str, view: str, req: Q.FindRequest, ctx=None, extra: tuple = ()) -> Iterator[dict]:
     from .aggregate import run
     stages = find_pipeline(req.filter, req.sort, req.skip, req.limit, req.projection) + list(extra)
-    return run(engine, db, view, stages, ctx, req.variables)
+    return run(engine, db, view, stages, ctx, req.variables, allow_disk_use=req.allow_disk_use)
 
 
 def _encode_all(docs: Iterator[dict]) -> Iterator[RawBSONDocument]:
@@ -74,6 +75,7 @@ def _encode_all(docs: Iterator[dict]) -> Iterator[RawBSONDocument]:
 
 def explain_find(engine, db: str, coll: str, req: Q.FindRequest, verbosity: str, command: dict,
                  ctx=None) -> dict:
+    req.temp_dir = engine.temp_dir()
     with engine.reader() as reader:
         state = reader.catalog.collection(db, coll)
         built = Q.build(state, reader, req, ctx, explain=True)

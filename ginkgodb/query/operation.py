@@ -65,6 +65,13 @@ def checked(items: Iterator[Any], every: int = CHECK_EVERY) -> Iterator[Any]:
         yield item
 
 
+def interruptible(items: Any) -> Any:
+    """A sized collection as is when it is short, else iterated with interrupt checks."""
+    if len(items) < CHECK_EVERY or _current.get() is None:
+        return items
+    return checked(iter(items))
+
+
 def regex_time_budget() -> tuple[float, bool]:
     """(seconds one regex match may run, whether the operation's deadline sets that limit).
 

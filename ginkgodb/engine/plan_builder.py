@@ -247,7 +247,7 @@ def _only_index_fields(filt: dict, index) -> bool:
 
 def _index_scan(state, reader, p, ctx) -> S.IndexScan:
     runtime = state.index(p.index.name)
-    return S.IndexScan(runtime, reader, p.bounds.key_ranges(), p.bounds.to_explain(), p.direction,
+    return S.IndexScan(runtime, reader, p.bounds.key_ranges(), p.bounds.to_explain, p.direction,
                        multikey=bool(p.index.multikey_paths), ctx=ctx)
 
 

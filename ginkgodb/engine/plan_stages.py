@@ -16,11 +16,22 @@ from ..errors import CommandError, ErrorCode
 from ..query.external_sort import NO_SPILL, SortBuffer, Spill
 from ..query.knobs import KNOBS
 from ..query.operation import checked
+from ..query.operation import current as current_operation
 from ..storage.kv import prefix_end
 from . import layout
 
 Row = tuple  # (rid: int, raw: bytes, doc: dict | None)
 _decode = bson.decode
+
+
+def interrupt_check(ctx: Any) -> None:
+    """Stop a long scan when its operation was killed or ran out of time: the operation running
+    now (a cursor's getMore, later) and the one the plan was built for."""
+    op = current_operation()
+    if op is not None:
+        op.check_interrupt()
+    if ctx is not None and ctx is not op:
+        ctx.check_interrupt()
 
 
 class Stage:
@@ -78,8 +89,8 @@ class CollScan(Stage):
         n = 0
         for key, raw in self.reader.scan(prefix, prefix_end(prefix), self.direction < 0):
             n += 1
-            if ctx is not None and not n & 1023:
-                ctx.check_interrupt()
+            if not n & 1023:
+                interrupt_check(ctx)
             if matcher is None:
                 self.n_returned += 1
                 yield rid_of(key), raw, None
@@ -129,6 +140,8 @@ class IndexScan(Stage):
             hi_key = prefix + hi if hi is not None else prefix_end(prefix)
             for key, _ in self.reader.scan(prefix + lo, hi_key, self.direction < 0):
                 self.examined += 1
+                if not self.examined & 1023:
+                    interrupt_check(self.ctx)
                 rid = rid_from(key)
                 if seen is not None:
                     if rid in seen:

@@ -9,6 +9,7 @@ import bson
 from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil import keycodec
+from ..query.operation import checked
 from . import plan_builder as Q
 from .batch import read_numbers
 from .cursors import ServerCursor, TailableCursor
@@ -105,7 +106,7 @@ def count(engine, db: str, coll: str, filt: Optional[dict], skip: int = 0, limit
             return min(n, limit) if limit else n
         req = Q.FindRequest(filter=filt or {}, skip=skip, limit=limit, hint=hint, collation=collation)
         built = Q.build(state, reader, req, ctx)
-        return sum(1 for _ in built.root.rows())
+        return sum(1 for _ in checked(built.root.rows()))
 
 
 def distinct(engine, db: str, coll: str, key: str, filt: Optional[dict], ctx=None, collation=None,
@@ -129,7 +130,7 @@ def distinct(engine, db: str, coll: str, key: str, filt: Optional[dict], ctx=Non
 def _distinct(docs: Iterator[dict], parts: list[str], coll) -> list:
     """Values in order, equal ones (by the collation, if any) given once: the first seen."""
     seen: dict[bytes, Any] = {}
-    for doc in docs:
+    for doc in checked(docs):
         for value in _distinct_values(doc, parts):
             k = keycodec.encode_key((coll.transform(value) if coll is not None else value,))
             if k not in seen:

@@ -13,7 +13,7 @@ CommandContext.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Optional
@@ -49,27 +49,33 @@ def check_interrupt() -> None:
         op.check_interrupt()
 
 
-def checked(items: Iterator[Any], every: int = CHECK_EVERY) -> Iterator[Any]:
-    """`items`, checking for interruption every `every` items (for loops over many inputs)."""
-    op = _current.get()
-    if op is None:
-        yield from items
-        return
-    check = op.check_interrupt
+def checked(items: Iterable[Any], every: int = CHECK_EVERY) -> Iterator[Any]:
+    """`items`, checking every `every` items whether the operation running *then* was killed
+    or ran out of time (a cursor's later batches run under their getMore's operation).
+    Outside any operation (a background thread) the items come through unwrapped."""
+    if _current.get() is None:
+        return iter(items)
+    return _checked(items, every)
+
+
+def _checked(items: Iterable[Any], every: int) -> Iterator[Any]:
+    get = _current.get
     n = 0
     for item in items:
         n += 1
         if n >= every:
             n = 0
-            check()
+            op = get()
+            if op is not None:
+                op.check_interrupt()
         yield item
 
 
-def interruptible(items: Any) -> Any:
+def interruptible(items: Any, every: int = CHECK_EVERY) -> Any:
     """A sized collection as is when it is short, else iterated with interrupt checks."""
-    if len(items) < CHECK_EVERY or _current.get() is None:
+    if len(items) < every or _current.get() is None:
         return items
-    return checked(iter(items))
+    return _checked(items, every)
 
 
 def regex_time_budget() -> tuple[float, bool]:

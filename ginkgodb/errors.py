@@ -99,6 +99,7 @@ class ErrorCode(enum.IntEnum):
     ReadConcernMajorityNotAvailableYet = 134
     CappedPositionLost = 136
     JSInterpreterFailure = 139
+    ExceededMemoryLimit = 146
     QueryPlanKilled = 175
     ViewDepthLimitExceeded = 149
     StaleEpoch = 150
@@ -134,6 +135,7 @@ class ErrorCode(enum.IntEnum):
     ChangeStreamFatalError = 280
     ChangeStreamHistoryLost = 286
     ChecksumMismatch = 288
+    QueryExceededMemoryLimitNoDiskUseAllowed = 292
     APIVersionError = 322
     APIStrictError = 323
     UnsupportedOpQueryCommand = 352
@@ -160,6 +162,7 @@ class ErrorCode(enum.IntEnum):
     # replies Location<N> for every member wrapped in _location(). Keep them sorted by number.
     ExpectedObjectParameter = _location(10065)
     SortTooManyCompoundKeys = _location(13103)
+    BufferTooLarge = _location(13548)
     GroupFieldsNotObject = _location(15947)
     GroupIdSpecifiedTwice = _location(15948)
     UnknownGroupOperator = _location(15952)
@@ -184,6 +187,7 @@ class ErrorCode(enum.IntEnum):
     FieldPathContainsNull = _location(16411)
     FieldPathContainsDot = _location(16412)
     UnwindPathContainsNull = _location(16419)
+    StringTooLong = _location(16493)
     ModByZero = _location(16610)
     ModNonNumeric = _location(16611)
     AddMultipleDates = _location(16612)
@@ -501,6 +505,8 @@ class ErrorCode(enum.IntEnum):
     RegexPatternContainsNull = _location(51109)
     RegexOptionsContainNull = _location(51110)
     RegexCompileFailed = _location(51111)
+    RegexFindAllOutputTooLarge = _location(51151)
+    RegexMatchFailed = _location(51156)
     PositionalProjectionNoMatch = _location(51246)
     PositionalProjectionMismatch = _location(51247)
     ProjectionEmptySubObject = _location(51270)

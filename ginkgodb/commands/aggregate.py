@@ -8,7 +8,7 @@ from . import fields as P
 from .context import CommandContext
 from .current_op import current_ops
 from .declare import Args, Target, boolean, command, doc, ignored, let, on_collection, value
-from .find import first_batch, first_batch_size
+from .find import allow_disk_use, first_batch, first_batch_size
 from .replies import cursor_reply, explain_reply
 
 
@@ -34,7 +34,7 @@ def _in_api_v1(cmd: Mapping) -> bool:
          fields=(value("pipeline", required=True), doc("cursor"), boolean("explain"),
                  doc("collation"), let(), boolean("bypassDocumentValidation"),
                  value("hint"),
-                 ignored("allowDiskUse", "pipelines are not yet limited in memory, so never spill"),
+                 boolean("allowDiskUse"),  # $sort and $group past their memory limits spill (or 292)
                  ignored("fromMongos", "router-internal"), ignored("needsMerge", "router-internal"),
                  ignored("isMapReduceCommand", "mapReduce-internal")),
          target=Target.COLLECTION_OR_ONE, api_version_1=_in_api_v1, write_concern=True,
@@ -50,7 +50,8 @@ def aggregate(ctx: CommandContext, args: Args) -> dict:
                            "The 'cursor' option is required, except for aggregate with the explain argument")
     size = P.get_int(args.cursor, "batchSize", None, command="aggregate.cursor", minimum=0)
     cursor = ctx.engine.aggregate(args.db, args.coll, pipeline, ctx, args.let, args.collation,
-                                  sources={"$currentOp": lambda spec: current_ops(ctx)}, hint=args.hint)
+                                  sources={"$currentOp": lambda spec: current_ops(ctx)}, hint=args.hint,
+                                  allow_disk_use=allow_disk_use(args))
     return first_batch(ctx, cursor, first_batch_size(size), False)
 
 

@@ -16,6 +16,7 @@ from bson.errors import InvalidBSON
 
 from ..errors import CommandError, ErrorCode, StorageError
 from ..query.js import bind as bind_scripts
+from ..query.operation import running
 from .context import CommandContext
 from .declare import COMMANDS, writes_data
 from .fail_points import FAIL_POINTS, Firing, fail_after, fail_before
@@ -97,7 +98,8 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
                 firing = fail_before(ctx, name, cmd)
             if writes_data(cmd) and getattr(ctx.engine, "fsync_locked", False):
                 ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
-            with bind_scripts(script_settings(ctx), ctx):
+            # running: what the query layer's loops and regex matches check
+            with running(ctx), bind_scripts(script_settings(ctx), ctx):
                 reply = _in_scope(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Optional
 
 from ..engine import (
     DEFAULT_AWAIT_SECONDS,
@@ -50,7 +50,7 @@ FIND_FIELDS = (
     unimplemented("min", "index bounds from min/max are not implemented"),
     unimplemented("max", "index bounds from min/max are not implemented"),
     unimplemented("returnKey"), unimplemented("showRecordId"),
-    ignored("allowDiskUse", "sorts are not yet limited in memory, so never spill"),
+    boolean("allowDiskUse"),  # a blocking SORT past its memory limit spills (or answers 292)
     ignored("allowPartialResults", "a standalone has no shards to miss"),
     ignored("oplogReplay", "deprecated since 4.4 and without effect in mongod"),
     ignored("readOnce", "a storage hint for WiredTiger's cache"),
@@ -62,7 +62,12 @@ FIND_FIELDS = (
 def find_request(args: Args) -> FindRequest:
     return FindRequest(filter=args.filter, sort=args.sort or None, projection=args.projection or None,
                        skip=args.skip, limit=args.limit, hint=args.hint, collation=args.collation,
-                       variables=args.let)
+                       variables=args.let, allow_disk_use=allow_disk_use(args))
+
+
+def allow_disk_use(args: Args) -> Optional[bool]:
+    """The command's allowDiskUse; None when absent (the server's allowDiskUseByDefault)."""
+    return args.allow_disk_use if args.cmd.get("allowDiskUse") is not None else None
 
 
 def first_batch_size(size: Any) -> int:

@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from ..errors import CommandError, ErrorCode
 from ..query.js import ScriptSettings
+from ..query.knobs import KNOBS
 from .context import CommandContext
 from .declare import Args, command, on_cluster
 from .fields import is_number
@@ -114,9 +115,15 @@ class ParameterTable:
 
 
 def _positive_int(value: Any) -> int:
-    if not is_number(value) or isinstance(value, bool) or int(value) <= 0:
+    if isinstance(value, bool) or not is_number(value) or int(value) != value or int(value) <= 0:
         raise ValueError
     return int(value)
+
+
+def _knob(name: str, attribute: str, coerce: Callable[[Any], Any] = _positive_int) -> Parameter:
+    """A query-execution limit: its value lives in query.knobs, where every operation reads it."""
+    return Parameter(name, getattr(KNOBS, attribute), coerce=coerce,
+                     on_change=lambda value: setattr(KNOBS, attribute, value))
 
 
 #: the process-wide table; the server seeds `quiet` and `logLevel` from its command line
@@ -131,6 +138,13 @@ PARAMETERS = ParameterTable([
               on_change=_apply_verbosity),
     Parameter("logLevel", 0, coerce=_log_level, on_change=_apply_log_level),
     Parameter("quiet", False, coerce=_boolean),
+    _knob("allowDiskUseByDefault", "allow_disk_use_by_default", _boolean),
+    _knob("internalDocumentSourceGroupMaxMemoryBytes", "group_max_memory_bytes"),
+    _knob("internalQueryMaxAddToSetBytes", "max_add_to_set_bytes"),
+    _knob("internalQueryMaxBlockingSortMemoryUsageBytes", "max_blocking_sort_bytes"),
+    _knob("internalQueryMaxPushBytes", "max_push_bytes"),
+    _knob("internalQueryMaxRangeBytes", "max_range_bytes"),
+    _knob("internalQueryRegexMatchTimeoutMS", "regex_match_timeout_ms"),  # ginkgodb's own
 ])
 
 

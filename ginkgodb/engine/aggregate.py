@@ -13,6 +13,7 @@ import bson
 
 from ..bsonutil import keycodec
 from ..errors import CommandError, ErrorCode
+from ..query.external_sort import Spill
 from . import plan_builder as Q
 from .ddl import ensure_collection
 from .documents import prepare_insert
@@ -22,14 +23,17 @@ SOURCE_STAGES = ("$collStats", "$indexStats", "$documents", "$currentOp", "$list
                  "$listSessions", "$changeStream")
 
 
-def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[dict], ctx=None):
-    """The pipeline's view of the engine: other collections' documents ($lookup, ...), `let`."""
+def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[dict], ctx=None,
+                     allow_disk_use: Optional[bool] = None):
+    """The pipeline's view of the engine: other collections' documents ($lookup, ...), `let`,
+    and where its blocking stages may spill (allowDiskUse, the data directory's `_tmp`)."""
     from ..query.pipeline import PipelineContext
 
     def source(src_db: str, src_coll: str, filter: Optional[dict] = None) -> Iterator[dict]:
         return _docs(engine, src_db, src_coll, Q.FindRequest(filter=filter or {}), ctx)
 
-    return PipelineContext(db=db, variables=dict(variables or {}), source=source, collection=coll)
+    return PipelineContext(db=db, variables=dict(variables or {}), source=source, collection=coll,
+                           spill=Spill.for_request(allow_disk_use, engine.temp_dir()))
 
 
 def _docs(engine, db: str, coll: str, req: Q.FindRequest, ctx, reader=None) -> Iterator[dict]:
@@ -100,7 +104,7 @@ def _stage_name(stage: Any) -> Optional[str]:
 
 def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variables: Optional[dict] = None,
         reader=None, sources: Optional[dict] = None, collation: Optional[dict] = None,
-        hint: Any = None) -> Iterator[dict]:
+        hint: Any = None, allow_disk_use: Optional[bool] = None) -> Iterator[dict]:
     """Documents out of the pipeline (decoded). `coll` None is `aggregate: 1`.
 
     `sources` maps first-stage names the front end answers (e.g. `$currentOp`, which only the
@@ -113,7 +117,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     view = resolve(engine.catalog, db, coll) if coll is not None else None
     if view is not None:
         coll, pipeline = view[0], view[1] + list(pipeline)
-    pctx = pipeline_context(engine, db, coll, variables, ctx)
+    pctx = pipeline_context(engine, db, coll, variables, ctx, allow_disk_use)
     out_stage = None
     if pipeline and _stage_name(pipeline[-1]) in ("$out", "$merge"):
         out_stage, pipeline = pipeline[-1], pipeline[:-1]
@@ -132,6 +136,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         req.variables = variables
         req.collation = collation  # applies to the leading $match/$sort the planner runs
         req.hint = hint
+        req.allow_disk_use, req.temp_dir = allow_disk_use, engine.temp_dir()
         source = _docs(engine, db, coll, req, ctx, reader)
         docs = run_pipeline(rest, source, pctx) if rest else source
     if out_stage is not None:

@@ -11,6 +11,7 @@ from typing import Any, Optional
 import bson
 
 from ..errors import CommandError, ErrorCode
+from ..query.operation import checked
 from ..storage.kv import prefix_end
 from . import layout
 from .access import access_method
@@ -175,7 +176,7 @@ def _build(txn, coll: Collection, meta: IndexMeta) -> IndexMeta:
     prefix = coll.record_prefix
     entries: list[bytes] = []
     multikey_paths: set = set()
-    for key, raw in txn.scan(prefix, prefix_end(prefix)):
+    for key, raw in checked(txn.scan(prefix, prefix_end(prefix))):
         rid_suffix = key[-layout.RID_WIDTH:]
         keys, multikey = runtime.keys(bson.decode(raw))
         entries.extend(k + rid_suffix for k in keys)

@@ -7,11 +7,13 @@ is one engine operation (one write batch, or reads on one snapshot per cursor ba
 from __future__ import annotations
 
 import abc
+import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ..limits import MAX_INTERNAL_BSON_SIZE
 from . import aggregate as pipelines
 from . import ddl, reads, writes
 from .batch import WriteBatch
@@ -81,6 +83,12 @@ class EngineOperations(abc.ABC):
 
     @abc.abstractmethod
     def reader(self, txn: Any = None) -> ChunkedReader: ...
+
+    def temp_dir(self) -> Optional[str]:
+        """Where blocking stages spill: the data directory's `_tmp` (as mongod), or the system's
+        temporary directory for an in-memory engine."""
+        path = getattr(self.kv, "path", None)
+        return os.path.join(path, "_tmp") if isinstance(path, str) else None
 
     # ------------------------------------------------------------------ catalog changes
     def create_collection(self, db: str, name: str, options: Optional[dict] = None) -> None:
@@ -221,19 +229,27 @@ class EngineOperations(abc.ABC):
     @waits_for_transactions
     def aggregate(self, db: str, coll: Optional[str], pipeline: list, ctx: Any = None,
                   variables: Optional[dict] = None, collation: Optional[dict] = None,
-                  sources: Optional[dict[str, Callable]] = None, hint: Any = None) -> ServerCursor:
-        """A cursor over the pipeline's results (`coll` None: `aggregate: 1`)."""
+                  sources: Optional[dict[str, Callable]] = None, hint: Any = None,
+                  allow_disk_use: Optional[bool] = None) -> ServerCursor:
+        """A cursor over the pipeline's results (`coll` None: `aggregate: 1`). `allow_disk_use`
+        None: the server's allowDiskUseByDefault."""
         import bson
         from bson.raw_bson import RawBSONDocument
         collation_of(collation)  # a malformed collation fails before any work
         reader = self.reader()
         docs = pipelines.run(self, db, coll, pipeline, ctx, variables, reader, sources=sources,
-                             collation=collation, hint=hint)
+                             collation=collation, hint=hint, allow_disk_use=allow_disk_use)
 
         def encoded() -> Iterator[RawBSONDocument]:
             encode = bson.encode
             for d in docs:
-                yield d if isinstance(d, RawBSONDocument) else RawBSONDocument(encode(d))
+                if isinstance(d, RawBSONDocument):
+                    yield d
+                    continue
+                raw = encode(d)
+                if len(raw) > MAX_INTERNAL_BSON_SIZE:
+                    raise _too_large(len(raw), d)
+                yield RawBSONDocument(raw)
 
         ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"
         return ServerCursor(ns, encoded(), reader)
@@ -268,3 +284,15 @@ class EngineOperations(abc.ABC):
         stages = [{"$cursor": {k: v for k, v in inner.items() if k in ("queryPlanner", "executionStats")}}]
         stages += [dict(s) for s in rest]
         return {"explainVersion": "1", "stages": stages, "command": command}
+
+
+def _too_large(size: int, doc: dict) -> Exception:
+    """mongod's answer to a result document above the internal BSON limit (16 MiB + 16 KiB)."""
+    from ..bsonutil.shell_format import format_element
+    from ..errors import CommandError, ErrorCode
+    first = next(iter(doc.items()), None)
+    element = format_element(*first)[:100] if first is not None else "EOO"
+    return CommandError(ErrorCode.BSONObjectTooLarge,
+                        f"BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and "
+                        f"{MAX_INTERNAL_BSON_SIZE}({MAX_INTERNAL_BSON_SIZE // (1024 * 1024)}MB) "
+                        f"First element: {element}")

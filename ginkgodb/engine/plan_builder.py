@@ -10,6 +10,7 @@ from ..bsonutil import collation
 from ..planner.choose import IndexPlan, QueryPlan, plan_query
 from ..planner.fast import fast_plan
 from ..planner.parsed_query import ParsedQuery, id_point_key
+from ..query.external_sort import Spill
 from ..query.match import compile_filter
 from . import plan_stages as S
 
@@ -24,6 +25,8 @@ class FindRequest:
     hint: Any = None
     collation: Optional[dict] = None
     variables: Optional[dict] = None   # the command's `let`
+    allow_disk_use: Optional[bool] = None  # None: the server's allowDiskUseByDefault
+    temp_dir: Optional[str] = None     # where a spilling sort writes (None: the system's)
 
 
 class BuiltPlan:
@@ -141,7 +144,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             key = compile_sort(sort).key
             if coll is not None:
                 key = _collated_key(key, coll)
-            root = S.SortStage(root, sort, key, keep)
+            root = S.SortStage(root, sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
     built = BuiltPlan(root, plan, rejected, req)
     if reader is not None and hasattr(reader, "depends_on"):
         reader.depends_on(state.meta.id, _index_ids(plan, root), f"collection {state.meta.ns}")
@@ -244,7 +247,7 @@ def _only_index_fields(filt: dict, index) -> bool:
 
 def _index_scan(state, reader, p, ctx) -> S.IndexScan:
     runtime = state.index(p.index.name)
-    return S.IndexScan(runtime, reader, p.bounds.key_ranges(), p.bounds.to_explain(), p.direction,
+    return S.IndexScan(runtime, reader, p.bounds.key_ranges(), p.bounds.to_explain, p.direction,
                        multikey=bool(p.index.multikey_paths), ctx=ctx)
 
 

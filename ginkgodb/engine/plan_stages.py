@@ -6,16 +6,32 @@ when nothing has needed it yet (documents stay raw until a filter, sort or proje
 from __future__ import annotations
 
 import heapq
+import struct
 from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
 import bson
 
+from ..errors import CommandError, ErrorCode
+from ..query.external_sort import NO_SPILL, SortBuffer, Spill
+from ..query.knobs import KNOBS
+from ..query.operation import checked
+from ..query.operation import current as current_operation
 from ..storage.kv import prefix_end
 from . import layout
 
 Row = tuple  # (rid: int, raw: bytes, doc: dict | None)
 _decode = bson.decode
+
+
+def interrupt_check(ctx: Any) -> None:
+    """Stop a long scan when its operation was killed or ran out of time: the operation running
+    now (a cursor's getMore, later) and the one the plan was built for."""
+    op = current_operation()
+    if op is not None:
+        op.check_interrupt()
+    if ctx is not None and ctx is not op:
+        ctx.check_interrupt()
 
 
 class Stage:
@@ -73,8 +89,8 @@ class CollScan(Stage):
         n = 0
         for key, raw in self.reader.scan(prefix, prefix_end(prefix), self.direction < 0):
             n += 1
-            if ctx is not None and not n & 1023:
-                ctx.check_interrupt()
+            if not n & 1023:
+                interrupt_check(ctx)
             if matcher is None:
                 self.n_returned += 1
                 yield rid_of(key), raw, None
@@ -124,6 +140,8 @@ class IndexScan(Stage):
             hi_key = prefix + hi if hi is not None else prefix_end(prefix)
             for key, _ in self.reader.scan(prefix + lo, hi_key, self.direction < 0):
                 self.examined += 1
+                if not self.examined & 1023:
+                    interrupt_check(self.ctx)
                 rid = rid_from(key)
                 if seen is not None:
                     if rid in seen:
@@ -279,33 +297,78 @@ class SortStage(PassThrough):
 
     name = "SORT"
 
-    def __init__(self, child, sort_spec: dict, key: Optional[Callable[[dict], bytes]], limit: int = 0) -> None:
+    def __init__(self, child, sort_spec: dict, key: Optional[Callable[[dict], bytes]], limit: int = 0,
+                 spill: Spill = NO_SPILL) -> None:
         """`key` None: a shape for explain only, never run."""
         super().__init__(child)
-        self.sort_spec, self.key, self.limit = sort_spec, key, limit
+        self.sort_spec, self.key, self.limit, self.spill = sort_spec, key, limit, spill
+        self.mem_limit = KNOBS.max_blocking_sort_bytes
+        self.spills = 0
+        self.spilled_bytes = 0
+        self.data_bytes = 0
 
     def rows(self) -> Iterator[Row]:
         key = self.key
         assert key is not None, "an explain-only SORT shape is never run"
-        decorated = []
-        for i, (rid, raw, doc) in enumerate(self.child.rows()):
-            if doc is None:
-                doc = _decode(raw)
-            decorated.append((key(doc), i, rid, raw, doc))
         if self.limit:
-            decorated = heapq.nsmallest(self.limit, decorated)
-        else:
-            decorated.sort()
-        self.works = len(decorated) + 1
-        for _, _, rid, raw, doc in decorated:
+            yield from self._top_k(key)
+            return
+        buffer = SortBuffer(self.mem_limit, self.spill, lambda: sort_exceeded(self.mem_limit),
+                            to_disk=_pack_row, from_disk=_unpack_row)
+        n = 0
+        try:
+            for rid, raw, doc in checked(self.child.rows()):
+                if doc is None:
+                    doc = _decode(raw)
+                buffer.add(key(doc), (rid, raw, doc), len(raw))
+                self.data_bytes += len(raw)
+                n += 1
+            self.works = n + 1
+            self.spills, self.spilled_bytes = buffer.spills, buffer.spilled_bytes
+            for _, row in buffer:
+                self.n_returned += 1
+                yield row
+        finally:
+            buffer.close()
+
+    def _top_k(self, key: Callable[[dict], bytes]) -> Iterator[Row]:
+        """The first `limit` rows: a bounded heap, never more than `limit` rows held."""
+        def decorated() -> Iterator[tuple]:
+            for i, (rid, raw, doc) in enumerate(checked(self.child.rows())):
+                if doc is None:
+                    doc = _decode(raw)
+                self.works += 1
+                yield key(doc), i, rid, raw, doc
+        self.works = 1
+        for _, _, rid, raw, doc in heapq.nsmallest(self.limit, decorated()):
             self.n_returned += 1
             yield rid, raw, doc
 
     def describe(self) -> dict:
-        out: dict[str, Any] = {"sortPattern": self.sort_spec, "memLimit": 104857600, "type": "simple"}
+        out: dict[str, Any] = {"sortPattern": self.sort_spec, "memLimit": self.mem_limit, "type": "simple"}
         if self.limit:
             out["limitAmount"] = self.limit
         return out
+
+    def stat_fields(self) -> dict:
+        return {"totalDataSizeSorted": self.data_bytes, "usedDisk": self.spills > 0, "spills": self.spills}
+
+
+def sort_exceeded(limit: int) -> CommandError:
+    return CommandError(ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed,
+                        f"Sort exceeded memory limit of {limit} bytes, but did not opt in to external sorting.")
+
+
+_RID = struct.Struct(">q")
+
+
+def _pack_row(row: Row) -> bytes:
+    """A row as a run file holds it: its record id and stored BSON (decoded again on demand)."""
+    return _RID.pack(row[0]) + row[1]
+
+
+def _unpack_row(data: bytes) -> Row:
+    return _RID.unpack_from(data)[0], data[8:], None
 
 
 class Skip(PassThrough):

@@ -9,6 +9,7 @@ import bson
 from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil import keycodec
+from ..query.operation import checked
 from . import plan_builder as Q
 from .batch import read_numbers
 from .cursors import ServerCursor, TailableCursor
@@ -32,6 +33,7 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
             reader.close()
             return ServerCursor(f"{db}.{coll}", _encode_all(_view_docs(engine, db, coll, req, ctx)), None,
                                 no_timeout=no_timeout)
+        req.temp_dir = engine.temp_dir()
         built = Q.build(reader.catalog.collection(db, coll), reader, req, ctx)
     except BaseException:
         reader.close()
@@ -64,7 +66,7 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
 def _view_docs(engine, db: str, view: str, req: Q.FindRequest, ctx=None, extra: tuple = ()) -> Iterator[dict]:
     from .aggregate import run
     stages = find_pipeline(req.filter, req.sort, req.skip, req.limit, req.projection) + list(extra)
-    return run(engine, db, view, stages, ctx, req.variables)
+    return run(engine, db, view, stages, ctx, req.variables, allow_disk_use=req.allow_disk_use)
 
 
 def _encode_all(docs: Iterator[dict]) -> Iterator[RawBSONDocument]:
@@ -75,6 +77,7 @@ def _encode_all(docs: Iterator[dict]) -> Iterator[RawBSONDocument]:
 
 def explain_find(engine, db: str, coll: str, req: Q.FindRequest, verbosity: str, command: dict,
                  ctx=None) -> dict:
+    req.temp_dir = engine.temp_dir()
     with engine.reader() as reader:
         state = reader.catalog.collection(db, coll)
         built = Q.build(state, reader, req, ctx, explain=True)
@@ -104,7 +107,7 @@ def count(engine, db: str, coll: str, filt: Optional[dict], skip: int = 0, limit
             return min(n, limit) if limit else n
         req = Q.FindRequest(filter=filt or {}, skip=skip, limit=limit, hint=hint, collation=collation)
         built = Q.build(state, reader, req, ctx)
-        return sum(1 for _ in built.root.rows())
+        return sum(1 for _ in checked(built.root.rows()))
 
 
 def distinct(engine, db: str, coll: str, key: str, filt: Optional[dict], ctx=None, collation=None,
@@ -128,7 +131,7 @@ def distinct(engine, db: str, coll: str, key: str, filt: Optional[dict], ctx=Non
 def _distinct(docs: Iterator[dict], parts: list[str], coll) -> list:
     """Values in order, equal ones (by the collation, if any) given once: the first seen."""
     seen: dict[bytes, Any] = {}
-    for doc in docs:
+    for doc in checked(docs):
         for value in _distinct_values(doc, parts):
             k = keycodec.encode_key((coll.transform(value) if coll is not None else value,))
             if k not in seen:

@@ -16,6 +16,7 @@ from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil.sentinels import ABSENT
 from ..errors import CommandError, ErrorCode
+from ..query.operation import checked
 from ..query.update import compile_update
 from . import plan_builder as Q
 from .ddl import ensure_collection
@@ -155,7 +156,7 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
         return 1, 0, d["_id"]
     modified = 0
     needs_position = getattr(plan, "needs_position", True)
-    for rid, raw, doc in rows:
+    for rid, raw, doc in checked(rows):
         position = built.matcher.positional(doc) if (needs_position and built.matcher is not None) else None
         new = plan.apply(doc, position=position)
         if validate is not None:
@@ -204,7 +205,7 @@ def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordere
                 return
             rows, _ = _targets(engine, batch, state, st.q, st.limit == 0, st.hint, None, st.collation,
                                st.variables)
-            for rid, raw, doc in rows:
+            for rid, raw, doc in checked(rows):
                 delete_record(batch, state, rid, doc, raw)
             out.n += len(rows)
 

@@ -8,7 +8,6 @@ lists are always ascending and disjoint.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from bson.datetime_ms import DatetimeMS
@@ -20,10 +19,18 @@ from bson.timestamp import Timestamp
 
 from ..bsonutil import types as T
 from ..bsonutil.keycodec import bracket_min, encode_value
-from .explain_format import format_value
+from .explain_format import Labelled, format_value
 
 
-class TypeEdge:
+def _same(a: Any, b: Any) -> bool:
+    """Values equal as the dataclass compared them (==), without raising on odd types."""
+    try:
+        return a is b or bool(a == b)
+    except Exception:  # values that refuse comparison: the same object only
+        return a is b
+
+
+class TypeEdge(Labelled):
     """The lowest key of a type bracket that has no decoded Python value (DBPointer, Code)."""
 
     __slots__ = ("key", "explain_text")
@@ -33,10 +40,25 @@ class TypeEdge:
         self.explain_text = explain_text
 
 
-@dataclass(frozen=True, slots=True)
 class Bound:
-    value: Any   # what explain prints
-    key: bytes   # ascending key-codec bytes
+    """An endpoint: `value` (what explain prints) and `key` (its ascending key-codec bytes).
+
+    Immutable by convention. A plain slotted class rather than a frozen dataclass: a large
+    `$in` makes one per value, and a frozen dataclass's __init__ costs several times more."""
+
+    __slots__ = ("value", "key")
+
+    def __init__(self, value: Any, key: bytes) -> None:
+        self.value, self.key = value, key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Bound) and self.key == other.key and _same(self.value, other.value)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"Bound(value={self.value!r}, key={self.key!r})"
 
     @staticmethod
     def of(value: Any) -> Bound:
@@ -45,12 +67,26 @@ class Bound:
         return Bound(value, encode_value(value))
 
 
-@dataclass(frozen=True, slots=True)
 class Interval:
-    low: Bound
-    low_inclusive: bool
-    high: Bound
-    high_inclusive: bool
+    """[low, high] with inclusive flags; immutable by convention (see Bound)."""
+
+    __slots__ = ("low", "low_inclusive", "high", "high_inclusive")
+
+    def __init__(self, low: Bound, low_inclusive: bool, high: Bound, high_inclusive: bool) -> None:
+        self.low, self.low_inclusive, self.high, self.high_inclusive = low, low_inclusive, high, high_inclusive
+
+    def _parts(self) -> tuple:
+        return self.low, self.low_inclusive, self.high, self.high_inclusive
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Interval) and self._parts() == other._parts()
+
+    def __hash__(self) -> int:
+        return hash(self._parts())
+
+    def __repr__(self) -> str:
+        return (f"Interval(low={self.low!r}, low_inclusive={self.low_inclusive!r}, high={self.high!r}, "
+                f"high_inclusive={self.high_inclusive!r})")
 
     def is_empty(self) -> bool:
         if self.low.key != self.high.key:
@@ -81,6 +117,16 @@ def make(low: Any, low_inclusive: bool, high: Any, high_inclusive: bool) -> Inte
 def point(value: Any) -> Interval:
     b = _as_bound(value)
     return Interval(b, True, b, True)
+
+
+def points_from_keys(items: list[tuple[bytes, Any]]) -> list[Interval]:
+    """Point intervals for (key, value) pairs already sorted by distinct key: no re-encoding,
+    no union (they are disjoint and ascending by construction)."""
+    out = []
+    for key, value in items:
+        b = Bound(value, key)
+        out.append(Interval(b, True, b, True))
+    return out
 
 
 def full() -> Interval:
@@ -123,13 +169,22 @@ def _touches(a: Interval, b: Interval) -> bool:
 
 
 def intersect(xs: list[Interval], ys: list[Interval]) -> list[Interval]:
-    """Intersection of two sorted disjoint interval lists."""
-    out = []
-    for x in xs:
-        for y in ys:
-            iv = _intersect_one(x, y)
-            if not iv.is_empty():
-                out.append(iv)
+    """Intersection of two sorted disjoint interval lists: one merge pass, O(len(xs) + len(ys))."""
+    out: list[Interval] = []
+    i = j = 0
+    while i < len(xs) and j < len(ys):
+        x, y = xs[i], ys[j]
+        iv = _intersect_one(x, y)
+        if not iv.is_empty():
+            out.append(iv)
+        # advance whichever ends first (both when they end together)
+        if (x.high.key, x.high_inclusive) < (y.high.key, y.high_inclusive):
+            i += 1
+        elif (y.high.key, y.high_inclusive) < (x.high.key, x.high_inclusive):
+            j += 1
+        else:
+            i += 1
+            j += 1
     return union(out)
 
 

@@ -20,7 +20,7 @@ from bson.regex import Regex
 
 from ..bsonutil import types as T
 from ..bsonutil.compare import regex_parts
-from ..bsonutil.keycodec import hash_value
+from ..bsonutil.keycodec import encode_value, hash_value
 from . import intervals as I
 from .intervals import Interval
 from .predicates import Atom
@@ -81,16 +81,23 @@ def equality(value: Any) -> Translation:
 
 
 def _in(atom: Atom, field: FieldInfo) -> Translation:
+    """One point per plain value, from its encoded key sorted once (O(k log k) for k values);
+    arrays, null and regular expressions add their own intervals through the union."""
     values = atom.operand
     if not isinstance(values, list):
         return FULL
-    parts: list[Interval] = []
+    others: list[Interval] = []
     exact = True
+    keys: dict[bytes, Any] = {}
     for v in values:
-        t = _regex(v, regex_parts(v)[1]) if isinstance(v, (Regex, re.Pattern)) else equality(v)
-        parts.extend(t.intervals)
-        exact = exact and t.exact
-    return Translation(I.union(parts), exact)
+        if v is None or isinstance(v, (list, tuple, Regex, re.Pattern)):
+            t = _regex(v, regex_parts(v)[1]) if isinstance(v, (Regex, re.Pattern)) else equality(v)
+            others.extend(t.intervals)
+            exact = exact and t.exact
+        else:
+            keys.setdefault(encode_value(v), v)
+    points = I.points_from_keys(sorted(keys.items()))
+    return Translation(I.union(points + others) if others else points, exact)
 
 
 def _hashed(atom: Atom) -> Translation:

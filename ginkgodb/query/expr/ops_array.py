@@ -6,6 +6,7 @@ from typing import Any
 from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, nary
+from .memory import check_array_length, check_range
 from .operands import all_operands, is_doc, is_list, nullable, unary
 from .ops_logic import cmp_values
 from .values import MISSING, as_int32, bson_repr, nullish, num_kind, number_str, to_double, truthy, type_name
@@ -144,7 +145,10 @@ def _concat_arrays(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
         arrays = all_operands((fn(doc, vars) for fn in args), is_list, ErrorCode.ConcatArraysNonArray,
                               "$concatArrays only supports arrays, not ")
-        return None if arrays is None else [x for v in arrays for x in v]
+        if arrays is None:
+            return None
+        check_array_length("$concatArrays", sum(map(len, arrays)))  # before building it
+        return [x for v in arrays for x in v]
     return ev
 
 
@@ -181,6 +185,7 @@ def _range(args: list[Fn]) -> Fn:
         step = _range_arg(args[2](doc, vars), "step") if len(args) > 2 else 1
         if step == 0:
             raise CommandError(ErrorCode.RangeStepZero, "$range requires a non-zero step value")
+        check_range(start, end, step)
         return list(range(start, end, step))
     return ev
 

@@ -5,6 +5,7 @@ from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
 
+from ..operation import interruptible
 from .compiler import Fn, Scope, compile_node, operator, validate_var_write
 from .operands import all_operands, is_list, nullable
 from .values import as_int32, bson_repr, nullish, num_kind, to_double, truthy, type_name
@@ -48,7 +49,7 @@ def _map(spec: Any, scope: Scope) -> Fn:
             return None
         inner = dict(vars) if vars else {}
         out = []
-        for x in arr:
+        for x in interruptible(arr):
             inner[name] = x
             v = body(doc, inner)
             out.append(None if v is _MISSING else v)
@@ -80,7 +81,7 @@ def _filter(spec: Any, scope: Scope) -> Fn:
         limit = _limit(limit_fn(doc, vars)) if limit_fn is not None else None
         inner = dict(vars) if vars else {}
         out = []
-        for x in arr:
+        for x in interruptible(arr):
             if limit is not None and len(out) >= limit:
                 break
             inner[name] = x
@@ -130,7 +131,7 @@ def _reduce(spec: Any, scope: Scope) -> Fn:
             return None
         acc = init(doc, vars)
         inner = dict(vars) if vars else {}
-        for x in arr:
+        for x in interruptible(arr):
             inner["this"], inner["value"] = x, acc
             acc = body(doc, inner)
         return acc

@@ -1,8 +1,7 @@
-"""$regexMatch, $regexFind, $regexFindAll over Python's `re` (PCRE-compatible for common use)."""
+"""$regexMatch, $regexFind, $regexFindAll: PCRE patterns (query.pcre), matches bounded in time."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
 from bson.regex import Regex
@@ -10,25 +9,14 @@ from bson.regex import Regex
 from ginkgodb.bsonutil.compare import regex_parts
 from ginkgodb.errors import CommandError, ErrorCode
 
+from ..pcre import Pattern, compile_pcre
 from .compiler import Fn, Scope, compile_node, operator
 from .values import nullish, type_name
 
-_FLAGS = {"i": re.I, "m": re.M, "s": re.S, "x": re.X, "u": 0}
 
-
-@lru_cache(maxsize=512)
-def compile_regex(pattern: str, options: str, name: str) -> re.Pattern:
-    flags = re.ASCII
-    for ch in options:
-        if ch not in _FLAGS:
-            raise CommandError(ErrorCode.RegexInvalidFlag,
-                               f"{name} invalid flag in regex options: {ch}")
-        flags |= _FLAGS[ch]
-    try:
-        return re.compile(pattern, flags)
-    except re.error as exc:
-        raise CommandError(ErrorCode.RegexCompileFailed,
-                           f"Invalid Regex in {name}: {exc}") from None
+def compile_regex(pattern: str, options: str, name: str) -> Pattern:
+    """The operator's pattern with PCRE semantics, each match bounded in time (query.pcre)."""
+    return compile_pcre(pattern, options, name)
 
 
 def _parse(name: str, spec: Any, scope: Scope) -> tuple[Fn, Fn, Fn | None]:
@@ -50,7 +38,7 @@ def _parse(name: str, spec: Any, scope: Scope) -> tuple[Fn, Fn, Fn | None]:
 
 
 def _prepare(name: str, inp: Fn, rx: Fn, opts: Fn | None, doc: Any, vars: Any
-             ) -> tuple[str, re.Pattern] | None:
+             ) -> tuple[str, Pattern] | None:
     """(input, compiled regex), or None when input or regex is null/missing."""
     s = inp(doc, vars)
     r = rx(doc, vars)
@@ -90,18 +78,27 @@ def _prepare(name: str, inp: Fn, rx: Fn, opts: Fn | None, doc: Any, vars: Any
     return s, compile_regex(pattern, options if type(options) is str else "", name)
 
 
-def _match_doc(m: re.Match) -> dict:
+def _match_doc(m: Any) -> dict:
     return {"match": m.group(0), "idx": m.start(),
             "captures": [g for g in m.groups()]}
 
 
-def find_all(rx: re.Pattern, s: str) -> list[dict]:
-    out, pos = [], 0
+#: mongod's BufferMaxSize: what $regexFindAll's results may add up to
+_FIND_ALL_MAX_BYTES = 64 * 1024 * 1024
+
+
+def find_all(rx: Pattern, s: str) -> list[dict]:
+    out, pos, size = [], 0, 0
     while pos <= len(s):
         m = rx.search(s, pos)
         if m is None or (m.start() == m.end() == len(s) and s):
             break
-        out.append(_match_doc(m))
+        doc = _match_doc(m)
+        size += len(doc["match"]) + sum(len(c) for c in doc["captures"] if c is not None) + 32 * (1 + rx.groups)
+        if size > _FIND_ALL_MAX_BYTES:
+            raise CommandError(ErrorCode.RegexFindAllOutputTooLarge,
+                               "$regexFindAll: the size of buffer to store output exceeded the 64MB limit")
+        out.append(doc)
         pos = m.end() if m.end() > m.start() else m.end() + 1
     return out
 

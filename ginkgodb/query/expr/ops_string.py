@@ -11,6 +11,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 
 from .compiler import Fn, Scope, compile_node, nary, operator
 from .dates import is_date
+from .memory import check_string
 from .operands import all_operands, is_str, unary
 from .values import DOUBLE, as_int32, nullish, num_kind, number_str, to_double, type_name
 
@@ -67,7 +68,7 @@ def _concat(args: list[Fn]) -> Fn:
     def ev(doc: Any, vars: Any) -> Any:
         parts = all_operands((fn(doc, vars) for fn in args), is_str, ErrorCode.ConcatNonString,
                              "$concat only supports strings, not ")
-        return None if parts is None else "".join(parts)
+        return None if parts is None else check_string("".join(parts))
     return ev
 
 
@@ -348,7 +349,7 @@ def _replace(name: str, count: int) -> None:
             if any(nullish(v) for v in vals):
                 return None
             s, find, repl = vals
-            return s.replace(find, repl, count)
+            return check_string(s.replace(find, repl, count))
         return ev
 
 

@@ -151,7 +151,9 @@ def in_predicate(values: list[Any], regexes: list[ElemPredicate]) -> ElemPredica
     has_null = has_nan = False
     for v in values:
         t = type(v)
-        if v is None:
+        if t is int or t is Int64:  # the common case first: a large $in of integers
+            numbers.add(v)
+        elif v is None:
             has_null = True
         elif t in _HASHED_TYPES and not (t is datetime.datetime and v.tzinfo is not None):
             hashed.setdefault(t, set()).add(v)

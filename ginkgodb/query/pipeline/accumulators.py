@@ -12,6 +12,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.accumulate import StdDev, Summer
 from ginkgodb.query.expr.compiler import Fn, Scope, compile_node
+from ginkgodb.query.expr.memory import accumulator_limit_error, approximate_size
 from ginkgodb.query.expr.ops_accum import validate_n
 from ginkgodb.query.expr.ops_logic import cmp_values
 from ginkgodb.query.expr.values import (
@@ -28,6 +29,7 @@ from ginkgodb.query.expr.values import (
     to_dec,
     type_name,
 )
+from ginkgodb.query.knobs import KNOBS
 
 Factory = Callable[[Any], Any]  # group key -> state
 
@@ -115,15 +117,17 @@ class _Extreme:
 
 
 class _First:
-    __slots__ = ("fn", "value", "seen")
+    __slots__ = ("fn", "value", "seen", "meter")
 
     def __init__(self, fn: Fn) -> None:
-        self.fn, self.value, self.seen = fn, None, False
+        self.fn, self.value, self.seen, self.meter = fn, None, False, None
 
     def add(self, doc: Any, vars: Any) -> None:
         v = self.fn(doc, vars)
         if not self.seen:
             self.value, self.seen = (None if v is MISSING else v), True
+            if self.meter is not None:
+                self.meter.used += approximate_size(self.value)
 
     def result(self) -> Any:
         return self.value
@@ -144,14 +148,15 @@ class _Last:
 
 
 class _Push:
-    __slots__ = ("fn", "items")
+    __slots__ = ("fn", "items", "size", "meter")
 
     def __init__(self, fn: Fn) -> None:
-        self.fn, self.items = fn, []
+        self.fn, self.items, self.size, self.meter = fn, [], 0, None
 
     def add(self, doc: Any, vars: Any) -> None:
         v = self.fn(doc, vars)
         if v is not MISSING:
+            self.size = _grown(self, "$push", self.size, approximate_size(v), KNOBS.max_push_bytes)
             self.items.append(v)
 
     def result(self) -> Any:
@@ -159,10 +164,10 @@ class _Push:
 
 
 class _AddToSet:
-    __slots__ = ("fn", "items", "seen")
+    __slots__ = ("fn", "items", "seen", "size", "meter")
 
     def __init__(self, fn: Fn) -> None:
-        self.fn, self.items, self.seen = fn, [], set()
+        self.fn, self.items, self.seen, self.size, self.meter = fn, [], set(), 0, None
 
     def add(self, doc: Any, vars: Any) -> None:
         v = self.fn(doc, vars)
@@ -170,11 +175,24 @@ class _AddToSet:
             return
         k = hash_key(v)
         if k not in self.seen:
+            self.size = _grown(self, "$addToSet", self.size, approximate_size(v), KNOBS.max_add_to_set_bytes)
             self.seen.add(k)
             self.items.append(v)
 
     def result(self) -> Any:
         return self.items
+
+
+def _grown(state: Any, op: str, size: int, more: int, limit: int) -> int:
+    """An accumulator's size after adding `more` bytes: mongod's per-accumulator limit (146),
+    and the $group's meter (the stage's own limit, 292 or spilling)."""
+    size += more
+    if size > limit:
+        raise accumulator_limit_error(op, limit)
+    meter = state.meter
+    if meter is not None:
+        meter.used += more
+    return size
 
 
 class _MergeObjects:
@@ -200,10 +218,10 @@ class _MergeObjects:
 class _ArrayUnion:
     """$concatArrays / $setUnion as accumulators: every input must be an array."""
 
-    __slots__ = ("fn", "items", "seen", "name")
+    __slots__ = ("fn", "items", "seen", "name", "meter")
 
     def __init__(self, fn: Fn, name: str) -> None:
-        self.fn, self.items, self.name = fn, [], name
+        self.fn, self.items, self.name, self.meter = fn, [], name, None
         self.seen: set | None = set() if name == "$setUnion" else None
 
     def add(self, doc: Any, vars: Any) -> None:
@@ -213,6 +231,8 @@ class _ArrayUnion:
                 return
             raise CommandError(ErrorCode.TypeMismatch, f"{self.name} only supports arrays, not "
                                                        f"{type_name(v)}")
+        if self.meter is not None:
+            self.meter.used += approximate_size(v)
         if self.seen is None:
             self.items.extend(v)
             return

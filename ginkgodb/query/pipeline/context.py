@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ginkgodb.query.external_sort import Spill
+
 DocsSource = Callable[[str, str, "dict | None"], Iterable[dict]]
 
 
@@ -15,7 +17,8 @@ class PipelineContext:
 
     `collection_docs(db, coll, filter)` yields a collection's documents (the filter is a hint the
     source may apply; every document returned is still matched). `variables` are the command's
-    `let` values; `now` fixes $$NOW for the whole command.
+    `let` values; `now` fixes $$NOW for the whole command. `spill` says whether the blocking
+    stages ($sort, $group) may write to disk past their memory limits (allowDiskUse), and where.
     """
 
     db: str = "test"
@@ -23,6 +26,7 @@ class PipelineContext:
     now: datetime.datetime | None = None
     source: DocsSource | None = None
     collection: str | None = None
+    spill: Spill = field(default_factory=lambda: Spill.for_request(None))
 
     def collection_docs(self, db: str, coll: str, filter: dict | None = None) -> Iterable[dict]:
         if self.source is None:

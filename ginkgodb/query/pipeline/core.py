@@ -12,6 +12,7 @@ from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr.compiler import Scope
+from ginkgodb.query.operation import checked
 
 from .context import PipelineContext
 
@@ -121,7 +122,9 @@ def parse_stages(stages: Any, env: Env) -> list[tuple[str, StageFn]]:
 
 
 def chain(stages: list[StageFn], docs: Iterable[dict], rt: Runtime) -> Iterator[dict]:
+    """The stages over `docs`; every stage's input checks for interruption as it is consumed
+    (killOp, maxTimeMS), so no stage can loop over many documents unchecked."""
     it: Iterator[dict] = iter(docs)
     for fn in stages:
-        it = fn(it, rt)
+        it = fn(checked(it), rt)
     return it

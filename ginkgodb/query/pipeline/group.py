@@ -4,13 +4,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ginkgodb.bsonutil.keycodec import encode_value
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.compiler import Fn, compile_node
+from ginkgodb.query.expr.memory import approximate_size
 from ginkgodb.query.expr.values import hash_key
+from ginkgodb.query.external_sort import SortBuffer
+from ginkgodb.query.knobs import KNOBS
+from ginkgodb.query.operation import checked
 
 from .accumulators import parse_accumulator
 from .core import Env, Runtime, StageFn, stage
+from .doc_size import DocSizer
 
 AccField = tuple[str, Callable[[Any, Any], Any]]
 
@@ -54,41 +60,142 @@ def run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccFiel
         raise CommandError(code, exc.errmsg) from None
 
 
+class Meter:
+    """Bytes the accumulators of one $group hold beyond their fixed size ($push, $addToSet...)."""
+
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used = 0
+
+
+#: a group's own bookkeeping beyond its key and accumulators (dict entry, lists, tuple)
+_GROUP_OVERHEAD = 96
+
+
+def group_exceeded() -> CommandError:
+    return CommandError(ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed,
+                        "Exceeded memory limit for $group, but didn't allow external sort. Pass "
+                        "allowDiskUse:true to opt in.")
+
+
 def _run_group(docs: Iterator[dict], rt: Runtime, id_fn: Fn, fields: list[AccField]
                ) -> Iterator[dict]:
+    """Groups in memory up to internalDocumentSourceGroupMaxMemoryBytes. Past it, without
+    allowDiskUse, 292; with it, the groups built so far stay as they are (in half the limit)
+    and every later document goes, keyed by its group, to an external sort (the other half);
+    reading that back in key order continues each group exactly where the in-memory pass left
+    it, so the results are those of an in-memory $group (emitted in another order)."""
     vars = rt.vars
+    spill = rt.ctx.spill
+    limit = KNOBS.group_max_memory_bytes
+    threshold = limit // 2 if spill.allowed else limit
+    meter = Meter()
+    fixed = 0
     groups: dict[Any, tuple] = {}
+    index: dict[Any, int] = {}
     ids: list = []
     all_states: list[list] = []
     get = groups.get
     field_path = getattr(id_fn, "field_path", None)
     simple_key = field_path is not None and "." not in field_path
-    for doc in docs:
-        if simple_key:
-            gid = doc.get(field_path)
-            t = type(gid)
-            key = gid if t is str or t is int or t is None else hash_key(gid)
-        else:
-            gid = id_fn(doc, vars)
-            if gid is MISSING:
-                gid = None
-            key = hash_key(gid)
+    docs = iter(docs)
+    spilled: SortBuffer | None = None
+    for doc in checked(docs):
+        gid, key = _group_of(doc, vars, id_fn, field_path, simple_key)
         adds = get(key)
         if adds is None:
-            if gid is MISSING:
-                gid = None
-            states = [make(gid, vars) for _, make in fields]
+            states = _new_states(fields, gid, vars, meter)
+            index[key] = len(ids)
             ids.append(gid)
             all_states.append(states)
             adds = groups[key] = tuple(st.add for st in states)
+            fixed += approximate_size(gid) + _GROUP_OVERHEAD + 16 * len(states)
         for add in adds:
             add(doc, vars)
+        if fixed + meter.used > threshold:
+            if not spill.allowed:
+                raise group_exceeded()
+            spilled = _spill_rest(docs, vars, id_fn, field_path, simple_key, spill, limit - threshold)
+            break
     names = [name for name, _ in fields]
-    for gid, states in zip(ids, all_states):
-        out = {"_id": gid}
-        for name, st in zip(names, states):
-            out[name] = st.result()
-        yield out
+    done: set[int] = set()
+    if spilled is not None:
+        yield from _merge_spilled(spilled, fields, names, vars, index, ids, all_states, done, meter)
+    for i, (gid, states) in enumerate(zip(ids, all_states)):
+        if i not in done:
+            yield _output(gid, names, states)
+
+
+def _group_of(doc: dict, vars: Any, id_fn: Fn, field_path: Any, simple_key: bool) -> tuple[Any, Any]:
+    """(the group's _id value, its hashable key)."""
+    if simple_key:
+        gid = doc.get(field_path)
+        t = type(gid)
+        return gid, (gid if t is str or t is int or t is None else hash_key(gid))
+    gid = id_fn(doc, vars)
+    if gid is MISSING:
+        gid = None
+    return gid, hash_key(gid)
+
+
+def _new_states(fields: list[AccField], gid: Any, vars: Any, meter: Meter) -> list:
+    if gid is MISSING:
+        gid = None
+    states = [make(gid, vars) for _, make in fields]
+    for st in states:
+        if hasattr(st, "meter"):
+            st.meter = meter
+    return states
+
+
+def _output(gid: Any, names: list[str], states: list) -> dict:
+    out = {"_id": gid}
+    for name, st in zip(names, states):
+        out[name] = st.result()
+    return out
+
+
+def _spill_rest(docs: Iterator[dict], vars: Any, id_fn: Fn, field_path: Any, simple_key: bool,
+                spill: Any, limit: int) -> SortBuffer:
+    """The remaining documents in an external sort keyed by their group's key-codec bytes."""
+    buffer = SortBuffer(limit, spill, group_exceeded)
+    size_of = DocSizer()
+    for doc in checked(docs):
+        gid, _ = _group_of(doc, vars, id_fn, field_path, simple_key)
+        buffer.add(encode_value(gid), (gid, doc), size_of(doc))
+    return buffer
+
+
+def _merge_spilled(buffer: SortBuffer, fields: list[AccField], names: list[str], vars: Any,
+                   index: dict, ids: list, all_states: list, done: set, meter: Meter) -> Iterator[dict]:
+    """Each group's later documents arrive together and in arrival order: a group the
+    in-memory pass began continues from its states, a new one starts. (Key-codec bytes order
+    the groups; the in-memory key decides which documents share one.)"""
+    run_key: bytes | None = None
+    run: dict[Any, tuple] = {}
+    try:
+        for codec_key, (gid, doc) in buffer:
+            if codec_key != run_key:
+                yield from (_output(g, names, states) for g, states, _ in run.values())
+                run_key, run = codec_key, {}
+            key = hash_key(gid)
+            entry = run.get(key)
+            if entry is None:
+                i = index.get(key)
+                if i is not None:
+                    done.add(i)
+                    states = all_states[i]
+                    entry = (ids[i], states, tuple(st.add for st in states))
+                else:
+                    states = _new_states(fields, gid, vars, meter)
+                    entry = (gid, states, tuple(st.add for st in states))
+                run[key] = entry
+            for add in entry[2]:
+                add(doc, vars)
+        yield from (_output(g, names, states) for g, states, _ in run.values())
+    finally:
+        buffer.close()
 
 
 @stage("$group")

@@ -15,6 +15,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.compiler import Fn, compile_node, get_path, reject_unknown_fields, validate_var_write
 from ginkgodb.query.expr.values import bson_repr, hash_key, type_name
+from ginkgodb.query.operation import check_interrupt, checked
 
 from .core import Env, Runtime, StageFn, chain, parse_stages, stage
 from .fields import set_doc_path, validate_path
@@ -105,7 +106,7 @@ class ForeignIndex:
     def __init__(self, docs: list[dict], parts: list[str]) -> None:
         self.docs = docs
         index: dict[Any, list[int]] = {}
-        for pos, doc in enumerate(docs):
+        for pos, doc in enumerate(checked(docs)):
             seen = set()
             for v in match_values(doc, parts):
                 k = hash_key(v)
@@ -348,6 +349,7 @@ def _graph_fn(coll: str, start: Fn, from_parts: list[str], to_parts: list[str],
             found: dict[Any, tuple[dict, int]] = {}
             depth = 0
             while frontier and (max_depth is None or depth <= max_depth):
+                check_interrupt()
                 next_values = []
                 for d in index.matching(frontier):
                     k = hash_key(d.get("_id"))

@@ -9,9 +9,13 @@ from bson.int64 import Int64
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.values import type_name
-from ginkgodb.query.sort import compile_sort
+from ginkgodb.query.external_sort import ITEM_OVERHEAD, SortBuffer, Spill
+from ginkgodb.query.knobs import KNOBS
+from ginkgodb.query.operation import checked
+from ginkgodb.query.sort import SortSpec, compile_sort
 
 from .core import Env, Runtime, StageFn, stage
+from .doc_size import DocSizer
 from .fields import get_doc_path, set_doc_path, validate_path
 
 
@@ -20,10 +24,52 @@ def sort_stage(spec: Any, limit: int | None = None) -> StageFn:
 
     def run(docs: Iterator[dict], rt: Runtime) -> Iterator[dict]:
         if limit is not None:
-            return iter(sort.top(docs, limit))
-        return iter(sort.sort(docs))
+            return iter(sort.top(checked(docs), limit))
+        return blocking_sort(sort, docs, rt.ctx.spill)
     run.sort_spec = spec  # type: ignore[attr-defined]
     return run
+
+
+def sort_exceeded(limit: int) -> CommandError:
+    return CommandError(ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed,
+                        f"Sort exceeded memory limit of {limit} bytes, but did not opt in to "
+                        "external sorting.")
+
+
+def blocking_sort(sort: SortSpec, docs: Iterator[dict], spill: Spill) -> Iterator[dict]:
+    """All documents in order, in memory while they fit internalQueryMaxBlockingSortMemoryUsageBytes;
+    past it spilled to sorted runs on disk (allowDiskUse) or refused with 292."""
+    limit = KNOBS.max_blocking_sort_bytes
+    size_of = DocSizer()
+    held: list[dict] = []
+    used = 0
+    docs = iter(docs)
+    for doc in checked(docs):
+        held.append(doc)
+        used += size_of(doc) + ITEM_OVERHEAD
+        if used > limit:
+            break
+    else:
+        return iter(sort.sort(held))
+    if not spill.allowed:
+        raise sort_exceeded(limit)
+    return _external_sort(sort, held, docs, spill, limit, size_of)
+
+
+def _external_sort(sort: SortSpec, held: list[dict], docs: Iterator[dict], spill: Spill, limit: int,
+                   size_of: DocSizer) -> Iterator[dict]:
+    buffer = SortBuffer(limit, spill, lambda: sort_exceeded(limit))
+    key = sort.key
+    try:
+        for doc in held:
+            buffer.add(key(doc), doc, size_of(doc))
+        del held[:]
+        for doc in checked(docs):
+            buffer.add(key(doc), doc, size_of(doc))
+        for _, doc in buffer:
+            yield doc
+    finally:
+        buffer.close()
 
 
 @stage("$sort")

@@ -18,6 +18,7 @@ from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.compiler import Fn, compile_node, reject_unknown_fields
 from ginkgodb.query.expr.values import bson_repr, nullish, num_kind, to_double, type_name
+from ginkgodb.query.operation import interruptible
 from ginkgodb.query.sort import compile_sort
 
 from .accumulators import parse_accumulator
@@ -129,7 +130,7 @@ def _accumulator_output(op: str, arg: Any, window: Window, env: Env) -> Callable
                 out.append(snapshot(st.result()))
             return out
         out = []
-        for i in range(n):
+        for i in interruptible(range(n), every=16):
             st = make(None, vars)
             for j in _members(window, i, n, keys):
                 st.add(part[j], vars)
@@ -275,7 +276,7 @@ def _calculus_output(op: str, arg: Any, window: Window, env: Env) -> Callable:
 
     def compute(part: list, keys: list, vars: Any) -> list:
         out = []
-        for i in range(len(part)):
+        for i in interruptible(range(len(part)), every=16):
             idx = list(_members(window, i, len(part), keys))
             pts = [(_axis(keys[j]) / scale, to_double(fn(part[j], vars))) for j in idx
                    if num_kind(fn(part[j], vars)) >= 0]
@@ -362,7 +363,7 @@ def _covariance_output(op: str, arg: Any, window: Window, env: Env) -> Callable:
 
     def compute(part: list, keys: list, vars: Any) -> list:
         out = []
-        for i in range(len(part)):
+        for i in interruptible(range(len(part)), every=16):
             pts = []
             for j in _members(window, i, len(part), keys):
                 x, y = fx(part[j], vars), fy(part[j], vars)

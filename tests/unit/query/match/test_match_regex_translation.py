@@ -1,4 +1,4 @@
-"""PCRE semantics on top of Python's re: the constructs whose meaning differs."""
+"""PCRE semantics on top of the `regex` package: the constructs whose meaning differs."""
 import pytest
 
 from ginkgodb.errors import CommandError
@@ -90,11 +90,38 @@ def test_atomic_groups_and_possessive_quantifiers():
     assert not search(r"^a++ab", "aaab")
 
 
+def test_pcre_features_python_re_lacks():
+    assert search(r"^\p{L}+$", "h\u00e9llo") and not search(r"^\p{L}+$", "h1")
+    assert search(r"^\pL\P{L}$", "a1") and search(r"^\p{^Lu}$", "a")
+    assert search(r"^[\p{Greek}\d]+$", "\u03b1\u03b21")
+    assert search(r"^\p{Xan}+$", "a1") and not search(r"^\p{Xan}$", "_")
+    assert search(r"(?<=a|bc)d", "bcd") and not search(r"(?<=a|bc)d", "cd")  # variable width
+    assert search(r"a\Kb", "ab")
+    assert search(r"^(?|(a)|(b))\1$", "bb")
+    assert search(r"^(\((?:[^()]|(?1))*\))$", "(a(b))")
+    assert search(r"^(a)(?-1)$", "aa") and search(r"^(?<n>a)\g<n>$", "aa")
+    assert search(r"^(a)\g{-1}$", "aa") and search(r"^(a)(b)\g{-2}$", "aba")
+    assert search(r"^(a)?(?(1)b|c)$", "ab") and search(r"^(a)?(?(1)b|c)$", "c")
+    assert search(r"a(*FAIL)|b", "b") and not search(r"a(*F)", "a")
+    assert search(r"^\X$", "e\u0301")
+
+
 def test_unsupported_constructs_are_refused():
-    for pattern in (r"\p{L}", r"a\Kb", r"(?|a|b)", r"(?R)", r"(*FAIL)"):
+    for pattern in (r"a(*ACCEPT)b", r"(*UTF)a", r"\C", r"(?(?=a)a|b)"):
         with pytest.raises(CommandError) as e:
             compile_pcre(pattern, "")
         assert e.value.code == 238, pattern
+
+
+def test_pcre2_limits_on_length_and_nesting():
+    assert search("c" * 16384, "c" * 20000)
+    with pytest.raises(CommandError) as e:
+        compile_pcre("c" * 16385, "")
+    assert e.value.code == 51091 and "longer than the limit" in e.value.errmsg
+    assert search("(" * 250 + "e" + ")" * 250, "e")
+    with pytest.raises(CommandError) as e:
+        compile_pcre("(" * 251 + "e" + ")" * 251, "")
+    assert e.value.code == 51091 and "too deeply nested" in e.value.errmsg
 
 
 def test_escapes_pcre_rejects_are_invalid():

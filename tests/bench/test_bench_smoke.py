@@ -41,4 +41,8 @@ def test_quick_suite_oracles_agree_with_mongomock(tmp_path):
     """An independent engine reaches the same answers, so the expectations themselves are right."""
     pytest.importorskip("mongomock")
     doc = _quick(tmp_path, "mongomock", floors=False)
-    assert _failures(doc, "mongomock") == {}
+    failures = _failures(doc, "mongomock")
+    # mongomock has no sessions: the transaction workloads are honestly unsupported, not wrong
+    for workload in ("W16", "W17"):
+        assert failures.pop(workload, "unsupported: ").startswith("unsupported: "), workload
+    assert failures == {}

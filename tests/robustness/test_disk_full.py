@@ -17,6 +17,8 @@ from ginkgodb.server.testing import running_server
 
 MIB = 1024 * 1024
 RESERVE = 4 * MIB
+#: a small oplog (`--oplogSize`): the default cap would hold more copies than the disk has room for
+OPLOG = 1 * MIB
 
 
 def _fill(run: Runner, start: int = 0) -> tuple[int, dict]:
@@ -35,7 +37,7 @@ def _episodes(caplog) -> list[logging.LogRecord]:
 
 def test_a_full_disk_refuses_writes_cleanly_and_deletes_and_drops_free_it(small_tmpfs, caplog):
     caplog.set_level(logging.INFO, logger="ginkgodb")
-    engine = Engine.open(str(small_tmpfs(24) / "data"), reserve_bytes=RESERVE)
+    engine = Engine.open(str(small_tmpfs(24) / "data"), reserve_bytes=RESERVE, oplog_bytes=OPLOG)
     try:
         run = Runner(engine)
         stored, reply = _fill(run)
@@ -63,7 +65,7 @@ def test_a_full_disk_refuses_writes_cleanly_and_deletes_and_drops_free_it(small_
 
 
 def test_one_write_larger_than_what_is_left_is_rolled_back_with_14031(small_tmpfs):
-    engine = Engine.open(str(small_tmpfs(24) / "data"), reserve_bytes=RESERVE)
+    engine = Engine.open(str(small_tmpfs(24) / "data"), reserve_bytes=RESERVE, oplog_bytes=OPLOG)
     try:
         run = Runner(engine)
         stored, _ = _fill(run)
@@ -82,7 +84,7 @@ def test_writes_come_back_without_a_restart_when_space_returns(small_tmpfs, capl
     mount = small_tmpfs(24)
     ballast = mount / "ballast"
     ballast.write_bytes(b"\0" * (8 * MIB))  # someone else's file filling the disk
-    engine = Engine.open(str(mount / "data"), reserve_bytes=RESERVE)
+    engine = Engine.open(str(mount / "data"), reserve_bytes=RESERVE, oplog_bytes=OPLOG)
     try:
         run = Runner(engine)
         stored, reply = _fill(run)
@@ -101,7 +103,7 @@ def test_writes_come_back_without_a_restart_when_space_returns(small_tmpfs, capl
         assert len(recovered) == 1 and len(_episodes(caplog)) == 2  # the second fill is a new episode
     finally:
         engine.close()
-    reopened = Engine.open(str(mount / "data"), reserve_bytes=RESERVE)  # a full disk still opens
+    reopened = Engine.open(str(mount / "data"), reserve_bytes=RESERVE, oplog_bytes=OPLOG)  # a full disk still opens
     try:
         assert Runner(reopened)({"count": "c"})["n"] == more + 1
     finally:

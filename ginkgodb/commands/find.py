@@ -116,8 +116,7 @@ def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bo
 def get_more(ctx: CommandContext, args: Args) -> dict:
     cid = args.value
     if not isinstance(cid, int) or isinstance(cid, bool):
-        raise CommandError(ErrorCode.TypeMismatch,
-                           "BSON field 'getMore.getMore' is the wrong type, expected type 'long'")
+        raise P.wrong_type("getMore", "getMore", cid, "long")
     ns = f"{args.db}.{args.collection}"
     cursor = ctx.engine.cursors.get(cid, ns)
     size = args.batch_size or None

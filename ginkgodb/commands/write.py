@@ -16,8 +16,7 @@ from .replies import explain_reply
 def _statements(args: Args, field: str) -> list:
     items = getattr(args, field)
     if not isinstance(items, list):
-        raise CommandError(ErrorCode.TypeMismatch,
-                           f"BSON field '{args.name}.{field}' is the wrong type, expected type 'array'")
+        raise P.wrong_type(args.name, field, items, "array")
     if not items or len(items) > MAX_WRITE_BATCH_SIZE:
         raise CommandError(ErrorCode.InvalidLength,
                            f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. "
@@ -48,8 +47,7 @@ def insert(ctx: CommandContext, args: Args) -> dict:
     docs = _statements(args, "documents")
     for i, d in enumerate(docs):
         if not hasattr(d, "keys"):
-            raise CommandError(ErrorCode.TypeMismatch, f"BSON field 'insert.documents.{i}' is the wrong type, "
-                                                       "expected type 'object'")
+            raise P.wrong_type("insert", f"documents.{i}", d, "object")
     outcome = ctx.engine.insert(args.db, args.coll, docs, args.ordered, args.bypass_document_validation)
     return finish(ctx, args.cmd, outcome, {"n": outcome.n})
 

@@ -37,8 +37,6 @@ def test_negative_batch_size_is_51024(run):
     assert (err["code"], err["errmsg"]) == (51024, "BSON field 'batchSize' value must be >= 0, actual value '-1'")
 
 
-@pytest.mark.xfail(strict=True, reason="mongod's IDL validator for skip and limit (gte: 0) fails with 51024, "
-                                       "as for batchSize; the find parser answers 2 BadValue")
 @pytest.mark.parametrize("field", ["skip", "limit"])
 def test_negative_skip_or_limit_is_51024(run, field):
     err = run.error({"find": "c", field: -1})
@@ -96,8 +94,6 @@ def test_get_more_parameters(run):
     assert (err["code"], err["codeName"], err["errmsg"]) == (43, "CursorNotFound", "cursor id 5 not found")
 
 
-@pytest.mark.xfail(strict=True, reason="mongod's IDL names the wrong type: \"BSON field 'getMore.getMore' is the "
-                                       "wrong type 'string', expected type 'long'\"; the message leaves it out")
 def test_get_more_cursor_id_must_be_a_long(run):
     err = run.error({"getMore": "x", "collection": "c"})
     assert (err["code"], err["errmsg"]) == (14, "BSON field 'getMore.getMore' is the wrong type 'string', "

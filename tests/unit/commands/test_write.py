@@ -3,10 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-_TYPE_NAME_XFAIL = pytest.mark.xfail(
-    strict=True, reason="mongod's IDL names the wrong type (\"is the wrong type 'object', expected type "
-                        "'array'\"); the write commands' messages leave it out")
-
 
 def test_insert_reply_counts_documents(run):
     assert run({"insert": "c", "documents": [{"_id": 1}, {"_id": 2}]}) == {"n": 2, "ok": 1.0}
@@ -71,7 +67,6 @@ def test_statement_fields_of_the_wrong_type(run):
     assert (err["code"], err["errmsg"]) == (9, "Update argument must be either an object or an array")
 
 
-@_TYPE_NAME_XFAIL
 @pytest.mark.parametrize("cmd,field,actual", [
     ({"insert": "c", "documents": {}}, "insert.documents", "object"),
     ({"update": "c", "updates": 1}, "update.updates", "int"),
@@ -83,7 +78,6 @@ def test_statement_lists_of_the_wrong_type_name_it(run, cmd, field, actual):
                                                 "expected type 'array'")
 
 
-@_TYPE_NAME_XFAIL
 def test_an_inserted_non_document_names_its_type(run):
     err = run.error({"insert": "c", "documents": [1]})
     assert (err["code"], err["errmsg"]) == (14, "BSON field 'insert.documents.0' is the wrong type 'int', "

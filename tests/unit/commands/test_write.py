@@ -103,3 +103,16 @@ def test_a_refused_write_changes_nothing(run):
     run.error({"insert": "c", "documents": [{"_id": 1}], "bogus": 1})
     run.error({"update": "c", "updates": [{"q": {}, "u": {"$set": {"a": 1}}}, {"q": {}}]})
     assert run({"find": "c"})["cursor"]["firstBatch"] == []
+
+
+def test_a_pipeline_update_is_not_evaluated_when_no_document_matched(run):
+    run.insert("c", {"_id": 1, "a": 1})
+    failing = [{"$set": {"x": {"$divide": [1, 0]}}}]
+    assert run({"update": "c", "updates": [{"q": {"_id": 5}, "u": failing}]}) == {"n": 0, "nModified": 0, "ok": 1.0}
+    reply = run({"update": "c", "updates": [{"q": {"_id": 1}, "u": failing}]})
+    assert reply["writeErrors"][0]["code"] == 2 and reply["writeErrors"][0]["errmsg"] == "can't $divide by zero"
+    reply = run({"update": "c", "updates": [{"q": {"_id": 5}, "u": failing, "upsert": True}]})
+    assert reply["writeErrors"][0]["errmsg"] == "can't $divide by zero"
+    err = run({"update": "c", "updates": [{"q": {"_id": 5}, "u": [{"$bogus": {}}]}]})["writeErrors"][0]
+    assert err["code"] == 72  # a stage that may not be used in an update still fails without a match
+    assert run.find("c") == [{"_id": 1, "a": 1}]

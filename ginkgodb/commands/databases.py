@@ -72,9 +72,9 @@ def collection_stats(ctx: CommandContext, db: str, coll: str, scale: int) -> dic
            "indexBuilds": [], "totalIndexSize": s.total_index_size // scale,
            "totalSize": (s.storage_size + s.total_index_size) // scale,
            "indexSizes": {k: v // scale for k, v in s.index_sizes.items()}, "scaleFactor": scale}
-    if meta.options.get("capped"):
-        out["max"] = meta.options.get("max", 0)
-        out["maxSize"] = meta.options.get("size")
+    if s.capped_max_size is not None:
+        out["max"] = s.capped_max_docs
+        out["maxSize"] = s.capped_max_size // scale
     return out
 
 

@@ -137,6 +137,9 @@ def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator
         return iter([{"name": ix.name, "key": dict(ix.key), "host": "localhost",
                       "accesses": {"ops": 0, "since": datetime.datetime.utcnow()},
                       "spec": ix.spec()} for ix in metas])
+    if name == "$changeStream":
+        raise CommandError(ErrorCode.ChangeStreamNotAllowed,
+                           "The $changeStream stage is only supported on replica sets")
     if name in ("$currentOp", "$listLocalSessions", "$listSessions"):
         return iter(())  # no other operations or cached sessions are visible to an aggregate here
     raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported by ginkgodb yet")
@@ -160,6 +163,9 @@ def _coll_stats(engine, db: str, coll: Optional[str], spec: dict) -> dict:
             "indexBuilds": [], "totalIndexSize": s.total_index_size // scale,
             "totalSize": (s.storage_size + s.total_index_size) // scale,
             "indexSizes": {k: v // scale for k, v in s.index_sizes.items()}, "scaleFactor": scale}
+        if s.capped_max_size is not None:
+            out["storageStats"]["max"] = s.capped_max_docs
+            out["storageStats"]["maxSize"] = s.capped_max_size // scale
     if isinstance(spec, dict) and "count" in spec:
         out["count"] = s.count
     return out

@@ -53,3 +53,25 @@ def test_unknown_field_and_bad_batch_size(run):
     assert run.error({"aggregate": "c", "pipeline": [], "cursor": {}, "bogus": 1})["code"] == 40415
     err = run.error({"aggregate": "c", "pipeline": [], "cursor": {"batchSize": -1}})
     assert (err["code"], err["errmsg"]) == (51024, "BSON field 'batchSize' value must be >= 0, actual value '-1'")
+
+
+def test_coll_stats_storage_stats_of_a_capped_collection_have_max_and_max_size(run):
+    run({"create": "cap", "capped": True, "size": 1000, "max": 5})
+    run({"create": "plain"})
+    stats = run({"aggregate": "cap", "pipeline": [{"$collStats": {"storageStats": {}}}],
+                 "cursor": {}})["cursor"]["firstBatch"][0]["storageStats"]
+    assert (stats["capped"], stats["max"], stats["maxSize"]) == (True, 5, 1024)  # size rounded up to 256
+    scaled = run({"aggregate": "cap", "pipeline": [{"$collStats": {"storageStats": {"scale": 1024}}}],
+                  "cursor": {}})["cursor"]["firstBatch"][0]["storageStats"]
+    assert scaled["maxSize"] == 1
+    plain = run({"aggregate": "plain", "pipeline": [{"$collStats": {"storageStats": {}}}],
+                 "cursor": {}})["cursor"]["firstBatch"][0]["storageStats"]
+    assert plain["capped"] is False and "max" not in plain and "maxSize" not in plain
+    assert run({"collStats": "cap"})["maxSize"] == 1024
+
+
+def test_a_change_stream_on_a_standalone_is_40573(run):
+    run.insert("c", {})
+    err = run.error({"aggregate": "c", "pipeline": [{"$changeStream": {}}], "cursor": {}})
+    assert (err["code"], err["codeName"], err["errmsg"]) == (
+        40573, "Location40573", "The $changeStream stage is only supported on replica sets")

@@ -9,11 +9,22 @@ def test_list_databases_and_drop_database(run):
     Runner(run.ctx.engine, db="second").insert("c", {})
     admin = Runner(run.ctx.engine, db="admin")
     dbs = admin({"listDatabases": 1})["databases"]
-    assert [d["name"] for d in dbs] == ["second", "test"]
-    assert all(d["sizeOnDisk"] > 0 and d["empty"] is False for d in dbs)
-    assert admin({"listDatabases": 1, "nameOnly": True})["databases"] == [{"name": "second"}, {"name": "test"}]
+    assert [d["name"] for d in dbs] == ["admin", "second", "test"]
+    assert all(d["sizeOnDisk"] > 0 and d["empty"] is False for d in dbs[1:])
+    assert admin({"listDatabases": 1, "nameOnly": True})["databases"] == [
+        {"name": "admin"}, {"name": "second"}, {"name": "test"}]
     run({"dropDatabase": 1})
-    assert [d["name"] for d in admin({"listDatabases": 1})["databases"]] == ["second"]
+    assert [d["name"] for d in admin({"listDatabases": 1})["databases"]] == ["admin", "second"]
+
+
+def test_list_databases_always_lists_admin_and_config_local_once_they_hold_collections(admin):
+    assert admin({"listDatabases": 1})["databases"] == [{"name": "admin", "sizeOnDisk": 0, "empty": True}]
+    Runner(admin.ctx.engine, db="local").insert("things", {})
+    admin.insert("settings", {})
+    assert [(d["name"], d["empty"]) for d in admin({"listDatabases": 1})["databases"]] == [
+        ("admin", False), ("local", False)]
+    assert admin({"listDatabases": 1, "filter": {"name": {"$ne": "admin"}}, "nameOnly": True})["databases"] == [
+        {"name": "local"}]
 
 
 def test_list_databases_filter_and_totals(run, admin):

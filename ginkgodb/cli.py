@@ -39,6 +39,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="log operations slower than this many milliseconds (default %(default)s)")
     serve.add_argument("--quiet", action="store_true",
                        help="do not log connection opens, closes and client metadata")
+    serve.add_argument("--setParameter", "--set-parameter", action="append", default=[], metavar="NAME=VALUE",
+                       dest="set_parameters",
+                       help="set a server parameter at startup, as mongod's --setParameter (repeatable), "
+                            "e.g. enableTestCommands=1 or ttlMonitorSleepSecs=5")
     serve.add_argument("--workers", type=int, default=16,
                        help="threads that run commands off the network loop (default %(default)s)")
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
@@ -62,9 +66,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _serve(args: argparse.Namespace, argv: list[str]) -> int:
     from .server import ServerConfig, run
     bind = tuple(a.strip() for a in args.bind.split(",") if a.strip())
+    parameters = []
+    for item in args.set_parameters:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            print(f"ginkgodb: --setParameter takes NAME=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        parameters.append((name, value))
     config = ServerConfig(port=args.port, bind=bind, dbpath=None if args.in_memory else args.dbpath,
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
-                          workers=max(1, args.workers), argv=tuple(argv))
+                          workers=max(1, args.workers), set_parameters=tuple(parameters), argv=tuple(argv))
     return run(config)
 
 

@@ -1,6 +1,7 @@
 """The one boundary where command documents become replies and exceptions become error replies.
 
-Order of checks, all before a handler runs: the command exists (59), admin-only commands run
+Order of checks, all before a handler runs: the command exists (59; test-only commands exist
+only with enableTestCommands), admin-only commands run
 against admin (13), the generic fields are acceptable (generic.py), the command's own fields are
 as declared (declare.py). Then the handler runs with the operation's deadline.
 """
@@ -16,6 +17,7 @@ from ..errors import CommandError, ErrorCode, StorageError
 from .context import CommandContext
 from .declare import COMMANDS
 from .generic import check_generic, deadline_from
+from .server_parameters import test_commands_enabled
 
 log = logging.getLogger("ginkgodb.commands")
 
@@ -39,7 +41,7 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     try:
         name = command_name(cmd)
         spec = COMMANDS.get(name)
-        if spec is None:
+        if spec is None or (spec.test_only and not test_commands_enabled()):
             raise CommandError(ErrorCode.CommandNotFound, f"no such command: '{name}'")
         if spec.admin_only and cmd.get("$db", "admin") != "admin":
             raise CommandError(ErrorCode.Unauthorized,

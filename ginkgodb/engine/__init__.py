@@ -11,8 +11,10 @@ from .engine import Engine
 from .names import check_collection_name, check_db_name
 from .operations import IndexBuild, IndexChange
 from .plan_builder import FindRequest, id_hack_key
+from .ttl import monitor_sleep, set_monitor_sleep
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 
 __all__ = ["DEFAULT_FIRST_BATCH", "DeleteStatement", "Engine", "FindAndModifyRequest", "FindRequest",
            "IndexBuild", "IndexChange", "ServerCursor", "TailableCursor", "UpdateStatement", "WriteOutcome",
-           "check_collection_name", "check_db_name", "id_hack_key"]
+           "check_collection_name", "check_db_name", "id_hack_key", "monitor_sleep",
+           "set_monitor_sleep"]

@@ -57,7 +57,8 @@ class Engine(EngineOperations):
     concurrently on snapshots and never wait for writers.
     """
 
-    def __init__(self, kv: KVEngine, *, ttl_interval: float = 60.0) -> None:
+    def __init__(self, kv: KVEngine, *, ttl_interval: Optional[float] = None) -> None:
+        """`ttl_interval`: seconds between TTL passes (None: follow ttlMonitorSleepSecs; 0: none)."""
         self.kv = kv
         self.lock = threading.RLock()
         self.cursors = CursorManager()
@@ -69,10 +70,10 @@ class Engine(EngineOperations):
                 txn.put(layout.META_FORMAT, layout.pack_u64(layout.FORMAT_VERSION))
             self._publish(Catalog.load(txn))
         from .ttl import TTLMonitor
-        self._ttl = TTLMonitor(self, ttl_interval) if ttl_interval > 0 else None
+        self._ttl = TTLMonitor(self, ttl_interval) if ttl_interval is None or ttl_interval > 0 else None
 
     @classmethod
-    def open(cls, path: Optional[str] = None, *, ttl_interval: float = 60.0, **options: Any) -> Engine:
+    def open(cls, path: Optional[str] = None, *, ttl_interval: Optional[float] = None, **options: Any) -> Engine:
         """LMDB at `path` (created if needed), or in-memory when `path` is None."""
         return cls(open_engine(path, **options), ttl_interval=ttl_interval)
 

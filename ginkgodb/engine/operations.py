@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -55,6 +55,12 @@ class EngineOperations(abc.ABC):
 
     @abc.abstractmethod
     def reader(self, txn: Any = None) -> ChunkedReader: ...
+
+    @contextmanager
+    def writers_paused(self) -> Iterator[None]:
+        """No other write runs until the block ends (an empty write batch held open)."""
+        with self.write():
+            yield
 
     # ------------------------------------------------------------------ catalog changes
     def create_collection(self, db: str, name: str, options: Optional[dict] = None) -> None:

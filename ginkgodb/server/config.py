@@ -23,6 +23,7 @@ class ServerConfig:
     workers: int = 16                        # threads running commands off the event loop
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     shutdown_grace: float = 15.0             # seconds in-flight commands get on shutdown
+    set_parameters: tuple[tuple[str, str], ...] = ()   # --setParameter name=value, in order
     argv: tuple[str, ...] = field(default=())
 
     @property
@@ -32,10 +33,13 @@ class ServerConfig:
     def parsed_options(self) -> dict[str, Any]:
         """getCmdLineOpts' `parsed`, in mongod's option tree."""
         storage: dict[str, Any] = {"engine": "memory"} if self.in_memory else {"dbPath": self.dbpath}
-        return {
+        out: dict[str, Any] = {
             "net": {"bindIp": ",".join(self.bind), "port": self.port,
                     "maxIncomingConnections": self.max_connections},
             "operationProfiling": {"slowOpThresholdMs": self.slow_ms},
             "storage": storage,
             "systemLog": {"quiet": self.quiet, "verbosity": 1 if self.log_level == "debug" else 0},
         }
+        if self.set_parameters:
+            out["setParameter"] = dict(self.set_parameters)  # values as given, as mongod reports them
+        return out

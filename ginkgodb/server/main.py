@@ -1,6 +1,6 @@
 """`ginkgodb serve`: open the data directory, serve, stop cleanly on SIGINT/SIGTERM.
 
-Exit codes follow mongod: 0 after a clean stop, 48 when the address is in use, 100 when the
+Exit codes follow mongod: 0 after a clean stop, 2 for a bad --setParameter, 48 when the address is in use, 100 when the
 data directory cannot be opened (another process holds its lock, or it is unusable).
 """
 from __future__ import annotations
@@ -12,13 +12,14 @@ import signal
 import sys
 
 from ..commands import PARAMETERS, PROFILE
-from ..errors import StorageError
+from ..errors import CommandError, StorageError
 from ..version import MONGODB_VERSION, __version__
 from .config import ServerConfig
 from .lifecycle import Server
 from .logs import configure, event
 
 EXIT_CLEAN = 0
+EXIT_BAD_OPTIONS = 2
 EXIT_NET_ERROR = 48
 EXIT_DATA_DIR = 100
 
@@ -29,6 +30,12 @@ def run(config: ServerConfig) -> int:
     PROFILE.slowms = config.slow_ms
     if config.log_level == "debug":
         PARAMETERS.set("logLevel", 1)
+    for name, value in config.set_parameters:
+        try:
+            PARAMETERS.set_at_startup(name, value)
+        except CommandError as exc:
+            print(f"ginkgodb: {exc.errmsg}", file=sys.stderr)
+            return EXIT_BAD_OPTIONS
     event(logging.INFO, "CONTROL", 4615611, "initandlisten", "ginkgodb starting",
           pid=os.getpid(), port=config.port, dbPath=config.dbpath or ":memory:",
           version=__version__, mongodbVersion=MONGODB_VERSION)

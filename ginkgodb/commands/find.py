@@ -20,7 +20,6 @@ from .declare import (
     let,
     on_collection,
     string,
-    unimplemented,
     value,
 )
 from .replies import cursor_reply, explain_reply
@@ -38,10 +37,7 @@ FIND_FIELDS = (
     doc("filter", {}), doc("sort"), doc("projection"), value("hint"),
     integer("skip", 0, minimum=0), integer("limit", 0, minimum=0), integer("batchSize", minimum=0),
     boolean("singleBatch"), boolean("tailable"), boolean("awaitData"), boolean("noCursorTimeout"),
-    doc("collation"), let(),
-    unimplemented("min", "index bounds from min/max are not implemented"),
-    unimplemented("max", "index bounds from min/max are not implemented"),
-    unimplemented("returnKey"), unimplemented("showRecordId"),
+    doc("collation"), let(), doc("min"), doc("max"), boolean("returnKey"), boolean("showRecordId"),
     ignored("allowDiskUse", "sorts are not yet limited in memory, so never spill"),
     ignored("allowPartialResults", "a standalone has no shards to miss"),
     ignored("oplogReplay", "deprecated since 4.4 and without effect in mongod"),
@@ -52,9 +48,13 @@ FIND_FIELDS = (
 
 
 def find_request(args: Args) -> FindRequest:
+    lo, hi = args.min or None, args.max or None
+    if lo is not None and hi is not None and list(lo) != list(hi):
+        raise CommandError(ErrorCode.MinMaxFieldsDiffer, "min and max must have the same field names")
     return FindRequest(filter=args.filter, sort=args.sort or None, projection=args.projection or None,
                        skip=args.skip, limit=args.limit, hint=args.hint, collation=args.collation,
-                       variables=args.let)
+                       variables=args.let, min_key=lo, max_key=hi, return_key=args.return_key,
+                       show_record_id=args.show_record_id)
 
 
 def first_batch_size(size: Any) -> int:
@@ -84,9 +84,13 @@ def explain_find(ctx: CommandContext, args: Args, verbosity: str) -> dict:
 def _tailable(ctx: CommandContext, args: Args, req: FindRequest, size: int) -> dict:
     if not ctx.engine.is_capped(args.db, args.coll):
         raise CommandError(ErrorCode.BadValue, "tailable cursor requested on non capped collection")
-    if req.sort and list(req.sort) != ["$natural"] or req.skip or req.limit or req.projection:
-        raise CommandError(ErrorCode.BadValue,
-                           "tailable cursors support a filter only (no sort, skip, limit or projection)")
+    if req.sort and list(req.sort) != ["$natural"]:
+        raise CommandError(ErrorCode.BadValue, "cannot use tailable option with a sort other than {$natural: 1}")
+    if (req.skip or req.limit or req.projection or req.hint is not None or req.min_key or req.max_key
+            or req.return_key or req.show_record_id):
+        raise CommandError(ErrorCode.NotImplemented,
+                           "tailable cursors support a filter only (no skip, limit, projection, hint, min, max, "
+                           "returnKey or showRecordId) in ginkgodb")
     cursor = ctx.engine.tail(args.db, args.coll, req.filter, ctx, await_data=args.await_data,
                              no_timeout=args.no_cursor_timeout)
     batch = cursor.next_batch(size, ctx) if size != 0 else []

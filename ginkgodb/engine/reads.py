@@ -29,6 +29,7 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
     try:
         view = resolve(reader.catalog, db, coll)
         if view is not None:
+            _refuse_on_view(req)
             reader.close()
             return ServerCursor(f"{db}.{coll}", _encode_all(_view_docs(engine, db, coll, req, ctx)), None,
                                 no_timeout=no_timeout)
@@ -37,6 +38,15 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
         reader.close()
         raise
     return ServerCursor(f"{db}.{coll}", _raw_docs(built.root), reader, no_timeout=no_timeout)
+
+
+def _refuse_on_view(req: Q.FindRequest) -> None:
+    """A find on a view becomes an aggregation, which has no index bounds, keys or record ids."""
+    for option, given in (("min", req.min_key), ("max", req.max_key), ("returnKey", req.return_key),
+                          ("showRecordId", req.show_record_id)):
+        if given:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.InvalidPipelineOperator, f"Option {option} not supported in aggregation.")
 
 
 def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_data: bool = False,

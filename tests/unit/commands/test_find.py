@@ -139,3 +139,73 @@ def test_hint_by_name_and_bad_hint(run):
     assert run.explain("c", {}, hint="a_1")["queryPlanner"]["winningPlan"]["inputStage"]["indexName"] == "a_1"
     err = run.error({"find": "c", "hint": "nope"})
     assert err["code"] == 2 and err["errmsg"] == "hint provided does not correspond to an existing index"
+
+
+@pytest.fixture
+def keyed(run):
+    run.insert("c", *({"_id": i, "a": i % 5, "b": float(i), "t": [i, i + 100]} for i in range(10)))
+    run({"createIndexes": "c", "indexes": [{"key": {"a": 1, "b": -1}, "name": "ab"}, {"key": {"t": 1}, "name": "t_1"}]})
+    return run
+
+
+def test_min_and_max_bound_the_hinted_index_scan(keyed):
+    found = keyed.find("c", min={"a": 2, "b": 100}, max={"a": 3, "b": 100}, hint="ab")
+    assert [d["_id"] for d in found] == [7, 2]  # a = 2, b descending
+    assert [d["_id"] for d in keyed.find("c", {"b": {"$lt": 5}}, min={"a": 3, "b": 8}, hint={"a": 1, "b": -1})] == [
+        3, 4]  # min inclusive, no max: to the end of the index, the filter applied
+    assert [d["_id"] for d in keyed.find("c", max={"a": 1, "b": 1.0}, hint="ab")] == [5, 0, 6]  # max exclusive
+    explain = keyed.explain("c", {}, min={"a": 2, "b": 100}, max={"a": 3, "b": 100}, hint="ab")
+    scan = explain["queryPlanner"]["winningPlan"]["inputStage"]
+    assert scan["stage"] == "IXSCAN" and scan["indexName"] == "ab"
+    assert explain["executionStats"]["nReturned"] == 2
+
+
+@pytest.mark.parametrize("cmd,code,message", [
+    ({"min": {"a": 1, "b": 1}}, 51173, "When using min()/max() a hint of which index to use must be provided"),
+    ({"min": {"a": 1}, "hint": "ab"}, 51174, "The index chosen is not valid for min/max"),
+    ({"max": {"b": 1, "a": 1}, "hint": "ab"}, 51174, "The index chosen is not valid for min/max"),
+    ({"min": {"a": 1, "b": 1}, "max": {"a": 1}, "hint": "ab"}, 51176, "min and max must have the same field names"),
+    ({"min": {"a": 3, "b": 1}, "max": {"a": 2, "b": 1}, "hint": "ab"}, 51175,
+     "The value provided for min() does not come before the value provided for max() in the hinted index"),
+    ({"min": {"a": 1, "b": 1}, "hint": {"$natural": 1}}, 2, "min and max are incompatible with $natural"),
+    ({"min": 5, "hint": "ab"}, 14, "BSON field 'find.min' is the wrong type 'int', expected type 'object'"),
+])
+def test_min_and_max_errors(keyed, cmd, code, message):
+    err = keyed.error({"find": "c", **cmd})
+    assert (err["code"], err["errmsg"]) == (code, message)
+
+
+def test_return_key_answers_the_index_keys(keyed):
+    assert keyed.find("c", {"a": 4}, returnKey=True) == [{"a": 4, "b": 9.0}, {"a": 4, "b": 4.0}]
+    assert keyed.find("c", {"_id": 4}, returnKey=True) == [{"_id": 4}]
+    assert keyed.find("c", {"t": {"$gt": 107}}, returnKey=True) == [{"t": 108}, {"t": 109}]  # the multikey entry
+    assert keyed.find("c", {"b": 2.0}, returnKey=True) == [{}]  # a collection scan has no key
+    assert keyed.find("c", {"a": 1}, sort={"b": 1}, projection={"_id": 1}, returnKey=True) == [
+        {"a": 1, "b": 1.0}, {"a": 1, "b": 6.0}]  # the key takes the projection's place
+    plan = keyed.explain("c", {"a": 1}, returnKey=True)["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "RETURN_KEY" and plan["inputStage"]["stage"] == "FETCH"
+
+
+def test_return_key_keeps_the_document_types_of_the_key(run):
+    from bson.int64 import Int64
+    run.insert("c", {"_id": 1, "k": Int64(3)}, {"_id": 2, "k": 3.0})
+    run({"createIndexes": "c", "indexes": [{"key": {"k": 1}, "name": "k_1"}]})
+    keys = run.find("c", {"k": 3}, returnKey=True)
+    assert keys == [{"k": 3}, {"k": 3.0}] and type(keys[0]["k"]) is Int64 and type(keys[1]["k"]) is float
+
+
+def test_show_record_id_appends_the_record_id(keyed):
+    found = keyed.find("c", {"a": 1}, projection={"b": 1}, showRecordId=True)
+    assert [list(d) for d in found] == [["_id", "b", "$recordId"]] * 2
+    from bson.int64 import Int64
+    assert all(isinstance(d["$recordId"], Int64) and d["$recordId"] > 0 for d in found)
+    assert keyed.find("c", {"_id": 3}, showRecordId=True)[0]["$recordId"] == keyed.find(
+        "c", {"_id": 3}, returnKey=True, showRecordId=True)[0]["$recordId"]
+
+
+@pytest.mark.parametrize("option,value", [("min", {"a": 1}), ("max", {"a": 1}), ("returnKey", True),
+                                          ("showRecordId", True)])
+def test_min_max_return_key_and_show_record_id_on_a_view_are_168(run, option, value):
+    run({"create": "v", "viewOn": "c", "pipeline": []})
+    err = run.error({"find": "v", option: value})
+    assert (err["code"], err["errmsg"]) == (168, f"Option {option} not supported in aggregation.")

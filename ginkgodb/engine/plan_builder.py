@@ -213,7 +213,7 @@ def _min_max_scan(state, reader, plan: QueryPlan, filt: dict, req: FindRequest, 
     p = plan.scans[0]
     runtime = state.index(p.index.name)
     fields = [f for f, _ in runtime.pattern]
-    ends = []
+    ends: list[Optional[bytes]] = []
     for given in (req.min_key, req.max_key):
         if given is None:
             ends.append(None)

@@ -127,7 +127,13 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
     with cursor.lock:
         if isinstance(cursor, TailableCursor):
             wait = (P.get_int(args.cmd, "maxTimeMS", 1000) or 0) / 1000.0 if cursor.await_data else 0.0
-            return cursor_reply(cid, ns, cursor.next_batch(size, ctx, wait), False)
+            try:
+                batch = cursor.next_batch(size, ctx, wait)
+            except CommandError:  # a lost position (136) ends the cursor, as mongod's
+                ctx.engine.cursors.forget(cid)
+                cursor.close()
+                raise
+            return cursor_reply(cid, ns, batch, False)
         try:
             batch = cursor.next_batch(size, ctx)
         except CommandError:

@@ -91,7 +91,8 @@ class ServerCursor:
 
 class TailableCursor(ServerCursor):
     """A cursor on a capped collection that stays open at the end and picks up documents
-    inserted later (each pass resumes after the last record id it saw)."""
+    inserted later. Every batch resumes after the last record id it saw, and first checks that
+    this record is still there: if it was evicted, the cursor's position is lost (136)."""
 
     def __init__(self, ns: str, restart, reader: Any, *, await_data: bool, **kw: Any) -> None:
         self.last_rid = 0
@@ -101,6 +102,8 @@ class TailableCursor(ServerCursor):
 
     def next_batch(self, size: Optional[int], ctx: Any = None, await_seconds: float = 0.0) -> list:
         deadline = time.monotonic() + await_seconds
+        if self.n_returned or self.last_rid:
+            self._resume()
         while True:
             batch = super().next_batch(size, ctx)
             if self.exhausted and not self._closed:
@@ -111,6 +114,14 @@ class TailableCursor(ServerCursor):
             time.sleep(0.01)
 
     _closed = False
+
+    def _resume(self) -> None:
+        """A new pass from the last record seen (which checks that it still exists)."""
+        close = getattr(self._docs, "close", None)
+        if close is not None:
+            close()
+        self.exhausted = False
+        self._docs = self._restart(self)
 
     def close(self) -> None:
         self._closed = True

@@ -61,8 +61,15 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
     reader.depends_on(state.meta.id, (), f"collection {state.meta.ns}")
 
     def restart(cursor: TailableCursor) -> Iterator[RawBSONDocument]:
+        last = cursor.last_rid
+        if last and reader.get(state.record_key(last)) is None:
+            # the record it stood on was evicted (or deleted): mongod's collection scan dies too
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.CappedPositionLost,
+                               "CollectionScan died due to position in capped collection being deleted. "
+                               f"Last seen record id: RecordId({last})")
         end = prefix_end(state.record_prefix)
-        for key, raw in reader.scan(state.record_key(cursor.last_rid + 1), end):
+        for key, raw in reader.scan(state.record_key(last + 1), end):
             cursor.last_rid = layout.rid_of_record_key(key)
             if matcher is None or matcher(bson.decode(raw)):
                 yield RawBSONDocument(raw)

@@ -209,3 +209,36 @@ def test_min_max_return_key_and_show_record_id_on_a_view_are_168(run, option, va
     run({"create": "v", "viewOn": "c", "pipeline": []})
     err = run.error({"find": "v", option: value})
     assert (err["code"], err["errmsg"]) == (168, f"Option {option} not supported in aggregation.")
+
+
+def test_a_tailable_cursor_whose_position_was_overwritten_is_lost(run):
+    run({"create": "log", "capped": True, "size": 100000, "max": 3})
+    run.insert("log", *({"_id": i} for i in range(3)))
+    first = run({"find": "log", "tailable": True})["cursor"]
+    assert [d["_id"] for d in first["firstBatch"]] == [0, 1, 2]
+    run.insert("log", {"_id": 3})  # evicts _id 0: the cursor stands on _id 2, still there
+    more = run({"getMore": first["id"], "collection": "log"})["cursor"]
+    assert [d["_id"] for d in more["nextBatch"]] == [3]
+    run.insert("log", *({"_id": i} for i in range(4, 8)))  # evicts _id 3, where the cursor stood
+    err = run.error({"getMore": first["id"], "collection": "log"})
+    assert (err["code"], err["codeName"]) == (136, "CappedPositionLost")
+    assert err["errmsg"].startswith("CollectionScan died due to position in capped collection being deleted. "
+                                    "Last seen record id: RecordId(")
+    assert run.error({"getMore": first["id"], "collection": "log"})["code"] == 43  # the cursor is gone
+
+
+def test_a_tailable_cursor_in_the_middle_of_a_pass_checks_its_position_too(run):
+    run({"create": "log", "capped": True, "size": 100000, "max": 5})
+    run.insert("log", *({"_id": i} for i in range(5)))
+    first = run({"find": "log", "tailable": True, "batchSize": 2})["cursor"]
+    assert [d["_id"] for d in first["firstBatch"]] == [0, 1]
+    run.insert("log", *({"_id": i} for i in range(5, 8)))  # evicts 0, 1, 2
+    assert run.error({"getMore": first["id"], "collection": "log"})["code"] == 136
+
+
+def test_tailable_cursors_refuse_what_they_do_not_support(run):
+    run({"create": "log", "capped": True, "size": 4096})
+    err = run.error({"find": "log", "tailable": True, "sort": {"a": 1}})
+    assert (err["code"], err["errmsg"]) == (2, "cannot use tailable option with a sort other than {$natural: 1}")
+    for option, value in (("skip", 1), ("showRecordId", True), ("returnKey", True)):
+        assert run.error({"find": "log", "tailable": True, option: value})["code"] == 238

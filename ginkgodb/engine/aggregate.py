@@ -33,24 +33,37 @@ def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[d
 
 
 def _docs(engine, db: str, coll: str, req: Q.FindRequest, ctx, reader=None) -> Iterator[dict]:
-    """The documents of a collection matching `req` (none when it does not exist)."""
-    own = reader is None
-    reader = reader or engine.reader()
-    try:
-        reader.open()
-        state = reader.catalog.collection(db, coll)
-        if state is None:
-            if req.filter:
-                from ..query.match import compile_filter
-                compile_filter(req.filter)
-            return
-        built = Q.build(state, reader, req, ctx)
-        decode = bson.decode
-        for _, raw, doc in built.root.rows():
-            yield doc if doc is not None else decode(raw)
-    finally:
-        if own:
-            reader.close()
+    """The documents of a collection matching `req` (none when it does not exist). With the
+    cursor's `reader`, the query is planned now, so a bad filter or hint fails the command
+    before any batch (even with batchSize 0); alone, it runs on its own reader when iterated."""
+    if reader is None:
+        return _docs_on_own_reader(engine, db, coll, req, ctx)
+    with reader:
+        built = _plan(reader, db, coll, req, ctx)
+    return _rows(built) if built is not None else iter(())
+
+
+def _docs_on_own_reader(engine, db: str, coll: str, req: Q.FindRequest, ctx) -> Iterator[dict]:
+    with engine.reader() as reader:
+        built = _plan(reader, db, coll, req, ctx)
+        if built is not None:
+            yield from _rows(built)
+
+
+def _plan(reader, db: str, coll: str, req: Q.FindRequest, ctx) -> Optional[Q.BuiltPlan]:
+    state = reader.catalog.collection(db, coll)
+    if state is None:
+        if req.filter:
+            from ..query.match import compile_filter
+            compile_filter(req.filter)
+        return None
+    return Q.build(state, reader, req, ctx)
+
+
+def _rows(built: Q.BuiltPlan) -> Iterator[dict]:
+    decode = bson.decode
+    for _, raw, doc in built.root.rows():
+        yield doc if doc is not None else decode(raw)
 
 
 def split_pushdown(pipeline: list) -> tuple[Q.FindRequest, list]:

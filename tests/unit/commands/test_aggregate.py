@@ -1,6 +1,8 @@
 """aggregate: the pipeline and cursor parameters, and the cursor reply."""
 from __future__ import annotations
 
+import pytest
+
 
 def test_reply_is_a_cursor_on_the_collection(run):
     run.insert("c", *({"_id": i} for i in range(3)))
@@ -75,3 +77,23 @@ def test_a_change_stream_on_a_standalone_is_40573(run):
     err = run.error({"aggregate": "c", "pipeline": [{"$changeStream": {}}], "cursor": {}})
     assert (err["code"], err["codeName"], err["errmsg"]) == (
         40573, "Location40573", "The $changeStream stage is only supported on replica sets")
+
+
+def test_aggregate_hint_reaches_the_pushed_down_find(run):
+    run.insert("c", {"a": 1, "b": 2})
+    run({"createIndexes": "c", "indexes": [{"key": {"a": 1}, "name": "a_1"}, {"key": {"b": 1}, "name": "b_1"}]})
+    explained = run({"aggregate": "c", "pipeline": [{"$match": {"a": 1}}, {"$group": {"_id": "$a"}}],
+                     "explain": True, "hint": "b_1"})
+    scan = explained["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["inputStage"]
+    assert scan["indexName"] == "b_1"
+    found = run({"aggregate": "c", "pipeline": [{"$match": {"a": 1}}], "cursor": {}, "hint": {"b": 1}})
+    assert [d["b"] for d in found["cursor"]["firstBatch"]] == [2]
+
+
+@pytest.mark.parametrize("pipeline", [[{"$match": {"a": 1}}], [{"$group": {"_id": "$a"}}], []])
+@pytest.mark.parametrize("batch_size", [None, 0])
+def test_aggregate_hint_of_a_missing_index_is_bad_value(run, pipeline, batch_size):
+    run.insert("c", {"a": 1})
+    cursor = {} if batch_size is None else {"batchSize": batch_size}
+    err = run.error({"aggregate": "c", "pipeline": pipeline, "cursor": cursor, "hint": "nope"})
+    assert (err["code"], err["errmsg"]) == (2, "hint provided does not correspond to an existing index")

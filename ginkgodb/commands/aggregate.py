@@ -49,7 +49,7 @@ def aggregate(ctx: CommandContext, args: Args) -> dict:
     size = P.get_int(args.cursor, "batchSize", None, command="aggregate.cursor", minimum=0)
     cursor = ctx.engine.aggregate(args.db, args.coll, pipeline, ctx, args.let, args.collation,
                                   sources={"$currentOp": lambda spec: current_ops(ctx)}, hint=args.hint)
-    return first_batch(ctx, cursor, first_batch_size(size), False)
+    return first_batch(ctx, cursor, first_batch_size(size), False, args.cmd)
 
 
 @aggregate.explains

@@ -26,6 +26,7 @@ class CommandContext:
     deadline: Optional[float] = None
     killed: bool = False
     extra: dict = field(default_factory=dict)
+    profiling: Any = None   # the profiler's OpRecord while this command is profiled (profiler.py)
 
     def check_interrupt(self) -> None:
         if self.killed:

@@ -17,6 +17,8 @@ from ..errors import CommandError, ErrorCode, StorageError
 from .context import CommandContext
 from .declare import COMMANDS
 from .generic import check_generic, deadline_from
+from .profile import PROFILE
+from .profiler import profiled_dispatch
 from .server_parameters import test_commands_enabled
 
 log = logging.getLogger("ginkgodb.commands")
@@ -37,7 +39,14 @@ def command_name(cmd: Mapping[str, Any]) -> str:
 
 
 def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
-    """Run one command document; always returns a reply with `ok` (never raises CommandError)."""
+    """Run one command document; always returns a reply with `ok` (never raises CommandError).
+    While some database profiles, the profiler runs it and records it (profiler.py)."""
+    if PROFILE.active:
+        return profiled_dispatch(ctx, cmd, _dispatch)
+    return _dispatch(ctx, cmd)
+
+
+def _dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     try:
         name = command_name(cmd)
         spec = COMMANDS.get(name)

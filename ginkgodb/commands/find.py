@@ -22,6 +22,7 @@ from .declare import (
     string,
     value,
 )
+from .profiler import note_cursor, note_resumed
 from .replies import cursor_reply, explain_reply
 
 
@@ -72,7 +73,7 @@ def find(ctx: CommandContext, args: Args) -> dict:
     if args.await_data:
         raise CommandError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
     cursor = ctx.engine.find(args.db, args.coll, req, ctx, no_timeout=args.no_cursor_timeout)
-    return first_batch(ctx, cursor, size, args.single_batch)
+    return first_batch(ctx, cursor, size, args.single_batch, args.cmd)
 
 
 @find.explains
@@ -94,11 +95,14 @@ def _tailable(ctx: CommandContext, args: Args, req: FindRequest, size: int) -> d
     cursor = ctx.engine.tail(args.db, args.coll, req.filter, ctx, await_data=args.await_data,
                              no_timeout=args.no_cursor_timeout)
     batch = cursor.next_batch(size, ctx) if size != 0 else []
+    cursor.origin = args.cmd
     cid = ctx.engine.cursors.register(cursor)
+    if ctx.profiling is not None:
+        note_cursor(ctx, cursor, len(batch), cid)
     return cursor_reply(cid, cursor.ns, batch, True)
 
 
-def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bool) -> dict:
+def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bool, origin: Any = None) -> dict:
     """Run batch one; keep the cursor open only if more may follow."""
     try:
         batch = cursor.next_batch(size, ctx) if size != 0 else []
@@ -107,8 +111,13 @@ def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bo
         raise
     if cursor.exhausted or single:
         cursor.close()
+        if ctx.profiling is not None:
+            note_cursor(ctx, cursor, len(batch), 0)
         return cursor_reply(0, cursor.ns, batch, True)
+    cursor.origin = origin
     cid = ctx.engine.cursors.register(cursor)
+    if ctx.profiling is not None:
+        note_cursor(ctx, cursor, len(batch), cid)
     return cursor_reply(cid, cursor.ns, batch, True)
 
 
@@ -124,6 +133,7 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
     ns = f"{args.db}.{args.collection}"
     cursor = ctx.engine.cursors.get(cid, ns)
     size = args.batch_size or None
+    note_resumed(ctx, cursor)
     with cursor.lock:
         if isinstance(cursor, TailableCursor):
             wait = (P.get_int(args.cmd, "maxTimeMS", 1000) or 0) / 1000.0 if cursor.await_data else 0.0
@@ -133,6 +143,8 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
                 ctx.engine.cursors.forget(cid)
                 cursor.close()
                 raise
+            if ctx.profiling is not None:
+                note_cursor(ctx, cursor, len(batch), cid)
             return cursor_reply(cid, ns, batch, False)
         try:
             batch = cursor.next_batch(size, ctx)
@@ -143,7 +155,11 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
         if cursor.exhausted:
             ctx.engine.cursors.forget(cid)
             cursor.close()
+            if ctx.profiling is not None:
+                note_cursor(ctx, cursor, len(batch), 0)
             return cursor_reply(0, ns, batch, False)
+    if ctx.profiling is not None:
+        note_cursor(ctx, cursor, len(batch), cid)
     return cursor_reply(cid, ns, batch, False)
 
 

@@ -10,6 +10,7 @@ from ..limits import MAX_WRITE_BATCH_SIZE
 from . import fields as P
 from .context import CommandContext
 from .declare import Args, Field, Target, boolean, command, let, on_collection, value
+from .profiler import note_writes
 from .replies import explain_reply
 
 
@@ -26,8 +27,10 @@ def _statements(args: Args, field: str) -> list:
 
 def finish(ctx: CommandContext, cmd: Mapping, outcome: Optional[WriteOutcome], body: dict) -> dict:
     """writeErrors if any, and `j: true` durability before the acknowledgement."""
-    if outcome is not None and outcome.errors:
-        body["writeErrors"] = outcome.errors
+    if outcome is not None:
+        if outcome.errors:
+            body["writeErrors"] = outcome.errors
+        note_writes(ctx, outcome)
     wc = cmd.get("writeConcern")
     if isinstance(wc, Mapping) and (wc.get("j") or wc.get("fsync")):
         ctx.engine.sync()

@@ -32,7 +32,7 @@ def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[d
     return PipelineContext(db=db, variables=dict(variables or {}), source=source, collection=coll)
 
 
-def _docs(engine, db: str, coll: str, req: Q.FindRequest, ctx, reader=None) -> Iterator[dict]:
+def _docs(engine, db: str, coll: str, req: Q.FindRequest, ctx, reader=None, stats=None) -> Iterator[dict]:
     """The documents of a collection matching `req` (none when it does not exist). With the
     cursor's `reader`, the query is planned now, so a bad filter or hint fails the command
     before any batch (even with batchSize 0); alone, it runs on its own reader when iterated."""
@@ -40,6 +40,8 @@ def _docs(engine, db: str, coll: str, req: Q.FindRequest, ctx, reader=None) -> I
         return _docs_on_own_reader(engine, db, coll, req, ctx)
     with reader:
         built = _plan(reader, db, coll, req, ctx)
+    if stats is not None:
+        stats.built = built
     return _rows(built) if built is not None else iter(())
 
 
@@ -104,11 +106,12 @@ def _stage_name(stage: Any) -> Optional[str]:
 
 def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variables: Optional[dict] = None,
         reader=None, sources: Optional[dict] = None, collation: Optional[dict] = None,
-        hint: Any = None) -> Iterator[dict]:
+        hint: Any = None, stats=None) -> Iterator[dict]:
     """Documents out of the pipeline (decoded). `coll` None is `aggregate: 1`.
 
     `sources` maps first-stage names the front end answers (e.g. `$currentOp`, which only the
-    server knows) to callables taking the stage's spec and returning documents."""
+    server knows) to callables taking the stage's spec and returning documents. `stats` (a
+    cursors.PlanStats) is given the pushed-down find's plan."""
     from ..query.pipeline import run_pipeline
     from .views import resolve
     view = resolve(engine.catalog, db, coll) if coll is not None else None
@@ -132,7 +135,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         req.variables = variables
         req.collation = collation  # applies to the leading $match/$sort the planner runs
         req.hint = hint
-        source = _docs(engine, db, coll, req, ctx, reader)
+        source = _docs(engine, db, coll, req, ctx, reader, stats)
         docs = run_pipeline(rest, source, pctx) if rest else source
     if out_stage is not None:
         write_out(engine, db, out_stage, docs)

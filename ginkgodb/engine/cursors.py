@@ -21,11 +21,36 @@ MAX_BATCH_BYTES = MAX_BSON_OBJECT_SIZE  # a batch fits in one reply document, as
 IDLE_TIMEOUT = 600.0  # seconds, mongod's cursorTimeoutMillis default
 
 
+class PlanStats:
+    """The plan a cursor reads through, for the profiler: what its stages examined so far and
+    its planSummary, read only when asked (the stages keep their counters anyway)."""
+
+    __slots__ = ("built",)
+
+    def __init__(self, built: Any = None) -> None:
+        self.built = built            # a plan_builder.BuiltPlan, or None (no plan: a view, a source stage)
+
+    @property
+    def keys_examined(self) -> int:
+        return self.built.keys_examined if self.built is not None else 0
+
+    @property
+    def docs_examined(self) -> int:
+        return self.built.docs_examined if self.built is not None else 0
+
+    @property
+    def plan_summary(self) -> Optional[str]:
+        return self.built.plan_summary if self.built is not None else None
+
+
 class ServerCursor:
     def __init__(self, ns: str, docs: Iterator[RawBSONDocument], reader: Any, *,
-                 limit: int = 0, no_timeout: bool = False, on_close=None) -> None:
+                 limit: int = 0, no_timeout: bool = False, on_close=None,
+                 stats: Any = None) -> None:
         self.id = 0
         self.ns = ns
+        self.stats = stats            # its plan's counters: a BuiltPlan, a PlanStats, or None (no plan)
+        self.origin: Any = None       # the command that opened it (a getMore's profile entry shows it)
         self._docs = docs
         self._reader = reader
         self.remaining = limit if limit > 0 else None

@@ -17,7 +17,7 @@ from . import ddl, reads, writes
 from .batch import WriteBatch
 from .catalog import Catalog, CollectionMeta
 from .chunked_reader import ChunkedReader
-from .cursors import ServerCursor, TailableCursor
+from .cursors import PlanStats, ServerCursor, TailableCursor
 from .plan_builder import FindRequest, collation_of
 from .stats import CollectionSizes, collection_sizes, database_sizes
 from .validation import validator
@@ -183,8 +183,9 @@ class EngineOperations(abc.ABC):
         from bson.raw_bson import RawBSONDocument
         collation_of(collation)  # a malformed collation fails before any work
         reader = self.reader()
+        stats = PlanStats()
         docs = pipelines.run(self, db, coll, pipeline, ctx, variables, reader, sources=sources,
-                             collation=collation, hint=hint)
+                             collation=collation, hint=hint, stats=stats)
 
         def encoded() -> Iterator[RawBSONDocument]:
             encode = bson.encode
@@ -192,7 +193,7 @@ class EngineOperations(abc.ABC):
                 yield d if isinstance(d, RawBSONDocument) else RawBSONDocument(encode(d))
 
         ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"
-        return ServerCursor(ns, encoded(), reader)
+        return ServerCursor(ns, encoded(), reader, stats=stats)
 
     # ------------------------------------------------------------------ explain
     def explain_find(self, db: str, coll: str, req: FindRequest, verbosity: str,

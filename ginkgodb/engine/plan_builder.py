@@ -38,11 +38,31 @@ class BuiltPlan:
         self._matcher = matcher
 
     @property
+    def plan_summary(self) -> str:
+        return plan_summary(self.plan)
+
+    @property
+    def keys_examined(self) -> int:
+        return self.root.keys_examined()
+
+    @property
+    def docs_examined(self) -> int:
+        return self.root.docs_examined()
+
+    @property
     def matcher(self) -> Any:
         """The whole filter, compiled (positional `$` needs it even when an index answered)."""
         if self._matcher is None and self._req.filter:
             self._matcher = cached_filter(self._req.filter, self._req)
         return self._matcher
+
+
+def plan_summary(plan: QueryPlan) -> str:
+    """mongod's planSummary: `COLLSCAN`, `IDHACK`, `IXSCAN { a: 1 }` (one per scan of an OR), `EOF`."""
+    if plan.kind in ("IXSCAN", "OR") and plan.scans:
+        from ..bsonutil.shell_format import format_document
+        return ", ".join(f"IXSCAN {format_document(dict(p.index.key))}" for p in plan.scans)
+    return plan.kind
 
 
 _FILTER_CACHE: dict = {}

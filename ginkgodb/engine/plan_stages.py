@@ -99,10 +99,11 @@ class CollScan(Stage):
         return out
 
     def stat_fields(self) -> dict:
-        return {"docsExamined": self.examined}
+        return {"docsExamined": self.docs_examined()}
 
     def docs_examined(self) -> int:
-        return self.examined
+        # without a filter every record examined is returned (the loop counts only at the end)
+        return self.n_returned if self.matcher is None else self.examined
 
 
 class IndexScan(Stage):

@@ -37,7 +37,8 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
     except BaseException:
         reader.close()
         raise
-    return ServerCursor(f"{db}.{coll}", _raw_docs(built.root), reader, no_timeout=no_timeout)
+    return ServerCursor(f"{db}.{coll}", _raw_docs(built.root), reader, no_timeout=no_timeout,
+                        stats=built)
 
 
 def _refuse_on_view(req: Q.FindRequest) -> None:

@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--setParameter", dest="set_parameters", action="append", default=[],
                        metavar="NAME=VALUE",
                        help="set a server parameter at startup, as mongod's --setParameter (repeatable), "
-                            "e.g. enableTestCommands=1")
+                            "e.g. enableTestCommands=1 or ttlMonitorSleepSecs=5")
     serve.add_argument("--oplogSize", type=int, default=None, dest="oplog_size_mb", metavar="MB",
                        help="size of a new oplog in megabytes (default: 5%% of the free disk space, "
                             "between 990 MB and 50 GB, as mongod)")

@@ -9,6 +9,7 @@ arrays `[ v ]` everywhere (an update error's `{_id: 1}` gets its braces from the
 from __future__ import annotations
 
 import datetime
+import decimal
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -78,6 +79,26 @@ def _shell_regex(v: Any) -> str:
 SHELL = Style(format_double, _shell_string, (((Regex, re.Pattern), _shell_regex),))
 
 
+def _dup_key_decimal(v: Decimal128) -> str:
+    """A Decimal128 key as mongod's duplicate-key message shows it: rebuilt from the index key
+    without its type information, so the number it equals (`10`, `0.5`), as a decimal only when
+    no integer or double holds it exactly."""
+    d = v.to_decimal()
+    if d.is_nan():
+        return 'NumberDecimal("NaN")'
+    if d.is_infinite():
+        return format_double(float(d))
+    if d == d.to_integral_value() and abs(d) < 2 ** 63:
+        return str(int(d))
+    if decimal.Decimal(float(d)) == d:
+        return format_double(float(d))
+    return f'NumberDecimal("{v}")'
+
+
+#: duplicate-key messages: the shell style, decimals printed as the number they hold
+DUP_KEY = Style(format_double, _shell_string, (*SHELL.special, (Decimal128, _dup_key_decimal)))
+
+
 def format_value(v: Any, style: Style = SHELL) -> str:
     """One value without a field name."""
     for types, special in style.special:
@@ -136,5 +157,5 @@ def _format_other(v: Any) -> str:
     return repr(v)
 
 
-__all__ = ["Style", "SHELL", "quoted", "double_nice", "format_double", "format_value",
+__all__ = ["Style", "SHELL", "DUP_KEY", "quoted", "double_nice", "format_double", "format_value",
            "format_element", "format_document"]

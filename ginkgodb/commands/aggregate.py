@@ -52,7 +52,7 @@ def aggregate(ctx: CommandContext, args: Args) -> dict:
     cursor = ctx.engine.aggregate(args.db, args.coll, pipeline, ctx, args.let, args.collation,
                                   sources={"$currentOp": lambda spec: current_ops(ctx)}, hint=args.hint,
                                   allow_disk_use=allow_disk_use(args))
-    return first_batch(ctx, cursor, first_batch_size(size), False)
+    return first_batch(ctx, cursor, first_batch_size(size), False, args.cmd)
 
 
 @aggregate.explains

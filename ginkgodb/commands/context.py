@@ -32,6 +32,7 @@ class CommandContext:
     #: engine itself (`engine` is then the view of that scope: a transaction's, say)
     transaction: Any = None
     base_engine: Any = None
+    profiling: Any = None   # the profiler's OpRecord while this command is profiled (profiler.py)
 
     def check_interrupt(self) -> None:
         if self.killed:

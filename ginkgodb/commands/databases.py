@@ -13,6 +13,13 @@ def drop_database(ctx: CommandContext, args: Args) -> dict:
     return {"dropped": args.db}
 
 
+#: A standalone mongod always has `admin` (its system.version holds the feature compatibility
+#: version, which ginkgodb answers without a collection), so it is always listed; `config` and
+#: `local` hold mongod's session cache and startup log, which ginkgodb does not keep, so they are
+#: listed only once a client creates collections in them.
+ALWAYS_LISTED = ("admin",)
+
+
 @command("listDatabases", help="Databases with their sizes.", admin_only=True,
          fields=(doc("filter"), boolean("nameOnly"), boolean("authorizedDatabases")), api_version_1=True,
          privileges=(on_cluster("listDatabases"),))
@@ -20,13 +27,13 @@ def list_databases(ctx: CommandContext, args: Args) -> dict:
     engine = ctx.engine
     name_only = args.name_only
     dbs = []
-    for name in engine.database_names():
+    for name in sorted({*engine.database_names(), *ALWAYS_LISTED}):
         if name_only:
             dbs.append({"name": name})
             continue
         size = engine.database_stats(name)
         dbs.append({"name": name, "sizeOnDisk": size["storageSize"] + size["indexSize"],
-                    "empty": size["objects"] == 0})
+                    "empty": size["collections"] == 0})
     filt = args.filter
     if filt:
         from ..query.match import compile_filter
@@ -72,9 +79,9 @@ def collection_stats(ctx: CommandContext, db: str, coll: str, scale: int) -> dic
            "indexBuilds": [], "totalIndexSize": s.total_index_size // scale,
            "totalSize": (s.storage_size + s.total_index_size) // scale,
            "indexSizes": {k: v // scale for k, v in s.index_sizes.items()}, "scaleFactor": scale}
-    if meta.options.get("capped"):
-        out["max"] = meta.options.get("max", 0)
-        out["maxSize"] = meta.options.get("size")
+    if s.capped_max_size is not None:
+        out["max"] = s.capped_max_docs
+        out["maxSize"] = s.capped_max_size // scale
     return out
 
 

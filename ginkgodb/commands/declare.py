@@ -159,6 +159,7 @@ class CommandSpec:
     api_version_1: ApiPolicy = False      # part of the Stable API v1 (apiStrict)
     write_concern: bool = False           # accepts writeConcern
     explain: Optional[Callable[[Any, Args, str], dict]] = None
+    test_only: bool = False               # exists only with enableTestCommands (as mongod's)
 
     def parse(self, cmd: Mapping, name: Optional[str] = None) -> Args:
         """Check every field against the declaration and read the accepted ones."""
@@ -224,11 +225,13 @@ def command(name: str, *aliases: str, help: str, fields: tuple[Field, ...] = (),
             target: Target = Target.VALUE, admin_only: bool = False, write: bool = False,
             open_fields: str = "", inline: InlinePolicy = False,
             privileges: tuple[Privilege, ...] = (), requires_auth: bool = True,
-            api_version_1: ApiPolicy = False, write_concern: bool = False) -> Callable[[Handler], CommandSpec]:
+            api_version_1: ApiPolicy = False, write_concern: bool = False,
+            test_only: bool = False) -> Callable[[Handler], CommandSpec]:
     """Register a handler `(ctx, args) -> reply` under `name` and its exact-case aliases."""
     def register(fn: Handler) -> CommandSpec:
         spec = CommandSpec(name, fn, help, {f.name: f for f in fields}, target, aliases, admin_only, write,
-                           open_fields, inline, privileges, requires_auth, api_version_1, write_concern)
+                           open_fields, inline, privileges, requires_auth, api_version_1, write_concern,
+                           test_only=test_only)
         for key in (name, *aliases):
             assert key not in COMMANDS, f"command {key} registered twice"
             COMMANDS[key] = spec

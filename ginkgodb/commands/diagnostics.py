@@ -19,6 +19,7 @@ from ..version import MONGODB_VERSION, __version__
 from ._system_facts import host_info, target_os
 from .context import CommandContext
 from .declare import COMMANDS, Args, boolean, command, on_cluster
+from .server_parameters import test_commands_enabled
 
 #: commands a client may run before authenticating (mongod's requiresAuth: false)
 _NO_AUTH = frozenset({"hello", "isMaster", "ismaster", "ping", "buildInfo", "buildinfo",
@@ -91,8 +92,11 @@ def connection_status(ctx: CommandContext, args: Args) -> dict:
 @command("listCommands", help="get a list of all db commands", inline=True, requires_auth=False)
 def list_commands(ctx: CommandContext, args: Args) -> dict:
     commands = {}
+    with_tests = test_commands_enabled()
     for name in sorted(COMMANDS):
         spec = COMMANDS[name]
+        if spec.test_only and not with_tests:
+            continue
         commands[name] = {"help": spec.help, "requiresAuth": name not in _NO_AUTH,
                           "secondaryOk": not spec.write, "adminOnly": spec.admin_only,
                           "apiVersions": [], "deprecatedApiVersions": []}

@@ -1,6 +1,7 @@
 """The one boundary where command documents become replies and exceptions become error replies.
 
-Order of checks, all before a handler runs: the command exists (59), admin-only commands run
+Order of checks, all before a handler runs: the command exists (59; test-only commands exist
+only with enableTestCommands), admin-only commands run
 against admin (13), the generic fields are acceptable (generic.py), the command's own fields are
 as declared (declare.py). On a replica-set member, what a member checks (member_requests.py);
 then the fail points (fail_points.py, test commands only). Then the handler runs with the
@@ -22,9 +23,11 @@ from .declare import COMMANDS, writes_data
 from .fail_points import FAIL_POINTS, Firing, fail_after, fail_before
 from .generic import check_generic, deadline_from
 from .member_requests import before_command, decorate_reply
+from .profile import PROFILE
+from .profiler import profiled_dispatch
 from .replica_set import member_of
 from .replies import ErrmsgOnlyFailure
-from .server_parameters import script_settings
+from .server_parameters import script_settings, test_commands_enabled
 from .transactions import enter
 
 log = logging.getLogger("ginkgodb.commands")
@@ -68,7 +71,14 @@ def _in_scope(ctx: CommandContext, spec: Any, cmd: Mapping[str, Any], args: Any)
 
 
 def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
-    """Run one command document; always returns a reply with `ok` (never raises CommandError)."""
+    """Run one command document; always returns a reply with `ok` (never raises CommandError).
+    While some database profiles, the profiler runs it and records it (profiler.py)."""
+    if PROFILE.active:
+        return profiled_dispatch(ctx, cmd, _dispatch)
+    return _dispatch(ctx, cmd)
+
+
+def _dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     member = member_of(ctx)
     reply = _run(ctx, cmd, member)
     if member is not None:
@@ -81,7 +91,7 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
     try:
         name = command_name(cmd)
         spec = COMMANDS.get(name)
-        if spec is None:
+        if spec is None or (spec.test_only and not test_commands_enabled()):
             raise CommandError(ErrorCode.CommandNotFound, f"no such command: '{name}'")
         if spec.admin_only and cmd.get("$db", "admin") != "admin":
             raise CommandError(ErrorCode.Unauthorized,

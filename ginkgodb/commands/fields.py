@@ -33,7 +33,7 @@ def check_unknown(cmd: Mapping, allowed: frozenset | set, command: Optional[str]
             raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{key}' is an unknown field.")
 
 
-def _wrong_type(command: str, field: str, value: Any, expected: str) -> CommandError:
+def wrong_type(command: str, field: str, value: Any, expected: str) -> CommandError:
     return CommandError(ErrorCode.TypeMismatch,
                         f"BSON field '{command}.{field}' is the wrong type '{type_name(value)}', "
                         f"expected type{'s' if expected.startswith('[') else ''} '{expected}'")
@@ -46,12 +46,13 @@ def get_int(cmd: Mapping, field: str, default: Optional[int] = None, *, command:
     if v is None:
         return default
     if not is_number(v):
-        raise _wrong_type(command, field, v, _NUMBER_TYPES)
+        raise wrong_type(command, field, v, _NUMBER_TYPES)
     if isinstance(v, Decimal128):
         v = v.to_decimal()
     n = int(v)
     if minimum is not None and n < minimum:
-        raise CommandError(ErrorCode.BatchSizeNegative if field == "batchSize" else ErrorCode.BadValue,
+        # 51024 is the location of mongod's IDL `gte` validator, whichever field it checks
+        raise CommandError(ErrorCode.BatchSizeNegative,
                            f"BSON field '{field}' value must be >= {minimum}, actual value '{n}'")
     return n
 
@@ -64,7 +65,7 @@ def get_bool(cmd: Mapping, field: str, default: bool = False, *, command: Option
         return v
     if is_number(v):
         return bool(v)
-    raise _wrong_type(command or next(iter(cmd)), field, v, "bool")
+    raise wrong_type(command or next(iter(cmd)), field, v, "bool")
 
 
 def get_doc(cmd: Mapping, field: str, default: Any = None, *, command: Optional[str] = None) -> Any:
@@ -75,7 +76,7 @@ def get_doc(cmd: Mapping, field: str, default: Any = None, *, command: Optional[
         import bson
         return bson.decode(v.raw)
     if not isinstance(v, Mapping):
-        raise _wrong_type(command or next(iter(cmd)), field, v, "object")
+        raise wrong_type(command or next(iter(cmd)), field, v, "object")
     return dict(v) if not isinstance(v, dict) else v
 
 
@@ -84,7 +85,7 @@ def get_array(cmd: Mapping, field: str, default: Any = None, *, command: Optiona
     if v is None:
         return default
     if not isinstance(v, list):
-        raise _wrong_type(command or next(iter(cmd)), field, v, "array")
+        raise wrong_type(command or next(iter(cmd)), field, v, "array")
     return v
 
 
@@ -109,7 +110,7 @@ def get_str(cmd: Mapping, field: str, default: Optional[str] = None, *, command:
     if v is None:
         return default
     if not isinstance(v, str):
-        raise _wrong_type(command or next(iter(cmd)), field, v, "string")
+        raise wrong_type(command or next(iter(cmd)), field, v, "string")
     return v
 
 

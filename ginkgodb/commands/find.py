@@ -28,9 +28,9 @@ from .declare import (
     let,
     on_collection,
     string,
-    unimplemented,
     value,
 )
+from .profiler import note_cursor, note_resumed
 from .replies import cursor_reply, explain_reply
 
 
@@ -46,10 +46,7 @@ FIND_FIELDS = (
     doc("filter", {}), doc("sort"), doc("projection"), value("hint"),
     integer("skip", 0, minimum=0), integer("limit", 0, minimum=0), integer("batchSize", minimum=0),
     boolean("singleBatch"), boolean("tailable"), boolean("awaitData"), boolean("noCursorTimeout"),
-    doc("collation"), let(),
-    unimplemented("min", "index bounds from min/max are not implemented"),
-    unimplemented("max", "index bounds from min/max are not implemented"),
-    unimplemented("returnKey"), unimplemented("showRecordId"),
+    doc("collation"), let(), doc("min"), doc("max"), boolean("returnKey"), boolean("showRecordId"),
     boolean("allowDiskUse"),  # a blocking SORT past its memory limit spills (or answers 292)
     ignored("allowPartialResults", "a standalone has no shards to miss"),
     ignored("oplogReplay", "deprecated since 4.4 and without effect in mongod"),
@@ -60,9 +57,13 @@ FIND_FIELDS = (
 
 
 def find_request(args: Args) -> FindRequest:
+    lo, hi = args.min or None, args.max or None
+    if lo is not None and hi is not None and list(lo) != list(hi):
+        raise CommandError(ErrorCode.MinMaxFieldsDiffer, "min and max must have the same field names")
     return FindRequest(filter=args.filter, sort=args.sort or None, projection=args.projection or None,
                        skip=args.skip, limit=args.limit, hint=args.hint, collation=args.collation,
-                       variables=args.let, allow_disk_use=allow_disk_use(args))
+                       variables=args.let, min_key=lo, max_key=hi, return_key=args.return_key,
+                       show_record_id=args.show_record_id, allow_disk_use=allow_disk_use(args))
 
 
 def allow_disk_use(args: Args) -> Optional[bool]:
@@ -88,7 +89,7 @@ def find(ctx: CommandContext, args: Args) -> dict:
     if args.await_data:
         raise CommandError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
     cursor = ctx.engine.find(args.db, args.coll, req, ctx, no_timeout=args.no_cursor_timeout)
-    return first_batch(ctx, cursor, size, args.single_batch)
+    return first_batch(ctx, cursor, size, args.single_batch, args.cmd)
 
 
 @find.explains
@@ -100,17 +101,24 @@ def explain_find(ctx: CommandContext, args: Args, verbosity: str) -> dict:
 def _tailable(ctx: CommandContext, args: Args, req: FindRequest, size: int) -> dict:
     if not ctx.engine.is_capped(args.db, args.coll):
         raise CommandError(ErrorCode.BadValue, "tailable cursor requested on non capped collection")
-    if req.sort and list(req.sort) != ["$natural"] or req.skip or req.limit or req.projection:
-        raise CommandError(ErrorCode.BadValue,
-                           "tailable cursors support a filter only (no sort, skip, limit or projection)")
+    if req.sort and list(req.sort) != ["$natural"]:
+        raise CommandError(ErrorCode.BadValue, "cannot use tailable option with a sort other than {$natural: 1}")
+    if (req.skip or req.limit or req.projection or req.hint is not None or req.min_key or req.max_key
+            or req.return_key or req.show_record_id):
+        raise CommandError(ErrorCode.NotImplemented,
+                           "tailable cursors support a filter only (no skip, limit, projection, hint, min, max, "
+                           "returnKey or showRecordId) in ginkgodb")
     cursor = ctx.engine.tail(args.db, args.coll, req.filter, ctx, await_data=args.await_data,
                              no_timeout=args.no_cursor_timeout)
     batch = cursor.next_batch(size, ctx) if size != 0 else []
+    cursor.origin = args.cmd
     cid = ctx.engine.cursors.register(cursor)
+    if ctx.profiling is not None:
+        note_cursor(ctx, cursor, len(batch), cid)
     return cursor_reply(cid, cursor.ns, batch, True)
 
 
-def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bool) -> dict:
+def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bool, origin: Any = None) -> dict:
     """Run batch one; keep the cursor open only if more may follow."""
     try:
         batch = cursor.next_batch(size, ctx) if size != 0 else []
@@ -119,8 +127,13 @@ def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bo
         raise
     if cursor.exhausted or single:
         cursor.close()
+        if ctx.profiling is not None:
+            note_cursor(ctx, cursor, len(batch), 0)
         return cursor_reply(0, cursor.ns, batch, True)
+    cursor.origin = origin
     cid = ctx.engine.cursors.register(cursor)
+    if ctx.profiling is not None:
+        note_cursor(ctx, cursor, len(batch), cid)
     return cursor_reply(cid, cursor.ns, batch, True)
 
 
@@ -132,17 +145,25 @@ def first_batch(ctx: CommandContext, cursor: ServerCursor, size: int, single: bo
 def get_more(ctx: CommandContext, args: Args) -> dict:
     cid = args.value
     if not isinstance(cid, int) or isinstance(cid, bool):
-        raise CommandError(ErrorCode.TypeMismatch,
-                           "BSON field 'getMore.getMore' is the wrong type, expected type 'long'")
+        raise P.wrong_type("getMore", "getMore", cid, "long")
     ns = f"{args.db}.{args.collection}"
     cursor = ctx.engine.cursors.get(cid, ns)
     size = args.batch_size or None
+    note_resumed(ctx, cursor)
     with cursor.lock:
         if isinstance(cursor, ChangeStreamCursor):
             return _change_stream_more(ctx, cursor, cid, ns, size, args)
         if isinstance(cursor, TailableCursor):
             wait = (P.get_int(args.cmd, "maxTimeMS", 1000) or 0) / 1000.0 if cursor.await_data else 0.0
-            return cursor_reply(cid, ns, cursor.next_batch(size, ctx, wait), False)
+            try:
+                batch = cursor.next_batch(size, ctx, wait)
+            except CommandError:  # a lost position (136) ends the cursor, as mongod's
+                ctx.engine.cursors.forget(cid)
+                cursor.close()
+                raise
+            if ctx.profiling is not None:
+                note_cursor(ctx, cursor, len(batch), cid)
+            return cursor_reply(cid, ns, batch, False)
         try:
             batch = cursor.next_batch(size, ctx)
         except CommandError:
@@ -152,7 +173,11 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
         if cursor.exhausted:
             ctx.engine.cursors.forget(cid)
             cursor.close()
+            if ctx.profiling is not None:
+                note_cursor(ctx, cursor, len(batch), 0)
             return cursor_reply(0, ns, batch, False)
+    if ctx.profiling is not None:
+        note_cursor(ctx, cursor, len(batch), cid)
     return cursor_reply(cid, ns, batch, False)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ..engine import monitor_sleep, set_monitor_sleep
 from ..errors import CommandError, ErrorCode
 from ..query.js import ScriptSettings
 from ..query.knobs import KNOBS
@@ -41,6 +42,27 @@ def _boolean(value: Any) -> bool:
     if isinstance(value, bool) or is_number(value):
         return bool(value)
     raise ValueError
+
+
+def _seconds(value: Any) -> int:
+    if isinstance(value, bool) or not is_number(value) or int(value) != value or int(value) < 1:
+        raise ValueError
+    return int(value)
+
+
+def _from_text(text: str) -> Any:
+    """A --setParameter value: numbers and true/false as such, anything else as the string."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 #: the components mongod's logComponentVerbosity lists at the top level (-1: inherit verbosity)
@@ -100,6 +122,16 @@ class ParameterTable:
     def names(self) -> list[str]:
         return list(self._params)
 
+    def set_at_startup(self, name: str, text: str) -> None:
+        """`--setParameter name=value`: any known parameter, runtime-settable or not. Raises
+        CommandError for an unknown name or a bad value."""
+        if name not in self._params:
+            raise CommandError(ErrorCode.BadValue, f"Illegal --setParameter parameter: \"{name}\"")
+        try:
+            self.set(name, _from_text(text))
+        except CommandError as exc:
+            raise CommandError(ErrorCode.BadValue, f"Bad value for parameter \"{name}\": {exc.errmsg}") from None
+
     def set(self, name: str, raw: Any) -> Any:
         """Set a parameter from a command value; returns the previous value."""
         param = self._params[name]
@@ -145,7 +177,13 @@ PARAMETERS = ParameterTable([
     _knob("internalQueryMaxPushBytes", "max_push_bytes"),
     _knob("internalQueryMaxRangeBytes", "max_range_bytes"),
     _knob("internalQueryRegexMatchTimeoutMS", "regex_match_timeout_ms"),  # ginkgodb's own
+    # the TTL monitor's pause between passes, in seconds
+    Parameter("ttlMonitorSleepSecs", int(monitor_sleep()), coerce=_seconds, on_change=set_monitor_sleep),
 ])
+
+
+def test_commands_enabled() -> bool:
+    return bool(PARAMETERS.value("enableTestCommands"))
 
 
 @command("getParameter", admin_only=True,

@@ -10,14 +10,14 @@ from ..limits import MAX_WRITE_BATCH_SIZE
 from . import fields as P
 from .context import CommandContext
 from .declare import Args, Field, Target, boolean, command, let, on_collection, value
+from .profiler import note_writes
 from .replies import explain_reply
 
 
 def _statements(args: Args, field: str) -> list:
     items = getattr(args, field)
     if not isinstance(items, list):
-        raise CommandError(ErrorCode.TypeMismatch,
-                           f"BSON field '{args.name}.{field}' is the wrong type, expected type 'array'")
+        raise P.wrong_type(args.name, field, items, "array")
     if not items or len(items) > MAX_WRITE_BATCH_SIZE:
         raise CommandError(ErrorCode.InvalidLength,
                            f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. "
@@ -27,8 +27,10 @@ def _statements(args: Args, field: str) -> list:
 
 def finish(ctx: CommandContext, cmd: Mapping, outcome: Optional[WriteOutcome], body: dict) -> dict:
     """writeErrors if any, and `j: true` durability before the acknowledgement."""
-    if outcome is not None and outcome.errors:
-        body["writeErrors"] = outcome.errors
+    if outcome is not None:
+        if outcome.errors:
+            body["writeErrors"] = outcome.errors
+        note_writes(ctx, outcome)
     wc = cmd.get("writeConcern")
     if isinstance(wc, Mapping) and (wc.get("j") or wc.get("fsync")):
         ctx.engine.sync()
@@ -48,8 +50,7 @@ def insert(ctx: CommandContext, args: Args) -> dict:
     docs = _statements(args, "documents")
     for i, d in enumerate(docs):
         if not hasattr(d, "keys"):
-            raise CommandError(ErrorCode.TypeMismatch, f"BSON field 'insert.documents.{i}' is the wrong type, "
-                                                       "expected type 'object'")
+            raise P.wrong_type("insert", f"documents.{i}", d, "object")
     outcome = ctx.engine.insert(args.db, args.coll, docs, args.ordered, args.bypass_document_validation)
     return finish(ctx, args.cmd, outcome, {"n": outcome.n})
 

@@ -19,6 +19,7 @@ from .settings import SETTINGS
 from .transactions import Transaction, TransactionView
 from .transactions import abort as abort_transaction
 from .transactions import commit as commit_transaction
+from .ttl import monitor_sleep, set_monitor_sleep
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 
 __all__ = [
@@ -46,5 +47,7 @@ __all__ = [
     "commit_transaction",
     "default_oplog_size",
     "id_hack_key",
+    "monitor_sleep",
     "session_key",
+    "set_monitor_sleep",
 ]

@@ -36,25 +36,40 @@ def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[d
                            spill=Spill.for_request(allow_disk_use, engine.temp_dir()))
 
 
-def _docs(engine, db: str, coll: str, req: Q.FindRequest, ctx, reader=None) -> Iterator[dict]:
-    """The documents of a collection matching `req` (none when it does not exist)."""
-    own = reader is None
-    reader = reader or engine.reader()
-    try:
-        reader.open()
-        state = reader.catalog.collection(db, coll)
-        if state is None:
-            if req.filter:
-                from ..query.match import compile_filter
-                compile_filter(req.filter)
-            return
-        built = Q.build(state, reader, req, ctx)
-        decode = bson.decode
-        for _, raw, doc in built.root.rows():
-            yield doc if doc is not None else decode(raw)
-    finally:
-        if own:
-            reader.close()
+def _docs(engine, db: str, coll: str, req: Q.FindRequest, ctx, reader=None, stats=None) -> Iterator[dict]:
+    """The documents of a collection matching `req` (none when it does not exist). With the
+    cursor's `reader`, the query is planned now, so a bad filter or hint fails the command
+    before any batch (even with batchSize 0); alone, it runs on its own reader when iterated."""
+    if reader is None:
+        return _docs_on_own_reader(engine, db, coll, req, ctx)
+    with reader:
+        built = _plan(reader, db, coll, req, ctx)
+    if stats is not None:
+        stats.built = built
+    return _rows(built) if built is not None else iter(())
+
+
+def _docs_on_own_reader(engine, db: str, coll: str, req: Q.FindRequest, ctx) -> Iterator[dict]:
+    with engine.reader() as reader:
+        built = _plan(reader, db, coll, req, ctx)
+        if built is not None:
+            yield from _rows(built)
+
+
+def _plan(reader, db: str, coll: str, req: Q.FindRequest, ctx) -> Optional[Q.BuiltPlan]:
+    state = reader.catalog.collection(db, coll)
+    if state is None:
+        if req.filter:
+            from ..query.match import compile_filter
+            compile_filter(req.filter)
+        return None
+    return Q.build(state, reader, req, ctx)
+
+
+def _rows(built: Q.BuiltPlan) -> Iterator[dict]:
+    decode = bson.decode
+    for _, raw, doc in built.root.rows():
+        yield doc if doc is not None else decode(raw)
 
 
 def split_pushdown(pipeline: list) -> tuple[Q.FindRequest, list]:
@@ -104,11 +119,12 @@ def _stage_name(stage: Any) -> Optional[str]:
 
 def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variables: Optional[dict] = None,
         reader=None, sources: Optional[dict] = None, collation: Optional[dict] = None,
-        hint: Any = None, allow_disk_use: Optional[bool] = None) -> Iterator[dict]:
+        hint: Any = None, allow_disk_use: Optional[bool] = None, stats=None) -> Iterator[dict]:
     """Documents out of the pipeline (decoded). `coll` None is `aggregate: 1`.
 
     `sources` maps first-stage names the front end answers (e.g. `$currentOp`, which only the
-    server knows) to callables taking the stage's spec and returning documents."""
+    server knows) to callables taking the stage's spec and returning documents. `stats` (a
+    cursors.PlanStats) is given the pushed-down find's plan."""
     from ..query.pipeline import run_pipeline
     from .views import resolve
     if any(_stage_name(stage) == "$changeStream" for stage in pipeline[1:]):
@@ -137,7 +153,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         req.collation = collation  # applies to the leading $match/$sort the planner runs
         req.hint = hint
         req.allow_disk_use, req.temp_dir = allow_disk_use, engine.temp_dir()
-        source = _docs(engine, db, coll, req, ctx, reader)
+        source = _docs(engine, db, coll, req, ctx, reader, stats)
         docs = run_pipeline(rest, source, pctx) if rest else source
     if out_stage is not None:
         write_out(engine, db, out_stage, docs)
@@ -180,6 +196,9 @@ def _coll_stats(engine, db: str, coll: Optional[str], spec: dict) -> dict:
             "indexBuilds": [], "totalIndexSize": s.total_index_size // scale,
             "totalSize": (s.storage_size + s.total_index_size) // scale,
             "indexSizes": {k: v // scale for k, v in s.index_sizes.items()}, "scaleFactor": scale}
+        if s.capped_max_size is not None:
+            out["storageStats"]["max"] = s.capped_max_docs
+            out["storageStats"]["maxSize"] = s.capped_max_size // scale
     if isinstance(spec, dict) and "count" in spec:
         out["count"] = s.count
     return out

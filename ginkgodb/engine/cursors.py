@@ -21,11 +21,36 @@ MAX_BATCH_BYTES = MAX_BSON_OBJECT_SIZE  # a batch fits in one reply document, as
 IDLE_TIMEOUT = 600.0  # seconds, mongod's cursorTimeoutMillis default
 
 
+class PlanStats:
+    """The plan a cursor reads through, for the profiler: what its stages examined so far and
+    its planSummary, read only when asked (the stages keep their counters anyway)."""
+
+    __slots__ = ("built",)
+
+    def __init__(self, built: Any = None) -> None:
+        self.built = built            # a plan_builder.BuiltPlan, or None (no plan: a view, a source stage)
+
+    @property
+    def keys_examined(self) -> int:
+        return self.built.keys_examined if self.built is not None else 0
+
+    @property
+    def docs_examined(self) -> int:
+        return self.built.docs_examined if self.built is not None else 0
+
+    @property
+    def plan_summary(self) -> Optional[str]:
+        return self.built.plan_summary if self.built is not None else None
+
+
 class ServerCursor:
     def __init__(self, ns: str, docs: Iterator[RawBSONDocument], reader: Any, *,
-                 limit: int = 0, no_timeout: bool = False, on_close=None) -> None:
+                 limit: int = 0, no_timeout: bool = False, on_close=None,
+                 stats: Any = None) -> None:
         self.id = 0
         self.ns = ns
+        self.stats = stats            # its plan's counters: a BuiltPlan, a PlanStats, or None (no plan)
+        self.origin: Any = None       # the command that opened it (a getMore's profile entry shows it)
         self._docs = docs
         self._reader = reader
         self.remaining = limit if limit > 0 else None
@@ -91,8 +116,9 @@ class ServerCursor:
 
 class TailableCursor(ServerCursor):
     """A cursor on a capped collection that stays open at the end and picks up documents
-    inserted later (each pass resumes after the last record id it saw). An awaitData getMore
-    that finds nothing waits on the engine's commit signal (no polling)."""
+    inserted later. Every batch resumes after the last record id it saw, and first checks that
+    this record is still there: if it was evicted, the cursor's position is lost (136). An
+    awaitData getMore that finds nothing waits on the engine's commit signal (no polling)."""
 
     def __init__(self, ns: str, restart, reader: Any, *, await_data: bool, signal: Any = None,
                  **kw: Any) -> None:
@@ -104,6 +130,8 @@ class TailableCursor(ServerCursor):
 
     def next_batch(self, size: Optional[int], ctx: Any = None, await_seconds: float = 0.0) -> list:
         deadline = time.monotonic() + await_seconds
+        if self.n_returned or self.last_rid:
+            self._resume()
         while True:
             seen = self._signal.generation if self._signal is not None else 0
             batch = super().next_batch(size, ctx)
@@ -119,6 +147,14 @@ class TailableCursor(ServerCursor):
                 self._signal.wait(seen, left)
 
     _closed = False
+
+    def _resume(self) -> None:
+        """A new pass from the last record seen (which checks that it still exists)."""
+        close = getattr(self._docs, "close", None)
+        if close is not None:
+            close()
+        self.exhausted = False
+        self._docs = self._restart(self)
 
     def close(self) -> None:
         self._closed = True

@@ -154,8 +154,6 @@ def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[in
             if comparable_options(ix.options) == comparable_options(options):
                 raise CommandError(ErrorCode.IndexOptionsConflict,
                                    f"Index already exists with a different name: {ix.name}")
-        if list(key.items()) == [("_id", 1)] and name != "_id_":
-            raise CommandError(ErrorCode.BadValue, "The _id index must be named _id_")
         if len(meta.indexes) + len(new) >= MAX_INDEXES:
             raise CommandError(ErrorCode.CannotCreateIndex,
                                f"add index fails, too many indexes for {meta.ns} key:{bson.SON(key)}")

@@ -61,9 +61,10 @@ class Engine(EngineOperations):
     concurrently on snapshots and never wait for writers.
     """
 
-    def __init__(self, kv: KVEngine, *, ttl_interval: float = 60.0, oplog: Optional[bool] = None,
+    def __init__(self, kv: KVEngine, *, ttl_interval: Optional[float] = None, oplog: Optional[bool] = None,
                  oplog_bytes: Optional[int] = None) -> None:
-        """`oplog` None follows the GINKGODB_OPLOG environment switch (on unless "off");
+        """`ttl_interval`: seconds between TTL passes (None: follow ttlMonitorSleepSecs; 0: none).
+        `oplog` None follows the GINKGODB_OPLOG environment switch (on unless "off");
         `oplog_bytes` None gives a new oplog its default size (docs/design/oplog.md)."""
         from .oplog import Oplog, default_size, enabled_by_default
         self.kv = kv
@@ -90,10 +91,10 @@ class Engine(EngineOperations):
         if self.oplog.enabled:
             self.observers.insert(0, self.oplog)   # first: later observers see the batch's commit_ts
         from .ttl import TTLMonitor
-        self._ttl = TTLMonitor(self, ttl_interval) if ttl_interval > 0 else None
+        self._ttl = TTLMonitor(self, ttl_interval) if ttl_interval is None or ttl_interval > 0 else None
 
     @classmethod
-    def open(cls, path: Optional[str] = None, *, ttl_interval: float = 60.0, oplog: Optional[bool] = None,
+    def open(cls, path: Optional[str] = None, *, ttl_interval: Optional[float] = None, oplog: Optional[bool] = None,
              oplog_bytes: Optional[int] = None, **options: Any) -> Engine:
         """LMDB at `path` (created if needed), or in-memory when `path` is None."""
         return cls(open_engine(path, **options), ttl_interval=ttl_interval, oplog=oplog,

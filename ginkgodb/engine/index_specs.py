@@ -41,6 +41,27 @@ def validate_key_pattern(key: Any) -> dict:
     return key
 
 
+def is_id_pattern(key: dict) -> bool:
+    """`{_id: 1}`: the key pattern of the _id index."""
+    if len(key) != 1 or "_id" not in key:
+        return False
+    direction = key["_id"]
+    return isinstance(direction, (int, float)) and not isinstance(direction, bool) and direction == 1
+
+
+#: the only fields an _id index specification may hold (mongod's validateIdIndexSpec)
+_ID_INDEX_FIELDS = frozenset({"key", "name", "v", "ns", "collation"})
+
+
+def _check_id_index_spec(spec: dict) -> None:
+    for field in spec:
+        if field not in _ID_INDEX_FIELDS:
+            shown = spec if "v" in spec else {**spec, "v": 2}
+            raise CommandError(ErrorCode.InvalidIndexSpecificationOption,
+                               f"The field '{field}' is not valid for an _id index specification. "
+                               f"Specification: {format_document(shown)}")
+
+
 def normalize_spec(spec: Any) -> tuple[str, dict, dict]:
     """(name, key, options) from a createIndexes entry, with mongod's validation errors."""
     if not isinstance(spec, dict):
@@ -53,6 +74,12 @@ def normalize_spec(spec: Any) -> tuple[str, dict, dict]:
         raise CommandError(ErrorCode.FailedToParse, "The 'name' field is a required property of an index specification")
     if not isinstance(name, str) or not name:
         raise CommandError(ErrorCode.CannotCreateIndex, "The index name cannot be empty")
+    if is_id_pattern(key):
+        _check_id_index_spec(spec)
+        name = "_id_"  # mongod corrects the name of an _id index
+    elif name == "_id_":
+        raise CommandError(ErrorCode.BadValue, "The index name '_id_' is reserved for the _id index, which must "
+                                               f"have key pattern {{_id: 1}}, found {format_document(key)}")
     options = {}
     for field, value in spec.items():
         if field in ("key", "name", "v", "ns"):

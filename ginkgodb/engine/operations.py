@@ -9,7 +9,7 @@ from __future__ import annotations
 import abc
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -21,7 +21,7 @@ from .catalog import Catalog, CollectionMeta
 from .change_stream import ChangeStreamCursor
 from .chunked_reader import ChunkedReader
 from .conflicts import WaitForTransaction, write_conflict
-from .cursors import ServerCursor, TailableCursor
+from .cursors import PlanStats, ServerCursor, TailableCursor
 from .plan_builder import FindRequest, collation_of
 from .stats import CollectionSizes, collection_sizes, database_sizes
 from .validation import validator
@@ -89,6 +89,12 @@ class EngineOperations(abc.ABC):
         temporary directory for an in-memory engine."""
         path = getattr(self.kv, "path", None)
         return os.path.join(path, "_tmp") if isinstance(path, str) else None
+
+    @contextmanager
+    def writers_paused(self) -> Iterator[None]:
+        """No other write runs until the block ends (an empty write batch held open)."""
+        with self.write():
+            yield
 
     # ------------------------------------------------------------------ catalog changes
     def create_collection(self, db: str, name: str, options: Optional[dict] = None) -> None:
@@ -187,8 +193,8 @@ class EngineOperations(abc.ABC):
     # ------------------------------------------------------------------ writes
     @waits_for_transactions
     def insert(self, db: str, coll: str, docs: list, ordered: bool = True,
-               bypass_validation: bool = False) -> writes.WriteOutcome:
-        return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation))
+               bypass_validation: bool = False, *, internal: bool = False) -> writes.WriteOutcome:
+        return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal)
 
     @waits_for_transactions
     def update(self, db: str, coll: str, statements: list[writes.UpdateStatement],
@@ -237,8 +243,9 @@ class EngineOperations(abc.ABC):
         from bson.raw_bson import RawBSONDocument
         collation_of(collation)  # a malformed collation fails before any work
         reader = self.reader()
+        stats = PlanStats()
         docs = pipelines.run(self, db, coll, pipeline, ctx, variables, reader, sources=sources,
-                             collation=collation, hint=hint, allow_disk_use=allow_disk_use)
+                             collation=collation, hint=hint, allow_disk_use=allow_disk_use, stats=stats)
 
         def encoded() -> Iterator[RawBSONDocument]:
             encode = bson.encode
@@ -252,7 +259,7 @@ class EngineOperations(abc.ABC):
                 yield RawBSONDocument(raw)
 
         ns = f"{db}.{coll}" if coll is not None else f"{db}.$cmd.aggregate"
-        return ServerCursor(ns, encoded(), reader)
+        return ServerCursor(ns, encoded(), reader, stats=stats)
 
     def change_stream(self, db: str, coll: Optional[str], spec: Any, stages: list, ctx: Any = None,
                       variables: Optional[dict] = None) -> ChangeStreamCursor:

@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import bson
 
-from ..bsonutil import collation
+from ..bsonutil import collation, keycodec
 from ..planner.choose import IndexPlan, QueryPlan, plan_query
 from ..planner.fast import fast_plan
 from ..planner.parsed_query import ParsedQuery, id_point_key
@@ -27,6 +27,10 @@ class FindRequest:
     variables: Optional[dict] = None   # the command's `let`
     allow_disk_use: Optional[bool] = None  # None: the server's allowDiskUseByDefault
     temp_dir: Optional[str] = None     # where a spilling sort writes (None: the system's)
+    min_key: Optional[dict] = None     # find's `min`: the scan starts at this index key ...
+    max_key: Optional[dict] = None     # ... and `max`: stops before this one (both need `hint`)
+    return_key: bool = False           # results are the index keys, not the documents
+    show_record_id: bool = False       # results carry `$recordId`
 
 
 class BuiltPlan:
@@ -37,11 +41,31 @@ class BuiltPlan:
         self._matcher = matcher
 
     @property
+    def plan_summary(self) -> str:
+        return plan_summary(self.plan)
+
+    @property
+    def keys_examined(self) -> int:
+        return self.root.keys_examined()
+
+    @property
+    def docs_examined(self) -> int:
+        return self.root.docs_examined()
+
+    @property
     def matcher(self) -> Any:
         """The whole filter, compiled (positional `$` needs it even when an index answered)."""
         if self._matcher is None and self._req.filter:
             self._matcher = cached_filter(self._req.filter, self._req)
         return self._matcher
+
+
+def plan_summary(plan: QueryPlan) -> str:
+    """mongod's planSummary: `COLLSCAN`, `IDHACK`, `IXSCAN { a: 1 }` (one per scan of an OR), `EOF`."""
+    if plan.kind in ("IXSCAN", "OR") and plan.scans:
+        from ..bsonutil.shell_format import format_document
+        return ", ".join(f"IXSCAN {format_document(dict(p.index.key))}" for p in plan.scans)
+    return plan.kind
 
 
 _FILTER_CACHE: dict = {}
@@ -132,12 +156,18 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         sort = None if natural else req.sort
         usable = [ix for ix in state.indexes if collation.same(ix.collation, coll)]
         plan_query_ = query if coll is None else ParsedQuery(coll.transform_query(filt))
+        bounded = req.min_key is not None or req.max_key is not None
+        if bounded:
+            _check_min_max_hint(req)
         plan, rejected = plan_query(usable, plan_query_, sort_pairs(sort), req.hint)
         if rejected and _tied(plan, rejected[0]):
             plan, rejected = _trial(state, reader, [plan, *rejected], filt, req)
         if natural and plan.kind == "COLLSCAN":
             plan.direction = natural
-        root, exact = _scan(state, reader, plan, filt, req, ctx)
+        if bounded:
+            root, exact = _min_max_scan(state, reader, plan, filt, req, ctx)
+        else:
+            root, exact = _scan(state, reader, plan, filt, req, ctx)
         if sort and not plan.provides_sort:
             from ..query.sort import compile_sort
             keep = req.skip + req.limit if req.limit else 0
@@ -155,11 +185,83 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root = S.Skip(root, req.skip)
     if req.limit:
         root = S.Limit(root, req.limit)
-    if req.projection and not for_write:
+    if req.return_key and not for_write:
+        root = S.ReturnKey(root, _keep_keys(root))  # mongod: returnKey takes the projection's place
+    elif req.projection and not for_write:
         from ..query.projection import compile_projection
         root = S.Project(root, req.projection, compile_projection(req.projection, query=req.filter), built)
+    if req.show_record_id and not for_write:
+        root = S.ShowRecordId(root)
     built.root = root
     return built
+
+
+def _keep_keys(root: Any) -> Optional[dict]:
+    """Have the stage that reads records remember each one's index entry (returnKey); None for a
+    collection scan, whose results have no key."""
+    stage = root
+    while not isinstance(stage, (S.Fetch, S.IdHack, S.CollScan)):
+        stage = stage.child
+    if isinstance(stage, S.CollScan):
+        return None
+    stage.key_sink = {}
+    _keep_entry_keys(getattr(stage, "child", None))
+    return stage.key_sink
+
+
+def _keep_entry_keys(stage: Any) -> None:
+    if isinstance(stage, S.IndexScan):
+        stage.keep_keys = True
+    elif isinstance(stage, S.OrScan):
+        for scan in stage.scans:
+            scan.keep_keys = True
+    elif stage is not None and hasattr(stage, "child"):
+        _keep_entry_keys(stage.child)
+
+
+def _check_min_max_hint(req: FindRequest) -> None:
+    from ..errors import CommandError, ErrorCode
+    hint = req.hint
+    if hint in (None, "", {}):
+        raise CommandError(ErrorCode.MinMaxNeedsHint,
+                           "When using min()/max() a hint of which index to use must be provided")
+    if isinstance(hint, dict) and list(hint) == ["$natural"]:
+        raise CommandError(ErrorCode.BadValue, "min and max are incompatible with $natural")
+
+
+def _min_max_scan(state, reader, plan: QueryPlan, filt: dict, req: FindRequest, ctx) -> tuple:
+    """The hinted index scanned from the `min` key (inclusive) to the `max` key (exclusive), in
+    index order; the filter is applied to every document fetched."""
+    from ..errors import CommandError, ErrorCode
+    p = plan.scans[0]
+    runtime = state.index(p.index.name)
+    fields = [f for f, _ in runtime.pattern]
+    ends: list[Optional[bytes]] = []
+    for given in (req.min_key, req.max_key):
+        if given is None:
+            ends.append(None)
+            continue
+        if list(given) != fields:
+            raise CommandError(ErrorCode.MinMaxIndexMismatch, "The index chosen is not valid for min/max")
+        values = [runtime.collation.transform(v) if runtime.collation is not None else v for v in given.values()]
+        ends.append(keycodec.encode_key(values, runtime.directions))
+    lo, hi = ends
+    if lo is not None and hi is not None and lo >= hi:
+        raise CommandError(ErrorCode.MinNotBeforeMax,
+                           "The value provided for min() does not come before the value provided for max() "
+                           "in the hinted index")
+    shown = {f: [f"[{_shown(req.min_key, f, 'MinKey')}, {_shown(req.max_key, f, 'MaxKey')})"] for f in fields}
+    scan = S.IndexScan(runtime, reader, [(lo or b"", hi)], shown, p.direction,
+                       multikey=bool(p.index.multikey_paths), ctx=ctx)
+    matcher = cached_filter(filt, req) if filt else None
+    return S.Fetch(state, reader, scan, matcher, filt or None), False
+
+
+def _shown(bound: Optional[dict], field: str, default: str) -> str:
+    if bound is None:
+        return default
+    from ..bsonutil.shell_format import format_value
+    return format_value(bound[field])
 
 
 def _index_ids(plan: QueryPlan, root: Any) -> tuple[int, ...]:

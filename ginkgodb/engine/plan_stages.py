@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
 import bson
+from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
 from ..query.external_sort import NO_SPILL, SortBuffer, Spill
@@ -22,6 +23,8 @@ from . import layout
 
 Row = tuple  # (rid: int, raw: bytes, doc: dict | None)
 _decode = bson.decode
+_INT32 = struct.Struct("<i")
+_INT64 = struct.Struct("<q")
 
 
 def interrupt_check(ctx: Any) -> None:
@@ -111,10 +114,11 @@ class CollScan(Stage):
         return out
 
     def stat_fields(self) -> dict:
-        return {"docsExamined": self.examined}
+        return {"docsExamined": self.docs_examined()}
 
     def docs_examined(self) -> int:
-        return self.examined
+        # without a filter every record examined is returned (the loop counts only at the end)
+        return self.n_returned if self.matcher is None else self.examined
 
 
 class IndexScan(Stage):
@@ -130,12 +134,15 @@ class IndexScan(Stage):
         self.bounds_explain, self.direction, self.multikey, self.ctx = bounds_explain, direction, multikey, ctx
         self.examined = 0
         self.dups = 0
+        self.keep_keys = False   # returnKey: remember the entry each record id came from
+        self._entry: Optional[bytes] = None
 
     def rids(self) -> Iterator[int]:
         prefix = self.index.prefix
         rid_from = layout.rid_from_entry
         ranges = self.ranges if self.direction > 0 else list(reversed(self.ranges))
         seen: Optional[set] = set() if self.multikey else None
+        keep = self.keep_keys
         for lo, hi in ranges:
             hi_key = prefix + hi if hi is not None else prefix_end(prefix)
             for key, _ in self.reader.scan(prefix + lo, hi_key, self.direction < 0):
@@ -149,8 +156,14 @@ class IndexScan(Stage):
                         continue
                     seen.add(rid)
                 self.n_returned += 1
+                if keep:
+                    self._entry = key[len(prefix):-layout.RID_WIDTH]
                 yield rid
         self.works = self.examined + 1
+
+    def current_key(self) -> tuple:
+        """(the index, the encoded key of the entry the last record id came from)."""
+        return self.index, self._entry
 
     def describe(self) -> dict:
         meta = self.index.meta
@@ -178,10 +191,16 @@ class OrScan(Stage):
         super().__init__()
         self.scans = scans
         self.dups = 0
+        self._active: Optional[IndexScan] = None
+
+    def current_key(self) -> tuple:
+        assert self._active is not None
+        return self._active.current_key()
 
     def rids(self) -> Iterator[int]:
         seen: set = set()
         for scan in self.scans:
+            self._active = scan
             for rid in scan.rids():
                 if rid in seen:
                     self.dups += 1
@@ -209,6 +228,7 @@ class IdHack(Stage):
         super().__init__()
         self.state, self.reader, self.key = state, reader, key
         self.examined = 0
+        self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
 
     def rows(self) -> Iterator[Row]:
         lo = self.state.id_index.prefix + self.key
@@ -221,6 +241,8 @@ class IdHack(Stage):
         raw = reader.get(self.state.record_key(rid))
         if raw is not None:
             self.n_returned = 1
+            if self.key_sink is not None:
+                self.key_sink[rid] = (self.state.id_index, self.key)
             yield rid, raw, None
 
     def stat_fields(self) -> dict:
@@ -241,8 +263,20 @@ class Fetch(Stage):
         self.state, self.reader, self.child = state, reader, child
         self.matcher, self.filter_spec = getattr(matcher, "match", matcher), filter_spec
         self.examined = 0
+        self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
 
     def rows(self) -> Iterator[Row]:
+        if self.key_sink is not None:
+            return self._rows_keeping_keys(self.key_sink)
+        return self._rows()
+
+    def _rows_keeping_keys(self, sink: dict) -> Iterator[Row]:
+        child = self.child
+        for row in self._rows():
+            sink[row[0]] = child.current_key()
+            yield row
+
+    def _rows(self) -> Iterator[Row]:
         reader, record_key, matcher = self.reader, self.state.record_key, self.matcher
         for rid in self.child.rids():
             raw = reader.get(record_key(rid))
@@ -399,6 +433,9 @@ class SkipKeys(Skip):
     def rids(self) -> Iterator[int]:
         return self._skipped(self.child.rids())
 
+    def current_key(self) -> tuple:
+        return self.child.current_key()
+
 
 class Limit(PassThrough):
     name = "LIMIT"
@@ -441,3 +478,98 @@ class Project(PassThrough):
 
     def describe(self) -> dict:
         return {"transformBy": self.spec}
+
+
+class ReturnKey(PassThrough):
+    """returnKey: each result is the index key of the entry it came from (`{}` for a collection
+    scan), with the document's own values where they are the key's (so 1.0 stays a double)."""
+
+    name = "RETURN_KEY"
+
+    def __init__(self, child, sink: Optional[dict]) -> None:
+        super().__init__(child)
+        self.sink = sink
+
+    def rows(self) -> Iterator[Row]:
+        sink = self.sink
+        for rid, raw, doc in self.child.rows():
+            entry = sink.pop(rid, None) if sink is not None else None
+            if entry is None or entry[1] is None:
+                out: dict = {}
+            else:
+                out = key_document(entry[0], entry[1], doc if doc is not None else _decode(raw))
+            self.n_returned += 1
+            yield rid, None, out
+
+
+def key_document(index, key: bytes, doc: dict) -> dict:
+    """The index key `key` as a document `{field: value}` in key-pattern order."""
+    from ..bsonutil import keycodec
+    out: dict = {}
+    pos = 0
+    for (field, _), direction in zip(index.pattern, index.directions):
+        part = key[pos:]
+        if direction < 0:
+            part = keycodec.invert(part)
+        value: Any = _ABSENT
+        for candidate in _path_values(doc, field):
+            try:
+                encoded = keycodec.encode_value(candidate)
+            except Exception:  # not a key value (a nested container)
+                continue
+            if part.startswith(encoded):
+                value, size = candidate, len(encoded)
+                break
+        if value is _ABSENT:  # a hashed or collated key, or null for a missing field
+            value = keycodec.decode_key(part, [1])[0]
+            size = len(keycodec.encode_value(value))
+            if isinstance(value, int) and not isinstance(value, bool) and index.kind == "hashed":
+                value = Int64(value)
+        out[field] = value
+        pos += size
+    return out
+
+
+_ABSENT = object()
+
+
+def _path_values(value: Any, path: str) -> Iterator[Any]:
+    """Values at a dotted path, arrays expanded as index keys expand them."""
+    parts = path.split(".")
+
+    def walk(v: Any, i: int) -> Iterator[Any]:
+        if i == len(parts):
+            if isinstance(v, list):
+                yield from v
+            yield v
+            return
+        if isinstance(v, dict):
+            if parts[i] in v:
+                yield from walk(v[parts[i]], i + 1)
+        elif isinstance(v, list):
+            if parts[i].isdigit() and int(parts[i]) < len(v):
+                yield from walk(v[int(parts[i])], i + 1)
+            for item in v:
+                if isinstance(item, dict):
+                    yield from walk(item, i)
+    return walk(value, 0)
+
+
+_RECORD_ID_FIELD = b"\x12$recordId\x00"
+
+
+class ShowRecordId(PassThrough):
+    """showRecordId: `$recordId` (the record id as a long) appended to every result."""
+
+    def rows(self) -> Iterator[Row]:
+        pack = _INT32.pack
+        pack_long = _INT64.pack
+        for rid, raw, doc in self.child.rows():
+            if raw is not None:
+                body = raw[4:-1] + _RECORD_ID_FIELD + pack_long(rid) + b"\x00"
+                yield rid, pack(len(body) + 4) + body, None
+            else:
+                yield rid, None, {**doc, "$recordId": Int64(rid)}
+
+    def explain(self, stats: bool) -> dict:
+        return self.child.explain(stats)

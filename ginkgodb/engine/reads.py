@@ -30,6 +30,7 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
     try:
         view = resolve(reader.catalog, db, coll)
         if view is not None:
+            _refuse_on_view(req)
             reader.close()
             return ServerCursor(f"{db}.{coll}", _encode_all(_view_docs(engine, db, coll, req, ctx)), None,
                                 no_timeout=no_timeout)
@@ -38,7 +39,17 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
     except BaseException:
         reader.close()
         raise
-    return ServerCursor(f"{db}.{coll}", _raw_docs(built.root), reader, no_timeout=no_timeout)
+    return ServerCursor(f"{db}.{coll}", _raw_docs(built.root), reader, no_timeout=no_timeout,
+                        stats=built)
+
+
+def _refuse_on_view(req: Q.FindRequest) -> None:
+    """A find on a view becomes an aggregation, which has no index bounds, keys or record ids."""
+    for option, given in (("min", req.min_key), ("max", req.max_key), ("returnKey", req.return_key),
+                          ("showRecordId", req.show_record_id)):
+        if given:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.InvalidPipelineOperator, f"Option {option} not supported in aggregation.")
 
 
 def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_data: bool = False,
@@ -53,8 +64,15 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
     reader.depends_on(state.meta.id, (), f"collection {state.meta.ns}")
 
     def restart(cursor: TailableCursor) -> Iterator[RawBSONDocument]:
+        last = cursor.last_rid
+        if last and reader.get(state.record_key(last)) is None:
+            # the record it stood on was evicted (or deleted): mongod's collection scan dies too
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.CappedPositionLost,
+                               "CollectionScan died due to position in capped collection being deleted. "
+                               f"Last seen record id: RecordId({last})")
         end = prefix_end(state.record_prefix)
-        for key, raw in reader.scan(state.record_key(cursor.last_rid + 1), end):
+        for key, raw in reader.scan(state.record_key(last + 1), end):
             cursor.last_rid = layout.rid_of_record_key(key)
             if matcher is None or matcher(bson.decode(raw)):
                 yield RawBSONDocument(raw)

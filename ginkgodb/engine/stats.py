@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ..storage.kv import prefix_end
 from . import layout
@@ -15,6 +16,8 @@ class CollectionSizes:
     data_size: int = 0
     storage_size: int = 0
     index_sizes: dict = field(default_factory=dict)
+    capped_max_docs: Optional[int] = None    # capped collections: `max` (0 when unlimited)
+    capped_max_size: Optional[int] = None    # ... and `size`, rounded up to 256 bytes as mongod stores it
 
     @property
     def total_index_size(self) -> int:
@@ -23,6 +26,10 @@ class CollectionSizes:
 
 def collection_sizes(engine, meta) -> CollectionSizes:
     out = CollectionSizes()
+    if meta.options.get("capped"):
+        from .capped import max_bytes
+        out.capped_max_docs = int(meta.options.get("max") or 0)
+        out.capped_max_size = max_bytes(meta.options)
     with engine.kv.snapshot() as txn:
         prefix = layout.record_prefix(meta.id)
         for key, raw in txn.scan(prefix, prefix_end(prefix)):

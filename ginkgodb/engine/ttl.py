@@ -1,5 +1,5 @@
 """TTL indexes: a background monitor deletes documents whose indexed date is older than
-`expireAfterSeconds`, as mongod's TTL monitor does (every 60 seconds by default).
+`expireAfterSeconds`, as mongod's TTL monitor does (every ttlMonitorSleepSecs, 60 by default).
 
 A document whose indexed field is an array expires when its earliest date does; documents
 without a date there never expire.
@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
+import time
+import weakref
 from typing import Optional
 
 import bson
@@ -58,23 +60,69 @@ def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
     return deleted
 
 
-class TTLMonitor:
-    """Runs `expire_once` every `interval` seconds on a daemon thread until stopped."""
+class _Period:
+    """The process-wide pause between passes (mongod's ttlMonitorSleepSecs); monitors that follow
+    it wake when it changes, so a new period applies from their last pass."""
 
-    def __init__(self, engine, interval: float = DEFAULT_INTERVAL) -> None:
+    def __init__(self) -> None:
+        self.seconds = DEFAULT_INTERVAL
+        self.monitors: weakref.WeakSet[TTLMonitor] = weakref.WeakSet()
+        self.lock = threading.Lock()
+
+
+_PERIOD = _Period()
+
+
+def set_monitor_sleep(seconds: float) -> None:
+    """Set ttlMonitorSleepSecs: every monitor that follows it uses the new period at once."""
+    with _PERIOD.lock:
+        _PERIOD.seconds = float(seconds)
+        monitors = list(_PERIOD.monitors)
+    for monitor in monitors:
+        monitor.wake()
+
+
+def monitor_sleep() -> float:
+    return _PERIOD.seconds
+
+
+class TTLMonitor:
+    """Runs `expire_once` on a daemon thread until stopped: every `interval` seconds, or, when
+    `interval` is None, every ttlMonitorSleepSecs (`set_monitor_sleep`)."""
+
+    def __init__(self, engine, interval: Optional[float] = None) -> None:
         self._engine = engine
         self._interval = interval
         self._stop = threading.Event()
+        self._wake = threading.Event()
+        if interval is None:
+            with _PERIOD.lock:
+                _PERIOD.monitors.add(self)
         self._thread = threading.Thread(target=self._run, name="ginkgodb-ttl", daemon=True)
         self._thread.start()
 
+    @property
+    def period(self) -> float:
+        return self._interval if self._interval is not None else _PERIOD.seconds
+
+    def wake(self) -> None:
+        self._wake.set()
+
     def _run(self) -> None:
-        while not self._stop.wait(self._interval):
+        last = time.monotonic()
+        while not self._stop.is_set():
+            remaining = last + self.period - time.monotonic()
+            if remaining > 0:
+                self._wake.wait(remaining)
+                self._wake.clear()
+                continue
             try:
                 expire_once(self._engine)
             except Exception:  # a failed pass is retried at the next interval
                 log.exception("TTL pass failed")
+            last = time.monotonic()
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         self._thread.join()

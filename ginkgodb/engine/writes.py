@@ -32,6 +32,24 @@ class WriteOutcome:
     n_modified: int = 0
     upserted: list = field(default_factory=list)   # [{index, _id}]
     errors: list = field(default_factory=list)     # writeErrors entries
+    statements: list = field(default_factory=list)  # StatementStats of the update/delete statements that ran
+
+
+class StatementStats:
+    """One update or delete statement, as the profiler reports it (the plan's numbers are read
+    when the statement ends; only the small QueryPlan is kept, for its planSummary)."""
+
+    __slots__ = ("index", "n", "modified", "upserted", "keys_examined", "docs_examined", "_plan")
+
+    def __init__(self, index: int, n: int, modified: int = 0, upserted: bool = False, built: Any = None) -> None:
+        self.index, self.n, self.modified, self.upserted = index, n, modified, upserted
+        self.keys_examined = built.keys_examined if built is not None else 0
+        self.docs_examined = built.docs_examined if built is not None else 0
+        self._plan = built.plan if built is not None else None
+
+    @property
+    def plan_summary(self) -> Optional[str]:
+        return Q.plan_summary(self._plan) if self._plan is not None else None
 
 
 def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], out: WriteOutcome) -> None:
@@ -46,8 +64,11 @@ def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], 
                 return
 
 
-def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validate=None) -> WriteOutcome:
-    check_writable(db, coll)
+def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validate=None, *,
+           internal: bool = False) -> WriteOutcome:
+    """`internal`: the server's own write (the profiler's) to a collection users may not write."""
+    if not internal:
+        check_writable(db, coll)
     out = WriteOutcome()
     with engine.write() as batch:
         batch.result = out
@@ -87,11 +108,12 @@ def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordere
         refuse_write(batch.collection(db, coll))  # a command error, before any statement
 
         def one(i: int, st: UpdateStatement) -> None:
-            n, modified, upserted_id = _update_one_statement(engine, batch, db, coll, st, validate)
+            n, modified, upserted_id, built = _update_one_statement(engine, batch, db, coll, st, validate)
             out.n += n
             out.n_modified += modified
             if upserted_id is not ABSENT:
                 out.upserted.append({"index": i, "_id": upserted_id})
+            out.statements.append(StatementStats(i, n, modified, upserted_id is not ABSENT, built))
 
         _run_batch(statements, ordered, one, out)
     return out
@@ -146,14 +168,14 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
                                                               st.sort, st.collation, st.variables)
     if not rows:
         if not st.upsert:
-            return 0, 0, ABSENT
+            return 0, 0, ABSENT, built
         state = ensure_collection(batch, db, coll)
         new = _upsert_document(plan, st.q)
         d, raw = prepare_insert(new, upsert=True)
         if validate is not None:
             validate(state, d, None)
         insert_record(batch, state, d, raw)
-        return 1, 0, d["_id"]
+        return 1, 0, d["_id"], built
     modified = 0
     needs_position = getattr(plan, "needs_position", True)
     for rid, raw, doc in checked(rows):
@@ -163,7 +185,7 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
             validate(state, new, doc)
         if update_record(batch, batch.collection(db, coll), rid, doc, raw, new, update_kind(plan)) is not None:
             modified += 1
-    return len(rows), modified, ABSENT
+    return len(rows), modified, ABSENT, built
 
 
 def update_kind(plan) -> str:
@@ -202,12 +224,14 @@ def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordere
                 if st.q:
                     from ..query.match import compile_filter
                     compile_filter(st.q)  # invalid filters fail even on a missing collection
+                out.statements.append(StatementStats(i, 0))
                 return
-            rows, _ = _targets(engine, batch, state, st.q, st.limit == 0, st.hint, None, st.collation,
-                               st.variables)
+            rows, built = _targets(engine, batch, state, st.q, st.limit == 0, st.hint, None, st.collation,
+                                   st.variables)
             for rid, raw, doc in checked(rows):
                 delete_record(batch, state, rid, doc, raw)
             out.n += len(rows)
+            out.statements.append(StatementStats(i, len(rows), built=built))
 
         _run_batch(statements, ordered, one, out)
     return out

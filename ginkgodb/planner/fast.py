@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from bson.decimal128 import Decimal128
+
 from ..bsonutil import keycodec
-from ..bsonutil.types import bracket
+from ..bsonutil.types import BRACKET_NUMBER, bracket
 from .key_ranges import prefix_end
 from .plain import plain_value
 
 _RANGE_OPS = frozenset({"$gt", "$gte", "$lt", "$lte"})
+_MINUS_INFINITY = keycodec.encode_value(float("-inf"))
 
 
 @dataclass
@@ -43,7 +46,13 @@ def _predicate(cond: Any) -> Optional[tuple[str, Any]]:
     first = bracket(values[0])
     if any(bracket(v) != first for v in values):
         return None
+    if first == BRACKET_NUMBER and any(_is_nan(v) for v in values):
+        return None  # NaN sorts below every number and matches only $gte/$lte NaN: the full planner
     return "range", cond
+
+
+def _is_nan(v: Any) -> bool:
+    return v != v if isinstance(v, float) else isinstance(v, Decimal128) and v.is_nan()
 
 
 class IndexMap:
@@ -79,7 +88,7 @@ def fast_plan(index_map: IndexMap, query: Any) -> Optional[FastPlan]:
     best = best_kind = best_arg = None
     contenders = 0
     for field, cond in filt.items():
-        if field[0] == "$":
+        if field[:1] == "$":
             return None
         candidates = by_field.get(field)
         if candidates is None:
@@ -122,6 +131,8 @@ def _range_ranges(cond: dict) -> list:
     first = next(iter(cond.values()))
     b = bracket(first)
     lo, hi = keycodec.bracket_min(b), keycodec.bracket_max(b)
+    if b == BRACKET_NUMBER:
+        lo = _MINUS_INFINITY  # NaN sits below -inf in the number bracket and matches no range
     for op, v in cond.items():
         key = keycodec.encode_value(v)
         if op == "$gt":

@@ -7,18 +7,18 @@ from typing import Any, Optional, Union
 
 from ..bsonutil import keycodec
 from ..bsonutil.sentinels import ABSENT
-from .implication import conjuncts
+from .implication import Node, parse_tree
 from .plain import plain_value
 from .predicates import ParsedFilter, parse_filter
 
 
 class ParsedQuery:
-    __slots__ = ("filter", "_predicates", "_conjuncts", "_id_key", "_branches")
+    __slots__ = ("filter", "_predicates", "_tree", "_id_key", "_branches")
 
     def __init__(self, filter: Optional[Mapping]) -> None:
         self.filter: Mapping = filter or {}
         self._predicates: Optional[ParsedFilter] = None
-        self._conjuncts: Optional[list] = None
+        self._tree: Optional[Node] = None
         self._id_key: Any = ABSENT
         self._branches: Optional[list] = None
 
@@ -30,11 +30,11 @@ class ParsedQuery:
         return self._predicates
 
     @property
-    def conjuncts(self) -> list:
-        """(path, condition) pairs that must all hold (for partial-index implication)."""
-        if self._conjuncts is None:
-            self._conjuncts = conjuncts(self.filter) if isinstance(self.filter, dict) else []
-        return self._conjuncts
+    def implication_tree(self) -> Node:
+        """The filter's expression tree, as partial-index implication reasons about it."""
+        if self._tree is None:
+            self._tree = parse_tree(self.filter)
+        return self._tree
 
     @property
     def id_key(self) -> Optional[bytes]:

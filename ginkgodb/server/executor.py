@@ -17,6 +17,7 @@ from ..commands import PROFILE, CommandContext, OpInfo, dispatch, namespace_of
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_INTERNAL_BSON_SIZE, MAX_MESSAGE_SIZE
 from ..wire import Request, WireConnection
+from .exhaust import streams
 from .logs import event, summarize
 
 _HANDSHAKE = frozenset({"hello", "isMaster", "ismaster"})
@@ -34,29 +35,34 @@ class Job:
     started: float = field(default_factory=time.monotonic)
     reply_ok: bool = True
     error_code: Optional[int] = None
+    exhaust: bool = False        # the reply streams on: the same getMore runs again (exhaust.py)
 
     def run(self) -> Optional[bytes]:
         reply = dispatch(self.ctx, self.request.command)
         self.reply_ok = reply.get("ok") == 1.0
         self.error_code = reply.get("code") if not self.reply_ok else None
-        return encode(self.wire, self.request, reply)
+        exhaust = streams(self.request, reply)
+        out, self.exhaust = encode(self.wire, self.request, reply, more_to_come=exhaust)
+        return out
 
 
-def encode(wire: WireConnection, request: Request, reply: Mapping[str, Any]) -> Optional[bytes]:
-    """Reply bytes; a reply that cannot be encoded or is too large becomes an error reply."""
+def encode(wire: WireConnection, request: Request, reply: Mapping[str, Any], *,
+           more_to_come: bool = False) -> tuple[Optional[bytes], bool]:
+    """(reply bytes, whether they carry moreToCome); a reply that cannot be encoded or is too
+    large becomes an error reply, which ends an exhaust stream."""
     try:
-        out = wire.encode_reply(request, reply)
+        out = wire.encode_reply(request, reply, more_to_come=more_to_come)
     except Exception as exc:  # an unencodable value in a reply is a bug: report it, keep serving
         logging.getLogger("ginkgodb.server").exception("cannot encode reply to %s", request.name)
-        out = wire.encode_reply(request, CommandError(
-            ErrorCode.InternalError, f"internal error: cannot encode reply: {exc}").to_reply())
+        return wire.encode_reply(request, CommandError(
+            ErrorCode.InternalError, f"internal error: cannot encode reply: {exc}").to_reply()), False
     if out is not None and (len(out) > MAX_MESSAGE_SIZE or len(out) - 21 > MAX_INTERNAL_BSON_SIZE):
         size = len(out) - 21
-        out = wire.encode_reply(request, CommandError(
+        return wire.encode_reply(request, CommandError(
             ErrorCode.BSONObjectTooLarge,
             f"BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and "
-            f"{MAX_INTERNAL_BSON_SIZE}({MAX_INTERNAL_BSON_SIZE // (1024 * 1024)}MB)").to_reply())
-    return out
+            f"{MAX_INTERNAL_BSON_SIZE}({MAX_INTERNAL_BSON_SIZE // (1024 * 1024)}MB)").to_reply()), False
+    return out, more_to_come
 
 
 def slow_op_log(job: Job) -> None:

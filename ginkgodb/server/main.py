@@ -1,6 +1,6 @@
 """`ginkgodb serve`: open the data directory, serve, stop cleanly on SIGINT/SIGTERM.
 
-Exit codes follow mongod: 0 after a clean stop, 48 when the address is in use, 100 when the
+Exit codes follow mongod: 0 after a clean stop, 2 for a bad --setParameter, 48 when the address is in use, 100 when the
 data directory cannot be opened (another process holds its lock, or it is unusable).
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import logging
 import os
 import signal
 import sys
-from typing import Any, Optional
+from typing import Optional
 
 from ..commands import PARAMETERS, PROFILE
 from ..errors import CommandError, StorageError
@@ -53,25 +53,11 @@ def run(config: ServerConfig) -> int:
 def apply_startup_parameters(config: ServerConfig) -> Optional[str]:
     """--setParameter name=value, typed as its parameter takes it; the reason when one is bad."""
     for name, text in config.set_parameters:
-        if PARAMETERS.get(name) is None:
-            return f'Illegal --setParameter parameter: "{name}"'
         try:
-            PARAMETERS.set(name, _typed(text))
+            PARAMETERS.set_at_startup(name, text)
         except CommandError as exc:
-            return f"Bad value for parameter \"{name}\": {exc.errmsg}"
+            return exc.errmsg
     return None
-
-
-def _typed(text: str) -> Any:
-    lowered = text.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def _open_engine(config: ServerConfig):

@@ -60,6 +60,7 @@ class ConnectionProtocol(asyncio.Protocol):
         self.closed = False
         self._write_paused = False
         self._read_paused = False
+        self._exhaust_next: Optional[Request] = None   # the getMore an exhaust stream runs next
 
     # -- asyncio callbacks --------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -115,6 +116,8 @@ class ConnectionProtocol(asyncio.Protocol):
             if self.state.shutting_down:
                 self.close()
                 return
+            if self._continue_exhaust():
+                continue
             try:
                 request = self.wire.next_request()
             except ProtocolError as err:
@@ -218,6 +221,17 @@ class ConnectionProtocol(asyncio.Protocol):
             return
         self._send(out)
         slow_op_log(job)
+        if job.exhaust:
+            self._exhaust_next = self.wire.exhaust_request(job.request)
+
+    def _continue_exhaust(self) -> bool:
+        """Run the next getMore of an exhaust stream before reading any other request (the
+        client only reads until a reply comes without moreToCome)."""
+        request, self._exhaust_next = self._exhaust_next, None
+        if request is None:
+            return False
+        self._start(request)
+        return True
 
     def _remember_client(self, client: Any) -> None:
         if isinstance(client, dict):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..limits import MAX_MESSAGE_SIZE
@@ -56,6 +56,7 @@ class WireConnection:
     def __init__(self, max_message_size: int = MAX_MESSAGE_SIZE) -> None:
         self._frames = FrameBuffer(max_message_size)
         self._ids = itertools.count(1)
+        self.last_reply_id = 0   # the requestID of the last message encoded (exhaust replies chain on it)
 
     def receive_data(self, data: bytes) -> None:
         self._frames.feed(data)
@@ -78,14 +79,24 @@ class WireConnection:
             return None
         return parse_frame(frame)
 
-    def encode_reply(self, request: Request, reply: Mapping[str, Any]) -> bytes | None:
-        """The bytes answering `request`, or None when the request asked for no reply."""
+    def encode_reply(self, request: Request, reply: Mapping[str, Any], *, more_to_come: bool = False) -> bytes | None:
+        """The bytes answering `request`, or None when the request asked for no reply.
+
+        `more_to_come` (OP_MSG requests that set exhaustAllowed only) marks the reply as one of
+        a stream: the client reads the next reply without sending a request (`exhaust_request`)."""
         if request.more_to_come:
             return None
         compressor = request.compressor_id
         if compressor is not None and request.name in NEVER_COMPRESS:
             compressor = None
-        return self._encode(request.op_code, reply, request.request_id, compressor)
+        flags = MORE_TO_COME if more_to_come and request.exhaust_allowed and request.op_code == OP_MSG else 0
+        return self._encode(request.op_code, reply, request.request_id, compressor, flags=flags)
+
+    def exhaust_request(self, request: Request) -> Request:
+        """The request the server answers next in an exhaust stream: `request` again, as if the
+        client had sent it in answer to the last reply (whose requestID becomes its own, so the
+        next reply's responseTo names the previous reply, as mongod's do)."""
+        return replace(request, request_id=self.last_reply_id)
 
     def encode_error(self, error: ProtocolError) -> bytes | None:
         """The error reply for a non-fatal ProtocolError (None if fatal or unacknowledged)."""
@@ -96,16 +107,17 @@ class WireConnection:
                             query_failure=error.legacy_err)
 
     def _encode(self, op_code: int, reply: Mapping[str, Any], response_to: int,
-                compressor: int | None, query_failure: bool = False) -> bytes:
+                compressor: int | None, query_failure: bool = False, flags: int = 0) -> bytes:
         request_id = next(self._ids) & 0x7FFFFFFF
+        self.last_reply_id = request_id
         if op_code == OP_QUERY:
             if compressor is None:
                 return encode_op_reply(reply, request_id, response_to, query_failure=query_failure)
             return compress_message(OP_REPLY, encode_op_reply_body(reply), compressor, request_id,
                                     response_to)
         if compressor is None:
-            return encode_op_msg(reply, request_id, response_to)
-        return compress_message(OP_MSG, encode_op_msg_body(reply), compressor, request_id, response_to)
+            return encode_op_msg(reply, request_id, response_to, flags)
+        return compress_message(OP_MSG, encode_op_msg_body(reply, flags), compressor, request_id, response_to)
 
 
 def parse_frame(frame: Frame) -> Request:

@@ -351,12 +351,15 @@ def test_item_frequencies(posts):
     assert Post.objects.item_frequencies("tags") == {"x": 1, "y": 2, "z": 1}
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: profile level 2 answers 238 NotImplemented "
-                                       "(MongoEngine's query_counter needs the profiler)")
 def test_query_counter(posts):
     with query_counter() as queries:
+        assert queries == 0
         list(Post.objects(title="hello"))
         assert queries == 1
+        Post.objects(title="hello").first()
+        Author.objects.count()
+        assert queries == 3
+    assert me.connection.get_db().command({"profile": -1})["was"] == 0  # the level it found
 
 
 def test_update_modifiers_beyond_set(mdb):

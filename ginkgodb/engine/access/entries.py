@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from ...bsonutil import keycodec
 from ...bsonutil.sentinels import ABSENT
-from ...bsonutil.shell_format import format_document
+from ...bsonutil.shell_format import DUP_KEY, format_document
 from ...errors import CommandError, ErrorCode
 from ...storage.kv import prefix_end
 from .. import layout
@@ -79,7 +79,7 @@ class IndexEntries:
         values = keycodec.decode_key(key, self.directions)
         key_value = {field: _original(doc, field, v) for (field, _), v in zip(self.pattern, values)}
         msg = (f"E11000 duplicate key error collection: {self.ns} index: {self.meta.name} "
-               f"dup key: {format_document(key_value)}")
+               f"dup key: {format_document(key_value, DUP_KEY)}")
         return CommandError(ErrorCode.DuplicateKey, msg,
                             info={"keyPattern": dict(self.meta.key), "keyValue": key_value})
 

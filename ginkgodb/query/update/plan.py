@@ -96,12 +96,16 @@ class PipelinePlan(UpdatePlan):
                 raise CommandError(ErrorCode.InvalidOptions,
                                    f"{name} is not allowed to be used within an update")
         try:
+            from ginkgodb.query.expr.compiler import defer_fold_errors
             from ginkgodb.query.pipeline import PipelineContext, compile_pipeline
         except ImportError:
             raise CommandError(ErrorCode.NotImplemented,
                                "pipeline-style updates are not available") from None
-        self.pipeline = compile_pipeline(list(stages),
-                                         PipelineContext(variables=dict(variables or {})))
+        # mongod parses an update pipeline without optimizing it: a constant expression that
+        # fails ({$divide: [1, 0]}) fails only when a document is updated, never when none matched
+        with defer_fold_errors():
+            self.pipeline = compile_pipeline(list(stages),
+                                             PipelineContext(variables=dict(variables or {})))
 
     def apply(self, doc: dict, *, position: int | None = None, inserting: bool = False) -> dict:
         out = list(self.pipeline([doc]))

@@ -1,6 +1,8 @@
 """aggregate: the pipeline and cursor parameters, and the cursor reply."""
 from __future__ import annotations
 
+import pytest
+
 
 def test_reply_is_a_cursor_on_the_collection(run):
     run.insert("c", *({"_id": i} for i in range(3)))
@@ -53,3 +55,38 @@ def test_unknown_field_and_bad_batch_size(run):
     assert run.error({"aggregate": "c", "pipeline": [], "cursor": {}, "bogus": 1})["code"] == 40415
     err = run.error({"aggregate": "c", "pipeline": [], "cursor": {"batchSize": -1}})
     assert (err["code"], err["errmsg"]) == (51024, "BSON field 'batchSize' value must be >= 0, actual value '-1'")
+
+
+def test_coll_stats_storage_stats_of_a_capped_collection_have_max_and_max_size(run):
+    run({"create": "cap", "capped": True, "size": 1000, "max": 5})
+    run({"create": "plain"})
+    stats = run({"aggregate": "cap", "pipeline": [{"$collStats": {"storageStats": {}}}],
+                 "cursor": {}})["cursor"]["firstBatch"][0]["storageStats"]
+    assert (stats["capped"], stats["max"], stats["maxSize"]) == (True, 5, 1024)  # size rounded up to 256
+    scaled = run({"aggregate": "cap", "pipeline": [{"$collStats": {"storageStats": {"scale": 1024}}}],
+                  "cursor": {}})["cursor"]["firstBatch"][0]["storageStats"]
+    assert scaled["maxSize"] == 1
+    plain = run({"aggregate": "plain", "pipeline": [{"$collStats": {"storageStats": {}}}],
+                 "cursor": {}})["cursor"]["firstBatch"][0]["storageStats"]
+    assert plain["capped"] is False and "max" not in plain and "maxSize" not in plain
+    assert run({"collStats": "cap"})["maxSize"] == 1024
+
+
+def test_aggregate_hint_reaches_the_pushed_down_find(run):
+    run.insert("c", {"a": 1, "b": 2})
+    run({"createIndexes": "c", "indexes": [{"key": {"a": 1}, "name": "a_1"}, {"key": {"b": 1}, "name": "b_1"}]})
+    explained = run({"aggregate": "c", "pipeline": [{"$match": {"a": 1}}, {"$group": {"_id": "$a"}}],
+                     "explain": True, "hint": "b_1"})
+    scan = explained["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["inputStage"]
+    assert scan["indexName"] == "b_1"
+    found = run({"aggregate": "c", "pipeline": [{"$match": {"a": 1}}], "cursor": {}, "hint": {"b": 1}})
+    assert [d["b"] for d in found["cursor"]["firstBatch"]] == [2]
+
+
+@pytest.mark.parametrize("pipeline", [[{"$match": {"a": 1}}], [{"$group": {"_id": "$a"}}], []])
+@pytest.mark.parametrize("batch_size", [None, 0])
+def test_aggregate_hint_of_a_missing_index_is_bad_value(run, pipeline, batch_size):
+    run.insert("c", {"a": 1})
+    cursor = {} if batch_size is None else {"batchSize": batch_size}
+    err = run.error({"aggregate": "c", "pipeline": pipeline, "cursor": cursor, "hint": "nope"})
+    assert (err["code"], err["errmsg"]) == (2, "hint provided does not correspond to an existing index")

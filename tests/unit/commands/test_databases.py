@@ -9,13 +9,24 @@ def test_list_databases_and_drop_database(run):
     Runner(run.ctx.engine, db="second").insert("c", {})
     admin = Runner(run.ctx.engine, db="admin")
     dbs = admin({"listDatabases": 1})["databases"]
-    # `local` holds the oplog, as on mongod
-    assert [d["name"] for d in dbs] == ["local", "second", "test"]
-    assert all(d["sizeOnDisk"] > 0 and d["empty"] is False for d in dbs)
+    # `admin` is always listed and `local` holds the oplog, as on mongod
+    assert [d["name"] for d in dbs] == ["admin", "local", "second", "test"]
+    assert all(d["sizeOnDisk"] > 0 and d["empty"] is False for d in dbs[1:])
     assert admin({"listDatabases": 1, "nameOnly": True})["databases"] == [
-        {"name": "local"}, {"name": "second"}, {"name": "test"}]
+        {"name": "admin"}, {"name": "local"}, {"name": "second"}, {"name": "test"}]
     run({"dropDatabase": 1})
-    assert [d["name"] for d in admin({"listDatabases": 1})["databases"]] == ["local", "second"]
+    assert [d["name"] for d in admin({"listDatabases": 1})["databases"]] == ["admin", "local", "second"]
+
+
+def test_list_databases_always_lists_admin_and_local_with_its_oplog(admin):
+    assert [(d["name"], d["empty"]) for d in admin({"listDatabases": 1})["databases"]] == [
+        ("admin", True), ("local", False)]
+    Runner(admin.ctx.engine, db="local").insert("things", {})
+    admin.insert("settings", {})
+    assert [(d["name"], d["empty"]) for d in admin({"listDatabases": 1})["databases"]] == [
+        ("admin", False), ("local", False)]
+    assert admin({"listDatabases": 1, "filter": {"name": {"$ne": "admin"}}, "nameOnly": True})["databases"] == [
+        {"name": "local"}]
 
 
 def test_list_databases_filter_and_totals(run, admin):

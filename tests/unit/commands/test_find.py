@@ -37,8 +37,6 @@ def test_negative_batch_size_is_51024(run):
     assert (err["code"], err["errmsg"]) == (51024, "BSON field 'batchSize' value must be >= 0, actual value '-1'")
 
 
-@pytest.mark.xfail(strict=True, reason="mongod's IDL validator for skip and limit (gte: 0) fails with 51024, "
-                                       "as for batchSize; the find parser answers 2 BadValue")
 @pytest.mark.parametrize("field", ["skip", "limit"])
 def test_negative_skip_or_limit_is_51024(run, field):
     err = run.error({"find": "c", field: -1})
@@ -96,8 +94,6 @@ def test_get_more_parameters(run):
     assert (err["code"], err["codeName"], err["errmsg"]) == (43, "CursorNotFound", "cursor id 5 not found")
 
 
-@pytest.mark.xfail(strict=True, reason="mongod's IDL names the wrong type: \"BSON field 'getMore.getMore' is the "
-                                       "wrong type 'string', expected type 'long'\"; the message leaves it out")
 def test_get_more_cursor_id_must_be_a_long(run):
     err = run.error({"getMore": "x", "collection": "c"})
     assert (err["code"], err["errmsg"]) == (14, "BSON field 'getMore.getMore' is the wrong type 'string', "
@@ -143,3 +139,106 @@ def test_hint_by_name_and_bad_hint(run):
     assert run.explain("c", {}, hint="a_1")["queryPlanner"]["winningPlan"]["inputStage"]["indexName"] == "a_1"
     err = run.error({"find": "c", "hint": "nope"})
     assert err["code"] == 2 and err["errmsg"] == "hint provided does not correspond to an existing index"
+
+
+@pytest.fixture
+def keyed(run):
+    run.insert("c", *({"_id": i, "a": i % 5, "b": float(i), "t": [i, i + 100]} for i in range(10)))
+    run({"createIndexes": "c", "indexes": [{"key": {"a": 1, "b": -1}, "name": "ab"}, {"key": {"t": 1}, "name": "t_1"}]})
+    return run
+
+
+def test_min_and_max_bound_the_hinted_index_scan(keyed):
+    found = keyed.find("c", min={"a": 2, "b": 100}, max={"a": 3, "b": 100}, hint="ab")
+    assert [d["_id"] for d in found] == [7, 2]  # a = 2, b descending
+    assert [d["_id"] for d in keyed.find("c", {"b": {"$lt": 5}}, min={"a": 3, "b": 8}, hint={"a": 1, "b": -1})] == [
+        3, 4]  # min inclusive, no max: to the end of the index, the filter applied
+    assert [d["_id"] for d in keyed.find("c", max={"a": 1, "b": 1.0}, hint="ab")] == [5, 0, 6]  # max exclusive
+    explain = keyed.explain("c", {}, min={"a": 2, "b": 100}, max={"a": 3, "b": 100}, hint="ab")
+    scan = explain["queryPlanner"]["winningPlan"]["inputStage"]
+    assert scan["stage"] == "IXSCAN" and scan["indexName"] == "ab"
+    assert explain["executionStats"]["nReturned"] == 2
+
+
+@pytest.mark.parametrize("cmd,code,message", [
+    ({"min": {"a": 1, "b": 1}}, 51173, "When using min()/max() a hint of which index to use must be provided"),
+    ({"min": {"a": 1}, "hint": "ab"}, 51174, "The index chosen is not valid for min/max"),
+    ({"max": {"b": 1, "a": 1}, "hint": "ab"}, 51174, "The index chosen is not valid for min/max"),
+    ({"min": {"a": 1, "b": 1}, "max": {"a": 1}, "hint": "ab"}, 51176, "min and max must have the same field names"),
+    ({"min": {"a": 3, "b": 1}, "max": {"a": 2, "b": 1}, "hint": "ab"}, 51175,
+     "The value provided for min() does not come before the value provided for max() in the hinted index"),
+    ({"min": {"a": 1, "b": 1}, "hint": {"$natural": 1}}, 2, "min and max are incompatible with $natural"),
+    ({"min": 5, "hint": "ab"}, 14, "BSON field 'find.min' is the wrong type 'int', expected type 'object'"),
+])
+def test_min_and_max_errors(keyed, cmd, code, message):
+    err = keyed.error({"find": "c", **cmd})
+    assert (err["code"], err["errmsg"]) == (code, message)
+
+
+def test_return_key_answers_the_index_keys(keyed):
+    assert keyed.find("c", {"a": 4}, returnKey=True) == [{"a": 4, "b": 9.0}, {"a": 4, "b": 4.0}]
+    assert keyed.find("c", {"_id": 4}, returnKey=True) == [{"_id": 4}]
+    assert keyed.find("c", {"t": {"$gt": 107}}, returnKey=True) == [{"t": 108}, {"t": 109}]  # the multikey entry
+    assert keyed.find("c", {"b": 2.0}, returnKey=True) == [{}]  # a collection scan has no key
+    assert keyed.find("c", {"a": 1}, sort={"b": 1}, projection={"_id": 1}, returnKey=True) == [
+        {"a": 1, "b": 1.0}, {"a": 1, "b": 6.0}]  # the key takes the projection's place
+    plan = keyed.explain("c", {"a": 1}, returnKey=True)["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "RETURN_KEY" and plan["inputStage"]["stage"] == "FETCH"
+
+
+def test_return_key_keeps_the_document_types_of_the_key(run):
+    from bson.int64 import Int64
+    run.insert("c", {"_id": 1, "k": Int64(3)}, {"_id": 2, "k": 3.0})
+    run({"createIndexes": "c", "indexes": [{"key": {"k": 1}, "name": "k_1"}]})
+    keys = run.find("c", {"k": 3}, returnKey=True)
+    assert keys == [{"k": 3}, {"k": 3.0}] and type(keys[0]["k"]) is Int64 and type(keys[1]["k"]) is float
+
+
+def test_show_record_id_appends_the_record_id(keyed):
+    found = keyed.find("c", {"a": 1}, projection={"b": 1}, showRecordId=True)
+    assert [list(d) for d in found] == [["_id", "b", "$recordId"]] * 2
+    from bson.int64 import Int64
+    assert all(isinstance(d["$recordId"], Int64) and d["$recordId"] > 0 for d in found)
+    assert keyed.find("c", {"_id": 3}, showRecordId=True)[0]["$recordId"] == keyed.find(
+        "c", {"_id": 3}, returnKey=True, showRecordId=True)[0]["$recordId"]
+
+
+@pytest.mark.parametrize("option,value", [("min", {"a": 1}), ("max", {"a": 1}), ("returnKey", True),
+                                          ("showRecordId", True)])
+def test_min_max_return_key_and_show_record_id_on_a_view_are_168(run, option, value):
+    run({"create": "v", "viewOn": "c", "pipeline": []})
+    err = run.error({"find": "v", option: value})
+    assert (err["code"], err["errmsg"]) == (168, f"Option {option} not supported in aggregation.")
+
+
+def test_a_tailable_cursor_whose_position_was_overwritten_is_lost(run):
+    run({"create": "log", "capped": True, "size": 100000, "max": 3})
+    run.insert("log", *({"_id": i} for i in range(3)))
+    first = run({"find": "log", "tailable": True})["cursor"]
+    assert [d["_id"] for d in first["firstBatch"]] == [0, 1, 2]
+    run.insert("log", {"_id": 3})  # evicts _id 0: the cursor stands on _id 2, still there
+    more = run({"getMore": first["id"], "collection": "log"})["cursor"]
+    assert [d["_id"] for d in more["nextBatch"]] == [3]
+    run.insert("log", *({"_id": i} for i in range(4, 8)))  # evicts _id 3, where the cursor stood
+    err = run.error({"getMore": first["id"], "collection": "log"})
+    assert (err["code"], err["codeName"]) == (136, "CappedPositionLost")
+    assert err["errmsg"].startswith("CollectionScan died due to position in capped collection being deleted. "
+                                    "Last seen record id: RecordId(")
+    assert run.error({"getMore": first["id"], "collection": "log"})["code"] == 43  # the cursor is gone
+
+
+def test_a_tailable_cursor_in_the_middle_of_a_pass_checks_its_position_too(run):
+    run({"create": "log", "capped": True, "size": 100000, "max": 5})
+    run.insert("log", *({"_id": i} for i in range(5)))
+    first = run({"find": "log", "tailable": True, "batchSize": 2})["cursor"]
+    assert [d["_id"] for d in first["firstBatch"]] == [0, 1]
+    run.insert("log", *({"_id": i} for i in range(5, 8)))  # evicts 0, 1, 2
+    assert run.error({"getMore": first["id"], "collection": "log"})["code"] == 136
+
+
+def test_tailable_cursors_refuse_what_they_do_not_support(run):
+    run({"create": "log", "capped": True, "size": 4096})
+    err = run.error({"find": "log", "tailable": True, "sort": {"a": 1}})
+    assert (err["code"], err["errmsg"]) == (2, "cannot use tailable option with a sort other than {$natural: 1}")
+    for option, value in (("skip", 1), ("showRecordId", True), ("returnKey", True)):
+        assert run.error({"find": "log", "tailable": True, option: value})["code"] == 238

@@ -66,3 +66,27 @@ def test_drop_indexes_parameters(run):
     assert (err["code"], err["errmsg"]) == (40414, "BSON field 'dropIndexes.index' is missing but a required field")
     err = run.error({"dropIndexes": "nope", "index": "*"})
     assert (err["code"], err["errmsg"]) == (26, "ns not found test.nope")
+
+
+@pytest.mark.parametrize("options,field", [({"unique": True}, "unique"), ({"sparse": True}, "sparse"),
+                                           ({"expireAfterSeconds": 5}, "expireAfterSeconds")])
+def test_an_id_index_spec_holds_key_name_and_collation_only(run, options, field):
+    run.insert("c", {"_id": 1})
+    err = run.error({"createIndexes": "c", "indexes": [{"key": {"_id": 1}, "name": "_id_1", **options}]})
+    assert (err["code"], err["codeName"]) == (197, "InvalidIndexSpecificationOption")
+    assert err["errmsg"].startswith(f"The field '{field}' is not valid for an _id index specification. "
+                                    "Specification: { key: { _id: 1 }, name: \"_id_1\", ")
+
+
+def test_an_id_index_under_another_name_is_the_id_index(run):
+    run.insert("c", {"_id": 1})
+    reply = run({"createIndexes": "c", "indexes": [{"key": {"_id": 1}, "name": "_id_1"}]})
+    assert reply == {"numIndexesBefore": 1, "numIndexesAfter": 1, "createdCollectionAutomatically": False,
+                     "note": "all indexes already exist", "ok": 1.0}
+    assert [ix["name"] for ix in run({"listIndexes": "c"})["cursor"]["firstBatch"]] == ["_id_"]
+
+
+def test_the_name_of_the_id_index_is_reserved(run):
+    err = run.error({"createIndexes": "c", "indexes": [{"key": {"a": 1}, "name": "_id_"}]})
+    assert (err["code"], err["errmsg"]) == (2, "The index name '_id_' is reserved for the _id index, which must "
+                                               "have key pattern {_id: 1}, found { a: 1 }")

@@ -1,9 +1,13 @@
 """getParameter and setParameter: mongod's parameters, their details and errors."""
 from __future__ import annotations
 
+import time
+
+import pytest
 from support.runner import run_without_engine as run
 
 from ginkgodb.commands.server_parameters import PARAMETERS
+from ginkgodb.errors import CommandError
 
 
 def test_get_parameter_feature_compatibility_version():
@@ -60,3 +64,57 @@ def test_log_component_verbosity_follows_log_level():
     finally:
         run({"setParameter": 1, "logComponentVerbosity": {"verbosity": 0, "command": {"verbosity": -1}}})
     assert run({"getParameter": 1, "logLevel": 1})["logLevel"] == 0
+
+
+def test_get_parameter_star_includes_enable_test_commands_and_the_ttl_period():
+    reply = run({"getParameter": "*"})
+    assert reply["enableTestCommands"] is False and reply["ttlMonitorSleepSecs"] == 60
+    details = run({"getParameter": {"showDetails": True}, "enableTestCommands": 1})["enableTestCommands"]
+    assert details == {"value": False, "settableAtRuntime": False, "settableAtStartup": True}
+
+
+def test_enable_test_commands_is_set_at_startup_only():
+    reply = run({"setParameter": 1, "enableTestCommands": 1})
+    assert (reply["code"], reply["errmsg"]) == (20, "not allowed to change [enableTestCommands] at runtime")
+
+
+def test_startup_parameters_parse_their_text():
+    previous = PARAMETERS.value("enableTestCommands")
+    try:
+        PARAMETERS.set_at_startup("enableTestCommands", "1")
+        assert PARAMETERS.value("enableTestCommands") is True
+        PARAMETERS.set_at_startup("enableTestCommands", "false")
+        assert PARAMETERS.value("enableTestCommands") is False
+    finally:
+        PARAMETERS.set("enableTestCommands", previous)
+    with pytest.raises(CommandError, match='Illegal --setParameter parameter: "noSuchThing"'):
+        PARAMETERS.set_at_startup("noSuchThing", "1")
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, "x", True])
+def test_ttl_monitor_sleep_secs_must_be_a_positive_integer(bad):
+    reply = run({"setParameter": 1, "ttlMonitorSleepSecs": bad})
+    assert reply["code"] == 2 and PARAMETERS.value("ttlMonitorSleepSecs") == 60
+
+
+def test_the_ttl_monitor_follows_ttl_monitor_sleep_secs(tmp_path):
+    import datetime
+
+    from support.runner import Runner
+
+    from ginkgodb.engine import Engine
+    engine = Engine.open(None)
+    try:
+        runner = Runner(engine)
+        runner({"createIndexes": "s", "indexes": [{"key": {"at": 1}, "name": "at_1", "expireAfterSeconds": 0}]})
+        runner.insert("s", {"at": datetime.datetime(2000, 1, 1)})
+        time.sleep(0.3)
+        assert len(runner.find("s")) == 1  # the default period is a minute
+        assert run({"setParameter": 1, "ttlMonitorSleepSecs": 1}) == {"was": 60, "ok": 1.0}
+        deadline = time.monotonic() + 5
+        while runner.find("s") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert runner.find("s") == []
+    finally:
+        run({"setParameter": 1, "ttlMonitorSleepSecs": 60})
+        engine.close()

@@ -25,6 +25,20 @@ def test_unique_index_rejects_duplicates_with_key_pattern_and_value(run):
     assert err["keyPattern"] == {"email": 1} and err["keyValue"] == {"email": "a@x"}
 
 
+@pytest.mark.parametrize("value,shown", [
+    ("10", "10"), ("10.0", "10"), ("1E+3", "1000"), ("0.5", "0.5"), ("-2.25", "-2.25"),
+    ("0.1", 'NumberDecimal("0.1")'), ("Infinity", "inf.0"),
+])
+def test_duplicate_key_message_prints_a_decimal_as_the_number_it_holds(run, value, shown):
+    from bson.decimal128 import Decimal128
+    create(run, "c", {"pet.weight": 1}, unique=True)
+    run.insert("c", {"pet": {"weight": Decimal128(value)}})
+    err = run.insert("c", {"pet": {"weight": Decimal128(value)}})["writeErrors"][0]
+    assert err["errmsg"] == ("E11000 duplicate key error collection: test.c index: pet.weight_1 dup key: "
+                             f"{{ pet.weight: {shown} }}")
+    assert err["keyValue"] == {"pet.weight": Decimal128(value)}
+
+
 def test_unique_index_treats_missing_as_null(run):
     create(run, "c", {"k": 1}, unique=True)
     run.insert("c", {"_id": 1})

@@ -20,8 +20,9 @@ def src(tmp_path):
 
 
 def user_databases(client) -> list[str]:
-    """The databases a restore may write (`local`, which holds the oplog, always exists)."""
-    return [name for name in client.list_database_names() if name != "local"]
+    """The databases a restore may write (`admin` is always listed and `local`, which holds the
+    oplog, always exists, as on mongod)."""
+    return [name for name in client.list_database_names() if name not in ("admin", "local")]
 
 
 def _same(a: str, b: str, namespaces=(("shop", "people"), ("shop", "log"), ("other", "things"))):

@@ -9,6 +9,7 @@ receives typed `Args` and never sees an undeclared field; `explain` reuses the s
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ class Field:
         return _snake(self.name)
 
 
+@functools.cache
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -161,36 +163,41 @@ class CommandSpec:
     explain: Optional[Callable[[Any, Args, str], dict]] = None
     test_only: bool = False               # exists only with enableTestCommands (as mongod's)
 
+    def __post_init__(self) -> None:
+        # what parse needs, worked out once: every command runs through it
+        accepted = [f for f in self.fields.values() if f.use is Use.ACCEPTED]
+        self._defaults = {f.attr: f.default for f in accepted}
+        self._checked = [(f, f.attr) for f in self.fields.values() if f.use is not Use.IGNORED]
+
     def parse(self, cmd: Mapping, name: Optional[str] = None) -> Args:
         """Check every field against the declaration and read the accepted ones."""
         from .generic import GENERIC
         name = name or self.name
         db = P.database(cmd)
         args = Args(cmd, name, db)
-        for key in cmd:
-            if key == name or key in self.fields or key in GENERIC:
-                continue
-            if self.open_fields:
-                continue
-            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{name}.{key}' is an unknown field.")
-        for f in self.fields.values():
-            present = f.name in cmd
-            if f.use is Use.UNIMPLEMENTED:
-                if present:
-                    raise CommandError(ErrorCode.NotImplemented,
-                                       f"{name} with '{f.name}' is not supported by ginkgodb"
-                                       + (f": {f.reason}" if f.reason else ""))
-                continue
-            if f.use is Use.IGNORED:
-                continue
-            if not present or (cmd[f.name] is None and not f.required):
+        if not self.open_fields:
+            fields = self.fields
+            for key in cmd:
+                if key != name and key not in fields and key not in GENERIC:
+                    raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{name}.{key}' is an unknown field.")
+        values = args.__dict__
+        values.update(self._defaults)
+        for f, attr in self._checked:
+            if f.name not in cmd:
                 if f.required:
                     raise CommandError(ErrorCode.IDLFailedToParse,
                                        f"BSON field '{name}.{f.name}' is missing but a required field")
-                setattr(args, f.attr, f.default)
                 continue
-            v = f.read(cmd, f.name, name) if f.read is not None else cmd[f.name]
-            setattr(args, f.attr, f.default if v is None else v)
+            if f.use is Use.UNIMPLEMENTED:
+                raise CommandError(ErrorCode.NotImplemented,
+                                   f"{name} with '{f.name}' is not supported by ginkgodb"
+                                   + (f": {f.reason}" if f.reason else ""))
+            raw = cmd[f.name]
+            if raw is None and not f.required:
+                continue
+            v = f.read(cmd, f.name, name) if f.read is not None else raw
+            if v is not None:
+                values[attr] = v
         first = cmd[name]
         args.value = first
         if self.target is Target.COLLECTION:

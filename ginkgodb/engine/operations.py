@@ -87,8 +87,11 @@ class EngineOperations(abc.ABC):
     def temp_dir(self) -> Optional[str]:
         """Where blocking stages spill: the data directory's `_tmp` (as mongod), or the system's
         temporary directory for an in-memory engine."""
-        path = getattr(self.kv, "path", None)
-        return os.path.join(path, "_tmp") if isinstance(path, str) else None
+        cached = self.__dict__.get("_temp_dir", False)
+        if cached is False:  # every find asks: worked out once per engine
+            path = getattr(self.kv, "path", None)
+            cached = self.__dict__["_temp_dir"] = os.path.join(path, "_tmp") if isinstance(path, str) else None
+        return cached
 
     @contextmanager
     def writers_paused(self) -> Iterator[None]:

@@ -186,8 +186,19 @@ def _range(args: list[Fn]) -> Fn:
         if step == 0:
             raise CommandError(ErrorCode.RangeStepZero, "$range requires a non-zero step value")
         check_range(start, end, step)
-        return list(range(start, end, step))
+        values = range(start, end, step)
+        if len(values) <= _RANGE_CHUNK:
+            return list(values)
+        out: list = []
+        for i in range(0, len(values), _RANGE_CHUNK):  # in pieces: other threads run between them
+            out.extend(values[i:i + _RANGE_CHUNK])
+        return out
     return ev
+
+
+#: elements built per step of a large $range (one C call each, so short enough not to hold the
+#: interpreter lock for more than about a millisecond)
+_RANGE_CHUNK = 50_000
 
 
 @unary("$anyElementTrue", is_list, ErrorCode.AnyElementTrueArgNotArray,

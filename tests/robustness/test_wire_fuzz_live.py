@@ -9,6 +9,7 @@ import struct
 
 import bson
 import pymongo
+from support.sockets import recv_exactly
 from unit.wire.test_wire_fuzz import SEEDS
 from unit.wire.wire_messages import command, kind0, kind1, op_msg
 
@@ -54,25 +55,15 @@ def exchange(sock: socket.socket, frame: bytes) -> bool:
     try:
         sock.sendall(frame + sentinel)
         while True:
-            header = _recv(sock, 16)
+            header = recv_exactly(sock, 16)
             length, _, response_to, op_code = struct.unpack("<iiii", header)
             assert 16 < length <= 48_000_000 and op_code in (1, 2012, 2013)
-            body = _recv(sock, length - 16)
+            body = recv_exactly(sock, length - 16)
             if op_code == 2013 and response_to == SENTINEL_ID:
                 assert bson.decode(body[5:])["ok"] == 1.0
                 return True
     except ConnectionError:
         return False
-
-
-def _recv(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
 
 
 def test_mutated_frames_against_a_live_server():

@@ -15,6 +15,7 @@ import pymongo
 import pytest
 from pymongo import monitoring
 from pymongo.errors import AutoReconnect
+from support.sockets import recv_exactly
 
 from ginkgodb.commands import PARAMETERS
 from ginkgodb.commands.fail_points import FAIL_POINTS
@@ -131,24 +132,15 @@ def test_a_raw_awaitable_hello_streams_replies_with_more_to_come(member):
         started = time.monotonic()
         previous = 77
         for _ in range(3):
-            header = _recv(sock, 16)
+            header = recv_exactly(sock, 16)
             length = int.from_bytes(header[:4], "little")
             request_id = int.from_bytes(header[4:8], "little")
             assert int.from_bytes(header[8:12], "little") == previous
-            rest = _recv(sock, length - 16)
+            rest = recv_exactly(sock, length - 16)
             assert int.from_bytes(rest[:4], "little") & MORE_TO_COME
             assert bson.decode(rest[5:])["isWritablePrimary"] is True
             previous = request_id
         assert time.monotonic() - started >= 0.28  # each reply waited its maxAwaitTimeMS
-
-
-def _recv(sock, n):
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        assert chunk, "connection closed"
-        data += chunk
-    return data
 
 
 # -- fail points that act on the connection ---------------------------------------------------------

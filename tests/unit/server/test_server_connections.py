@@ -8,6 +8,7 @@ import bson
 import pymongo
 import pytest
 from pymongo.errors import OperationFailure
+from support.sockets import recv_exactly
 
 from ginkgodb.server.testing import running_server
 
@@ -36,19 +37,9 @@ def op_query(doc: dict, namespace: str = "admin.$cmd", request_id: int = 1) -> b
 
 
 def recv_message(sock: socket.socket) -> tuple[int, int, bytes]:
-    header = _recv_exactly(sock, 16)
+    header = recv_exactly(sock, 16)
     length, _, response_to, op_code = struct.unpack("<iiii", header)
-    return op_code, response_to, _recv_exactly(sock, length - 16)
-
-
-def _recv_exactly(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
+    return op_code, response_to, recv_exactly(sock, length - 16)
 
 
 def raw_command(sock: socket.socket, doc: dict, request_id: int = 1) -> dict:

@@ -9,6 +9,7 @@ import bson
 import pymongo
 import pytest
 from pymongo.cursor import CursorType
+from support.sockets import recv_exactly
 
 from ginkgodb.server.testing import running_server
 
@@ -29,20 +30,11 @@ def send(sock: socket.socket, doc: dict, request_id: int, flags: int = 0) -> Non
 
 def receive(sock: socket.socket) -> tuple[int, int, int, dict]:
     """(requestID, responseTo, flags, reply)"""
-    header = _exactly(sock, 16)
+    header = recv_exactly(sock, 16)
     length, request_id, response_to, op_code = struct.unpack("<iiii", header)
-    body = _exactly(sock, length - 16)
+    body = recv_exactly(sock, length - 16)
     assert op_code == 2013
     return request_id, response_to, struct.unpack_from("<I", body)[0], bson.decode(body[5:])
-
-
-def _exactly(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        assert chunk, "connection closed"
-        data += chunk
-    return data
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import time
 import bson
 import pymongo
 import pytest
+from support.sockets import recv_exactly
 
 from ginkgodb.engine import Engine
 from ginkgodb.server.config import ServerConfig
@@ -27,19 +28,9 @@ def op_msg(doc: dict, request_id: int = 1) -> bytes:
 
 def hello(sock: socket.socket) -> dict:
     sock.sendall(op_msg({"hello": 1, "$db": "admin"}))
-    header = _recv(sock, 16)
+    header = recv_exactly(sock, 16)
     length = struct.unpack("<i", header[:4])[0]
-    return bson.decode(_recv(sock, length - 16)[5:])
-
-
-def _recv(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
+    return bson.decode(recv_exactly(sock, length - 16)[5:])
 
 
 def closed_by_server(sock: socket.socket) -> bool:
@@ -61,8 +52,8 @@ def test_connections_over_max_conns_are_closed_counted_and_logged_once(caplog):
         refused = [socket.create_connection(address, timeout=5) for _ in range(4)]
         assert all(closed_by_server(s) for s in refused)
         kept[0].sendall(op_msg({"serverStatus": 1, "$db": "admin"}))
-        length = struct.unpack("<i", _recv(kept[0], 16)[:4])[0]
-        status = bson.decode(_recv(kept[0], length - 16)[5:])
+        length = struct.unpack("<i", recv_exactly(kept[0], 16)[:4])[0]
+        status = bson.decode(recv_exactly(kept[0], length - 16)[5:])
         connections = status["connections"]
         assert connections["rejected"] == 4
         assert connections["current"] == 3 and connections["available"] == 0

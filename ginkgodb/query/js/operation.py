@@ -14,10 +14,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
 
+from ..operation import check_interrupt
+from ..operation import current as current_operation
 from .sandbox import Sandbox, ScriptError
 
 
@@ -40,10 +41,11 @@ _DISABLED = {
 
 
 class Operation:
-    """One command's JavaScript state. `interrupts` is its CommandContext (deadline, killed)."""
+    """One command's JavaScript state. Its deadline and killOp are the running operation's
+    (query/operation.py), read at each call, so a cursor's getMore is bounded by its own."""
 
-    def __init__(self, settings: ScriptSettings, interrupts: Any = None) -> None:
-        self.settings, self.interrupts = settings, interrupts
+    def __init__(self, settings: ScriptSettings) -> None:
+        self.settings = settings
         self._sandbox: Sandbox | None = None
         self._deadline_bound = False  # the last call's time limit was the command's deadline
 
@@ -63,16 +65,14 @@ class Operation:
         """Seconds the next call may run: the function time-out, cut to the deadline."""
         self.check()
         limit = self.settings.fn_timeout_ms / 1000.0
-        deadline = getattr(self.interrupts, "deadline", None)
+        deadline = getattr(current_operation(), "deadline", None)
         self._deadline_bound = False
         if deadline is not None and deadline - time.monotonic() < limit:
             limit, self._deadline_bound = max(deadline - time.monotonic(), 0.001), True
         return limit
 
     def check(self) -> None:
-        check = getattr(self.interrupts, "check_interrupt", None)
-        if check is not None:
-            check()
+        check_interrupt()
 
     def failure(self, exc: BaseException, wrap: str) -> CommandError:
         """The mongod error for a failed call: `wrap` (code, prefix) for script exceptions."""
@@ -112,9 +112,9 @@ def current() -> Operation:
 
 
 @contextmanager
-def bind(settings: ScriptSettings, interrupts: Any = None) -> Iterator[Operation]:
+def bind(settings: ScriptSettings) -> Iterator[Operation]:
     """Run a command with its own JavaScript operation."""
-    op = Operation(settings, interrupts)
+    op = Operation(settings)
     token = _CURRENT.set(op)
     try:
         yield op

@@ -19,6 +19,7 @@ from bson.timestamp import Timestamp
 
 from ginkgodb.errors import CommandError
 from ginkgodb.query.js import JsFunction, ScriptSettings, bind
+from ginkgodb.query.operation import running
 
 
 def js(body, *args, this=None):
@@ -81,7 +82,7 @@ class _Ctx:
 
 
 def test_the_operation_deadline_bounds_a_call_and_reports_max_time():
-    with bind(ScriptSettings(), _Ctx(time.monotonic() + 0.2)):
+    with running(_Ctx(time.monotonic() + 0.2)), bind(ScriptSettings()):
         with pytest.raises(CommandError) as info:
             js("function() { while (true) {} }")
     assert info.value.code == 50
@@ -89,7 +90,7 @@ def test_the_operation_deadline_bounds_a_call_and_reports_max_time():
 
 def test_a_killed_operation_stops_before_the_next_call():
     ctx = _Ctx()
-    with bind(ScriptSettings(), ctx):
+    with running(ctx), bind(ScriptSettings()):
         assert js("function() { return 1 }") == 1.0
         ctx.killed = True
         with pytest.raises(CommandError) as info:

@@ -121,6 +121,8 @@ class ErrorCode(enum.IntEnum):
     MaxSubPipelineDepthExceeded = 232
     TooManyDocumentSequences = 233
     RetryChangeStream = 234
+    CursorKilled = 237
+    SnapshotTooOld = 239
     NotImplemented = 238
     ConversionFailure = 241
     SnapshotUnavailable = 246
@@ -149,6 +151,7 @@ class ErrorCode(enum.IntEnum):
     Interrupted = 11601
     InterruptedDueToReplStateChange = 11602
     MergeStageNoMatchingDocument = 13113
+    StaleConfig = 13388
     NotPrimaryNoSecondaryOk = 13435
     NotPrimaryOrSecondary = 13436
     OutOfDiskSpace = 14031

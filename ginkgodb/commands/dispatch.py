@@ -20,7 +20,8 @@ from ..query.js import bind as bind_scripts
 from ..query.operation import running
 from .context import CommandContext
 from .declare import COMMANDS, writes_data
-from .fail_points import FAIL_POINTS, Firing, fail_after, fail_before
+from .error_labels import error_labels
+from .fail_points import FAIL_POINTS, LABELS_GIVEN, Firing, fail_after, fail_before
 from .generic import check_generic, deadline_from
 from .member_requests import before_command, decorate_reply
 from .profile import PROFILE
@@ -48,6 +49,21 @@ def command_name(cmd: Mapping[str, Any]) -> str:
     for key in cmd:
         return key
     raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
+
+
+def _label(ctx: CommandContext, cmd: Mapping[str, Any], reply: dict) -> None:
+    """mongod's error labels (error_labels.py), beside any the error already carries."""
+    from ..engine import ChangeStreamCursor
+    wce = reply.get("writeConcernError")
+    wc_code = wce.get("code") if isinstance(wce, Mapping) else None
+    code = reply.get("code") if reply.get("ok") != 1.0 else None
+    if code is None and wc_code is None:
+        return
+    labels = error_labels(next(iter(cmd), ""), cmd, code, wc_code,
+                          lambda: isinstance(ctx.engine.cursors.peek(cmd.get("getMore")), ChangeStreamCursor))
+    if labels:
+        have = reply.setdefault("errorLabels", [])
+        have.extend(label for label in labels if label not in have)
 
 
 def _in_scope(ctx: CommandContext, spec: Any, cmd: Mapping[str, Any], args: Any) -> dict:
@@ -81,6 +97,8 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
 def _dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     member = member_of(ctx)
     reply = _run(ctx, cmd, member)
+    if reply.pop(LABELS_GIVEN, False) is False and (reply.get("ok") != 1.0 or "writeConcernError" in reply):
+        _label(ctx, cmd, reply)
     if member is not None:
         decorate_reply(ctx, member, next(iter(cmd), ""), reply)
     return reply

@@ -183,12 +183,18 @@ def _fail_command_applies(ctx: CommandContext, name: str, cmd: Mapping[str, Any]
     return True
 
 
+#: a reply field (dispatch removes it) saying the fail point chose the reply's error labels, so
+#: the server adds none of its own (mongod: `errorLabels` replaces the computed ones)
+LABELS_GIVEN = "$labelsGiven"
+
+
 def _error(code: Any, errmsg: Any, labels: Any) -> CommandError:
     if not is_number(code) or isinstance(code, bool):
         raise CommandError(ErrorCode.TypeMismatch, "failCommand's 'errorCode' must be a number")
     message = errmsg if isinstance(errmsg, str) else FAIL_COMMAND_MESSAGE
-    return CommandError(cast(ErrorCode, int(code)), message,
-                        labels=tuple(labels) if isinstance(labels, list) else ())
+    given = isinstance(labels, list)
+    return CommandError(cast(ErrorCode, int(code)), message, labels=tuple(labels) if given else (),
+                        info={LABELS_GIVEN: True} if given else None)
 
 
 def _close(ctx: CommandContext) -> CommandError:
@@ -262,6 +268,7 @@ def fail_after(ctx: CommandContext, firing: Firing, reply: dict) -> None:
         reply["writeConcernError"] = wce
     if firing.labels is not None and (firing.write_concern_error is not None or reply.get("ok") != 1.0):
         reply["errorLabels"] = list(firing.labels)
+        reply[LABELS_GIVEN] = True
     if firing.close_after:
         if ctx.server is not None:
             ctx.extra[CLOSE_CONNECTION] = True

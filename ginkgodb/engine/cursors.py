@@ -197,6 +197,15 @@ class CursorManager:
                                f"namespace {cursor.ns}")
         return cursor
 
+    def peek(self, cid: Any) -> Optional[ServerCursor]:
+        """The open cursor `cid`, or None (no namespace check: for describing, not for reading)."""
+        try:
+            key = int(cid)
+        except (TypeError, ValueError):
+            return None
+        with self._lock:
+            return self._cursors.get(key)
+
     def kill(self, cid: int) -> bool:
         with self._lock:
             cursor = self._cursors.pop(int(cid), None)

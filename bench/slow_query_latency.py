@@ -21,7 +21,8 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pymongo
 from pymongo.errors import PyMongoError

@@ -21,9 +21,9 @@ from ..query.operation import running
 from .context import CommandContext
 from .declare import COMMANDS, writes_data
 from .error_labels import error_labels
-from .fail_points import FAIL_POINTS, LABELS_GIVEN, Firing, fail_after, fail_before
+from .fail_points import FAIL_POINTS, INJECTED, Firing, fail_after, fail_before
 from .generic import check_generic, deadline_from
-from .member_requests import before_command, decorate_reply
+from .member_requests import before_command, decorate_reply, unsatisfied_write_concern
 from .profile import PROFILE
 from .profiler import profiled_dispatch
 from .replica_set import member_of
@@ -51,8 +51,9 @@ def command_name(cmd: Mapping[str, Any]) -> str:
     raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
 
 
-def _label(ctx: CommandContext, cmd: Mapping[str, Any], reply: dict) -> None:
-    """mongod's error labels (error_labels.py), beside any the error already carries."""
+def _label(ctx: CommandContext, cmd: Mapping[str, Any], reply: dict, ran: bool) -> None:
+    """mongod's error labels (error_labels.py), beside any the error already carries. `ran`:
+    the command got as far as its cursor (not failed by a fail point first)."""
     from ..engine import ChangeStreamCursor
     wce = reply.get("writeConcernError")
     wc_code = wce.get("code") if isinstance(wce, Mapping) else None
@@ -60,7 +61,8 @@ def _label(ctx: CommandContext, cmd: Mapping[str, Any], reply: dict) -> None:
     if code is None and wc_code is None:
         return
     labels = error_labels(next(iter(cmd), ""), cmd, code, wc_code,
-                          lambda: isinstance(ctx.engine.cursors.peek(cmd.get("getMore")), ChangeStreamCursor))
+                          lambda: ran and isinstance(ctx.engine.cursors.peek(cmd.get("getMore")),
+                                                     ChangeStreamCursor))
     if labels:
         have = reply.setdefault("errorLabels", [])
         have.extend(label for label in labels if label not in have)
@@ -97,8 +99,11 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
 def _dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
     member = member_of(ctx)
     reply = _run(ctx, cmd, member)
-    if reply.pop(LABELS_GIVEN, False) is False and (reply.get("ok") != 1.0 or "writeConcernError" in reply):
-        _label(ctx, cmd, reply)
+    if member is not None:
+        unsatisfied_write_concern(member, cmd, reply)
+    injected = reply.pop(INJECTED, None)
+    if injected is not True and (reply.get("ok") != 1.0 or "writeConcernError" in reply):
+        _label(ctx, cmd, reply, injected is None)
     if member is not None:
         decorate_reply(ctx, member, next(iter(cmd), ""), reply)
     return reply

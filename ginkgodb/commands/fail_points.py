@@ -183,9 +183,11 @@ def _fail_command_applies(ctx: CommandContext, name: str, cmd: Mapping[str, Any]
     return True
 
 
-#: a reply field (dispatch removes it) saying the fail point chose the reply's error labels, so
-#: the server adds none of its own (mongod: `errorLabels` replaces the computed ones)
-LABELS_GIVEN = "$labelsGiven"
+#: a reply field (dispatch removes it) marking a fail point's error: True when the fail point
+#: chose the reply's error labels, so the server adds none of its own (mongod: `errorLabels`
+#: replaces the computed ones); False when it did not (the server labels it, but a getMore it
+#: fails never counts as a change stream's: mongod fails it before the cursor is known)
+INJECTED = "$injected"
 
 
 def _error(code: Any, errmsg: Any, labels: Any) -> CommandError:
@@ -194,7 +196,7 @@ def _error(code: Any, errmsg: Any, labels: Any) -> CommandError:
     message = errmsg if isinstance(errmsg, str) else FAIL_COMMAND_MESSAGE
     given = isinstance(labels, list)
     return CommandError(cast(ErrorCode, int(code)), message, labels=tuple(labels) if given else (),
-                        info={LABELS_GIVEN: True} if given else None)
+                        info={INJECTED: given})
 
 
 def _close(ctx: CommandContext) -> CommandError:
@@ -224,12 +226,17 @@ def fail_before(ctx: CommandContext, name: str, cmd: Mapping[str, Any]) -> Optio
         if data is not None and FAIL_POINTS.fire("failGetMoreAfterCursorCheckout") is not None:
             if data.get("closeConnection"):
                 raise _close(ctx)
-            raise _error(data.get("errorCode", ErrorCode.InternalError), data.get("errmsg"), data.get("errorLabels"))
+            error = _error(data.get("errorCode", ErrorCode.InternalError), data.get("errmsg"), data.get("errorLabels"))
+            if error.info[INJECTED] is False:  # after the cursor is checked out: labelled as the
+                del error.info[INJECTED]       # getMore's own failure (a change stream's, say)
+            raise error
     if "txnNumber" in cmd and name in _RETRYABLE_WRITES and "autocommit" not in cmd:
         data = FAIL_POINTS.data("onPrimaryTransactionalWrite")
         if data is not None and FAIL_POINTS.fire("onPrimaryTransactionalWrite") is not None:
             code = data.get("failBeforeCommitExceptionCode")
-            if code is not None:
+            if code is not None:  # the write fails before it commits; the connection closes too,
+                if data.get("closeConnection", True):  # unless told not to (as mongod)
+                    raise _close(ctx)
                 raise _error(code, "onPrimaryTransactionalWrite failpoint", None)
             if data.get("closeConnection", True):
                 firing = firing or Firing()
@@ -268,7 +275,7 @@ def fail_after(ctx: CommandContext, firing: Firing, reply: dict) -> None:
         reply["writeConcernError"] = wce
     if firing.labels is not None and (firing.write_concern_error is not None or reply.get("ok") != 1.0):
         reply["errorLabels"] = list(firing.labels)
-        reply[LABELS_GIVEN] = True
+        reply[INJECTED] = True
     if firing.close_after:
         if ctx.server is not None:
             ctx.extra[CLOSE_CONNECTION] = True

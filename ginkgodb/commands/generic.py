@@ -80,7 +80,7 @@ def check_read_concern(rc: Any, spec: Optional[CommandSpec] = None, cmd: Optiona
     if level == "snapshot" and cmd is not None and cmd.get("autocommit") is False:
         return  # a transaction's snapshot (placement checked by commands/transactions.py)
     if replica_set:
-        _check_member_read_concern(rc, level)
+        _check_member_read_concern(rc, level, spec.name if spec is not None else "")
         return
     if level in ("snapshot", "linearizable"):
         raise CommandError(ErrorCode.NotAReplicaSet,
@@ -91,13 +91,25 @@ def check_read_concern(rc: Any, spec: Optional[CommandSpec] = None, cmd: Optiona
         raise CommandError(ErrorCode.NotAReplicaSet, "node needs to be a replica set member to use read concern")
 
 
-def _check_member_read_concern(rc: Mapping, level: str) -> None:
+#: what reads at a point in time outside a transaction (commands/transactions.py gives them
+#: their snapshot)
+SNAPSHOT_READS = frozenset({"find", "aggregate", "distinct"})
+
+
+def _check_member_read_concern(rc: Mapping, level: str, name: str) -> None:
     """A replica-set member's read concern: majority is local on a member of one, linearizable
-    is checked against primacy when the command runs, afterClusterTime waits there."""
-    if level == "snapshot" or "atClusterTime" in rc:
-        raise CommandError(ErrorCode.NotImplemented,
-                           "readConcern 'snapshot' and 'atClusterTime' outside a transaction are not "
-                           "supported by ginkgodb yet")
+    is checked against primacy when the command runs, afterClusterTime waits there, snapshot
+    reads a kept snapshot (engine/snapshot_reads.py)."""
+    if "atClusterTime" in rc and level != "snapshot":
+        raise CommandError(ErrorCode.InvalidOptions,
+                           "readConcern level must be 'snapshot' when 'atClusterTime' is specified")
+    if "atClusterTime" in rc and "afterClusterTime" in rc:
+        raise CommandError(ErrorCode.InvalidOptions,
+                           "Specifying a timestamp for readConcern snapshot in a causally consistent session "
+                           "is not allowed")
+    if level == "snapshot" and name not in SNAPSHOT_READS:
+        raise CommandError(ErrorCode.InvalidOptions,
+                           f'Command {name} does not support {{ readConcern: {{ level: "snapshot" }} }}')
     if "afterClusterTime" in rc and level in ("available", "linearizable"):
         raise CommandError(ErrorCode.InvalidOptions,
                            f"'afterClusterTime' field can be set only if level is one of local, majority, "
@@ -124,7 +136,7 @@ def check_write_concern(wc: Any, spec: Optional[CommandSpec] = None, cmd: Option
             raise CommandError(ErrorCode.FailedToParse,
                                "w has to be a non-negative number and not greater than 50")
         if replica_set:
-            raise CommandError(ErrorCode.UnsatisfiableWriteConcern, "Not enough data-bearing nodes")
+            return  # the write runs; member_requests.unsatisfied_write_concern reports the rest
         raise CommandError(ErrorCode.BadValue, "cannot use 'w' > 1 on a standalone")
 
 

@@ -22,6 +22,7 @@ from bson.binary import Binary
 from bson.int64 import Int64
 from bson.timestamp import Timestamp
 
+from ..bsonutil.types import is_number_instance as is_number
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
 from .replica_set import MemberState, ReplicaSetMember, election_id
@@ -169,6 +170,21 @@ def _ts_text(ts: Timestamp) -> str:
 
 
 # ---------------------------------------------------------------------- after the command
+def unsatisfied_write_concern(member: ReplicaSetMember, cmd: Mapping[str, Any], reply: dict) -> None:
+    """`w` above the members that bear data: as mongod, the write is done and the reply carries
+    a writeConcernError (100 UnsatisfiableWriteConcern)."""
+    wc = cmd.get("writeConcern")
+    if not isinstance(wc, Mapping):
+        return
+    w: Any = wc.get("w")
+    if (member.initialized and reply.get("ok") == 1.0 and "writeConcernError" not in reply
+            and is_number(w) and not isinstance(w, bool) and w > 1):
+        reply["writeConcernError"] = {"code": int(ErrorCode.UnsatisfiableWriteConcern),
+                                      "codeName": "UnsatisfiableWriteConcern",
+                                      "errmsg": "Not enough data-bearing nodes",
+                                      "errInfo": {"writeConcern": dict(wc)}}
+
+
 def decorate_reply(ctx: CommandContext, member: ReplicaSetMember, name: str, reply: dict) -> dict:
     """The member's fields on a reply (in place; returns it)."""
     if not member.initialized:

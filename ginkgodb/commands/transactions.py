@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Optional
 
+from bson.timestamp import Timestamp
+
 from ..engine import (
     RetryableView,
     Transaction,
@@ -22,6 +24,7 @@ from ..engine import (
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
 from .declare import ANY_USER, Args, CommandSpec, command
+from .generic import SNAPSHOT_READS
 
 TRANSIENT = ("TransientTransactionError",)
 
@@ -49,6 +52,7 @@ class Scope:
         self.txn = txn
         self.txn_number = txn_number
         self.replay: Optional[dict] = None
+        self.at_cluster_time: Optional[Timestamp] = None  # a snapshot read's point in time
 
     def __enter__(self) -> Scope:
         if self.session is not None:
@@ -65,6 +69,9 @@ class Scope:
             _end(base_engine, self.session, TxnState.ABORTED)
 
     def succeeded(self, reply: dict, base_engine: Any) -> None:
+        if self.at_cluster_time is not None:  # find and aggregate say it in the cursor, distinct on top
+            cursor = reply.get("cursor")
+            (cursor if isinstance(cursor, dict) else reply)["atClusterTime"] = self.at_cluster_time
         if reply.get("writeErrors") and self.txn is not None and self.session is not None \
                 and self.session.txn is self.txn:
             _end(base_engine, self.session, TxnState.ABORTED)
@@ -95,6 +102,9 @@ def enter(ctx: CommandContext, spec: CommandSpec, cmd: Mapping[str, Any]) -> Sco
         key = session_key(lsid) if lsid is not None else None
         if key is not None:
             engine.sessions.session(lsid, key)  # a command with an lsid keeps its session alive
+        rc = cmd.get("readConcern")
+        if isinstance(rc, Mapping) and rc.get("level") == "snapshot" and name in SNAPSHOT_READS:
+            return _snapshot_read(engine, rc, cmd, name)
         return Scope(engine)
     if isinstance(txn_number, bool) or not isinstance(txn_number, int):
         raise CommandError(ErrorCode.TypeMismatch, "BSON field 'txnNumber' is the wrong type, expected type 'long'")
@@ -128,6 +138,27 @@ def enter(ctx: CommandContext, spec: CommandSpec, cmd: Mapping[str, Any]) -> Sco
         if start:
             return _begin(engine, session, int(txn_number), lsid, cmd)
         return _continue(engine, session, int(txn_number), name, cmd)
+
+
+def _snapshot_read(engine: Any, rc: Mapping[str, Any], cmd: Mapping[str, Any], name: str) -> Scope:
+    """A read at a point in time outside a transaction: the kept snapshot of `atClusterTime`, or
+    a new one of now (whose time the reply reports, so the session's next reads ask for it)."""
+    at = rc.get("atClusterTime")
+    if at is None:
+        at, view = engine.snapshot_reads.now()
+    elif not isinstance(at, Timestamp):
+        raise CommandError(ErrorCode.TypeMismatch,
+                           "BSON field 'atClusterTime' is the wrong type, expected type 'timestamp'")
+    else:
+        view = engine.snapshot_reads.at(at)
+    coll = cmd.get(name)
+    meta = view.catalog.get(str(cmd.get("$db", "")), coll) if isinstance(coll, str) else None
+    if meta is not None and meta.options.get("capped"):
+        raise CommandError(ErrorCode.SnapshotUnavailable,
+                           "Reading from capped collections with readConcern snapshot is not supported")
+    scope = Scope(view)
+    scope.at_cluster_time = at
+    return scope
 
 
 def _retryable(engine: Any, session: Any, key: bytes, lsid: Any, n: int) -> Scope:

@@ -16,6 +16,7 @@ from .plan_builder import FindRequest, id_hack_key
 from .retryable import RetryableView
 from .sessions import TxnState, session_key
 from .settings import SETTINGS
+from .snapshot_reads import SnapshotView
 from .transactions import Transaction, TransactionView
 from .transactions import abort as abort_transaction
 from .transactions import commit as commit_transaction
@@ -34,6 +35,7 @@ __all__ = [
     "IndexChange",
     "RetryableView",
     "SETTINGS",
+    "SnapshotView",
     "ServerCursor",
     "TailableCursor",
     "Transaction",

@@ -31,6 +31,11 @@ class LogicalClock:
                     self._secs, self._inc = self._secs + 1, 1
             return Timestamp(self._secs, self._inc)
 
+    def last(self) -> Timestamp:
+        """The newest timestamp handed out."""
+        with self._lock:
+            return Timestamp(self._secs, self._inc)
+
     def reserve(self, n: int) -> tuple[int, int]:
         """`n` consecutive timestamps in one second: (seconds, first increment); the batch's
         entries take increments first .. first + n - 1 (no Timestamp objects made)."""

@@ -74,6 +74,8 @@ class Engine(EngineOperations):
         self.clock = LogicalClock()
         self.conflicts = ConflictTable()
         self.sessions = SessionCatalog(self)
+        from .snapshot_reads import SnapshotReads
+        self.snapshot_reads = SnapshotReads(self)
         #: bumped after every committed batch: awaitData cursors wait on it
         self.commit_signal = CommitSignal()
         self._recent: dict[int, Catalog] = {}
@@ -258,6 +260,7 @@ class Engine(EngineOperations):
             if self._ttl is not None:
                 self._ttl.stop()
             self.sessions.stop()
+            self.snapshot_reads.close()
             self.cursors.close_all()
             self.commit_signal.wake_all()
             with self.lock:

@@ -57,13 +57,13 @@ def test_a_fail_point_error_gets_the_servers_labels_unless_it_names_its_own(engi
              "data": {"failCommands": ["insert"], "errorCode": int(E.NotWritablePrimary)}})
         run.db = "test"
         reply = run.raw({"insert": "c", "documents": [{}], "txnNumber": 1, "lsid": {"id": b"0" * 16}})
-        assert reply["errorLabels"] == ["RetryableWriteError"] and "$labelsGiven" not in reply
+        assert reply["errorLabels"] == ["RetryableWriteError"] and "$injected" not in reply
         run.db = "admin"
         run({"configureFailPoint": "failCommand", "mode": {"times": 1},
              "data": {"failCommands": ["insert"], "errorCode": int(E.NotWritablePrimary), "errorLabels": []}})
         run.db = "test"
         reply = run.raw({"insert": "c", "documents": [{}], "txnNumber": 2, "lsid": {"id": b"0" * 16}})
-        assert "errorLabels" not in reply and "$labelsGiven" not in reply
+        assert "errorLabels" not in reply and "$injected" not in reply
     finally:
         param.value = saved
         FAIL_POINTS.reset()

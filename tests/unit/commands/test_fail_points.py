@@ -164,13 +164,18 @@ def test_fail_get_more_after_cursor_checkout(fp, run):
 
 
 def test_on_primary_transactional_write_fails_before_commit(fp, engine):
-    fp({"times": 1}, {"failBeforeCommitExceptionCode": 1}, name="onPrimaryTransactionalWrite")
+    fp({"times": 2}, {"failBeforeCommitExceptionCode": 1, "closeConnection": False},
+       name="onPrimaryTransactionalWrite")
     from ginkgodb.commands.fail_points import fail_before
     ctx = CommandContext(engine=engine)
     with pytest.raises(Exception) as raised:
         fail_before(ctx, "insert", {"insert": "c", "txnNumber": 1, "$db": "t"})
     assert getattr(raised.value, "code", None) == 1
-    assert fail_before(ctx, "insert", {"insert": "c", "txnNumber": 2, "$db": "t"}) is None  # times: 1
+    fp({"times": 1}, {"failBeforeCommitExceptionCode": 1}, name="onPrimaryTransactionalWrite")
+    with pytest.raises(Exception) as raised:  # and by default the connection closes as well
+        fail_before(ctx, "insert", {"insert": "c", "txnNumber": 2, "$db": "t"})
+    assert getattr(raised.value, "code", None) == 6  # the embedded client has no connection: 6
+    assert fail_before(ctx, "insert", {"insert": "c", "txnNumber": 3, "$db": "t"}) is None  # times: 1
 
 
 @pytest.mark.parametrize("cmd, code, message", [

@@ -365,8 +365,8 @@ def test_after_cluster_time_waits_for_a_write_still_committing(primary):
 
 
 @pytest.mark.parametrize("rc, code", [
-    ({"level": "snapshot"}, 238),
-    ({"level": "local", "atClusterTime": Timestamp(1, 1)}, 238),
+    ({"level": "local", "atClusterTime": Timestamp(1, 1)}, 72),   # atClusterTime needs snapshot
+    ({"level": "snapshot", "atClusterTime": Timestamp(1, 1)}, 239),  # before the oldest kept snapshot
     ({"level": "available", "afterClusterTime": Timestamp(1, 1)}, 72),
     ({"afterClusterTime": 5}, 14),
 ])
@@ -379,8 +379,11 @@ def test_linearizable_reads_on_the_primary(primary):
 
 
 def test_write_concern_of_more_members_than_there_are(primary):
-    reply = primary.error({"insert": "c", "documents": [{}], "writeConcern": {"w": 2}}, db="test")
-    assert _codes(reply) == (100, "UnsatisfiableWriteConcern", "Not enough data-bearing nodes")
+    before = primary.ok({"count": "c"}, db="test")["n"]
+    reply = primary.ok({"insert": "c", "documents": [{}], "writeConcern": {"w": 2}}, db="test")
+    assert reply["n"] == 1  # the write is done, as mongod; its write concern is reported unmet
+    assert _codes(reply["writeConcernError"]) == (100, "UnsatisfiableWriteConcern", "Not enough data-bearing nodes")
+    assert primary.ok({"count": "c"}, db="test")["n"] == before + 1
     primary.ok({"insert": "c", "documents": [{}], "writeConcern": {"w": "majority"}}, db="test")
 
 

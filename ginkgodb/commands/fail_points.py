@@ -232,7 +232,8 @@ def fail_before(ctx: CommandContext, name: str, cmd: Mapping[str, Any]) -> Optio
             raise error
     if "txnNumber" in cmd and name in _RETRYABLE_WRITES and "autocommit" not in cmd:
         data = FAIL_POINTS.data("onPrimaryTransactionalWrite")
-        if data is not None and FAIL_POINTS.fire("onPrimaryTransactionalWrite") is not None:
+        if (data is not None and not _already_done(ctx, cmd)
+                and FAIL_POINTS.fire("onPrimaryTransactionalWrite") is not None):
             code = data.get("failBeforeCommitExceptionCode")
             if code is not None:  # the write fails before it commits; the connection closes too,
                 if data.get("closeConnection", True):  # unless told not to (as mongod)
@@ -245,6 +246,16 @@ def fail_before(ctx: CommandContext, name: str, cmd: Mapping[str, Any]) -> Optio
 
 
 _RETRYABLE_WRITES = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify"})
+
+
+def _already_done(ctx: CommandContext, cmd: Mapping[str, Any]) -> bool:
+    """A retry of a retryable write that already committed writes nothing, so a fail point on
+    the write does not fire (mongod answers it from the session's history)."""
+    from ..engine import session_key
+    lsid = cmd.get("lsid")
+    key = session_key(lsid) if lsid is not None else None
+    stored = ctx.engine.sessions.stored_retryable(key) if key is not None else None
+    return stored is not None and stored.get("txnNumber") == cmd.get("txnNumber")
 
 
 def _fail_command(ctx: CommandContext, data: Mapping) -> Optional[Firing]:

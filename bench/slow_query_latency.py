@@ -58,14 +58,17 @@ def _start(source: str) -> tuple[subprocess.Popen, int]:
     raise RuntimeError("the server did not start")
 
 
-def _slow_requests(db: Any) -> list[Callable[[], Any]]:
-    return [
-        lambda: list(db.s.find({"s": {"$regex": "(a+)+$"}}, max_time_ms=100)),
-        lambda: db.command("aggregate", "c", pipeline=[{"$project": {"n": {"$size": {"$range": [0, 2_000_000]}}}},
-                                                         {"$limit": 1}], cursor={}),
-        lambda: list(db.c.aggregate([{"$group": {"_id": "$k", "n": {"$sum": 1}}}, {"$sort": {"n": -1}}])),
-        lambda: list(db.c.find({"_id": {"$in": list(range(0, 200_000, 2))}}, {"_id": 1}).limit(10)),
-    ]
+def _slow_requests(db: Any) -> dict[str, Callable[[], Any]]:
+    return {
+        "regex": lambda: list(db.s.find({"s": {"$regex": "(a+)+$"}}, max_time_ms=100)),
+        "range": lambda: db.command("aggregate", "c", cursor={}, pipeline=[
+            {"$project": {"n": {"$size": {"$range": [0, 2_000_000]}}}}, {"$limit": 1}]),
+        "group": lambda: list(db.c.aggregate([{"$group": {"_id": "$k", "n": {"$sum": 1}}}, {"$sort": {"n": -1}}])),
+        "in": lambda: list(db.c.find({"_id": {"$in": list(range(0, 200_000, 2))}}, {"_id": 1}).limit(10)),
+    }
+
+
+SLOW_KINDS = ("regex", "range", "group", "in")
 
 
 def _latencies(client: pymongo.MongoClient, seconds: float) -> list[float]:
@@ -90,7 +93,8 @@ def _summary(phase: str, ms: list[float], slow_done: int) -> dict[str, Any]:
             "p99_ms": round(_percentile(ms, 0.99), 2), "max_ms": round(max(ms), 2), "slow_requests": slow_done}
 
 
-def measure(source: str, seconds: float, slow_clients: int = 2) -> list[dict[str, Any]]:
+def measure(source: str, seconds: float, slow_clients: int = 2,
+            kinds: tuple[str, ...] = SLOW_KINDS) -> list[dict[str, Any]]:
     proc, port = _start(source)
     try:
         client = pymongo.MongoClient(port=port, serverSelectionTimeoutMS=10_000)
@@ -104,7 +108,8 @@ def measure(source: str, seconds: float, slow_clients: int = 2) -> list[dict[str
 
         def hammer(k: int) -> None:
             own = pymongo.MongoClient(port=port, serverSelectionTimeoutMS=10_000)
-            requests = _slow_requests(own.bench_latency)
+            by_kind = _slow_requests(own.bench_latency)
+            requests = [by_kind[k] for k in kinds]
             j = k
             while not stop.is_set():
                 try:
@@ -140,9 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     parser.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         help="the checkout whose ginkgodb serves (default: this one)")
+    parser.add_argument("--slow", default=",".join(SLOW_KINDS),
+                        help=f"which slow requests run beside (comma-separated of {', '.join(SLOW_KINDS)})")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    results = measure(args.source, args.seconds)
+    results = measure(args.source, args.seconds, kinds=tuple(k for k in args.slow.split(",") if k))
     if args.json:
         print(json.dumps(results, indent=2))
     else:

@@ -34,8 +34,8 @@ class MongoClient(SettingsHolder):
         # server-side JavaScript ($where, $function, $accumulator, mapReduce), on by default as
         # in mongod; javascriptEnabled=False answers as `mongod --noscripting`
         javascript_enabled = bool(kwargs.pop("javascriptEnabled", True))
-        if port is not None:
-            raise ConfigurationError("port has no meaning for an embedded ginkgodb database")
+        # `port` names no server here; it is accepted and unused so that libraries that always
+        # pass one (MongoEngine's connect passes 27017) work with mongo_client_class=MongoClient
         if connect is not None:
             kwargs["connect"] = connect
         settings = parse_settings(host, document_class, tz_aware, type_registry, kwargs)

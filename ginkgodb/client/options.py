@@ -69,6 +69,8 @@ class ClientSettings:
 
 def parse_target(host: Any) -> Optional[str]:
     """`host` -> data directory, or None for memory. Server URIs are refused with a pointer."""
+    if isinstance(host, (list, tuple)) and len(host) == 1:
+        host = host[0]  # pymongo takes a list of hosts; an embedded client, one directory
     if host is None or host == MEMORY:
         return None
     if not isinstance(host, (str, bytes)) and hasattr(host, "__fspath__"):

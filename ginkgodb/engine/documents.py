@@ -9,6 +9,7 @@ import bson
 from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from bson.regex import Regex
+from bson.timestamp import Timestamp
 
 from ..bsonutil.types import Undefined
 from ..errors import CommandError, ErrorCode
@@ -77,19 +78,24 @@ def _check_no_dollar(value: Mapping) -> None:
             _check_no_dollar(sub)
 
 
-def prepare_insert(doc: Any, *, upsert: bool = False) -> tuple[dict, bytes]:
+def prepare_insert(doc: Any, *, upsert: bool = False, now: Any = None) -> tuple[dict, bytes]:
     """(decoded document with `_id` first, its BSON) ready to store; raises CommandError. An
-    upsert's document is checked as an update's result (mongod validates it that way)."""
+    upsert's document is checked as an update's result (mongod validates it that way). `now`
+    (an insert's clock): a top-level Timestamp(0, 0) becomes the current timestamp, as mongod."""
     if isinstance(doc, RawBSONDocument):
         raw = bytes(doc.raw)
         d = bson.decode(raw)
-        if d and next(iter(d)) == "_id":
+        if now is not None and _empty_timestamps(d):
+            doc = _filled(d, now)  # re-encoded below
+        elif d and next(iter(d)) == "_id":
             check_id(d["_id"])
             _check_size(len(raw))
             check_depth(d, len(raw), for_update=upsert)
             return d, raw
-    else:
+    if not isinstance(doc, RawBSONDocument):
         d = doc if type(doc) is dict else dict(doc)
+        if now is not None and _empty_timestamps(d):
+            d = _filled(d, now)  # a copy: the caller's document is left as it was
     if "_id" in d:
         check_id(d["_id"])
         if next(iter(d)) != "_id":
@@ -100,6 +106,16 @@ def prepare_insert(doc: Any, *, upsert: bool = False) -> tuple[dict, bytes]:
     _check_size(len(raw))
     check_depth(d, len(raw), for_update=upsert)
     return d, raw
+
+
+def _empty_timestamps(d: Mapping) -> bool:
+    return any(type(v) is Timestamp and v.time == 0 and v.inc == 0 and k != "_id" for k, v in d.items())
+
+
+def _filled(d: Mapping, now: Any) -> dict:
+    """`d` with its top-level empty timestamps (not `_id`) replaced by `now()`."""
+    return {k: now() if type(v) is Timestamp and v.time == 0 and v.inc == 0 and k != "_id" else v
+            for k, v in d.items()}
 
 
 def _check_size(size: int) -> None:

@@ -75,7 +75,7 @@ def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validat
         ensure_collection(batch, db, coll)
 
         def one(i: int, doc: Any) -> None:
-            d, raw = prepare_insert(doc)
+            d, raw = prepare_insert(doc, now=engine.clock.tick)
             state = batch.collection(db, coll)  # a multikey change makes a new handle
             if validate is not None:
                 validate(state, d, None)

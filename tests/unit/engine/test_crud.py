@@ -142,3 +142,17 @@ def test_count_without_a_filter_stays_exact_through_writes_and_rollbacks(run, en
     run({"create": "capped", "capped": True, "size": 100000, "max": 3})
     run.insert("capped", *({"_id": i} for i in range(5)))
     assert run({"count": "capped"})["n"] == 3
+
+
+
+def test_a_top_level_empty_timestamp_becomes_the_current_one_on_insert(run, engine):
+    import bson
+    from bson.raw_bson import RawBSONDocument
+    from bson.timestamp import Timestamp
+    doc = {"_id": 1, "ts": Timestamp(0, 0), "nested": {"ts": Timestamp(0, 0)}}
+    engine.insert("test", "c", [doc, RawBSONDocument(bson.encode({"_id": 2, "ts": Timestamp(0, 0)}))])
+    assert doc["ts"] == Timestamp(0, 0)  # the caller's document is not changed
+    stored = {d["_id"]: d for d in run.find("c")}
+    first, second = stored[1]["ts"], stored[2]["ts"]
+    assert first.time > 0 and second.time > 0 and first != second
+    assert stored[1]["nested"]["ts"] == Timestamp(0, 0)  # only top-level fields, as mongod

@@ -27,6 +27,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--bind", default=C.DEFAULT_BIND, metavar="ADDRS",
                        help="comma-separated addresses to listen on (default %(default)s, local "
                             "only; there is no authentication, so bind wider with care)")
+    serve.add_argument("--auth", action="store_true",
+                       help="require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and authorize every "
+                            "command by the user's roles; with no user yet, a client on this host may create "
+                            "the first one (the localhost exception)")
     serve.add_argument("--dbpath", default=C.DEFAULT_DBPATH,
                        help="data directory, created if missing; one server per directory "
                             "(default %(default)s)")
@@ -86,6 +90,7 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
                           workers=max(1, args.workers), max_connections=max(1, args.max_connections),
                           disk_reserve_mb=max(0, args.disk_reserve_mb), javascript_enabled=not args.noscripting,
                           argv=tuple(argv), repl_set=args.repl_set or None, oplog_size_mb=args.oplog_size_mb,
+                          auth=args.auth,
                           set_parameters=tuple(_name_value(p) for p in args.set_parameters))
     return run(config)
 

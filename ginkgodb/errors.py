@@ -138,6 +138,7 @@ class ErrorCode(enum.IntEnum):
     QueryExceededMemoryLimitNoDiskUseAllowed = 292
     APIVersionError = 322
     APIStrictError = 323
+    MechanismUnavailable = 334
     UnsupportedOpQueryCommand = 352
     LoadBalancerSupportMismatch = 354
     CannotConvertIndexToUnique = 359
@@ -487,6 +488,8 @@ class ErrorCode(enum.IntEnum):
     SubstrBytesStartNegative = _location(50752)
     TxnNumberOnNonRetryableCommand = _location(50768)
     TrigValueOutOfBounds = _location(50989)
+    RoleAlreadyExists = _location(51002)
+    UserAlreadyExists = _location(51003)
     BatchSizeNegative = _location(51024)
     Atan2NonNumeric = _location(51044)
     StageNotAllowedInLookup = _location(51047)

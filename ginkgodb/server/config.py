@@ -35,6 +35,7 @@ class ServerConfig:
     repl_set: Optional[str] = None           # --replSet: the replica set this server is a member of
     set_parameters: tuple[tuple[str, str], ...] = ()   # --setParameter name=value, as given
     oplog_size_mb: Optional[int] = None      # --oplogSize: a new oplog's size (None: mongod's default)
+    auth: bool = False                       # --auth: clients authenticate, commands are authorized
     argv: tuple[str, ...] = field(default=())
 
     @property
@@ -52,7 +53,8 @@ class ServerConfig:
             "net": {"bindIp": ",".join(self.bind), "port": self.port,
                     "maxIncomingConnections": self.max_connections},
             "operationProfiling": {"slowOpThresholdMs": self.slow_ms},
-            "security": {"javascriptEnabled": self.javascript_enabled},
+            "security": {"javascriptEnabled": self.javascript_enabled,
+                         **({"authorization": "enabled"} if self.auth else {})},
             **({"replication": {"oplogSizeMB": self.oplog_size_mb}} if self.oplog_size_mb else {}),
         }
         if self.repl_set:

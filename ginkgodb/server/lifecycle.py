@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 from ..commands import PARAMETERS, ReplicaSetMember, track_commits, writes_data
+from .auth_log import AuthLog
 from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
 from .logs import RecentLines, event
 from .protocol import ConnectionProtocol
@@ -52,6 +53,7 @@ class Server:
         self.state = ServerState(config, recent_log, self.max_connections)
         self._refusing = False  # within an episode of refused connections (logged once)
         self.state.on_shutdown_request = self._shutdown_requested
+        self.state.security.report = AuthLog()
         self._grace = config.shutdown_grace
         #: writes that arrived while fsync-locked: held here, not in a worker thread, so that
         #: reads keep every worker (mongod's writers wait on its global lock the same way)

@@ -120,6 +120,8 @@ def authorize(ctx: CommandContext, spec: CommandSpec, name: str, cmd: Mapping[st
         return None
     if name == "listDatabases":
         return _list_databases(session, cmd)
+    if name == "listCollections" and not session.allows("listCollections", namespace(db)):
+        return _list_collections(session, cmd, db)
     if name in _CURSOR_ACTIONS:
         _check_cursors(session, name, cmd, args)
     coll = cmd.get("collection") if name == "getMore" else args.coll
@@ -271,6 +273,20 @@ def _list_databases(session: AuthSession, cmd: Mapping[str, Any]) -> After:
                                   if isinstance(d, Mapping) and session.has_any_on_db(str(d.get("name")))]
         if "totalSize" in reply and isinstance(reply.get("databases"), list):
             reply["totalSize"] = sum(int(d.get("sizeOnDisk", 0)) for d in reply["databases"])
+    return keep_authorized
+
+
+def _list_collections(session: AuthSession, cmd: Mapping[str, Any], db: str) -> After:
+    """listCollections without the action on the database: with authorizedCollections and
+    nameOnly, the collections the user holds some privilege on (mongod's rule)."""
+    if not (cmd.get("authorizedCollections") is True and cmd.get("nameOnly") is True):
+        raise unauthorized(db, cmd)
+
+    def keep_authorized(reply: dict) -> None:
+        cursor = reply.get("cursor")
+        if isinstance(cursor, Mapping) and isinstance(cursor.get("firstBatch"), list):
+            cursor["firstBatch"] = [c for c in cursor["firstBatch"]
+                                    if session.has_any_on_collection(db, str(c.get("name")))]
     return keep_authorized
 
 

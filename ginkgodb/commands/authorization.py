@@ -284,7 +284,7 @@ def _list_collections(session: AuthSession, cmd: Mapping[str, Any], db: str) -> 
 
     def keep_authorized(reply: dict) -> None:
         cursor = reply.get("cursor")
-        if isinstance(cursor, Mapping) and isinstance(cursor.get("firstBatch"), list):
+        if isinstance(cursor, dict) and isinstance(cursor.get("firstBatch"), list):
             cursor["firstBatch"] = [c for c in cursor["firstBatch"]
                                     if session.has_any_on_collection(db, str(c.get("name")))]
     return keep_authorized

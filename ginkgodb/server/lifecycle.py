@@ -22,6 +22,7 @@ from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
 from .logs import RecentLines, event
 from .protocol import ConnectionProtocol
 from .state import ServerState
+from .tls import TLSSniffer
 
 #: how often CPython makes a running thread hand over the GIL. The default (5 ms) let one
 #: CPU-bound command in a worker hold the event loop's ping replies to ~20 ms each (several
@@ -138,9 +139,14 @@ class Server:
         self._stop = asyncio.Event()
         sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         port = self.config.port
+        tls = self.config.tls_context()
+
+        def accept() -> asyncio.Protocol:
+            if tls is None:
+                return ConnectionProtocol(self)
+            return TLSSniffer(lambda: ConnectionProtocol(self), tls, require=self.config.tls_mode == "requireTLS")
         for host in self.config.bind:
-            listener = await self._loop.create_server(lambda: ConnectionProtocol(self), host, port,
-                                                      reuse_address=True, backlog=512)
+            listener = await self._loop.create_server(accept, host, port, reuse_address=True, backlog=512)
             self._listeners.append(listener)
             if port == 0:
                 port = listener.sockets[0].getsockname()[1]
@@ -154,7 +160,8 @@ class Server:
         track_commits(self.engine)
         if self.config.repl_set:
             self._join_replica_set(port)
-        event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port, ssl="off")
+        event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port,
+              ssl="off" if tls is None else "on")
         return port
 
     def _join_replica_set(self, port: int) -> None:

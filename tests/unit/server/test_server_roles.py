@@ -229,7 +229,8 @@ def test_pipelines_and_explain_need_what_they_reach(server):
             with pytest.raises(OperationFailure) as err:
                 list(user[DB].c.aggregate(pipeline))
             assert err.value.code == 13, pipeline
-        assert list(user[DB].c.aggregate([{"$lookup": {"from": "x", "pipeline": [{"$unionWith": "y"}], "as": "j"}},
+        user[DB].pipes.insert_one({"_id": 1})
+        assert list(user[DB].pipes.aggregate([{"$lookup": {"from": "x", "pipeline": [{"$unionWith": "y"}], "as": "j"}},
                                           {"$project": {"_id": 0, "j": 1}}])) == [{"j": []}]
         assert user[DB].command("explain", {"find": "c"})["ok"] == 1
         with pytest.raises(OperationFailure) as err:

@@ -1,0 +1,155 @@
+"""TLS with pymongo as the client; the certificates are made here with `cryptography`."""
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+import socket
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+
+import pymongo
+import pytest
+from pymongo.errors import ConnectionFailure
+
+from ginkgodb.server.testing import running_server
+from ginkgodb.server.tls import TLSSetupError, server_context
+
+x509 = pytest.importorskip("cryptography.x509", reason="the TLS tests make certificates with cryptography")
+from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
+from cryptography.x509.oid import NameOID  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _name(cn: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+
+def _cert(subject: str, key, issuer_name, issuer_key, *, ca: bool = False, server: bool = False):
+    now = datetime.datetime.now(datetime.UTC)
+    builder = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(issuer_name)
+               .public_key(key.public_key()).serial_number(x509.random_serial_number())
+               .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=2))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if server:
+        builder = builder.add_extension(x509.SubjectAlternativeName(
+            [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+def _pem(cert, key=None) -> bytes:
+    out = cert.public_bytes(serialization.Encoding.PEM)
+    if key is not None:
+        out += key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                 serialization.NoEncryption())
+    return out
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory) -> dict[str, str]:
+    """ca.pem; server.pem (cert+key, for 127.0.0.1 and localhost); client.pem (signed by the CA);
+    stranger.pem (a client signed by another CA)."""
+    out = tmp_path_factory.mktemp("pki")
+    ca_key, other_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = _cert("ginkgodb test CA", ca_key, _name("ginkgodb test CA"), ca_key, ca=True)
+    other = _cert("another CA", other_key, _name("another CA"), other_key, ca=True)
+    files = {"ca": _pem(ca)}
+    for name, issuer, issuer_key, server in (("server", ca, ca_key, True), ("client", ca, ca_key, False),
+                                             ("stranger", other, other_key, False)):
+        key = ec.generate_private_key(ec.SECP256R1())
+        files[name] = _pem(_cert(name, key, issuer.subject, issuer_key, server=server), key)
+    paths = {}
+    for name, data in files.items():
+        (out / f"{name}.pem").write_bytes(data)
+        paths[name] = str(out / f"{name}.pem")
+    return paths
+
+
+def _ping(address, **kw) -> bool:
+    client = pymongo.MongoClient(*address, serverSelectionTimeoutMS=1500, connectTimeoutMS=1500, **kw)
+    try:
+        return client.admin.command("ping")["ok"] == 1
+    except ConnectionFailure:
+        return False
+    finally:
+        client.close()
+
+
+def test_require_tls(pki):
+    with running_server(tls_mode="requireTLS", tls_certificate_key_file=pki["server"], quiet=True) as address:
+        assert _ping(address, tls=True, tlsCAFile=pki["ca"])
+        assert not _ping(address)  # plain: closed
+        assert not _ping(address, tls=True)  # the server's CA is unknown to the client
+        client = pymongo.MongoClient(*address, tls=True, tlsCAFile=pki["ca"])
+        client.t.c.insert_many([{"_id": i, "pad": "x" * 1000} for i in range(2000)])
+        assert len(list(client.t.c.find())) == 2000  # many records, many TLS frames
+        assert client.admin.command("getCmdLineOpts")["parsed"]["net"]["tls"]["mode"] == "requireTLS"
+
+
+@pytest.mark.parametrize("mode", ["allowTLS", "preferTLS"])
+def test_allow_and_prefer_tls_take_both(pki, mode):
+    with running_server(tls_mode=mode, tls_certificate_key_file=pki["server"], quiet=True) as address:
+        assert _ping(address, tls=True, tlsCAFile=pki["ca"])
+        assert _ping(address)
+
+
+def test_client_certificates_are_validated(pki):
+    with running_server(tls_mode="requireTLS", tls_certificate_key_file=pki["server"], tls_ca_file=pki["ca"],
+                        quiet=True) as address:
+        assert not _ping(address, tls=True, tlsCAFile=pki["ca"])   # no certificate
+        assert _ping(address, tls=True, tlsCAFile=pki["ca"], tlsCertificateKeyFile=pki["client"])
+        assert not _ping(address, tls=True, tlsCAFile=pki["ca"], tlsCertificateKeyFile=pki["stranger"])
+
+
+def test_connections_without_certificates_may_be_allowed(pki):
+    with running_server(tls_mode="requireTLS", tls_certificate_key_file=pki["server"], tls_ca_file=pki["ca"],
+                        tls_allow_connections_without_certificates=True, quiet=True) as address:
+        assert _ping(address, tls=True, tlsCAFile=pki["ca"])
+        assert _ping(address, tls=True, tlsCAFile=pki["ca"], tlsCertificateKeyFile=pki["client"])
+        assert not _ping(address, tls=True, tlsCAFile=pki["ca"], tlsCertificateKeyFile=pki["stranger"])
+
+
+def _negotiated(address, ca: str) -> str:
+    context = ssl.create_default_context(cafile=ca)
+    with socket.create_connection(address, timeout=5) as raw:
+        with context.wrap_socket(raw, server_hostname="localhost") as tls:
+            return tls.version() or ""
+
+
+def test_disabled_protocols(pki):
+    with running_server(tls_mode="requireTLS", tls_certificate_key_file=pki["server"], quiet=True,
+                        tls_disabled_protocols=("TLS1_0", "TLS1_1", "TLS1_3")) as address:
+        assert _negotiated(address, pki["ca"]) == "TLSv1.2"
+        assert _ping(address, tls=True, tlsCAFile=pki["ca"])
+    with running_server(tls_mode="requireTLS", tls_certificate_key_file=pki["server"], quiet=True) as address:
+        assert _negotiated(address, pki["ca"]) == "TLSv1.3"
+
+
+def test_tls_with_scram(pki):
+    with running_server(tls_mode="requireTLS", tls_certificate_key_file=pki["server"], auth=True,
+                        quiet=True) as address:
+        first = pymongo.MongoClient(*address, tls=True, tlsCAFile=pki["ca"])
+        first.admin.command("createUser", "u", pwd="p", roles=["root"])
+        user = pymongo.MongoClient(*address, tls=True, tlsCAFile=pki["ca"], username="u", password="p")
+        assert user.t.c.insert_one({"_id": 1}).inserted_id == 1
+
+
+def test_bad_tls_options_are_refused(pki):
+    with pytest.raises(TLSSetupError, match="need tlsCertificateKeyFile"):
+        server_context("requireTLS", None)
+    with pytest.raises(TLSSetupError, match="Unrecognized tlsProtocol: TLS9"):
+        server_context("requireTLS", pki["server"], disabled_protocols=("TLS9",))
+    with pytest.raises(TLSSetupError, match="contiguous"):
+        server_context("requireTLS", pki["server"], disabled_protocols=("TLS1_2",))
+    with pytest.raises(TLSSetupError, match="cannot read PEM key file"):
+        server_context("requireTLS", pki["ca"])  # a certificate without its key
+    assert server_context("disabled", None) is None
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "ginkgodb.cli", "serve", "--in-memory", "--port", "0",
+                           "--tlsMode", "requireTLS"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2
+    assert "need tlsCertificateKeyFile" in proc.stderr

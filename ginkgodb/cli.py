@@ -24,9 +24,12 @@ def _parser() -> argparse.ArgumentParser:
                                        "JSON lines on stdout; SIGINT/SIGTERM stop it cleanly.")
     serve.add_argument("--port", type=int, default=C.DEFAULT_PORT,
                        help="TCP port to listen on; 0 picks a free one (default %(default)s)")
-    serve.add_argument("--bind", default=C.DEFAULT_BIND, metavar="ADDRS",
-                       help="comma-separated addresses to listen on (default %(default)s, local "
-                            "only; there is no authentication, so bind wider with care)")
+    bind = serve.add_mutually_exclusive_group()
+    bind.add_argument("--bind", "--bind_ip", dest="bind", default=C.DEFAULT_BIND, metavar="ADDRS",
+                      help="comma-separated addresses to listen on (default %(default)s, local only; "
+                           "bind wider only with --auth: a warning is logged otherwise)")
+    bind.add_argument("--bind_ip_all", action="store_true",
+                      help="listen on every IPv4 address (0.0.0.0), as mongod's --bind_ip_all")
     serve.add_argument("--auth", action="store_true",
                        help="require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and authorize every "
                             "command by the user's roles; with no user yet, a client on this host may create "
@@ -99,7 +102,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _serve(args: argparse.Namespace, argv: list[str]) -> int:
     from .server import ServerConfig, run
-    bind = tuple(a.strip() for a in args.bind.split(",") if a.strip())
+    bind = ("0.0.0.0",) if args.bind_ip_all else tuple(a.strip() for a in args.bind.split(",") if a.strip())
     config = ServerConfig(port=args.port, bind=bind, dbpath=None if args.in_memory else args.dbpath,
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
                           workers=max(1, args.workers), max_connections=max(1, args.max_connections),

@@ -7,6 +7,7 @@ workers; the caller then closes the engine, which flushes it.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import itertools
 import logging
 import resource
@@ -19,7 +20,7 @@ from typing import Any, Optional
 from ..commands import PARAMETERS, ReplicaSetMember, track_commits, writes_data
 from .auth_log import AuthLog
 from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
-from .logs import RecentLines, event
+from .logs import MongoJsonFormatter, RecentLines, event
 from .protocol import ConnectionProtocol
 from .state import ServerState
 from .tls import TLSSniffer
@@ -157,12 +158,33 @@ class Server:
         if self.max_connections < requested and requested != DEFAULT_MAX_CONNECTIONS:
             event(logging.WARNING, "NETWORK", 22941, "listener", "--maxConns too high, can only handle",
                   limit=self.max_connections)
+        self._security_warnings()
         track_commits(self.engine)
         if self.config.repl_set:
             self._join_replica_set(port)
         event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port,
               ssl="off" if tls is None else "on")
         return port
+
+    def _security_warnings(self) -> None:
+        """mongod's startup warning without access control (22120), and ginkgodb's own when
+        the server is also reachable from other hosts; both are kept for getLog
+        startupWarnings (mongosh shows them on connect)."""
+        if self.config.auth:
+            return
+        self._startup_warning(22120, "Access control is not enabled for the database. Read and write access to "
+                                     "data and configuration is unrestricted")
+        exposed = [a for a in self.config.bind if not _is_loopback(a)]
+        if exposed:
+            self._startup_warning(22121, "The server is listening on non-loopback addresses without access "
+                                         "control: any host that can reach it may read and change every database. "
+                                         "Start it with --auth, or bind to 127.0.0.1", addresses=exposed)
+
+    def _startup_warning(self, log_id: int, msg: str, **attr: Any) -> None:
+        event(logging.WARNING, "CONTROL", log_id, "initandlisten", msg, tags=["startupWarnings"], **attr)
+        record = logging.LogRecord("ginkgodb", logging.WARNING, __file__, 0, msg, None, None)
+        record.mongo = ("CONTROL", log_id, "initandlisten", {"tags": ["startupWarnings"], **attr})
+        self.state.startup_warnings.append(MongoJsonFormatter().format(record))
 
     def _join_replica_set(self, port: int) -> None:
         """--replSet: the member, with its stored configuration if it has one (then it is
@@ -209,6 +231,15 @@ class Server:
         until = time.monotonic() + seconds
         while self.state.ops_in_flight and time.monotonic() < until:
             await asyncio.sleep(0.01)
+
+
+def _is_loopback(address: str) -> bool:
+    if address == "localhost" or address.startswith("/"):
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 def member_host(bind: tuple[str, ...], port: int) -> str:

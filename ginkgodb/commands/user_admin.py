@@ -326,6 +326,11 @@ def drop_role(ctx: CommandContext, args: Args) -> dict:
     role, db = _name(args, "role"), args.db
     if not U.delete(ctx.engine, U.ROLES, {"_id": U.user_id(db, role)}):
         raise CommandError(ErrorCode.RoleNotFound, f"Could not find role: {role}@{db}")
+    ref = {"role": role, "db": db}
+    for coll in (U.USERS, U.ROLES):  # as mongod: the users and roles that named it lose it
+        for entry in U.find_docs(ctx.engine, coll, {"roles": ref}):
+            entry["roles"] = [r for r in entry.get("roles", []) if r != ref]
+            U.replace(ctx.engine, coll, entry)
     _changed(ctx)
     return {}
 

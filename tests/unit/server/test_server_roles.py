@@ -184,6 +184,7 @@ def test_user_defined_roles(server):
         with pytest.raises(OperationFailure):
             user[DB].only.find_one()
         user[DB].only.insert_one({"_id": 3})
+        assert root[DB].command("rolesInfo", "onlyWriter")["roles"][0]["roles"] == []
     finally:
         root[DB].command("dropUser", "scoped")
         root[DB].command("dropRole", "onlyWriter")

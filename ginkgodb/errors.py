@@ -607,6 +607,8 @@ class ErrorCode(enum.IntEnum):
     DateTruncBinSizeNotLong = _location(5439017)
     DateTruncBinSizeNotPositive = _location(5439018)
     GeoNearNotAllowedHere = _location(5626500)
+    AuthenticatedAsAnotherUser = _location(5626701)
+    AuthenticatedOnAnotherDatabase = _location(5626702)
     TimestampOperatorArgNotTimestamp = _location(5687301)
     DensifyStepNotPositive = _location(5733401)
     DensifyPartitionWithoutFields = _location(5733408)

@@ -96,7 +96,9 @@ def sasl_continue(ctx: CommandContext, args: Args) -> dict:
         _report_failure(session, conversation, db, exc)
         raise CommandError(ErrorCode.AuthenticationFailed, AUTH_FAILED) from None
     user = conversation.user or ""
+    session.conversations.pop(cid, None)
     session.log_in(ctx.engine, user, db)
+    session.conversations[cid] = conversation
     session.security.event(True, mechanism=conversation.mechanism,
                            speculative=conversation.speculative,
                            principalName=user, authenticationDatabase=db, remote=session.remote)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ..errors import CommandError, ErrorCode
 from .auth_roles import BUILTIN_ROLES
 from .auth_users import ADMIN, find_role, find_user, has_users
 
@@ -71,6 +72,12 @@ class Grant:
             resource = {"db": "" if self.kind in ("anyNormal", "anyDb") else self.db,
                         "collection": self.coll if self.kind in ("ns", "anyDb") else ""}
         return {"resource": resource, "actions": sorted(self.actions)}
+
+
+#: what the localhost exception grants (mongod's default privileges with no user): create the
+#: first user in admin (granting it roles of admin), and initiate a replica set
+_LOCALHOST_GRANTS = (Grant("db", "admin", "", frozenset({"createUser", "grantRole"})),
+                     Grant("cluster", "", "", frozenset({"replSetConfigure", "replSetGetStatus"})))
 
 
 def _builtin_grant(pattern: str, db: str, actions: Iterable[str]) -> Grant:
@@ -189,6 +196,8 @@ class AuthSession:
         self.grants: list[Grant] = []
         self._generation = -1
         self.conversations: dict[int, Any] = {}
+        #: the localhost exception is in force for the command being checked (check_command)
+        self.bypass = False
 
     # -- who ------------------------------------------------------------------------------------
     @property
@@ -205,6 +214,18 @@ class AuthSession:
         return cid
 
     def log_in(self, engine: Any, user: str, db: str) -> None:
+        """mongod 7.0 keeps one user per connection: authenticating again as the same user is
+        allowed, as another user is refused."""
+        previous = self.user
+        if previous is not None and previous != (user, db):
+            named = f"{previous[0]}@{previous[1]}"
+            if previous[1] == db:
+                raise CommandError(ErrorCode.AuthenticatedAsAnotherUser,
+                                   f"Each client connection may only be authenticated once. Previously "
+                                   f"authenticated as: {named}")
+            raise CommandError(ErrorCode.AuthenticatedOnAnotherDatabase,
+                               f"Client has attempted to authenticate on multiple databases.Already "
+                               f"authenticated as: {named}")
         self.user = (user, db)
         self._generation = -1
         self.refresh(engine)
@@ -231,11 +252,12 @@ class AuthSession:
     # -- what -----------------------------------------------------------------------------------
     def localhost_bypass(self, engine: Any) -> bool:
         """mongod's localhost exception: with --auth and no user at all, a loopback client may
-        create the first user (and role) in the admin database."""
+        create the first user in the admin database (and initiate a replica set)."""
         return self.security.enabled and self.loopback and not self.authenticated and not has_users(engine)
 
     def allows(self, action: str, resource: Resource) -> bool:
-        return any(g.allows(action, resource) for g in self.grants)
+        grants = _LOCALHOST_GRANTS if self.bypass else self.grants
+        return any(g.allows(action, resource) for g in grants)
 
     def has_any_on_db(self, db: str) -> bool:
         """Some privilege on the database or one of its collections (listDatabases' filter)."""

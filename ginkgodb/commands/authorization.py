@@ -26,8 +26,6 @@ from .declare import COMMANDS, CommandSpec
 
 #: fields whose values never appear in messages (mongod's sensitiveFieldNames)
 _SENSITIVE = frozenset({"pwd", "payload"})
-#: commands the localhost exception lets an unauthenticated loopback client run, on admin
-_LOCALHOST_COMMANDS = frozenset({"createUser", "createRole"})
 #: commands that act on cursors some user opened
 _CURSOR_ACTIONS = frozenset({"getMore", "killCursors"})
 
@@ -82,7 +80,7 @@ def unauthorized(db: str, cmd: Mapping[str, Any]) -> CommandError:
 def require(ctx: CommandContext, action: str, resource: Resource, cmd: Mapping[str, Any], db: str) -> None:
     """A check a handler makes itself (a role granted by createUser needs grantRole on its db)."""
     session = session_of(ctx)
-    if session is None or _localhost(session, ctx, cmd):
+    if session is None:
         return
     if not session.allows(action, resource):
         raise unauthorized(db, cmd)
@@ -93,19 +91,20 @@ def allows(ctx: CommandContext, action: str, resource: Resource) -> bool:
     return session is None or session.allows(action, resource)
 
 
-def _localhost(session: AuthSession, ctx: CommandContext, cmd: Mapping[str, Any]) -> bool:
-    name = next(iter(cmd), "")
-    return (name in _LOCALHOST_COMMANDS and cmd.get("$db", "admin") == "admin"
-            and session.localhost_bypass(ctx.engine))
-
-
 def check_authenticated(ctx: CommandContext, spec: CommandSpec, name: str, cmd: Mapping[str, Any]) -> None:
-    """13 before anything else when the command needs a user and there is none."""
+    """13 before anything else when the command needs a user and there is none (with the
+    localhost exception in force, the command goes on to be checked against its grants)."""
     session = session_of(ctx)
-    if session is None or not spec.requires_auth:
+    if session is None:
+        return
+    session.bypass = False
+    if not spec.requires_auth:
         return
     session.refresh(ctx.engine)
-    if session.authenticated or _localhost(session, ctx, cmd):
+    if session.authenticated:
+        return
+    if session.localhost_bypass(ctx.engine):
+        session.bypass = True
         return
     raise CommandError(ErrorCode.Unauthorized, f"Command {name} requires authentication")
 
@@ -116,8 +115,6 @@ def authorize(ctx: CommandContext, spec: CommandSpec, name: str, cmd: Mapping[st
     if session is None or not spec.requires_auth:
         return None
     db = args.db
-    if _localhost(session, ctx, cmd):
-        return None
     if name == "listDatabases":
         return _list_databases(session, cmd)
     if name == "listCollections" and not session.allows("listCollections", namespace(db)):

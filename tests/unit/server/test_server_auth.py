@@ -95,10 +95,13 @@ def test_localhost_exception_allows_only_creating_a_user():
     with running_server(auth=True, quiet=True) as address:
         anon = _client(address)
         with pytest.raises(OperationFailure) as err:
-            anon.admin.command("listDatabases")
+            anon.t.c.find_one()
         assert err.value.code == 13
         with pytest.raises(OperationFailure) as err:  # only on admin
             anon.t.command("createUser", "x", pwd="y", roles=[])
+        assert err.value.code == 13
+        with pytest.raises(OperationFailure) as err:  # granting only roles of admin
+            anon.admin.command("createUser", "x", pwd="y", roles=[{"role": "read", "db": "t"}])
         assert err.value.code == 13
         anon.admin.command("createUser", "admin", pwd="pw", roles=["userAdminAnyDatabase"])
         with pytest.raises(OperationFailure):
@@ -206,6 +209,33 @@ def test_users_survive_a_restart(tmp_path):
             anon.admin.command("createUser", "x", pwd="y", roles=[])
         keep = _client(address, username="keep", password="pw", authSource="app")
         assert keep.app.c.find_one() == {"_id": 1}
+
+
+def test_one_user_per_connection():
+    with _auth_server() as (address, root):
+        root.admin.command("createUser", "other", pwd="pw", roles=[])
+        root.app.command("createUser", "elsewhere", pwd="pw", roles=[])
+        conn = _client(address, maxPoolSize=1)
+        conn.admin.command("ping")
+
+        from scramp import ScramClient
+        for user, db in (("root", "admin"), ("root", "admin"), ("other", "admin"), ("elsewhere", "app")):
+            password = {"root": "rootpw"}.get(user, "pw")
+            client = ScramClient(["SCRAM-SHA-256"], user, password)
+            start = conn[db].command("saslStart", mechanism="SCRAM-SHA-256",
+                                     payload=client.get_client_first().encode(), options={"skipEmptyExchange": True})
+            client.set_server_first(bytes(start["payload"]).decode())
+            final = {"saslContinue": 1, "conversationId": start["conversationId"],
+                     "payload": client.get_client_final().encode()}
+            if user == "root":
+                assert conn[db].command(final)["done"] is True
+                continue
+            with pytest.raises(OperationFailure) as err:
+                conn[db].command(final)
+            expected = 5626701 if db == "admin" else 5626702
+            assert err.value.code == expected and "root@admin" in str(err.value)
+        assert conn.admin.command("connectionStatus")["authInfo"]["authenticatedUsers"] == \
+            [{"user": "root", "db": "admin"}]
 
 
 def test_without_auth_users_may_still_authenticate():

@@ -22,10 +22,6 @@ from .context import CommandContext
 from .declare import COMMANDS, Args, boolean, command, on_cluster
 from .server_parameters import test_commands_enabled
 
-#: commands a client may run before authenticating (mongod's requiresAuth: false)
-_NO_AUTH = frozenset({"hello", "isMaster", "ismaster", "ping", "buildInfo", "buildinfo",
-                      "connectionStatus", "whatsmyuri", "saslStart", "saslContinue", "logout",
-                      "endSessions", "startSession", "getnonce", "authenticate"})
 _LOG_NAMES = ["global", "startupWarnings"]
 
 
@@ -94,7 +90,7 @@ def list_commands(ctx: CommandContext, args: Args) -> dict:
         spec = COMMANDS[name]
         if spec.test_only and not with_tests:
             continue
-        commands[name] = {"help": spec.help, "requiresAuth": name not in _NO_AUTH,
+        commands[name] = {"help": spec.help, "requiresAuth": spec.requires_auth,
                           "secondaryOk": not spec.write, "adminOnly": spec.admin_only,
                           "apiVersions": [], "deprecatedApiVersions": []}
     return {"commands": commands}

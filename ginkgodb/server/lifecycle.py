@@ -62,6 +62,7 @@ class Server:
         self._held: list[tuple[ConnectionProtocol, Any]] = []
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="ginkgodb-cmd")
         self.connections: set[ConnectionProtocol] = set()
+        self._unsorted: set[Any] = set()   # TLS on: connections whose first byte is not here yet
         self.port: Optional[int] = None
         self._connection_ids = itertools.count(1)
         self._listeners: list[asyncio.AbstractServer] = []
@@ -145,7 +146,8 @@ class Server:
         def accept() -> asyncio.Protocol:
             if tls is None:
                 return ConnectionProtocol(self)
-            return TLSSniffer(lambda: ConnectionProtocol(self), tls, require=self.config.tls_mode == "requireTLS")
+            return TLSSniffer(lambda: ConnectionProtocol(self), tls, require=self.config.tls_mode == "requireTLS",
+                              pending=self._unsorted)
         for host in self.config.bind:
             listener = await self._loop.create_server(accept, host, port, reuse_address=True, backlog=512)
             self._listeners.append(listener)
@@ -223,6 +225,8 @@ class Server:
             await self._drain(5.0)
         for conn in list(self.connections):
             conn.close()
+        for sniffer in list(self._unsorted):
+            sniffer.abort()
         await asyncio.sleep(0)  # let transports run their close callbacks
         await asyncio.get_running_loop().run_in_executor(None, self.pool.shutdown, True)
         event(logging.INFO, "CONTROL", 20565, "SignalHandler", "Now exiting")

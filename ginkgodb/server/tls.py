@@ -90,10 +90,12 @@ class TLSSniffer(asyncio.Protocol):
     it), then hands the connection to the real protocol, in plain or upgraded to TLS."""
 
     def __init__(self, make_protocol: Callable[[], asyncio.Protocol], context: ssl.SSLContext,
-                 require: bool) -> None:
+                 require: bool, pending: Optional[set] = None) -> None:
         self.make_protocol = make_protocol
         self.context = context
         self.require = require
+        #: the server's set of connections not yet handed over (closed when it stops)
+        self.pending = pending if pending is not None else set()
         self.transport: Any = None
         #: a duplicate of the connection's descriptor: the loop refuses to watch the one its
         #: transport owns, and peeking through the duplicate reads the same socket
@@ -102,6 +104,7 @@ class TLSSniffer(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
+        self.pending.add(self)
         transport.pause_reading()  # type: ignore[attr-defined]
         sock = transport.get_extra_info("socket")
         fd = sock.fileno() if sock is not None else -1
@@ -110,6 +113,13 @@ class TLSSniffer(asyncio.Protocol):
             return
         self._dup = socket.socket(fileno=os.dup(fd))
         self._loop.add_reader(self._dup.fileno(), self._readable)
+
+    def abort(self) -> None:
+        """The server stops: drop the connection before it was handed over."""
+        self._stop_watching()
+        self.pending.discard(self)
+        if self.transport is not None:
+            self.transport.abort()
 
     def _stop_watching(self) -> None:
         if self._dup is not None:
@@ -128,10 +138,12 @@ class TLSSniffer(asyncio.Protocol):
             return  # spurious wake-up: keep watching
         self._stop_watching()
         if not first:
+            self.pending.discard(self)
             self.transport.close()
             return
         peer = self.transport.get_extra_info("peername")
         if first[0] != _HANDSHAKE_RECORD:
+            self.pending.discard(self)
             if self.require:
                 event(logging.INFO, "NETWORK", 23007, "listener",
                       "Error receiving request from client. Ending connection from remote",
@@ -155,10 +167,12 @@ class TLSSniffer(asyncio.Protocol):
             event(logging.INFO, "NETWORK", 22988, "listener",
                   "Error receiving request from client. Ending connection from remote",
                   error=f"SSLHandshakeFailed: {exc}", remote=_address(peer))
-            self.transport.close()
+            self.pending.discard(self)
+            self.transport.abort()
             return
+        self.pending.discard(self)
         if tls is None or pending.lost:
-            self.transport.close()
+            self.transport.abort()
             return
         protocol = self.make_protocol()
         tls.set_protocol(protocol)
@@ -171,6 +185,7 @@ class TLSSniffer(asyncio.Protocol):
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
         self._stop_watching()
+        self.pending.discard(self)
 
 
 class _Pending(asyncio.Protocol):

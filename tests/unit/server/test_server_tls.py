@@ -1,8 +1,6 @@
 """TLS with pymongo as the client; the certificates are made here with `cryptography`."""
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import os
 import socket
 import ssl
@@ -17,56 +15,15 @@ from pymongo.errors import ConnectionFailure
 from ginkgodb.server.testing import running_server
 from ginkgodb.server.tls import TLSSetupError, server_context
 
-x509 = pytest.importorskip("cryptography.x509", reason="the TLS tests make certificates with cryptography")
-from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
-from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
-from cryptography.x509.oid import NameOID  # noqa: E402
+pytest.importorskip("cryptography", reason="the TLS tests make their certificates with cryptography")
+from unit.server.certs import make_pki  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _name(cn: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-
-
-def _cert(subject: str, key, issuer_name, issuer_key, *, ca: bool = False, server: bool = False):
-    now = datetime.datetime.now(datetime.UTC)
-    builder = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(issuer_name)
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=2))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
-    if server:
-        builder = builder.add_extension(x509.SubjectAlternativeName(
-            [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-    return builder.sign(issuer_key, hashes.SHA256())
-
-
-def _pem(cert, key=None) -> bytes:
-    out = cert.public_bytes(serialization.Encoding.PEM)
-    if key is not None:
-        out += key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                 serialization.NoEncryption())
-    return out
-
-
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory) -> dict[str, str]:
-    """ca.pem; server.pem (cert+key, for 127.0.0.1 and localhost); client.pem (signed by the CA);
-    stranger.pem (a client signed by another CA)."""
-    out = tmp_path_factory.mktemp("pki")
-    ca_key, other_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca = _cert("ginkgodb test CA", ca_key, _name("ginkgodb test CA"), ca_key, ca=True)
-    other = _cert("another CA", other_key, _name("another CA"), other_key, ca=True)
-    files = {"ca": _pem(ca)}
-    for name, issuer, issuer_key, server in (("server", ca, ca_key, True), ("client", ca, ca_key, False),
-                                             ("stranger", other, other_key, False)):
-        key = ec.generate_private_key(ec.SECP256R1())
-        files[name] = _pem(_cert(name, key, issuer.subject, issuer_key, server=server), key)
-    paths = {}
-    for name, data in files.items():
-        (out / f"{name}.pem").write_bytes(data)
-        paths[name] = str(out / f"{name}.pem")
-    return paths
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 def _ping(address, **kw) -> bool:

@@ -119,6 +119,9 @@ def authorize(ctx: CommandContext, spec: CommandSpec, name: str, cmd: Mapping[st
         return _list_databases(session, cmd)
     if name == "listCollections" and not session.allows("listCollections", namespace(db)):
         return _list_collections(session, cmd, db)
+    if name in ("currentOp", "killOp") and session.authenticated and not session.allows(
+            "inprog" if name == "currentOp" else "killop", CLUSTER):
+        return _own_ops(ctx, session, name, cmd)
     if name in _CURSOR_ACTIONS:
         _check_cursors(session, name, cmd, args)
     coll = cmd.get("collection") if name == "getMore" else args.coll
@@ -271,6 +274,33 @@ def _list_databases(session: AuthSession, cmd: Mapping[str, Any]) -> After:
         if "totalSize" in reply and isinstance(reply.get("databases"), list):
             reply["totalSize"] = sum(int(d.get("sizeOnDisk", 0)) for d in reply["databases"])
     return keep_authorized
+
+
+def _owner_of(op: Any) -> frozenset:
+    auth = getattr(getattr(op, "ctx", None), "auth", None)
+    return auth.users if isinstance(auth, AuthSession) else frozenset()
+
+
+def _own_ops(ctx: CommandContext, session: AuthSession, name: str, cmd: Mapping[str, Any]) -> After:
+    """currentOp with `$ownOps: true` and killOp of one's own operation need no cluster action
+    (mongod's rule): the reply keeps the user's operations only."""
+    server = ctx.server
+    ops = list(server.in_progress()) if server is not None else []
+    if name == "killOp":
+        target = cmd.get("op")
+        owned = [op for op in ops if op.opid == target and _owner_of(op) == session.users]
+        if not owned:
+            raise unauthorized(cmd.get("$db", "admin"), cmd)
+        return None
+    if cmd.get("$ownOps") is not True:
+        raise unauthorized(cmd.get("$db", "admin"), cmd)
+
+    def keep_own(reply: dict) -> None:
+        mine = {op.opid for op in (server.in_progress() if server is not None else [])
+                if _owner_of(op) == session.users}
+        if isinstance(reply.get("inprog"), list):
+            reply["inprog"] = [e for e in reply["inprog"] if isinstance(e, Mapping) and e.get("opid") in mine]
+    return keep_own
 
 
 def _list_collections(session: AuthSession, cmd: Mapping[str, Any], db: str) -> After:

@@ -242,3 +242,21 @@ def test_pipelines_and_explain_need_what_they_reach(server):
         assert err.value.code == 13
     finally:
         root[DB].command("dropUser", "piper")
+
+
+def test_own_operations_need_no_cluster_action(server):
+    address, root = server
+    root[DB].command("createUser", "opsy", pwd="pw", roles=["read"])
+    try:
+        user = _client(address, username="opsy", password="pw", authSource=DB)
+        with pytest.raises(OperationFailure) as err:
+            user.admin.command("currentOp")
+        assert err.value.code == 13
+        mine = user.admin.command("currentOp", **{"$ownOps": True})["inprog"]
+        assert [e["command"].get("currentOp") for e in mine] == [1]  # only its own: this very command
+        with pytest.raises(OperationFailure) as err:
+            user.admin.command("killOp", op=123456)
+        assert err.value.code == 13
+        assert len(root.admin.command("currentOp")["inprog"]) >= 1
+    finally:
+        root[DB].command("dropUser", "opsy")

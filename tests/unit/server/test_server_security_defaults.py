@@ -91,3 +91,27 @@ def test_failure_lines_are_rate_limited(caplog):
         log(False, {"mechanism": "SCRAM-SHA-1", "principalName": "x", "remote": "10.0.0.9:5000"})
     lines = [r for r in caplog.records if getattr(r, "mongo", (0, 0))[1] == 5286307]
     assert 5 <= len(lines) <= 10  # a second may turn over during the loop
+
+
+def test_names_never_reach_outside_the_data_directory(tmp_path):
+    """Names are keys inside the storage, never file names: odd ones are stored, bad ones are
+    refused with 73, and nothing appears outside the data directory."""
+    from ginkgodb.commands import CommandContext, dispatch
+    from ginkgodb.engine import Engine
+    data = tmp_path / "data"
+    engine = Engine.open(str(data))
+    ctx = CommandContext(engine=engine)
+    try:
+        for coll in ("a/b", "/abs/slashes", "x" * 200, "dir/./file"):
+            assert dispatch(ctx, {"insert": coll, "documents": [{"_id": 1}], "$db": "t"})["n"] == 1
+            assert [dict(d) for d in dispatch(ctx, {"find": coll, "$db": "t"})["cursor"]["firstBatch"]] == [{"_id": 1}]
+        for db, coll in (("../up", "c"), ("a/b", "c"), ("nul\x00db", "c"), ("y" * 100, "c"), (".", "c"),
+                         ("a\\b", "c"), ("t", "nul\x00coll"), ("t", "../../escape")):
+            reply = dispatch(ctx, {"insert": coll, "documents": [{}], "$db": db})
+            assert reply["ok"] == 0 and reply["code"] == 73, (db, coll, reply)
+    finally:
+        engine.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+    for path in data.rglob("*"):
+        assert path.resolve().is_relative_to(data.resolve())
+        assert "escape" not in path.name and "slashes" not in path.name and "up" not in path.name

@@ -21,6 +21,7 @@ from bson.binary import Binary
 from ..bsonutil.shell_format import Style, double_nice, format_document
 from ..errors import CommandError, ErrorCode
 from .auth_state import CLUSTER, AuthSession, Resource, namespace
+from .auth_users import ADMIN, ROLES, USERS
 from .context import CommandContext
 from .declare import COMMANDS, CommandSpec
 
@@ -128,6 +129,8 @@ def authorize(ctx: CommandContext, spec: CommandSpec, name: str, cmd: Mapping[st
     for action, resource in needs(spec, cmd, db, coll if isinstance(coll, str) else None):
         if not session.allows(action, resource):
             raise unauthorized(db, cmd)
+    if db == ADMIN and coll in (USERS, ROLES) and spec.write:
+        return _auth_documents_changed(session)
     return _owner_recorder(session)
 
 
@@ -236,6 +239,14 @@ def _walk(stages: list, db: str, coll: Optional[str], out: list[tuple[str, Resou
             for sub in spec.values():
                 if isinstance(sub, list):
                     _walk(sub, db, coll, out)
+
+
+def _auth_documents_changed(session: AuthSession) -> After:
+    """A plain write to admin.system.users or system.roles (a restore, say): every connection
+    resolves its roles again, as after createUser or grantRolesToUser."""
+    def changed(reply: dict) -> None:
+        session.security.changed()
+    return changed
 
 
 def _check_cursors(session: AuthSession, name: str, cmd: Mapping[str, Any], args: Any) -> None:

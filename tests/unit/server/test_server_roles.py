@@ -260,3 +260,17 @@ def test_own_operations_need_no_cluster_action(server):
         assert len(root.admin.command("currentOp")["inprog"]) >= 1
     finally:
         root[DB].command("dropUser", "opsy")
+
+
+def test_plain_writes_to_system_users_take_effect(server):
+    address, root = server
+    root[DB].command("createUser", "plain", pwd="pw", roles=["read"])
+    try:
+        user = _client(address, username="plain", password="pw", authSource=DB)
+        with pytest.raises(OperationFailure):
+            user[DB].c.insert_one({})
+        root.admin["system.users"].update_one({"_id": f"{DB}.plain"},
+                                              {"$set": {"roles": [{"role": "readWrite", "db": DB}]}})
+        user[DB].c.insert_one({})
+    finally:
+        root[DB].command("dropUser", "plain")

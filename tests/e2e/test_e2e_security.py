@@ -98,3 +98,23 @@ def test_mongosh_username_password_over_tls(node_modules, secure_server):
     wrong = subprocess.run([*shell, "--username", "app", "--password", "nope", "--authenticationDatabase", "admin",
                             "--eval", "db.c.findOne()"], capture_output=True, text=True, timeout=90, env=env)
     assert wrong.returncode != 0 and "Authentication failed" in wrong.stdout + wrong.stderr
+
+
+def test_mongosh_user_helpers_with_the_localhost_exception(node_modules):
+    from ginkgodb.server.testing import running_server
+    env = {**os.environ, "NODE_PATH": str(node_modules)}
+    shell = str(mongosh_binary(node_modules))
+
+    def run(uri: str, script: str) -> str:
+        done = subprocess.run([shell, uri, "--quiet", "--norc", "--eval", script], capture_output=True, text=True,
+                              timeout=90, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+    with running_server(auth=True, quiet=True) as (host, port):
+        base = f"mongodb://{host}:{port}"
+        run(f"{base}/admin", 'db.createUser({user: "admin", pwd: "s3cret", roles: ["root"]})')
+        out = run(f"mongodb://admin:s3cret@{host}:{port}/shop?authSource=admin",
+                  'db.c.insertOne({a: 1}); db.createUser({user: "u2", pwd: "pw", roles: ["read"]}); '
+                  'db.updateUser("u2", {pwd: "pw2"}); print(JSON.stringify(db.getUsers().users.map(u => u.user)))')
+        assert '["u2"]' in out
+        assert '"a":1' in run(f"{base}/shop", 'db.auth("u2", "pw2"); print(JSON.stringify(db.c.findOne({}, {_id: 0})))')

@@ -1,6 +1,8 @@
-"""Authentication commands: saslStart, saslContinue, logout, and what hello carries for them
-(speculativeAuthenticate, saslSupportedMechs). The conversation state is the connection's
-(`ctx.auth`, an AuthSession); without one (the embedded client) there is nobody to log in.
+"""Authentication commands: saslStart, saslContinue (SCRAM), authenticate (MONGODB-X509: the
+user is the subject of the connection's validated TLS client certificate, a user of $external),
+logout, and what hello carries for them (speculativeAuthenticate, saslSupportedMechs). The
+conversation state is the connection's (`ctx.auth`, an AuthSession); without one (the embedded
+client) there is nobody to log in.
 """
 from __future__ import annotations
 
@@ -108,6 +110,46 @@ def sasl_continue(ctx: CommandContext, args: Args) -> dict:
     return {"conversationId": cid, "done": done, "payload": Binary(final)}
 
 
+EXTERNAL = "$external"
+X509 = "MONGODB-X509"
+
+
+def _x509(ctx: CommandContext, session: AuthSession, db: str, mechanism: Any, user: Any,
+          speculative: bool) -> dict:
+    if mechanism != X509:
+        raise CommandError(ErrorCode.MechanismUnavailable,
+                           f"Unsupported mechanism {mechanism} on authenticate command")
+    subject = session.certificate_subject
+
+    def failed(why: str, message: str = AUTH_FAILED) -> CommandError:
+        session.security.event(False, mechanism=X509, speculative=speculative,
+                               principalName=user if isinstance(user, str) else (subject or ""),
+                               authenticationDatabase=db, remote=session.remote, error=why)
+        return CommandError(ErrorCode.AuthenticationFailed, message)
+    if db != EXTERNAL:
+        raise failed("BadValue: X.509 authentication must always use the $external database.",
+                     "X.509 authentication must always use the $external database.")
+    if subject is None:
+        raise failed("AuthenticationFailed: No verified subject name available from client",
+                     "No verified subject name available from client")
+    if user is not None and user != subject:
+        raise failed("AuthenticationFailed: There is no x.509 client certificate matching the user.",
+                     "There is no x.509 client certificate matching the user.")
+    if find_user(ctx.engine, EXTERNAL, subject) is None:
+        raise failed(f"UserNotFound: Could not find user \"{subject}\" for db \"{EXTERNAL}\"")
+    session.log_in(ctx.engine, subject, EXTERNAL)
+    session.security.event(True, mechanism=X509, speculative=speculative, principalName=subject,
+                           authenticationDatabase=EXTERNAL, remote=session.remote)
+    return {"dbname": EXTERNAL, "user": subject}
+
+
+@command("authenticate", help="internal: authenticate as the subject of the client's TLS certificate "
+                              "(MONGODB-X509)",
+         fields=(string("mechanism", required=True), string("user")), requires_auth=False, inline=True)
+def authenticate(ctx: CommandContext, args: Args) -> dict:
+    return _x509(ctx, _session(ctx), args.db, args.mechanism, args.user, False)
+
+
 @command("logout", help="de-authenticate", inline=True, requires_auth=False)
 def logout(ctx: CommandContext, args: Args) -> dict:
     session = getattr(ctx, "auth", None)
@@ -130,7 +172,14 @@ def handshake_fields(ctx: CommandContext, cmd: Mapping[str, Any], reply: dict) -
         if found is not None:
             reply["saslSupportedMechs"] = [m for m in MECHANISMS if m in found.get("credentials", {})]
     spec = cmd.get("speculativeAuthenticate")
-    if isinstance(spec, Mapping) and spec.get("saslStart"):
+    if isinstance(spec, Mapping) and spec.get("authenticate"):
+        x509_db = spec.get("db", EXTERNAL)
+        try:
+            reply["speculativeAuthenticate"] = _x509(ctx, session, x509_db if isinstance(x509_db, str) else "",
+                                                     spec.get("mechanism"), spec.get("user"), True)
+        except CommandError:
+            pass
+    elif isinstance(spec, Mapping) and spec.get("saslStart"):
         named_db = spec.get("db")
         db = named_db if isinstance(named_db, str) else "admin"
         try:

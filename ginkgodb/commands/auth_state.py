@@ -77,6 +77,7 @@ class Grant:
 #: what the localhost exception grants (mongod's default privileges with no user): create the
 #: first user in admin (granting it roles of admin), and initiate a replica set
 _LOCALHOST_GRANTS = (Grant("db", "admin", "", frozenset({"createUser", "grantRole"})),
+                     Grant("db", "$external", "", frozenset({"createUser"})),
                      Grant("cluster", "", "", frozenset({"replSetConfigure", "replSetGetStatus"})))
 
 
@@ -186,9 +187,12 @@ class AuthSession:
 
     _conversation_ids = itertools.count(1)
 
-    def __init__(self, security: Security, remote: Optional[str]) -> None:
+    def __init__(self, security: Security, remote: Optional[str], *,
+                 certificate_subject: Optional[str] = None) -> None:
         self.security = security
         self.remote = remote or ""
+        #: the subject of the client's validated TLS certificate (MONGODB-X509's user name)
+        self.certificate_subject = certificate_subject
         self.loopback = is_loopback(remote)
         self.user: Optional[tuple[str, str]] = None   # (user, db)
         self.roles: list[dict] = []                   # every role reached, inherited ones included

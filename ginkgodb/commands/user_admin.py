@@ -37,9 +37,10 @@ def _name(args: Args, what: str = "user") -> str:
     name = args.value
     if not isinstance(name, str) or not name:
         raise CommandError(ErrorCode.BadValue, f"{what.capitalize()} name must be a non-empty string")
-    if args.db == "$external":
-        raise CommandError(ErrorCode.NotImplemented, "users of $external (x509, LDAP) are not supported by ginkgodb")
     return name
+
+
+EXTERNAL = "$external"
 
 
 def _check_roles(ctx: CommandContext, roles: list[dict], args: Args, action: str = "grantRole") -> None:
@@ -94,10 +95,17 @@ def create_user(ctx: CommandContext, args: Args) -> dict:
     user, db = _name(args), args.db
     roles = U.role_names(args.roles, db, "createUser")
     _check_roles(ctx, roles, args)
-    mechanisms = _mechanisms(args.mechanisms, "createUser")
+    if db == EXTERNAL:  # authenticated by what the connection proves (an X.509 certificate)
+        if args.pwd is not None:
+            raise CommandError(ErrorCode.BadValue, "Cannot set the password for users defined on the '$external' "
+                                                   "database")
+        if args.mechanisms is not None:
+            raise CommandError(ErrorCode.BadValue, "mechanisms field must not be set for $external users")
+        credentials: dict = {"external": True}
+    else:
+        credentials = _credentials(user, args, _mechanisms(args.mechanisms, "createUser"))
     entry: dict[str, Any] = {"_id": U.user_id(db, user), "userId": Binary.from_uuid(uuid.uuid4()),
-                             "user": user, "db": db, "credentials": _credentials(user, args, mechanisms),
-                             "roles": roles}
+                             "user": user, "db": db, "credentials": credentials, "roles": roles}
     if args.custom_data is not None:
         entry["customData"] = args.custom_data
     U.insert(ctx.engine, U.USERS, entry,
@@ -114,6 +122,8 @@ def update_user(ctx: CommandContext, args: Args) -> dict:
     if not any(f in cmd for f in ("pwd", "customData", "roles", "mechanisms")):
         raise CommandError(ErrorCode.BadValue, "Must specify at least one field to update in updateUser")
     entry = _existing(ctx, user, db)
+    if db == EXTERNAL and ("pwd" in cmd or args.mechanisms is not None):
+        raise CommandError(ErrorCode.BadValue, "Cannot set the password for users defined on the '$external' database")
     if "pwd" in cmd:
         if not _self(ctx, user, db) or not allows(ctx, "changeOwnPassword", namespace(db)):
             require(ctx, "changePassword", namespace(db), cmd, db)
@@ -243,7 +253,8 @@ def users_info(ctx: CommandContext, args: Args) -> dict:
             shown["inheritedPrivileges"] = [g.as_document() for g in grants]
         if args.show_authentication_restrictions:
             shown["authenticationRestrictions"] = []
-        shown["mechanisms"] = [m for m in MECHANISMS if m in entry.get("credentials", {})]
+        creds = entry.get("credentials", {})
+        shown["mechanisms"] = ["external"] if creds.get("external") else [m for m in MECHANISMS if m in creds]
         users.append(shown)
     users.sort(key=lambda u: (u["db"], u["user"]))
     return {"users": users}

@@ -24,6 +24,7 @@ from .executor import _HANDSHAKE, Job, slow_op_log
 from .hello_stream import HelloStream, is_awaitable_hello
 from .logs import event
 from .state import ServerState
+from .tls import peer_subject
 
 
 class ConnectionOwner(Protocol):
@@ -77,7 +78,7 @@ class ConnectionProtocol(asyncio.Protocol):
             transport.close()
             return
         self.connection_id = connection_id
-        self.auth = AuthSession(self.state.security, self.remote)
+        self.auth = AuthSession(self.state.security, self.remote, certificate_subject=peer_subject(transport))
         if not self.server.quiet:
             event(logging.INFO, "NETWORK", 22943, "listener", "Connection accepted",
                   remote=self.remote, uuid={"uuid": {"$uuid": self.uuid}},

@@ -203,8 +203,40 @@ class _Pending(asyncio.Protocol):
         self.lost = True
 
 
+#: short names of subject attributes, as RFC 4514 (and mongod's user names) write them
+_SHORT_NAMES = {"commonName": "CN", "organizationalUnitName": "OU", "organizationName": "O",
+                "localityName": "L", "stateOrProvinceName": "ST", "countryName": "C",
+                "streetAddress": "STREET", "domainComponent": "DC", "userId": "UID",
+                "emailAddress": "emailAddress", "serialNumber": "serialNumber", "title": "title",
+                "givenName": "GN", "surname": "SN", "initials": "initials", "pseudonym": "pseudonym"}
+_ESCAPED = {",", "+", "\"", "\\", "<", ">", ";"}
+
+
+def _escape_value(value: str) -> str:
+    out = "".join("\\" + ch if ch in _ESCAPED else ch for ch in value)
+    if out.startswith((" ", "#")):
+        out = "\\" + out
+    if out.endswith(" ") and not out.endswith("\\ "):
+        out = out[:-1] + "\\ "
+    return out
+
+
+def peer_subject(transport: Any) -> Optional[str]:
+    """The validated client certificate's subject as an RFC 4514 string ("CN=app,OU=x,O=y",
+    last RDN first), the user name MONGODB-X509 authenticates as; None without one."""
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    if ssl_object is None:
+        return None
+    cert = ssl_object.getpeercert()
+    subject = cert.get("subject") if cert else None
+    if not subject:
+        return None
+    rdns = ["+".join(f"{_SHORT_NAMES.get(k, k)}={_escape_value(v)}" for k, v in rdn) for rdn in subject]
+    return ",".join(reversed(rdns))
+
+
 def _address(peer: Any) -> str:
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
 
 
-__all__ = ["MODES", "PROTOCOLS", "TLSSetupError", "TLSSniffer", "server_context"]
+__all__ = ["MODES", "PROTOCOLS", "TLSSetupError", "TLSSniffer", "peer_subject", "server_context"]

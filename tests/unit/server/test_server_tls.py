@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pymongo
 import pytest
-from pymongo.errors import ConnectionFailure
+from pymongo.errors import ConnectionFailure, OperationFailure
 
 from ginkgodb.server.testing import running_server
 from ginkgodb.server.tls import TLSSetupError, server_context
@@ -110,3 +110,66 @@ def test_bad_tls_options_are_refused(pki):
                            "--tlsMode", "requireTLS"], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 2
     assert "need tlsCertificateKeyFile" in proc.stderr
+
+
+def test_x509_authentication(pki):
+    with running_server(tls_mode="requireTLS", tls_certificate_key_file=pki["server"], tls_ca_file=pki["ca"],
+                        tls_allow_connections_without_certificates=True, auth=True, quiet=True) as address:
+        tls = {"tls": True, "tlsCAFile": pki["ca"]}
+        first = pymongo.MongoClient(*address, **tls, tlsCertificateKeyFile=pki["client"])
+        with pytest.raises(OperationFailure) as err:  # the localhost exception grants roles of admin only
+            first["$external"].command("createUser", "CN=client", roles=[{"role": "readWrite", "db": "app"}])
+        assert err.value.code == 13
+        first.admin.command("createUser", "root", pwd="pw", roles=["root"])
+        root = pymongo.MongoClient(*address, **tls, username="root", password="pw")
+        root["$external"].command("createUser", "CN=client", roles=[{"role": "readWrite", "db": "app"}])
+        with pytest.raises(OperationFailure) as err:
+            first["$external"].command("createUser", "CN=other", roles=[])
+        assert err.value.code == 13  # the localhost exception closed with the first user
+        user = pymongo.MongoClient(*address, **tls, tlsCertificateKeyFile=pki["client"],
+                                   authMechanism="MONGODB-X509")
+        user.app.c.insert_one({"_id": 1})
+        assert user.admin.command("connectionStatus")["authInfo"]["authenticatedUsers"] == \
+            [{"user": "CN=client", "db": "$external"}]
+        with pytest.raises(OperationFailure) as err:
+            user.other.c.find_one()
+        assert err.value.code == 13
+        info = user["$external"].command("usersInfo", "CN=client")["users"][0]
+        assert info["mechanisms"] == ["external"] and "credentials" not in info
+        named = pymongo.MongoClient(*address, **tls, tlsCertificateKeyFile=pki["client"], username="CN=client",
+                                    authMechanism="MONGODB-X509")
+        assert named.app.c.find_one() == {"_id": 1}
+        wrong = pymongo.MongoClient(*address, **tls, tlsCertificateKeyFile=pki["client"], username="CN=someone",
+                                    authMechanism="MONGODB-X509", serverSelectionTimeoutMS=3000)
+        with pytest.raises(OperationFailure) as err:
+            wrong.app.c.find_one()
+        assert err.value.code == 18
+        anonymous = pymongo.MongoClient(*address, **tls, maxPoolSize=1)
+        with pytest.raises(OperationFailure) as err:
+            anonymous["$external"].command("authenticate", mechanism="MONGODB-X509")
+        assert err.value.code == 18 and "No verified subject name" in str(err.value)
+        with pytest.raises(OperationFailure) as err:
+            user.admin.command("authenticate", mechanism="MONGODB-X509")
+        assert err.value.code == 18 and "$external" in str(err.value)
+        with pytest.raises(OperationFailure) as err:
+            root["$external"].command("createUser", "CN=x", pwd="p", roles=[])
+        assert err.value.code == 2
+
+
+def test_certificate_subjects_are_written_as_rfc_4514():
+    from ginkgodb.server.tls import peer_subject
+
+    class Transport:
+        def __init__(self, cert):
+            self.cert = cert
+
+        def get_extra_info(self, name):
+            return self if name == "ssl_object" else None
+
+        def getpeercert(self):
+            return self.cert
+    subject = ((("countryName", "US"),), (("organizationName", "Acme, Inc."),),
+               (("organizationalUnitName", "db"), ("commonName", "app+1")))
+    assert peer_subject(Transport({"subject": subject})) == "OU=db+CN=app\\+1,O=Acme\\, Inc.,C=US"
+    assert peer_subject(Transport({})) is None
+    assert peer_subject(None) is None

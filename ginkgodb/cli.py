@@ -24,9 +24,16 @@ def _parser() -> argparse.ArgumentParser:
                                        "JSON lines on stdout; SIGINT/SIGTERM stop it cleanly.")
     serve.add_argument("--port", type=int, default=C.DEFAULT_PORT,
                        help="TCP port to listen on; 0 picks a free one (default %(default)s)")
-    serve.add_argument("--bind", default=C.DEFAULT_BIND, metavar="ADDRS",
-                       help="comma-separated addresses to listen on (default %(default)s, local "
-                            "only; there is no authentication, so bind wider with care)")
+    bind = serve.add_mutually_exclusive_group()
+    bind.add_argument("--bind", "--bind_ip", dest="bind", default=C.DEFAULT_BIND, metavar="ADDRS",
+                      help="comma-separated addresses to listen on (default %(default)s, local only; "
+                           "bind wider only with --auth: a warning is logged otherwise)")
+    bind.add_argument("--bind_ip_all", action="store_true",
+                      help="listen on every IPv4 address (0.0.0.0), as mongod's --bind_ip_all")
+    serve.add_argument("--auth", action="store_true",
+                       help="require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and authorize every "
+                            "command by the user's roles; with no user yet, a client on this host may create "
+                            "the first one (the localhost exception)")
     serve.add_argument("--dbpath", default=C.DEFAULT_DBPATH,
                        help="data directory, created if missing; one server per directory "
                             "(default %(default)s)")
@@ -60,6 +67,21 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--oplogSize", type=int, default=None, dest="oplog_size_mb", metavar="MB",
                        help="size of a new oplog in megabytes (default: 5%% of the free disk space, "
                             "between 990 MB and 50 GB, as mongod)")
+    tls = serve.add_argument_group("TLS (mongod's net.tls options)")
+    tls.add_argument("--tlsMode", dest="tls_mode", default="disabled",
+                     choices=["disabled", "allowTLS", "preferTLS", "requireTLS"],
+                     help="disabled: plain connections only; allowTLS/preferTLS: TLS and plain on the same port; "
+                          "requireTLS: TLS only (default %(default)s)")
+    tls.add_argument("--tlsCertificateKeyFile", dest="tls_certificate_key_file", metavar="PEM",
+                     help="the server's certificate and private key (one PEM file)")
+    tls.add_argument("--tlsCAFile", dest="tls_ca_file", metavar="PEM",
+                     help="certificate authority that client certificates must be signed by (then clients must "
+                          "present one)")
+    tls.add_argument("--tlsAllowConnectionsWithoutCertificates", dest="tls_allow_connections_without_certificates",
+                     action="store_true", help="with --tlsCAFile: clients may connect without a certificate (one "
+                                               "they present is still validated)")
+    tls.add_argument("--tlsDisabledProtocols", dest="tls_disabled_protocols", default="", metavar="LIST",
+                     help="comma-separated TLS versions to refuse: TLS1_0, TLS1_1, TLS1_2, TLS1_3 (or none)")
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
@@ -80,12 +102,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _serve(args: argparse.Namespace, argv: list[str]) -> int:
     from .server import ServerConfig, run
-    bind = tuple(a.strip() for a in args.bind.split(",") if a.strip())
+    bind = ("0.0.0.0",) if args.bind_ip_all else tuple(a.strip() for a in args.bind.split(",") if a.strip())
     config = ServerConfig(port=args.port, bind=bind, dbpath=None if args.in_memory else args.dbpath,
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
                           workers=max(1, args.workers), max_connections=max(1, args.max_connections),
                           disk_reserve_mb=max(0, args.disk_reserve_mb), javascript_enabled=not args.noscripting,
                           argv=tuple(argv), repl_set=args.repl_set or None, oplog_size_mb=args.oplog_size_mb,
+                          auth=args.auth, tls_mode=args.tls_mode,
+                          tls_certificate_key_file=args.tls_certificate_key_file, tls_ca_file=args.tls_ca_file,
+                          tls_allow_connections_without_certificates=args.tls_allow_connections_without_certificates,
+                          tls_disabled_protocols=tuple(p.strip() for p in args.tls_disabled_protocols.split(",")
+                                                       if p.strip()),
                           set_parameters=tuple(_name_value(p) for p in args.set_parameters))
     return run(config)
 

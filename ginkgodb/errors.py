@@ -140,6 +140,7 @@ class ErrorCode(enum.IntEnum):
     QueryExceededMemoryLimitNoDiskUseAllowed = 292
     APIVersionError = 322
     APIStrictError = 323
+    MechanismUnavailable = 334
     UnsupportedOpQueryCommand = 352
     LoadBalancerSupportMismatch = 354
     CannotConvertIndexToUnique = 359
@@ -490,6 +491,8 @@ class ErrorCode(enum.IntEnum):
     SubstrBytesStartNegative = _location(50752)
     TxnNumberOnNonRetryableCommand = _location(50768)
     TrigValueOutOfBounds = _location(50989)
+    RoleAlreadyExists = _location(51002)
+    UserAlreadyExists = _location(51003)
     BatchSizeNegative = _location(51024)
     Atan2NonNumeric = _location(51044)
     StageNotAllowedInLookup = _location(51047)
@@ -607,6 +610,8 @@ class ErrorCode(enum.IntEnum):
     DateTruncBinSizeNotLong = _location(5439017)
     DateTruncBinSizeNotPositive = _location(5439018)
     GeoNearNotAllowedHere = _location(5626500)
+    AuthenticatedAsAnotherUser = _location(5626701)
+    AuthenticatedOnAnotherDatabase = _location(5626702)
     TimestampOperatorArgNotTimestamp = _location(5687301)
     DensifyStepNotPositive = _location(5733401)
     DensifyPartitionWithoutFields = _location(5733408)

@@ -25,6 +25,9 @@ def _load_families() -> None:
 
 _load_families()
 
+# the connection's authentication state and the server's (auth_state.py)
+from .auth_state import AuthSession, Security  # noqa: E402
+
 # process-wide settings the server seeds from its command line, and the op namespace its logs show
 from .current_op import namespace_of  # noqa: E402
 
@@ -36,6 +39,6 @@ from .replica_set import ReplicaSetMember  # noqa: E402
 from .server_parameters import PARAMETERS  # noqa: E402
 from .topology import TopologyWatch, awaitable_wait  # noqa: E402
 
-__all__ = ["CLOSE_CONNECTION", "COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "PARAMETERS", "PROFILE",
-           "ReplicaSetMember", "ServerView", "TopologyWatch", "awaitable_wait", "command", "deadline_from",
-           "dispatch", "namespace_of", "runs_inline", "track_commits", "writes_data"]
+__all__ = ["AuthSession", "CLOSE_CONNECTION", "COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "PARAMETERS",
+           "PROFILE", "ReplicaSetMember", "Security", "ServerView", "TopologyWatch", "awaitable_wait", "command",
+           "deadline_from", "dispatch", "namespace_of", "runs_inline", "track_commits", "writes_data"]

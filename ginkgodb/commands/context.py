@@ -33,6 +33,9 @@ class CommandContext:
     transaction: Any = None
     base_engine: Any = None
     profiling: Any = None   # the profiler's OpRecord while this command is profiled (profiler.py)
+    #: the connection's authentication state (auth_state.AuthSession); None: a trusted caller
+    #: (the embedded client), on which nothing is checked
+    auth: Any = None
 
     def check_interrupt(self) -> None:
         if self.killed:

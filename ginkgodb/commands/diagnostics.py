@@ -17,14 +17,11 @@ from ..limits import MAX_BSON_OBJECT_SIZE
 from ..query.js import ENGINE_NAME as JS_ENGINE_NAME
 from ..version import MONGODB_VERSION, __version__
 from ._system_facts import host_info, target_os
+from .auth_sasl import auth_info
 from .context import CommandContext
 from .declare import COMMANDS, Args, boolean, command, on_cluster
 from .server_parameters import test_commands_enabled
 
-#: commands a client may run before authenticating (mongod's requiresAuth: false)
-_NO_AUTH = frozenset({"hello", "isMaster", "ismaster", "ping", "buildInfo", "buildinfo",
-                      "connectionStatus", "whatsmyuri", "saslStart", "saslContinue", "logout",
-                      "endSessions", "startSession", "getnonce", "authenticate"})
 _LOG_NAMES = ["global", "startupWarnings"]
 
 
@@ -82,11 +79,7 @@ def whatsmyuri(ctx: CommandContext, args: Args) -> dict:
                                   "and their roles", fields=(boolean("showPrivileges"),), inline=True,
          requires_auth=False)
 def connection_status(ctx: CommandContext, args: Args) -> dict:
-    cmd = args.cmd
-    info: dict = {"authenticatedUsers": [], "authenticatedUserRoles": []}
-    if cmd.get("showPrivileges"):
-        info["authenticatedUserPrivileges"] = []
-    return {"authInfo": info}
+    return {"authInfo": auth_info(ctx, bool(args.show_privileges))}
 
 
 @command("listCommands", help="get a list of all db commands", inline=True, requires_auth=False)
@@ -97,7 +90,7 @@ def list_commands(ctx: CommandContext, args: Args) -> dict:
         spec = COMMANDS[name]
         if spec.test_only and not with_tests:
             continue
-        commands[name] = {"help": spec.help, "requiresAuth": name not in _NO_AUTH,
+        commands[name] = {"help": spec.help, "requiresAuth": spec.requires_auth,
                           "secondaryOk": not spec.write, "adminOnly": spec.admin_only,
                           "apiVersions": [], "deprecatedApiVersions": []}
     return {"commands": commands}

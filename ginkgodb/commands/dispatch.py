@@ -1,9 +1,11 @@
 """The one boundary where command documents become replies and exceptions become error replies.
 
 Order of checks, all before a handler runs: the command exists (59; test-only commands exist
-only with enableTestCommands), admin-only commands run
+only with enableTestCommands), the client is authenticated when the command needs it (13),
+admin-only commands run
 against admin (13), the generic fields are acceptable (generic.py), the command's own fields are
-as declared (declare.py). On a replica-set member, what a member checks (member_requests.py);
+as declared (declare.py), the user holds the command's declared privileges (13,
+authorization.py). On a replica-set member, what a member checks (member_requests.py);
 then the fail points (fail_points.py, test commands only). Then the handler runs with the
 operation's deadline. A member's replies carry its cluster time.
 """
@@ -18,6 +20,7 @@ from bson.errors import InvalidBSON
 from ..errors import CommandError, ErrorCode, StorageError
 from ..query.js import bind as bind_scripts
 from ..query.operation import running
+from .authorization import authorize, check_authenticated
 from .context import CommandContext
 from .declare import COMMANDS, writes_data
 from .error_labels import error_labels
@@ -116,11 +119,14 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
         spec = COMMANDS.get(name)
         if spec is None or (spec.test_only and not test_commands_enabled()):
             raise CommandError(ErrorCode.CommandNotFound, f"no such command: '{name}'")
+        if ctx.auth is not None:
+            check_authenticated(ctx, spec, name, cmd)
         if spec.admin_only and cmd.get("$db", "admin") != "admin":
             raise CommandError(ErrorCode.Unauthorized,
                                f"{name} may only be run against the admin database.")
         check_generic(spec, cmd, replica_set=member is not None and member.initialized)
         args = spec.parse(cmd, name)
+        after = authorize(ctx, spec, name, cmd, args) if ctx.auth is not None else None
         saved = ctx.deadline
         if saved is None:
             ctx.deadline = deadline_from(cmd)
@@ -137,6 +143,8 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
         finally:
             ctx.deadline = saved
         reply["ok"] = 1.0
+        if after is not None:
+            after(reply)
         if firing is not None:
             fail_after(ctx, firing, reply)
         return reply

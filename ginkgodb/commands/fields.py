@@ -114,9 +114,14 @@ def get_str(cmd: Mapping, field: str, default: Optional[str] = None, *, command:
     return v
 
 
+#: mongod's virtual database of externally authenticated users (X.509): commands may name it,
+#: nothing is stored in it (the engine refuses the name)
+EXTERNAL_DB = "$external"
+
+
 def database(cmd: Mapping) -> str:
     db = cmd.get("$db", "admin")
-    return check_db_name(db)
+    return db if db == EXTERNAL_DB else check_db_name(db)
 
 
 def collection(cmd: Mapping, db: Optional[str] = None) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
+from .auth_sasl import handshake_fields
 from .context import CommandContext
 from .declare import Args, command
 from .hello_topology import topology_fields
@@ -69,4 +70,5 @@ def handshake_reply(ctx: CommandContext, cmd: Mapping[str, Any], reply: dict) ->
     if isinstance(requested, list):
         supported = set(getattr(ctx.server, "compressors", ()) or ())
         reply["compression"] = [n for n in requested if isinstance(n, str) and n in supported]
+    handshake_fields(ctx, cmd, reply)
     return reply

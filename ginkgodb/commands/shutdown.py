@@ -31,7 +31,8 @@ def shutdown(ctx: CommandContext, args: Args) -> dict:
         raise CommandError(ErrorCode.IllegalOperation,
                            "shutdown is not available in the embedded client: close the MongoClient "
                            "to release the data directory")
-    if not _is_local(ctx.client_address or ""):
+    security = getattr(ctx.server, "security", None)
+    if not getattr(security, "enabled", False) and not _is_local(ctx.client_address or ""):
         raise CommandError(ErrorCode.Unauthorized, "shutdown must run from localhost when running db without auth")
     ctx.server.request_shutdown(float(args.timeout_secs))
     return {}

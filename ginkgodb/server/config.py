@@ -35,11 +35,24 @@ class ServerConfig:
     repl_set: Optional[str] = None           # --replSet: the replica set this server is a member of
     set_parameters: tuple[tuple[str, str], ...] = ()   # --setParameter name=value, as given
     oplog_size_mb: Optional[int] = None      # --oplogSize: a new oplog's size (None: mongod's default)
+    auth: bool = False                       # --auth: clients authenticate, commands are authorized
+    tls_mode: str = "disabled"               # --tlsMode disabled|allowTLS|preferTLS|requireTLS (tls.py)
+    tls_certificate_key_file: Optional[str] = None   # --tlsCertificateKeyFile: the server's PEM (cert + key)
+    tls_ca_file: Optional[str] = None        # --tlsCAFile: validates client certificates
+    tls_allow_connections_without_certificates: bool = False
+    tls_disabled_protocols: tuple[str, ...] = ()     # --tlsDisabledProtocols TLS1_0,TLS1_1,...
     argv: tuple[str, ...] = field(default=())
 
     @property
     def in_memory(self) -> bool:
         return self.dbpath is None
+
+    def tls_context(self) -> Any:
+        """The server's ssl.SSLContext (None: TLS disabled); raises tls.TLSSetupError."""
+        from .tls import server_context
+        return server_context(self.tls_mode, self.tls_certificate_key_file, self.tls_ca_file,
+                              allow_without_certificates=self.tls_allow_connections_without_certificates,
+                              disabled_protocols=self.tls_disabled_protocols)
 
     def storage_options(self) -> dict[str, Any]:
         """Keyword arguments for Engine.open."""
@@ -48,11 +61,20 @@ class ServerConfig:
     def parsed_options(self) -> dict[str, Any]:
         """getCmdLineOpts' `parsed`, in mongod's option tree."""
         storage: dict[str, Any] = {"engine": "memory"} if self.in_memory else {"dbPath": self.dbpath}
+        net: dict[str, Any] = {"bindIp": ",".join(self.bind), "port": self.port,
+                               "maxIncomingConnections": self.max_connections}
+        if self.tls_mode != "disabled":
+            net["tls"] = {"mode": self.tls_mode, "certificateKeyFile": self.tls_certificate_key_file,
+                          **({"CAFile": self.tls_ca_file} if self.tls_ca_file else {}),
+                          **({"allowConnectionsWithoutCertificates": True}
+                             if self.tls_allow_connections_without_certificates else {}),
+                          **({"disabledProtocols": ",".join(self.tls_disabled_protocols)}
+                             if self.tls_disabled_protocols else {})}
         parsed: dict[str, Any] = {
-            "net": {"bindIp": ",".join(self.bind), "port": self.port,
-                    "maxIncomingConnections": self.max_connections},
+            "net": net,
             "operationProfiling": {"slowOpThresholdMs": self.slow_ms},
-            "security": {"javascriptEnabled": self.javascript_enabled},
+            "security": {"javascriptEnabled": self.javascript_enabled,
+                         **({"authorization": "enabled"} if self.auth else {})},
             **({"replication": {"oplogSizeMB": self.oplog_size_mb}} if self.oplog_size_mb else {}),
         }
         if self.repl_set:

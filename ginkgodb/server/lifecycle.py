@@ -7,6 +7,7 @@ workers; the caller then closes the engine, which flushes it.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import itertools
 import logging
 import resource
@@ -17,10 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 from ..commands import PARAMETERS, ReplicaSetMember, track_commits, writes_data
+from .auth_log import AuthLog
 from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
-from .logs import RecentLines, event
+from .logs import MongoJsonFormatter, RecentLines, event
 from .protocol import ConnectionProtocol
 from .state import ServerState
+from .tls import TLSSniffer
 
 #: how often CPython makes a running thread hand over the GIL. The default (5 ms) let one
 #: CPU-bound command in a worker hold the event loop's ping replies to ~20 ms each (several
@@ -52,12 +55,14 @@ class Server:
         self.state = ServerState(config, recent_log, self.max_connections)
         self._refusing = False  # within an episode of refused connections (logged once)
         self.state.on_shutdown_request = self._shutdown_requested
+        self.state.security.report = AuthLog()
         self._grace = config.shutdown_grace
         #: writes that arrived while fsync-locked: held here, not in a worker thread, so that
         #: reads keep every worker (mongod's writers wait on its global lock the same way)
         self._held: list[tuple[ConnectionProtocol, Any]] = []
         self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="ginkgodb-cmd")
         self.connections: set[ConnectionProtocol] = set()
+        self._unsorted: set[Any] = set()   # TLS on: connections whose first byte is not here yet
         self.port: Optional[int] = None
         self._connection_ids = itertools.count(1)
         self._listeners: list[asyncio.AbstractServer] = []
@@ -136,9 +141,15 @@ class Server:
         self._stop = asyncio.Event()
         sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         port = self.config.port
+        tls = self.config.tls_context()
+
+        def accept() -> asyncio.Protocol:
+            if tls is None:
+                return ConnectionProtocol(self)
+            return TLSSniffer(lambda: ConnectionProtocol(self), tls, require=self.config.tls_mode == "requireTLS",
+                              pending=self._unsorted)
         for host in self.config.bind:
-            listener = await self._loop.create_server(lambda: ConnectionProtocol(self), host, port,
-                                                      reuse_address=True, backlog=512)
+            listener = await self._loop.create_server(accept, host, port, reuse_address=True, backlog=512)
             self._listeners.append(listener)
             if port == 0:
                 port = listener.sockets[0].getsockname()[1]
@@ -149,11 +160,33 @@ class Server:
         if self.max_connections < requested and requested != DEFAULT_MAX_CONNECTIONS:
             event(logging.WARNING, "NETWORK", 22941, "listener", "--maxConns too high, can only handle",
                   limit=self.max_connections)
+        self._security_warnings()
         track_commits(self.engine)
         if self.config.repl_set:
             self._join_replica_set(port)
-        event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port, ssl="off")
+        event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port,
+              ssl="off" if tls is None else "on")
         return port
+
+    def _security_warnings(self) -> None:
+        """mongod's startup warning without access control (22120), and ginkgodb's own when
+        the server is also reachable from other hosts; both are kept for getLog
+        startupWarnings (mongosh shows them on connect)."""
+        if self.config.auth:
+            return
+        self._startup_warning(22120, "Access control is not enabled for the database. Read and write access to "
+                                     "data and configuration is unrestricted")
+        exposed = [a for a in self.config.bind if not _is_loopback(a)]
+        if exposed:
+            self._startup_warning(22121, "The server is listening on non-loopback addresses without access "
+                                         "control: any host that can reach it may read and change every database. "
+                                         "Start it with --auth, or bind to 127.0.0.1", addresses=exposed)
+
+    def _startup_warning(self, log_id: int, msg: str, **attr: Any) -> None:
+        event(logging.WARNING, "CONTROL", log_id, "initandlisten", msg, tags=["startupWarnings"], **attr)
+        record = logging.LogRecord("ginkgodb", logging.WARNING, __file__, 0, msg, None, None)
+        record.mongo = ("CONTROL", log_id, "initandlisten", {"tags": ["startupWarnings"], **attr})
+        self.state.startup_warnings.append(MongoJsonFormatter().format(record))
 
     def _join_replica_set(self, port: int) -> None:
         """--replSet: the member, with its stored configuration if it has one (then it is
@@ -192,6 +225,8 @@ class Server:
             await self._drain(5.0)
         for conn in list(self.connections):
             conn.close()
+        for sniffer in list(self._unsorted):
+            sniffer.abort()
         await asyncio.sleep(0)  # let transports run their close callbacks
         await asyncio.get_running_loop().run_in_executor(None, self.pool.shutdown, True)
         event(logging.INFO, "CONTROL", 20565, "SignalHandler", "Now exiting")
@@ -200,6 +235,15 @@ class Server:
         until = time.monotonic() + seconds
         while self.state.ops_in_flight and time.monotonic() < until:
             await asyncio.sleep(0.01)
+
+
+def _is_loopback(address: str) -> bool:
+    if address == "localhost" or address.startswith("/"):
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 def member_host(bind: tuple[str, ...], port: int) -> str:

@@ -1,7 +1,7 @@
 """`ginkgodb serve`: open the data directory, serve, stop cleanly on SIGINT/SIGTERM.
 
-Exit codes follow mongod: 0 after a clean stop, 2 for a bad --setParameter, 48 when the address is in use, 100 when the
-data directory cannot be opened (another process holds its lock, or it is unusable).
+Exit codes follow mongod: 0 after a clean stop, 2 for a bad --setParameter or TLS option, 48 when the
+address is in use, 100 when the data directory cannot be opened (another process holds its lock, or it is unusable).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from ..version import MONGODB_VERSION, __version__
 from .config import ServerConfig
 from .lifecycle import Server
 from .logs import configure, event
+from .tls import TLSSetupError
 
 EXIT_CLEAN = 0
 EXIT_BAD_OPTIONS = 2
@@ -48,6 +49,12 @@ def run(config: ServerConfig) -> int:
     event(logging.INFO, "CONTROL", 4615611, "initandlisten", "ginkgodb starting",
           pid=os.getpid(), port=config.port, dbPath=config.dbpath or ":memory:",
           version=__version__, mongodbVersion=MONGODB_VERSION)
+    try:
+        config.tls_context()
+    except TLSSetupError as exc:
+        event(logging.ERROR, "CONTROL", 20574, "initandlisten", "Error during global initialization", error=str(exc))
+        print(f"ginkgodb: {exc}", file=sys.stderr)
+        return EXIT_BAD_OPTIONS
     engine = _open_engine(config)
     if engine is None:
         return EXIT_DATA_DIR

@@ -16,7 +16,7 @@ import uuid
 from concurrent.futures import Executor
 from typing import Any, Optional, Protocol
 
-from ..commands import CLOSE_CONNECTION, CommandContext, deadline_from, runs_inline
+from ..commands import CLOSE_CONNECTION, AuthSession, CommandContext, deadline_from, runs_inline
 from ..errors import CommandError, code_name
 from ..limits import MAX_MESSAGE_SIZE
 from ..wire import ProtocolError, Request, WireConnection
@@ -24,6 +24,7 @@ from .executor import _HANDSHAKE, Job, slow_op_log
 from .hello_stream import HelloStream, is_awaitable_hello
 from .logs import event
 from .state import ServerState
+from .tls import peer_subject
 
 
 class ConnectionOwner(Protocol):
@@ -55,6 +56,7 @@ class ConnectionProtocol(asyncio.Protocol):
         self.uuid = str(uuid.uuid4())
         self.client_metadata: Optional[dict] = None
         self.extra: dict[str, Any] = {}
+        self.auth: Optional[AuthSession] = None   # who this connection is (commands/auth_state.py)
         self.job: Optional[Job] = None
         self.hello_stream: Optional[HelloStream] = None   # an awaitable hello being waited on
         self.closed = False
@@ -76,6 +78,7 @@ class ConnectionProtocol(asyncio.Protocol):
             transport.close()
             return
         self.connection_id = connection_id
+        self.auth = AuthSession(self.state.security, self.remote, certificate_subject=peer_subject(transport))
         if not self.server.quiet:
             event(logging.INFO, "NETWORK", 22943, "listener", "Connection accepted",
                   remote=self.remote, uuid={"uuid": {"$uuid": self.uuid}},
@@ -162,7 +165,7 @@ class ConnectionProtocol(asyncio.Protocol):
     def new_job(self, request: Request) -> Job:
         ctx = CommandContext(engine=self.server.engine, connection_id=self.connection_id,
                              client_address=self.remote, server=self.state,
-                             client_metadata=self.client_metadata, extra=self.extra,
+                             client_metadata=self.client_metadata, extra=self.extra, auth=self.auth,
                              javascript_enabled=self.server.config.javascript_enabled)
         job = Job(request, ctx, self.wire, inline=runs_inline(request.command, self.server.engine))
         try:

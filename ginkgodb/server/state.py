@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
-from ..commands import OpInfo, ReplicaSetMember, TopologyWatch
+from ..commands import OpInfo, ReplicaSetMember, Security, TopologyWatch
 from ..wire import SUPPORTED_COMPRESSORS
 from .config import ServerConfig
 from .logs import RecentLines
@@ -54,6 +54,8 @@ class ServerState:
         self.topology = TopologyWatch()
         self.awaits_hello = True
         self.replica_set: Optional[ReplicaSetMember] = None
+        #: --auth, cursor owners and where authentication events go (set by the Server)
+        self.security = Security(config.auth)
 
     def set_port(self, port: int) -> None:
         """The port actually bound (differs from the config when it asked for port 0)."""

@@ -12,7 +12,8 @@ from .version import MONGODB_VERSION, __version__
 _DESCRIPTION = "ginkgodb: a MongoDB-compatible document database (embedded, or as a server)."
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
+    """The command line; `serve_defaults` (from --config) replace serve's own defaults."""
     from .server import config as C
     parser = argparse.ArgumentParser(prog="ginkgodb", description=_DESCRIPTION)
     parser.add_argument("--version", action="version",
@@ -22,6 +23,12 @@ def _parser() -> argparse.ArgumentParser:
                            description="Serve the MongoDB wire protocol: pymongo, the Node.js driver "
                                        "and mongosh connect as to a MongoDB 7.0 standalone. Logs are "
                                        "JSON lines on stdout; SIGINT/SIGTERM stop it cleanly.")
+    serve.add_argument("--config", "-f", metavar="FILE",
+                       help="a mongod-style YAML configuration file (net, storage, security, systemLog, "
+                            "operationProfiling, replication, setParameter); command-line options win")
+    serve.add_argument("--logpath", metavar="FILE", help="write the log to FILE instead of stdout")
+    serve.add_argument("--logappend", action="store_true",
+                       help="with --logpath: append to the file instead of starting it anew")
     serve.add_argument("--port", type=int, default=C.DEFAULT_PORT,
                        help="TCP port to listen on; 0 picks a free one (default %(default)s)")
     bind = serve.add_mutually_exclusive_group()
@@ -82,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
                                                "they present is still validated)")
     tls.add_argument("--tlsDisabledProtocols", dest="tls_disabled_protocols", default="", metavar="LIST",
                      help="comma-separated TLS versions to refuse: TLS1_0, TLS1_1, TLS1_2, TLS1_3 (or none)")
+    if serve_defaults:
+        serve.set_defaults(**serve_defaults)
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
@@ -90,6 +99,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "serve" and args.config:
+        from .server.config_file import ConfigFileError, load
+        try:
+            from_file = load(args.config)
+        except ConfigFileError as exc:
+            print(f"ginkgodb: {exc}", file=sys.stderr)
+            return 2
+        args = _parser(from_file).parse_args(argv)  # the file's values as defaults: the command line wins
     if args.command == "serve":
         return _serve(args, list(sys.argv if argv is None else ["ginkgodb", *argv]))
     if args.command == "demo":
@@ -113,7 +130,8 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
                           tls_allow_connections_without_certificates=args.tls_allow_connections_without_certificates,
                           tls_disabled_protocols=tuple(p.strip() for p in args.tls_disabled_protocols.split(",")
                                                        if p.strip()),
-                          set_parameters=tuple(_name_value(p) for p in args.set_parameters))
+                          set_parameters=tuple(_name_value(p) for p in args.set_parameters),
+                          log_path=args.logpath, log_append=args.logappend)
     return run(config)
 
 

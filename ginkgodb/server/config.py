@@ -26,6 +26,8 @@ class ServerConfig:
     log_level: str = "info"
     slow_ms: int = DEFAULT_SLOW_MS
     quiet: bool = False
+    log_path: Optional[str] = None            # --logpath: the log goes to this file, not stdout
+    log_append: bool = False                  # --logappend
     workers: int = 16                        # threads running commands off the event loop
     max_connections: int = DEFAULT_MAX_CONNECTIONS   # --maxConns
     max_pipelined_bytes: int = DEFAULT_MAX_PIPELINED_BYTES
@@ -82,5 +84,7 @@ class ServerConfig:
         if self.set_parameters:
             parsed["setParameter"] = dict(self.set_parameters)
         parsed["storage"] = storage
-        parsed["systemLog"] = {"quiet": self.quiet, "verbosity": 1 if self.log_level == "debug" else 0}
+        parsed["systemLog"] = {"quiet": self.quiet, "verbosity": 1 if self.log_level == "debug" else 0,
+                               **({"destination": "file", "path": self.log_path, "logAppend": self.log_append}
+                                  if self.log_path else {})}
         return parsed

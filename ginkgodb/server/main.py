@@ -36,7 +36,12 @@ GC_THRESHOLDS = (50_000, 20, 100)
 
 def run(config: ServerConfig) -> int:
     gc.set_threshold(*GC_THRESHOLDS)
-    recent = configure(config.log_level)
+    try:
+        stream = open(config.log_path, "a" if config.log_append else "w", encoding="utf-8") if config.log_path else None
+    except OSError as exc:
+        print(f"ginkgodb: cannot open the log file {config.log_path}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_OPTIONS
+    recent = configure(config.log_level, stream)
     PARAMETERS.set("quiet", config.quiet)
     PROFILE.slowms = config.slow_ms
     if config.log_level == "debug":

@@ -1,0 +1,242 @@
+"""The stages of a `$text` query, in mongod 7.0's shape (docs/design/text-index.md):
+
+    TEXT_MATCH  <- FETCH (the other predicates as its filter) <- TEXT_OR <- IXSCAN per term
+
+TEXT_OR adds up each record's entry scores over the lookup terms (its textScore) before any
+document is read. When nothing asks for the score, mongod reads the terms through a plain OR
+(one IXSCAN alone for a single term) and so does this. TEXT_MATCH applies the negations,
+phrases and sensitivity options (TextMatcher with `found_in_index`).
+
+A wanted score travels in the document as `query.metadata.TEXT_SCORE_FIELD`; the stored BSON of
+such a row is re-encoded with it, so a sort that spills keeps it. `StripMetadata` removes it
+before documents leave a find.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Optional
+
+import bson
+
+from ..query import metadata
+from ..query.text import TextMatcher, entry_score, term_range
+from . import layout
+from . import plan_stages as S
+
+_decode = bson.decode
+_encode = bson.encode
+
+
+class TermScan(S.Stage):
+    """The entries of one term under the prefix values: (record id, score) in index order."""
+
+    name = "IXSCAN"
+
+    def __init__(self, index, reader, term: str, prefix: tuple, ctx=None) -> None:
+        super().__init__()
+        self.index, self.reader, self.term, self.prefix_values, self.ctx = index, reader, term, prefix, ctx
+        self.examined = 0
+
+    def entries(self) -> Iterator[tuple[int, float]]:
+        spec = self.index.spec
+        lo, hi = term_range(spec, self.term, self.prefix_values)
+        prefix = self.index.prefix
+        start, width = len(prefix), layout.RID_WIDTH
+        rid_from = layout.rid_from_entry
+        # backward, as mongod scans a term (highest scores first)
+        for key, _ in self.reader.scan(prefix + lo, prefix + hi, True):
+            self.examined += 1
+            if not self.examined & 1023:
+                S.interrupt_check(self.ctx)
+            self.n_returned += 1
+            yield rid_from(key), entry_score(spec, key[start:-width])
+        self.works = self.examined + 1
+
+    def rids(self) -> Iterator[int]:
+        for rid, _ in self.entries():
+            yield rid
+
+    def describe(self) -> dict:
+        meta = self.index.meta
+        return {"keyPattern": dict(meta.key), "indexName": meta.name, "isMultiKey": True,
+                "isUnique": False, "isSparse": False, "isPartial": meta.partial is not None,
+                "indexVersion": 2, "direction": "backward", "indexBounds": {}}
+
+    def stat_fields(self) -> dict:
+        return {"keysExamined": self.examined, "dupsTested": self.examined, "dupsDropped": 0}
+
+    def keys_examined(self) -> int:
+        return self.examined
+
+
+def _children_explain(scans: list, stats: bool) -> dict:
+    if len(scans) == 1:
+        return {"inputStage": scans[0].explain(stats)}
+    return {"inputStages": [s.explain(stats) for s in scans]}
+
+
+class TextOr(S.Stage):
+    """mongod's TEXT_OR: every lookup entry read first, scores summed per record id."""
+
+    name = "TEXT_OR"
+
+    def __init__(self, scans: list[TermScan]) -> None:
+        super().__init__()
+        self.scans = scans
+        self.scores: dict[int, float] = {}
+
+    def rids(self) -> Iterator[int]:
+        scores = self.scores
+        for scan in self.scans:
+            for rid, score in scan.entries():
+                scores[rid] = scores.get(rid, 0.0) + score
+        self.works = sum(s.examined for s in self.scans) + len(scores) + 1
+        for rid in scores:
+            self.n_returned += 1
+            yield rid
+
+    def child_explain(self, stats: bool) -> dict:
+        return _children_explain(self.scans, stats)
+
+    def stat_fields(self) -> dict:
+        return {"docsExamined": 0}
+
+    def keys_examined(self) -> int:
+        return sum(s.examined for s in self.scans)
+
+
+class TermUnion(S.OrScan):
+    """The terms read through mongod's OR (no score wanted): record ids de-duplicated."""
+
+    def child_explain(self, stats: bool) -> dict:
+        return _children_explain(self.scans, stats)
+
+
+class TextMatch(S.Stage):
+    """TEXT_MATCH: keeps the fetched documents the query matches; adds their textScore."""
+
+    name = "TEXT_MATCH"
+
+    def __init__(self, child: S.Fetch, plan: Any, scores: Optional[dict]) -> None:
+        super().__init__()
+        self.child, self.plan, self.scores = child, plan, scores
+        self.matcher = TextMatcher(plan.index.spec, plan.query)
+        self.rejected = 0
+
+    def rows(self) -> Iterator[S.Row]:
+        matches, scores, field = self.matcher.matches, self.scores, metadata.TEXT_SCORE_FIELD
+        for rid, raw, doc in self.child.rows():
+            self.works += 1
+            if doc is None:
+                doc = _decode(raw)
+            if not matches(doc, found_in_index=True):
+                self.rejected += 1
+                continue
+            self.n_returned += 1
+            if scores is not None:
+                doc[field] = scores.get(rid, 0.0)
+                raw = _encode(doc)
+            yield rid, raw, doc
+
+    def describe(self) -> dict:
+        plan = self.plan
+        prefix = {f: v for (f, _), v in zip(plan.index.spec.prefix, plan.prefix)}
+        return {"indexPrefix": prefix, "indexName": plan.index.meta.name,
+                "parsedTextQuery": plan.query.explain(), "textIndexVersion": 3}
+
+    def stat_fields(self) -> dict:
+        return {"docsRejected": self.rejected}
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStage": self.child.explain(stats)}
+
+    def keys_examined(self) -> int:
+        return self.child.keys_examined()
+
+    def docs_examined(self) -> int:
+        return self.child.docs_examined()
+
+
+class TextUnion(S.Stage):
+    """A `$text` branch of a top-level `$or` beside indexed branches: their rows, de-duplicated."""
+
+    name = "OR"
+
+    def __init__(self, children: list) -> None:
+        super().__init__()
+        self.children = children
+        self.dups = 0
+
+    def rows(self) -> Iterator[S.Row]:
+        seen: set = set()
+        for child in self.children:
+            for row in child.rows():
+                if row[0] in seen:
+                    self.dups += 1
+                    continue
+                seen.add(row[0])
+                self.n_returned += 1
+                yield row
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStages": [c.explain(stats) for c in self.children]}
+
+    def stat_fields(self) -> dict:
+        return {"dupsTested": self.n_returned + self.dups, "dupsDropped": self.dups}
+
+    def keys_examined(self) -> int:
+        return sum(c.keys_examined() for c in self.children)
+
+    def docs_examined(self) -> int:
+        return sum(c.docs_examined() for c in self.children)
+
+
+class StripMetadata(S.PassThrough):
+    """Removes the textScore field before documents leave a find (not an explain stage)."""
+
+    def rows(self) -> Iterator[S.Row]:
+        field = metadata.TEXT_SCORE_FIELD
+        for rid, raw, doc in self.child.rows():
+            if doc is None:
+                doc = _decode(raw)
+            if field in doc:
+                del doc[field]
+                raw = None
+            self.n_returned += 1
+            yield rid, raw, doc
+
+    def explain(self, stats: bool) -> dict:
+        return self.child.explain(stats)
+
+
+def text_root(state, reader, plan: Any, want_score: bool, compile_filter, ctx=None) -> S.Stage:
+    """The stages answering a TextPlan. `compile_filter(spec)` compiles the other predicates."""
+    text_ix = state.index(plan.index.meta.name)
+    terms = plan.query.terms_for_bounds
+    scans = [TermScan(text_ix, reader, term, plan.prefix, ctx) for term in terms]
+    scores: Optional[dict] = None
+    lookup: Any
+    if want_score:
+        lookup = TextOr(scans)
+        scores = lookup.scores
+    elif len(scans) == 1:
+        lookup = scans[0]
+    else:
+        lookup = TermUnion(scans)  # type: ignore[arg-type]
+    if not scans:
+        lookup = TermUnion([])
+    residual = plan.residual
+    if plan.or_scans:
+        # the other conjuncts apply to every branch; each indexed branch also to its own filter
+        text_part = TextMatch(S.Fetch(state, reader, lookup, compile_filter(residual) if residual else None,
+                                      residual), plan, scores)
+        children: list = [text_part]
+        for scan, branch in zip(plan.or_scans, plan.or_filters):
+            ix = state.index(scan.index.name)
+            ixscan = S.IndexScan(ix, reader, scan.bounds.key_ranges(), scan.bounds.to_explain, scan.direction,
+                                 multikey=bool(scan.index.multikey_paths), ctx=ctx)
+            spec = {"$and": [branch, residual]} if residual else branch
+            children.append(S.Fetch(state, reader, ixscan, compile_filter(spec), spec))
+        return TextUnion(children)
+    fetch = S.Fetch(state, reader, lookup, compile_filter(residual) if residual else None, residual)
+    return TextMatch(fetch, plan, scores)

@@ -148,6 +148,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     elif coll is None:
         docs = run_pipeline(pipeline, iter(()), pctx)
     else:
+        _check_text_first(pipeline)
         req, rest = split_pushdown(pipeline)
         req.variables = variables
         req.collation = collation  # applies to the leading $match/$sort the planner runs
@@ -167,6 +168,15 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         write_out(engine, db, out_stage, docs)
         return iter(())
     return docs
+
+
+def _check_text_first(pipeline: list) -> None:
+    """$text only in the first stage (checked here: the planner takes leading $matches away,
+    so the pipeline would see a later one first)."""
+    for stage in pipeline[1:]:
+        if _stage_name(stage) == "$match" and metadata.has_text(stage["$match"]):
+            raise CommandError(ErrorCode.MatchTextNotFirstStage,
+                               "$match with $text is only allowed as the first pipeline stage")
 
 
 def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator[dict]:

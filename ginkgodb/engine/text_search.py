@@ -13,6 +13,7 @@ before documents leave a find.
 """
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from typing import Any, Optional
 
@@ -24,7 +25,6 @@ from . import layout
 from . import plan_stages as S
 
 _decode = bson.decode
-_encode = bson.encode
 
 
 class TermScan(S.Stage):
@@ -125,17 +125,24 @@ class TextMatch(S.Stage):
 
     def rows(self) -> Iterator[S.Row]:
         matches, scores, field = self.matcher.matches, self.scores, metadata.TEXT_SCORE_FIELD
+        q = self.plan.query
+        # found by the lookup, nothing else to check: the stored bytes pass through undecoded
+        trivial = not (q.case_sensitive or q.diacritic_sensitive or q.negated_terms or q.phrases
+                       or q.negated_phrases)
         for rid, raw, doc in self.child.rows():
             self.works += 1
-            if doc is None:
-                doc = _decode(raw)
-            if not matches(doc, found_in_index=True):
-                self.rejected += 1
-                continue
+            if not trivial:
+                if doc is None:
+                    doc = _decode(raw)
+                if not matches(doc, found_in_index=True):
+                    self.rejected += 1
+                    continue
             self.n_returned += 1
             if scores is not None:
-                doc[field] = scores.get(rid, 0.0)
-                raw = _encode(doc)
+                score = scores.get(rid, 0.0)
+                if doc is not None:
+                    doc[field] = score
+                raw = _with_score(raw, score)
             yield rid, raw, doc
 
     def describe(self) -> dict:
@@ -155,6 +162,17 @@ class TextMatch(S.Stage):
 
     def docs_examined(self) -> int:
         return self.child.docs_examined()
+
+
+_SCORE_ELEMENT = b"\x01" + metadata.TEXT_SCORE_FIELD.encode() + b"\x00"
+_LENGTH = struct.Struct("<i")
+_DOUBLE = struct.Struct("<d")
+
+
+def _with_score(raw: bytes, score: float) -> bytes:
+    """The stored BSON with the score field appended (a double element before the final 0)."""
+    body = raw[4:-1] + _SCORE_ELEMENT + _DOUBLE.pack(score)
+    return _LENGTH.pack(len(body) + 5) + body + b"\x00"
 
 
 class TextUnion(S.Stage):

@@ -90,7 +90,10 @@ def split_pushdown(pipeline: list) -> tuple[Q.FindRequest, list]:
             if i < len(pipeline) and _stage_name(pipeline[i]) == "$limit" and _count(pipeline[i]["$limit"]):
                 req.limit = int(pipeline[i]["$limit"])
                 i += 1
-    return req, pipeline[i:]
+    rest = pipeline[i:]
+    if rest and metadata.has_text(req.filter) and metadata.mentions(rest):
+        req.text_score = True  # the rest reads {$meta: "textScore"}: TEXT_OR keeps the scores
+    return req, rest
 
 
 def _count(v: Any) -> bool:
@@ -154,8 +157,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         req.collation = collation  # applies to the leading $match/$sort the planner runs
         req.hint = hint
         req.allow_disk_use, req.temp_dir = allow_disk_use, engine.temp_dir()
-        if rest and metadata.has_text(req.filter) and metadata.mentions(rest):
-            req.text_score = True  # the documents carry their textScore through the pipeline
+        if req.text_score:  # the documents carry their textScore through the pipeline
             source = _docs(engine, db, coll, req, ctx, reader, stats)
             with metadata.providing(metadata.TEXT_SCORE):
                 docs = run_pipeline(rest, source, pctx)

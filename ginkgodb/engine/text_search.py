@@ -37,24 +37,30 @@ class TermScan(S.Stage):
         self.index, self.reader, self.term, self.prefix_values, self.ctx = index, reader, term, prefix, ctx
         self.examined = 0
 
-    def entries(self) -> Iterator[tuple[int, float]]:
+    def keys(self) -> Iterator[bytes]:
         spec = self.index.spec
         lo, hi = term_range(spec, self.term, self.prefix_values)
         prefix = self.index.prefix
-        start, width = len(prefix), layout.RID_WIDTH
-        rid_from = layout.rid_from_entry
         # backward, as mongod scans a term (highest scores first)
         for key, _ in self.reader.scan(prefix + lo, prefix + hi, True):
             self.examined += 1
             if not self.examined & 1023:
                 S.interrupt_check(self.ctx)
             self.n_returned += 1
-            yield rid_from(key), entry_score(spec, key[start:-width])
+            yield key
         self.works = self.examined + 1
 
+    def entries(self) -> Iterator[tuple[int, float]]:
+        """(record id, the entry's score)."""
+        spec, start, width = self.index.spec, len(self.index.prefix), layout.RID_WIDTH
+        rid_from = layout.rid_from_entry
+        for key in self.keys():
+            yield rid_from(key), entry_score(spec, key[start:-width])
+
     def rids(self) -> Iterator[int]:
-        for rid, _ in self.entries():
-            yield rid
+        rid_from = layout.rid_from_entry
+        for key in self.keys():
+            yield rid_from(key)
 
     def describe(self) -> dict:
         meta = self.index.meta

@@ -51,7 +51,7 @@ def _rate(coll: Any, filters: list[dict], min_seconds: float, max_queries: int,
         results += sum(1 for _ in cursor)
         n += 1
         elapsed = time.perf_counter() - start
-        if (elapsed >= min_seconds and n >= len(filters)) or n >= max_queries:
+        if n % len(filters) == 0 and (elapsed >= min_seconds or n >= max_queries):  # whole rounds
             return n / elapsed, results / n
 
 

@@ -45,9 +45,22 @@ def mentions(spec: Any, name: str = TEXT_SCORE) -> bool:
 
 
 def strip(doc: dict) -> dict:
-    """The document without its metadata field (removed in place)."""
+    """The document without its metadata field, also where `$$ROOT` copied it into arrays or
+    subdocuments ($push, $facet); removed in place."""
     doc.pop(TEXT_SCORE_FIELD, None)
+    for value in doc.values():
+        if isinstance(value, (dict, list)):
+            _strip_nested(value)
     return doc
+
+
+def _strip_nested(value: Any) -> None:
+    if isinstance(value, dict):
+        strip(value)
+    else:
+        for item in value:
+            if isinstance(item, (dict, list)):
+                _strip_nested(item)
 
 
 def has_text(filt: Any) -> bool:

@@ -228,9 +228,13 @@ def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optio
     with metadata.providing(metadata.TEXT_SCORE):
         if req.sort:
             from ..query.sort import compile_sort
+            from .text_search import ScoreOrder, order_by_score
             keep = req.skip + req.limit if req.limit else 0
-            root = S.SortStage(root, req.sort, compile_sort(req.sort).key, keep,
-                               Spill.for_request(req.allow_disk_use, req.temp_dir))
+            key = compile_sort(req.sort).key
+            if len(req.sort) == 1 and metadata.mentions(req.sort) and order_by_score(root):
+                root = ScoreOrder(root, req.sort, key, keep)
+            else:
+                root = S.SortStage(root, req.sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
         if req.skip:
             root = S.Skip(root, req.skip)
         if req.limit:

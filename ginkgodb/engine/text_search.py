@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 import bson
 
+from ..bsonutil import keycodec
 from ..query import metadata
 from ..query.text import TextMatcher, entry_score, term_range
 from . import layout
@@ -54,8 +55,19 @@ class TermScan(S.Stage):
         """(record id, the entry's score)."""
         spec, start, width = self.index.spec, len(self.index.prefix), layout.RID_WIDTH
         rid_from = layout.rid_from_entry
+        if spec.suffix:
+            for key in self.keys():
+                yield rid_from(key), entry_score(spec, key[start:-width])
+            return
+        # the score's bytes follow the term's; short texts share few distinct scores
+        at = start + len(term_range(spec, self.term, self.prefix_values)[0])
+        decoded: dict[bytes, float] = {}
         for key in self.keys():
-            yield rid_from(key), entry_score(spec, key[start:-width])
+            raw_score = key[at:-width]
+            score = decoded.get(raw_score)
+            if score is None:
+                score = decoded[raw_score] = float(keycodec.decode_value(raw_score))
+            yield rid_from(key), score
 
     def rids(self) -> Iterator[int]:
         rid_from = layout.rid_from_entry
@@ -90,6 +102,7 @@ class TextOr(S.Stage):
         super().__init__()
         self.scans = scans
         self.scores: dict[int, float] = {}
+        self.by_score = False  # give the record ids best score first (a sort on the score alone)
 
     def rids(self) -> Iterator[int]:
         scores = self.scores
@@ -97,7 +110,8 @@ class TextOr(S.Stage):
             for rid, score in scan.entries():
                 scores[rid] = scores.get(rid, 0.0) + score
         self.works = sum(s.examined for s in self.scans) + len(scores) + 1
-        for rid in scores:
+        order = sorted(scores, key=scores.__getitem__, reverse=True) if self.by_score else scores
+        for rid in order:
             self.n_returned += 1
             yield rid
 
@@ -213,6 +227,29 @@ class TextUnion(S.Stage):
 
     def docs_examined(self) -> int:
         return sum(c.docs_examined() for c in self.children)
+
+
+class ScoreOrder(S.SortStage):
+    """mongod's SORT on `{$meta: "textScore"}` alone: TEXT_OR already gives the record ids best
+    first, and the filters after it keep their order, so rows stream (a limit fetches no more
+    documents than it returns). Equal scores keep the lookup's order, as a stable sort would."""
+
+    def rows(self) -> Iterator[S.Row]:
+        for row in self.child.rows():
+            self.n_returned += 1
+            yield row
+        self.works = self.n_returned + 1
+
+
+def order_by_score(root: S.Stage) -> bool:
+    """Have the TEXT_OR under `root` give best scores first; False when there is none."""
+    stage: Any = root
+    while isinstance(stage, (TextMatch, S.Fetch)):
+        stage = stage.child
+    if isinstance(stage, TextOr):
+        stage.by_score = True
+        return True
+    return False
 
 
 class StripMetadata(S.PassThrough):

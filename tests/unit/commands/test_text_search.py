@@ -203,3 +203,13 @@ def test_explain_shapes_as_mongod(coll):
                   "verbosity": "executionStats"})["executionStats"]
     assert stats["nReturned"] == 2 and stats["totalKeysExamined"] == 3 and stats["totalDocsExamined"] == 3
     assert stats["executionStages"]["docsRejected"] == 1
+
+
+def test_a_sort_on_the_score_alone_fetches_only_what_a_limit_returns(coll):
+    cmd = {"find": "c", "filter": {"$text": {"$search": "cake coffee"}}, "limit": 2,
+           "sort": {"s": {"$meta": "textScore"}}, "projection": {"s": {"$meta": "textScore"}}}
+    docs = coll(cmd)["cursor"]["firstBatch"]
+    assert [(d["_id"], d["s"]) for d in docs] == [(4, pytest.approx(1.25 + 2 / 3)), (2, 1.1)]
+    stats = coll({"explain": cmd, "verbosity": "executionStats"})["executionStats"]
+    assert stats["totalDocsExamined"] == 2 and stats["totalKeysExamined"] == 5
+    assert stats["executionStages"]["inputStage"]["inputStage"]["stage"] == "SORT"

@@ -38,10 +38,6 @@ class TextPlan:
     or_filters: list = field(default_factory=list)  # ... and each branch's filter
     compiled: Any = None              # the residual, compiled (positional updates use it)
 
-    @property
-    def kind(self) -> str:
-        return "TEXT"
-
 
 def _count(filt: Any, under_nor: bool = False) -> tuple[int, bool]:
     """(how many $text the filter's logical tree holds, whether one is under a $nor)."""

@@ -218,6 +218,8 @@ def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optio
         return None
     from ..query import metadata
     from .text_search import StripMetadata, text_root
+    if req.min_key is not None or req.max_key is not None:
+        _check_min_max_hint(req)  # min/max need a hint, which $text refuses
     tplan = plan_text(state.indexes, filt, req.hint, req.sort, lambda spec: cached_filter(spec, req))
     wants = not for_write and (bool(req.text_score) or metadata.mentions(req.projection)
                                or metadata.mentions(req.sort))

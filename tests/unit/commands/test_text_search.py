@@ -127,6 +127,8 @@ def test_errors_as_mongod(coll, run):
     reply = coll.error({"aggregate": "c", "cursor": {}, "pipeline": [{"$match": {"n": 1}},
                                                                      {"$match": {"$text": {"$search": "a"}}}]})
     assert reply["code"] == 17313
+    assert error({"$text": {"$search": "a"}}, min={"n": 1})[0] == 51173  # min needs a hint ...
+    assert error({"$text": {"$search": "a"}}, hint={"n": 1})[0] == 2  # ... which $text refuses
     missing = run.error({"find": "nope", "filter": {"$text": {"$search": "a"}}})
     assert (missing["code"], missing["codeName"]) == (27, "IndexNotFound")
     run({"insert": "plain", "documents": [{"_id": 1}]})

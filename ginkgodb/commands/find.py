@@ -81,8 +81,10 @@ def first_batch_size(size: Any) -> int:
 def find(ctx: CommandContext, args: Args) -> dict:
     req = find_request(args)
     if req.projection:  # mongod parses the projection first, whether or not the collection exists
+        from ..query import metadata
         from ..query.projection import compile_projection
-        compile_projection(req.projection, query=req.filter)
+        with metadata.for_filter(req.filter):  # a $text query's documents have a textScore
+            compile_projection(req.projection, query=req.filter)
     size = first_batch_size(args.batch_size)
     if args.tailable:
         return _tailable(ctx, args, req, size)

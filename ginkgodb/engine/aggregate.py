@@ -13,6 +13,7 @@ import bson
 
 from ..bsonutil import keycodec
 from ..errors import CommandError, ErrorCode
+from ..query import metadata
 from ..query.external_sort import Spill
 from . import plan_builder as Q
 from .ddl import ensure_collection
@@ -60,8 +61,7 @@ def _plan(reader, db: str, coll: str, req: Q.FindRequest, ctx) -> Optional[Q.Bui
     state = reader.catalog.collection(db, coll)
     if state is None:
         if req.filter:
-            from ..query.match import compile_filter
-            compile_filter(req.filter)
+            Q.build(None, None, req)  # the filter's errors ($text: 27)
         return None
     return Q.build(state, reader, req, ctx)
 
@@ -77,7 +77,7 @@ def split_pushdown(pipeline: list) -> tuple[Q.FindRequest, list]:
     req = Q.FindRequest()
     filters = []
     i = 0
-    while i < len(pipeline) and _stage_name(pipeline[i]) == "$match" and _plain_match(pipeline[i]["$match"]):
+    while i < len(pipeline) and _stage_name(pipeline[i]) == "$match" and _plain_match(pipeline[i]["$match"], i == 0):
         filters.append(pipeline[i]["$match"])
         i += 1
     if filters:
@@ -90,17 +90,20 @@ def split_pushdown(pipeline: list) -> tuple[Q.FindRequest, list]:
             if i < len(pipeline) and _stage_name(pipeline[i]) == "$limit" and _count(pipeline[i]["$limit"]):
                 req.limit = int(pipeline[i]["$limit"])
                 i += 1
-    return req, pipeline[i:]
+    rest = pipeline[i:]
+    if rest and metadata.has_text(req.filter) and metadata.mentions(rest):
+        req.text_score = True  # the rest reads {$meta: "textScore"}: TEXT_OR keeps the scores
+    return req, rest
 
 
 def _count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 
-def _plain_match(spec: Any) -> bool:
-    """$match specs the find planner can take ($text stays in the pipeline, and so does $where,
-    which the $match stage refuses)."""
-    return isinstance(spec, dict) and "$text" not in spec and not _mentions_where(spec)
+def _plain_match(spec: Any, first: bool = False) -> bool:
+    """$match specs the find planner can take ($text only in the first stage, where the planner
+    answers it from the text index; $where stays in the pipeline, whose $match refuses it)."""
+    return isinstance(spec, dict) and (first or "$text" not in spec) and not _mentions_where(spec)
 
 
 def _mentions_where(spec: Any) -> bool:
@@ -148,17 +151,34 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     elif coll is None:
         docs = run_pipeline(pipeline, iter(()), pctx)
     else:
+        _check_text_first(pipeline)
         req, rest = split_pushdown(pipeline)
         req.variables = variables
         req.collation = collation  # applies to the leading $match/$sort the planner runs
         req.hint = hint
         req.allow_disk_use, req.temp_dir = allow_disk_use, engine.temp_dir()
-        source = _docs(engine, db, coll, req, ctx, reader, stats)
-        docs = run_pipeline(rest, source, pctx) if rest else source
+        if req.text_score:  # the documents carry their textScore through the pipeline
+            source = _docs(engine, db, coll, req, ctx, reader, stats)
+            with metadata.providing(metadata.TEXT_SCORE):
+                docs = run_pipeline(rest, source, pctx)
+            docs = (metadata.strip(d) for d in docs)
+        else:
+            source = _docs(engine, db, coll, req, ctx, reader, stats)
+            with metadata.for_filter(req.filter):
+                docs = run_pipeline(rest, source, pctx) if rest else source
     if out_stage is not None:
         write_out(engine, db, out_stage, docs)
         return iter(())
     return docs
+
+
+def _check_text_first(pipeline: list) -> None:
+    """$text only in the first stage (checked here: the planner takes leading $matches away,
+    so the pipeline would see a later one first)."""
+    for stage in pipeline[1:]:
+        if _stage_name(stage) == "$match" and metadata.has_text(stage["$match"]):
+            raise CommandError(ErrorCode.MatchTextNotFirstStage,
+                               "$match with $text is only allowed as the first pipeline stage")
 
 
 def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator[dict]:

@@ -21,6 +21,10 @@ INDEX_OPTION_FIELDS = ("unique", "sparse", "partialFilterExpression", "expireAft
                        "wildcardProjection", "storageEngine", "background")
 
 
+#: options kept in the catalog entry that listIndexes does not show (a text index's key format)
+INTERNAL_OPTIONS = frozenset({"textKeyFormat"})
+
+
 @dataclass(frozen=True, eq=False)
 class IndexMeta:
     """One index of a collection, as persisted. Immutable: `evolve` makes a changed copy."""
@@ -66,7 +70,7 @@ class IndexMeta:
     def spec(self) -> dict:
         """The document listIndexes returns: {v, key, name, options...}."""
         out: dict = {"v": 2, "key": dict(self.key), "name": self.name}
-        out.update(self.options)
+        out.update((k, v) for k, v in self.options.items() if k not in INTERNAL_OPTIONS)
         return out
 
     def to_doc(self) -> dict:

@@ -14,7 +14,7 @@ from ..errors import CommandError, ErrorCode
 from ..query.operation import checked
 from ..storage.kv import prefix_end
 from . import layout
-from .access import access_method
+from .access import access_method, kind_of
 from .access.entries import IndexEntries
 from .batch import WriteBatch
 from .catalog import CollectionMeta, IndexMeta
@@ -154,6 +154,7 @@ def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[in
             if comparable_options(ix.options) == comparable_options(options):
                 raise CommandError(ErrorCode.IndexOptionsConflict,
                                    f"Index already exists with a different name: {ix.name}")
+        _check_one_text_index(list(meta.indexes) + new, name, key, options)
         if len(meta.indexes) + len(new) >= MAX_INDEXES:
             raise CommandError(ErrorCode.CannotCreateIndex,
                                f"add index fails, too many indexes for {meta.ns} key:{bson.SON(key)}")
@@ -164,6 +165,28 @@ def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[in
     batch.save_meta(meta.evolve(indexes=list(meta.indexes) + built), "createIndexes",
                     indexes=[ix.spec() for ix in built])
     return before, before + len(built), None
+
+
+def _check_one_text_index(indexes: list[IndexMeta], name: str, key: dict, options: dict) -> None:
+    """A collection has at most one text index (mongod: every text index has the key
+    `{_fts: "text", _ftsx: 1}` when not compound, so a second one is an equivalent index)."""
+    if kind_of(key) != "text":
+        return
+    for ix in indexes:
+        if kind_of(ix.key) != "text" or ix.name == name:
+            continue
+        if list(ix.key.items()) == list(key.items()):
+            raise CommandError(ErrorCode.IndexOptionsConflict,
+                               "An equivalent index already exists with a different name and options. "
+                               f"Requested index: {_show(name, key, _shown_options(options))}, existing index: "
+                               f"{_show_meta(ix)}")
+        raise CommandError(ErrorCode.CannotCreateIndex,
+                           f'only one text index per collection allowed, found existing text index "{ix.name}"')
+
+
+def _shown_options(options: dict) -> dict:
+    from .catalog_entries import INTERNAL_OPTIONS
+    return {k: v for k, v in options.items() if k not in INTERNAL_OPTIONS}
 
 
 def _build(txn, coll: Collection, meta: IndexMeta) -> IndexMeta:

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from ..bsonutil.shell_format import format_document
 from ..errors import CommandError, ErrorCode
-from .access import check_kind
+from .access import check_kind, normalize_kind_spec
 from .catalog_entries import IndexMeta
 
 # ---------------------------------------------------------------------------------------- specs
@@ -94,6 +94,7 @@ def normalize_spec(spec: Any) -> tuple[str, dict, dict]:
     if options.get("unique") is False:
         options.pop("unique")
     _check_options(key, name, options)
+    key, options = normalize_kind_spec(name, dict(key), options)
     return name, dict(key), options
 
 
@@ -132,7 +133,9 @@ def _check_options(key: dict, name: str, options: dict) -> None:
 def comparable_options(options: dict) -> dict:
     """Options that distinguish two indexes with the same key (mongod ignores the rest)."""
     return {k: v for k, v in options.items() if k in ("unique", "sparse", "partialFilterExpression",
-                                                       "collation", "expireAfterSeconds", "hidden")}
+                                                       "collation", "expireAfterSeconds", "hidden",
+                                                       "weights", "default_language", "language_override",
+                                                       "textIndexVersion")}
 
 
 def find_index(indexes: list[IndexMeta], spec: Any) -> Optional[IndexMeta]:

@@ -31,6 +31,8 @@ class FindRequest:
     max_key: Optional[dict] = None     # ... and `max`: stops before this one (both need `hint`)
     return_key: bool = False           # results are the index keys, not the documents
     show_record_id: bool = False       # results carry `$recordId`
+    text_score: Optional[bool] = None  # $text: True, the caller reads the textScore field and removes
+    #                                    it (a pipeline); None, a find (its projection or sort may ask)
 
 
 class BuiltPlan:
@@ -134,12 +136,16 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     Explain builds exactly what a query runs (`explain` is accepted for callers' clarity)."""
     filt = req.filter or {}
     if state is None:
+        _no_collection_text(filt, reader)
         return BuiltPlan(_Eof(), QueryPlan("EOF"), [], req, cached_filter(filt, req) if filt else None)
     if req.collation is None and state.meta.options.get("collation"):
         req = replace(req, collation=state.meta.options["collation"])  # the collection's default
     coll = collation_of(req.collation)
     root: Any = None
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
+    text = _text_search(state, reader, req, ctx, for_write)
+    if text is not None:
+        return text
     if req.hint is None and not req.sort and not req.collation:
         id_key = query.id_key
         if id_key is not None:
@@ -190,6 +196,60 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     elif req.projection and not for_write:
         from ..query.projection import compile_projection
         root = S.Project(root, req.projection, compile_projection(req.projection, query=req.filter), built)
+    if req.show_record_id and not for_write:
+        root = S.ShowRecordId(root)
+    built.root = root
+    return built
+
+
+def _no_collection_text(filt: dict, reader) -> None:
+    """mongod looks the text index up when it parses `$text`: without a collection, 27."""
+    from ..planner.text_plans import has_text
+    if filt and has_text(filt):
+        from ..errors import CommandError, ErrorCode
+        raise CommandError(ErrorCode.IndexNotFound, "text index required for $text query")
+
+
+def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optional[BuiltPlan]:
+    """A `$text` query's plan and stages (engine/text_search.py), or None without `$text`."""
+    from ..planner.text_plans import has_text, plan_text
+    filt = req.filter or {}
+    if not has_text(filt):
+        return None
+    from ..query import metadata
+    from .text_search import StripMetadata, text_root
+    if req.min_key is not None or req.max_key is not None:
+        _check_min_max_hint(req)  # min/max need a hint, which $text refuses
+    tplan = plan_text(state.indexes, filt, req.hint, req.sort, lambda spec: cached_filter(spec, req))
+    wants = not for_write and (bool(req.text_score) or metadata.mentions(req.projection)
+                               or metadata.mentions(req.sort))
+    root: Any = text_root(state, reader, tplan, wants, lambda spec: cached_filter(spec, req), ctx)
+    plan = QueryPlan("IXSCAN", [IndexPlan(tplan.index.meta, None)] + [p for p in tplan.or_scans])
+    if reader is not None and hasattr(reader, "depends_on"):
+        reader.depends_on(state.meta.id, tuple(p.index.id for p in plan.scans), f"collection {state.meta.ns}")
+    with metadata.providing(metadata.TEXT_SCORE):
+        if req.sort:
+            from ..query.sort import compile_sort
+            from .text_search import ScoreOrder, order_by_score
+            keep = req.skip + req.limit if req.limit else 0
+            key = compile_sort(req.sort).key
+            if len(req.sort) == 1 and metadata.mentions(req.sort) and order_by_score(root):
+                root = ScoreOrder(root, req.sort, key, keep)
+            else:
+                root = S.SortStage(root, req.sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
+        if req.skip:
+            root = S.Skip(root, req.skip)
+        if req.limit:
+            root = S.Limit(root, req.limit)
+        built = BuiltPlan(root, plan, [], req, tplan.compiled)
+        if req.return_key and not for_write:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.NotImplemented, "returnKey with $text is not supported by ginkgodb")
+        if req.projection and not for_write:
+            from ..query.projection import compile_projection
+            root = S.Project(root, req.projection, compile_projection(req.projection, query=req.filter), built)
+    if wants and not req.text_score:
+        root = StripMetadata(root)
     if req.show_record_id and not for_write:
         root = S.ShowRecordId(root)
     built.root = root

@@ -116,8 +116,7 @@ def count(engine, db: str, coll: str, filt: Optional[dict], skip: int = 0, limit
         state = reader.catalog.collection(db, coll)
         if state is None:
             if filt:
-                from ..query.match import compile_filter
-                compile_filter(filt)
+                Q.build(None, None, Q.FindRequest(filter=filt))  # the filter's errors ($text: 27)
             return 0
         if not filt and hint is None:
             # the count the writes keep in the same transactions (batch.numbers): O(1)

@@ -19,6 +19,7 @@ from ginkgodb.bsonutil.keycodec import encode_key, encode_value
 from ginkgodb.bsonutil.paths import refused_dollar_name
 from ginkgodb.bsonutil.types import Undefined
 from ginkgodb.errors import CommandError, ErrorCode
+from ginkgodb.query import metadata
 
 _UNDEFINED = Undefined()
 _NUMERIC = frozenset({int, float, Int64})
@@ -203,6 +204,8 @@ def compile_sort(spec: Any) -> SortSpec:
         _validate_path(path)
         if direction == "randVal":
             rand_fields.append(path)
+        elif direction == "textScore":
+            fields.append((metadata.TEXT_SCORE_FIELD, -1))  # the best match first
         elif direction != "none":
             fields.append((path, direction))
     if len(fields) > 32:
@@ -234,6 +237,8 @@ def _direction(path: str, value: Any) -> Any:
             from ginkgodb.query.expr.values import bson_repr
             raise CommandError(ErrorCode.SortIllegalMeta,
                                f"Illegal $meta sort: $meta: {bson_repr(meta)}")
+        if meta == "textScore" and metadata.available(meta):
+            return "textScore"
         if meta in ("textScore", "geoNearDistance"):
             raise CommandError(ErrorCode.MetadataNotAvailable,
                                f"query requires {meta} metadata, but it is not available")

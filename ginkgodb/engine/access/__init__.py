@@ -13,15 +13,18 @@ from ...errors import CommandError, ErrorCode
 from ..catalog_entries import IndexMeta
 from .btree import BtreeAccess, HashedAccess
 from .entries import IndexEntries
+from .text import TextAccess
 from .unserved import UnservedAccess
 
 #: kinds named in a key pattern that ginkgodb does not serve yet
-UNSERVED_KINDS = ("text", "2d", "2dsphere", "2dsphere_bucket", "geoHaystack")
+UNSERVED_KINDS = ("2d", "2dsphere", "2dsphere_bucket", "geoHaystack")
 
 
 def kind_of(key: dict) -> str:
     """The index kind a key pattern asks for."""
     named = [d for d in key.values() if isinstance(d, str)]
+    if "text" in named or "_fts" in key:
+        return "text"
     if any(f == "$**" or f.endswith(".$**") for f in key):
         return "wildcard"
     if not named:
@@ -32,7 +35,7 @@ def kind_of(key: dict) -> str:
     return "hashed" if "hashed" in named else named[0]
 
 
-_KINDS: dict[str, type[BtreeAccess]] = {"btree": BtreeAccess, "hashed": HashedAccess}
+_KINDS: dict[str, Any] = {"btree": BtreeAccess, "hashed": HashedAccess, "text": TextAccess}
 
 
 def check_kind(key: dict, options: dict) -> None:
@@ -45,6 +48,12 @@ def check_kind(key: dict, options: dict) -> None:
     cls.check_spec(key, options)
 
 
+def normalize_kind_spec(name: str, key: dict, options: dict) -> tuple[dict, dict]:
+    """createIndexes: the (key, options) a kind stores (a text index rewrites both)."""
+    normalize = getattr(_KINDS.get(kind_of(key)), "normalize", None)
+    return normalize(name, key, options) if normalize is not None else (key, options)
+
+
 def access_method(meta: IndexMeta, ns: str) -> Any:
     """The access method of a stored index (an unserved kind, from an older data directory,
     refuses writes and serves no query)."""
@@ -52,5 +61,6 @@ def access_method(meta: IndexMeta, ns: str) -> Any:
     return cls(meta, ns) if cls is not None else UnservedAccess(meta, ns)
 
 
-__all__ = ["BtreeAccess", "HashedAccess", "IndexEntries", "UNSERVED_KINDS", "access_method", "check_kind",
+__all__ = ["BtreeAccess", "HashedAccess", "IndexEntries", "TextAccess", "UNSERVED_KINDS", "access_method",
+           "check_kind", "normalize_kind_spec",
            "kind_of"]

@@ -9,6 +9,7 @@ import bson
 from bson.binary import Binary
 
 from ginkgodb.errors import CommandError, ErrorCode
+from ginkgodb.query import metadata
 
 from .accumulate import avg_values, extreme, std_dev, sum_values
 from .compiler import Fn, Scope, compile_node, const, nary, operator
@@ -140,6 +141,9 @@ def _meta(spec: Any, scope: Scope) -> Fn:
         raise CommandError(ErrorCode.MetaArgNotString, "$meta only supports string arguments")
     if spec not in META_NAMES:
         raise CommandError(ErrorCode.MetaUnsupportedArg, f"Unsupported argument to $meta: {spec}")
+    if spec == "textScore" and metadata.available(spec):
+        field = metadata.TEXT_SCORE_FIELD
+        return lambda doc, vars: doc.get(field, MISSING) if isinstance(doc, dict) else MISSING
     if spec in ("textScore", "geoNearDistance", "geoNearPoint"):
         raise CommandError(ErrorCode.MetadataNotAvailable,
                            f"query requires {spec} metadata, but it is not available")

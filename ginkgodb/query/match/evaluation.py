@@ -151,4 +151,6 @@ def parse_where(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
 def parse_text(ctx: ParseContext, name: str, arg: Any, in_sub: bool) -> Node:
     if in_sub:
         raise CommandError(ErrorCode.BadValue, "$text can only be applied to the top-level document")
-    raise CommandError(ErrorCode.NotImplemented, "$text (text search) is not supported by ginkgodb")
+    # find, count, distinct, updates, deletes and an aggregation's first $match answer $text
+    # from the text index (planner/text_plans.py); a filter compiled alone cannot
+    raise CommandError(ErrorCode.NotImplemented, "$text is not supported in this context by ginkgodb")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
+from ginkgodb.query import metadata
 from ginkgodb.query.expr import MISSING
 from ginkgodb.query.expr.compiler import Scope
 
@@ -91,7 +92,10 @@ class Projection:
                     out[name] = v
             return out
         if not self.is_inclusion:
-            return A.exclude(self.root, doc)
+            out = A.exclude(self.root, doc)
+            if self.has_computed:  # $meta fields beside exclusions (or alone)
+                A.add_computed(self.root, out, doc, doc, variables)
+            return out
         out = A.include(self.root, doc)
         if self.has_computed:
             A.add_computed(self.root, out, doc, doc, variables)
@@ -122,5 +126,7 @@ def compile_projection(spec: Any, *, for_aggregation: bool = False,
     scope = Scope(known_vars or (), open_=known_vars is None)
     parser = Parser(find=not for_aggregation, scope=scope, query=query)
     parser.parse(spec)
+    if parser.kind == "inclusion" and metadata.available(metadata.TEXT_SCORE):
+        parser.root.insert([metadata.TEXT_SCORE_FIELD], INCLUDE)  # metadata outlives $project
     return Projection(spec, parser)
 

@@ -1,0 +1,38 @@
+"""Text search over the wire with pymongo: a text index built from a persisted data directory,
+queried with `$text`, ranked by `{$meta: "textScore"}`, and its errors as a driver sees them."""
+from __future__ import annotations
+
+import pymongo
+import pytest
+from pymongo.errors import OperationFailure
+
+from ginkgodb.server.testing import running_server
+
+
+def test_text_search_over_the_wire(tmp_path):
+    with running_server(str(tmp_path / "data"), quiet=True) as address:
+        client = pymongo.MongoClient(*address, serverSelectionTimeoutMS=5000)
+        try:
+            shop = client.shop.products
+            shop.insert_many([{"_id": 1, "title": "red running shoes"},
+                              {"_id": 2, "title": "blue shoes"},
+                              {"_id": 3, "title": "red hat"}])
+            assert shop.create_index([("title", pymongo.TEXT)], default_language="english") == "title_text"
+            shop.insert_one({"_id": 4, "title": "shoes shoes shoes"})
+            found = list(shop.find({"$text": {"$search": "shoe red"}}, {"score": {"$meta": "textScore"}})
+                         .sort([("score", {"$meta": "textScore"})]))
+            assert [d["_id"] for d in found][:2] == [4, 1] and {d["_id"] for d in found[2:]} == {2, 3}
+            assert [d["score"] for d in found] == pytest.approx([1.75, 4 / 3, 0.75, 0.75])
+            ranked = list(shop.aggregate([{"$match": {"$text": {"$search": "hat"}}},
+                                          {"$project": {"_id": 1, "s": {"$meta": "textScore"}}}]))
+            assert ranked == [{"_id": 3, "s": 0.75}]
+            plan = shop.find({"$text": {"$search": "hat"}}).explain()["queryPlanner"]["winningPlan"]
+            assert plan["stage"] == "TEXT_MATCH"
+            with pytest.raises(OperationFailure) as failure:
+                shop.create_index([("body", pymongo.TEXT)])
+            assert failure.value.code == 85
+            with pytest.raises(OperationFailure) as failure:
+                list(client.shop.other.find({"$text": {"$search": "x"}}))
+            assert failure.value.code == 27
+        finally:
+            client.close()

@@ -360,9 +360,11 @@ def _array_diff(pre: bytes, pre_at: int, post: bytes, post_at: int, ignore: bool
 # --------------------------------------------------------------------------------- applying
 def apply_diff(doc: dict, diff: dict) -> dict:
     """`doc` with the (decoded) document diff applied; `doc` is not changed."""
-    deletes = diff.get("d") or {}
-    updates = diff.get("u") or {}
-    inserts = diff.get("i") or {}
+    # a decoded diff whose field map names $ref and $id (a DBRef's own fields changed) comes
+    # back from BSON as a DBRef: read it as the document it is
+    deletes = _as_document(diff.get("d") or {})
+    updates = _as_document(diff.get("u") or {})
+    inserts = _as_document(diff.get("i") or {})
     subs = {k[1:]: v for k, v in diff.items() if k[:1] == "s"}
     out: dict = {}
     for name, value in doc.items():

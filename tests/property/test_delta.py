@@ -94,3 +94,10 @@ def test_diff_of_a_change_applies_back(data, ignore):
 @given(documents, documents, st.booleans())
 def test_diff_of_any_two_documents_applies_back(before, after, ignore):
     check(before, after, ignore)
+
+
+def test_a_change_inside_a_dbref_applies_back():
+    """Found by the property test above: the diff of a DBRef's own fields decodes as a DBRef."""
+    from bson.dbref import DBRef
+    check({"a": 0, "b": DBRef("0", 1)}, {"b": DBRef("", 0)}, False)
+    check({"a": 0, "b": DBRef("0", 1)}, {"b": DBRef("", 0)}, True)

@@ -167,37 +167,43 @@ class CommandSpec:
         # what parse needs, worked out once: every command runs through it
         accepted = [f for f in self.fields.values() if f.use is Use.ACCEPTED]
         self._defaults = {f.attr: f.default for f in accepted}
-        self._checked = [(f, f.attr) for f in self.fields.values() if f.use is not Use.IGNORED]
+        self._by_name = {f.name: (f, f.attr) for f in self.fields.values()}
+        self._required = [f for f in accepted if f.required]
 
     def parse(self, cmd: Mapping, name: Optional[str] = None) -> Args:
         """Check every field against the declaration and read the accepted ones."""
-        from .generic import GENERIC
+        generic = _generic_fields()
         name = name or self.name
         db = P.database(cmd)
         args = Args(cmd, name, db)
-        if not self.open_fields:
-            fields = self.fields
-            for key in cmd:
-                if key != name and key not in fields and key not in GENERIC:
-                    raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{name}.{key}' is an unknown field.")
         values = args.__dict__
         values.update(self._defaults)
-        for f, attr in self._checked:
-            if f.name not in cmd:
-                if f.required:
-                    raise CommandError(ErrorCode.IDLFailedToParse,
-                                       f"BSON field '{name}.{f.name}' is missing but a required field")
+        by_name, open_fields = self._by_name, self.open_fields
+        for key in cmd:  # one pass over what was sent, in its order (as mongod's IDL parser)
+            if key == name:
                 continue
-            if f.use is Use.UNIMPLEMENTED:
-                raise CommandError(ErrorCode.NotImplemented,
-                                   f"{name} with '{f.name}' is not supported by ginkgodb"
-                                   + (f": {f.reason}" if f.reason else ""))
-            raw = cmd[f.name]
+            found = by_name.get(key)
+            if found is None:
+                if open_fields or key in generic:
+                    continue
+                raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{name}.{key}' is an unknown field.")
+            f, attr = found
+            if f.use is not Use.ACCEPTED:
+                if f.use is Use.UNIMPLEMENTED:
+                    raise CommandError(ErrorCode.NotImplemented,
+                                       f"{name} with '{f.name}' is not supported by ginkgodb"
+                                       + (f": {f.reason}" if f.reason else ""))
+                continue
+            raw = cmd[key]
             if raw is None and not f.required:
                 continue
-            v = f.read(cmd, f.name, name) if f.read is not None else raw
+            v = f.read(cmd, key, name) if f.read is not None else raw
             if v is not None:
                 values[attr] = v
+        for f in self._required:
+            if f.name not in cmd:
+                raise CommandError(ErrorCode.IDLFailedToParse,
+                                   f"BSON field '{name}.{f.name}' is missing but a required field")
         first = cmd[name]
         args.value = first
         if self.target is Target.COLLECTION:
@@ -223,6 +229,13 @@ class CommandSpec:
         """Decorator: this command's explain, given its own parsed arguments."""
         self.explain = fn
         return fn
+
+
+@functools.cache
+def _generic_fields() -> Any:
+    """generic.py's table (it declares its fields with this module: imported on first use)."""
+    from .generic import GENERIC
+    return GENERIC
 
 
 COMMANDS: dict[str, CommandSpec] = {}

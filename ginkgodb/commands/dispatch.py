@@ -138,7 +138,7 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
             if writes_data(cmd) and getattr(ctx.engine, "fsync_locked", False):
                 ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
             # running: what the query layer's loops and regex matches check
-            with running(ctx), bind_scripts(script_settings(ctx)):
+            with running(ctx), bind_scripts(lambda: script_settings(ctx)):
                 reply = _in_scope(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved

@@ -210,10 +210,16 @@ def _no_collection_text(filt: dict, reader) -> None:
         raise CommandError(ErrorCode.IndexNotFound, "text index required for $text query")
 
 
+#: a filter naming none of these at its top has no $text anywhere
+_NO_TEXT_KEYS = frozenset({"$text", "$and", "$or", "$nor"})
+
+
 def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optional[BuiltPlan]:
     """A `$text` query's plan and stages (engine/text_search.py), or None without `$text`."""
-    from ..planner.text_plans import has_text, plan_text
     filt = req.filter or {}
+    if _NO_TEXT_KEYS.isdisjoint(filt):  # every find asks: answered without walking the filter
+        return None
+    from ..planner.text_plans import has_text, plan_text
     if not has_text(filt):
         return None
     from ..query import metadata

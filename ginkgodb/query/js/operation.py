@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -44,10 +44,18 @@ class Operation:
     """One command's JavaScript state. Its deadline and killOp are the running operation's
     (query/operation.py), read at each call, so a cursor's getMore is bounded by its own."""
 
-    def __init__(self, settings: ScriptSettings) -> None:
-        self.settings = settings
+    def __init__(self, settings: ScriptSettings | Callable[[], ScriptSettings]) -> None:
+        self._settings = settings
         self._sandbox: Sandbox | None = None
         self._deadline_bound = False  # the last call's time limit was the command's deadline
+
+    @property
+    def settings(self) -> ScriptSettings:
+        """Worked out on first use: most operations never run JavaScript."""
+        settings = self._settings
+        if not isinstance(settings, ScriptSettings):
+            settings = self._settings = settings()
+        return settings
 
     def require(self, feature: str) -> None:
         """Refuse `feature` ("where" or "js") when scripting is disabled."""
@@ -112,7 +120,7 @@ def current() -> Operation:
 
 
 @contextmanager
-def bind(settings: ScriptSettings) -> Iterator[Operation]:
+def bind(settings: ScriptSettings | Callable[[], ScriptSettings]) -> Iterator[Operation]:
     """Run a command with its own JavaScript operation."""
     op = Operation(settings)
     token = _CURRENT.set(op)

@@ -171,7 +171,6 @@ def test_mongo_express_pages_in_chromium(browser_run, mongo_express, seeded, cap
     assert seeded.list_collection_names() == [COLLECTION]
 
 
-@pytest.mark.xfail(strict=True, reason="ginkgodb: the compact command answers 59 CommandNotFound")
 def test_mongo_express_compact_button(browser_run):
     compact = browser_run["checks"]["compact"]
     assert compact["status"] == 200

@@ -115,3 +115,14 @@ def test_coll_mod_errors(run):
     err = run.error({"collMod": "c", "index": {"name": "zz", "hidden": True}})
     assert (err["code"], err["errmsg"]) == (27, "cannot find index zz for ns test.c")
     assert run.error({"collMod": "c", "bogus": 1})["code"] == 40415
+
+
+def test_compact_checks_the_namespace_and_frees_nothing_lmdb_reuses(run):
+    run.insert("c", {"x": 1})
+    assert run({"compact": "c"})["bytesFreed"] == 0
+    assert run({"compact": "c", "force": True})["ok"] == 1.0
+    assert run.error({"compact": "missing"})["code"] == 26
+    run({"create": "v", "viewOn": "c", "pipeline": []})
+    assert run.error({"compact": "v"})["code"] == 166
+    assert run.error({"compact": "c", "bogus": 1})["code"] == 40415
+    assert run.find("c") == [{"_id": run.find("c")[0]["_id"], "x": 1}]

@@ -160,6 +160,9 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     else:
         natural = _natural(req.sort)
         sort = None if natural else req.sort
+        if sort:
+            from ..query.sort import compile_sort
+            sort_key = compile_sort(sort).key  # a bad spec fails even when an index gives the order
         usable = [ix for ix in state.indexes if collation.same(ix.collation, coll)]
         plan_query_ = query if coll is None else ParsedQuery(coll.transform_query(filt))
         bounded = req.min_key is not None or req.max_key is not None
@@ -175,9 +178,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         else:
             root, exact = _scan(state, reader, plan, filt, req, ctx)
         if sort and not plan.provides_sort:
-            from ..query.sort import compile_sort
             keep = req.skip + req.limit if req.limit else 0
-            key = compile_sort(sort).key
+            key = sort_key
             if coll is not None:
                 key = _collated_key(key, coll)
             root = S.SortStage(root, sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))

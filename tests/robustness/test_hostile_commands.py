@@ -34,6 +34,7 @@ HOSTILE: list[tuple[str, str, dict, Optional[int], str]] = [
      72, "command"),
     ("snapshot read concern", "test", {"find": "base", "readConcern": {"level": "snapshot"}}, 123, "command"),
     ("unknown command", "test", {"noSuchCommand": 1}, 59, "command"),
+    ("bad sort direction on an indexed field", "test", {"find": "base", "sort": {"a": 2}}, 15975, "command"),
     ("delete limit other than 0/1", "test", {"delete": "base", "deletes": [{"q": {}, "limit": 5}]}, 9, "write"),
     ("create a system collection", "test", {"create": "system.foo"}, 73, "command"),
     ("array _id", "test", {"insert": "base", "documents": [{"_id": [1]}]}, 53, "write"),
@@ -121,12 +122,7 @@ def everything(client: pymongo.MongoClient) -> dict[str, Any]:
 
 #: holes found and not yet closed (in layers outside this suite's branch): they fail as expected
 #: until fixed, then the strict xfail fails and the case moves into HOSTILE
-KNOWN_HOLES = [
-    pytest.param("bad sort direction on an indexed field", "test", {"find": "base", "sort": {"a": 2}}, 15975,
-                 "command", marks=pytest.mark.xfail(strict=True, reason="with an index on `a` the planner "
-                                                    "serves sort {a: 2} instead of answering 15975"),
-                 id="bad sort direction on an indexed field"),
-]
+KNOWN_HOLES: list = []
 
 
 @pytest.mark.parametrize("case,db,command,code,where", [*HOSTILE, *KNOWN_HOLES],

@@ -194,6 +194,7 @@ class ErrorCode(enum.IntEnum):
     ConcatNonString = _location(16702)
     IndexKeyAmbiguousArrayField = _location(16746)
     HashedIndexKeyIsArray = _location(16766)
+    TwoDIndexNotFirst = _location(16801)
     VariableNameBadFirstChar = _location(16870)
     VariableNameBadChar = _location(16871)
     FieldPathDollarAlone = _location(16872)

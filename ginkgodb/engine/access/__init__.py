@@ -13,10 +13,14 @@ from ...errors import CommandError, ErrorCode
 from ..catalog_entries import IndexMeta
 from .btree import BtreeAccess, HashedAccess
 from .entries import IndexEntries
+from .geo2d import TwoDAccess
+from .geo2dsphere import S2Access
 from .unserved import UnservedAccess
 
 #: kinds named in a key pattern that ginkgodb does not serve yet
-UNSERVED_KINDS = ("text", "2d", "2dsphere", "2dsphere_bucket", "geoHaystack")
+UNSERVED_KINDS = ("text", "2dsphere_bucket", "geoHaystack")
+#: the geo kinds (engine/access/geo2dsphere.py, geo2d.py)
+GEO_KINDS = ("2d", "2dsphere")
 
 
 def kind_of(key: dict) -> str:
@@ -26,13 +30,14 @@ def kind_of(key: dict) -> str:
         return "wildcard"
     if not named:
         return "btree"
-    for kind in UNSERVED_KINDS:
+    for kind in UNSERVED_KINDS + GEO_KINDS:
         if kind in named:
             return kind
     return "hashed" if "hashed" in named else named[0]
 
 
-_KINDS: dict[str, type[BtreeAccess]] = {"btree": BtreeAccess, "hashed": HashedAccess}
+_KINDS: dict[str, Any] = {"btree": BtreeAccess, "hashed": HashedAccess}
+_KINDS.update({"2dsphere": S2Access, "2d": TwoDAccess})
 
 
 def check_kind(key: dict, options: dict) -> None:

@@ -135,6 +135,7 @@ class ErrorCode(enum.IntEnum):
     ChangeStreamFatalError = 280
     ChangeStreamHistoryLost = 286
     ChecksumMismatch = 288
+    NoQueryExecutionPlans = 291
     QueryExceededMemoryLimitNoDiskUseAllowed = 292
     APIVersionError = 322
     APIStrictError = 323

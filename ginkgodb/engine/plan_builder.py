@@ -31,6 +31,7 @@ class FindRequest:
     max_key: Optional[dict] = None     # ... and `max`: stops before this one (both need `hint`)
     return_key: bool = False           # results are the index keys, not the documents
     show_record_id: bool = False       # results carry `$recordId`
+    geo_near: Any = None               # $geoNear: what to add to each result (GeoNearOutput)
 
 
 class BuiltPlan:
@@ -65,6 +66,9 @@ def plan_summary(plan: QueryPlan) -> str:
     if plan.kind in ("IXSCAN", "OR") and plan.scans:
         from ..bsonutil.shell_format import format_document
         return ", ".join(f"IXSCAN {format_document(dict(p.index.key))}" for p in plan.scans)
+    if plan.kind.startswith("GEO_NEAR") and plan.scans:
+        from ..bsonutil.shell_format import format_document
+        return f"{plan.kind} {format_document(dict(plan.scans[0].index.key))}"
     return plan.kind
 
 
@@ -139,16 +143,27 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         req = replace(req, collation=state.meta.options["collation"])  # the collection's default
     coll = collation_of(req.collation)
     root: Any = None
+    rejected: list = []
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
-    if req.hint is None and not req.sort and not req.collation:
+    near = _near_operand(filt)
+    if near is not None:
+        root, plan = _geo_near(state, reader, query, near, req, ctx)
+        exact = False
+        if req.sort and not _natural(req.sort):
+            from ..query.sort import compile_sort
+            keep = req.skip + req.limit if req.limit else 0
+            root = S.SortStage(root, req.sort, compile_sort(req.sort).key, keep,
+                               Spill.for_request(req.allow_disk_use, req.temp_dir))
+    elif req.hint is None and not req.sort and not req.collation:
         id_key = query.id_key
         if id_key is not None:
             root = S.IdHack(state, reader, id_key)
         else:
             root, fast = _fast(state, reader, query, req, ctx)
-    if root is not None:
+    if near is not None:
+        pass
+    elif root is not None:
         plan, exact = QueryPlan(root.name), False
-        rejected: list = []
         if root.name != "IDHACK":
             plan = QueryPlan("IXSCAN", [IndexPlan(fast.index, None)])
     else:
@@ -194,6 +209,32 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         root = S.ShowRecordId(root)
     built.root = root
     return built
+
+
+def _near_operand(filt: dict) -> Any:
+    """The filter's top-level near operand, or None (most filters: one cheap look)."""
+    if not filt or not _may_mention_near(filt):
+        return None
+    from .geo_near import near_operand
+    return near_operand(filt)
+
+
+def _may_mention_near(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(k in ("$near", "$nearSphere", "$geoNear") or _may_mention_near(v)
+                   for k, v in value.items())
+    if isinstance(value, list):
+        return any(_may_mention_near(v) for v in value)
+    return False
+
+
+def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ctx) -> tuple:
+    """A GEO_NEAR_2DSPHERE / GEO_NEAR_2D stage for the filter's near operand."""
+    from .geo_near import GeoNear, selection
+    sel = selection(state, query, near)
+    matcher = cached_filter(req.filter, req)
+    root = GeoNear(state, reader, sel, matcher, req.filter, ctx, req.geo_near)
+    return root, QueryPlan(root.name, [IndexPlan(sel.access.meta, None)])
 
 
 def _keep_keys(root: Any) -> Optional[dict]:

@@ -2,6 +2,8 @@
 geo indexes, 2dsphere/2d index creation and validation, $near/$nearSphere and $geoNear."""
 from __future__ import annotations
 
+import math
+
 import bson
 import pytest
 
@@ -189,3 +191,89 @@ def test_2d_index_answers_flat_regions(engine):
     assert reply["writeErrors"][0]["code"] == 13068
     reply = run(engine, {"insert": "c", "documents": [{"_id": 2000, "p": [500, 1]}]})
     assert reply["writeErrors"][0]["code"] == 13027
+
+
+GRID = [{"_id": i, "loc": point((i % 21) - 10, (i // 21) - 10), "n": i % 3} for i in range(441)]
+
+
+def sphere_meters(a, b):
+    """Great-circle distance on MongoDB's earth radius (haversine), for the expected orders."""
+    (lng1, lat1), (lng2, lat2) = [(math.radians(x), math.radians(y)) for x, y in (a, b)]
+    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lng2 - lng1) / 2) ** 2
+    return 2 * 6378100 * math.asin(math.sqrt(h))
+
+
+def test_near_without_a_geo_index_is_291(engine):
+    insert(engine, GRID[:5])
+    reply = run(engine, {"find": "c", "filter": {"loc": {"$near": {"$geometry": point(0, 0)}}}})
+    assert reply["code"] == 291 and "unable to find index for $geoNear query" in reply["errmsg"]
+    assert reply["codeName"] == "NoQueryExecutionPlans"
+
+
+def test_near_places_and_counts_as_mongod(engine):
+    insert(engine, GRID[:5])
+    create_ok(engine, {"loc": "2dsphere"})
+    near = {"$near": {"$geometry": point(0, 0)}}
+    reply = run(engine, {"find": "c", "filter": {"$or": [{"loc": near}, {"n": 1}]}})
+    assert reply["code"] == 2 and reply["errmsg"] == "geoNear must be top-level expr"
+    reply = run(engine, {"find": "c", "filter": {"loc": near, "$and": [{"loc": near}]}})
+    assert reply["code"] == 2 and reply["errmsg"] == "Too many geoNear expressions"
+
+
+@pytest.mark.parametrize("query", [
+    {"$near": {"$geometry": point(1.2, 0.7), "$maxDistance": 500_000}},
+    {"$nearSphere": {"$geometry": point(1.2, 0.7), "$minDistance": 100_000, "$maxDistance": 600_000}},
+    {"$near": {"$geometry": point(1.2, 0.7)}},
+])
+def test_near_2dsphere_returns_by_distance(engine, query):
+    insert(engine, GRID)
+    create_ok(engine, {"loc": "2dsphere"})
+    got = find(engine, {"loc": query, "n": {"$ne": 2}})
+    spec = next(iter(query.values()))
+    lo, hi = spec.get("$minDistance", 0), spec.get("$maxDistance", math.inf)
+    dist = {d["_id"]: sphere_meters((1.2, 0.7), d["loc"]["coordinates"]) for d in GRID}
+    want = [d["_id"] for d in GRID if d["n"] != 2 and lo <= dist[d["_id"]] <= hi]
+    assert sorted(d["_id"] for d in got) == sorted(want)
+    distances = [dist[d["_id"]] for d in got]
+    assert distances == sorted(distances)
+    limited = find(engine, {"loc": query}, limit=5)
+    assert [d["_id"] for d in limited] == [d["_id"] for d in find(engine, {"loc": query})][:5]
+    explain = ok(engine, {"explain": {"find": "c", "filter": {"loc": query}, "limit": 5},
+                          "verbosity": "executionStats"})
+    stage = explain["queryPlanner"]["winningPlan"]["inputStage"]
+    assert stage["stage"] == "GEO_NEAR_2DSPHERE" and stage["indexName"] == "geo"
+    if "$maxDistance" not in spec:
+        assert explain["executionStats"]["totalDocsExamined"] < len(GRID) / 2
+
+
+def test_near_legacy_on_2d_and_sphere(engine):
+    docs = [{"_id": i, "p": [(i % 21) - 10, (i // 21) - 10]} for i in range(441)]
+    insert(engine, docs)
+    create_ok(engine, {"p": "2d"})
+    got = find(engine, {"p": {"$near": [0.3, 0.1], "$maxDistance": 3}})
+    flat = {d["_id"]: math.hypot(d["p"][0] - 0.3, d["p"][1] - 0.1) for d in docs}
+    assert sorted(d["_id"] for d in got) == sorted(i for i, v in flat.items() if v <= 3)
+    assert [flat[d["_id"]] for d in got] == sorted(flat[d["_id"]] for d in got)
+    got = find(engine, {"p": {"$nearSphere": [0.3, 0.1], "$maxDistance": 0.05}})
+    radians = {d["_id"]: sphere_meters((0.3, 0.1), d["p"]) / 6378100 for d in docs}
+    assert sorted(d["_id"] for d in got) == sorted(i for i, v in radians.items() if v <= 0.05)
+    explain = ok(engine, {"explain": {"find": "c", "filter": {"p": {"$near": [0, 0]}}}})
+    assert explain["queryPlanner"]["winningPlan"]["stage"] == "GEO_NEAR_2D"
+    reply = run(engine, {"find": "c", "filter": {"p": {"$near": {"$geometry": point(0, 0)}}}})
+    assert reply["code"] == 291
+    reply = run(engine, {"find": "c", "filter": {"p": {"$near": [500, 0]}}})
+    assert reply["code"] == 16433
+
+
+def test_near_with_a_sort_and_a_compound_prefix(engine):
+    insert(engine, GRID)
+    create_ok(engine, {"n": 1, "loc": "2dsphere"})
+    filt = {"n": 1, "loc": {"$near": {"$geometry": point(0, 0), "$maxDistance": 300_000}}}
+    got = find(engine, filt)
+    assert got and all(d["n"] == 1 for d in got)
+    dist = [sphere_meters((0, 0), d["loc"]["coordinates"]) for d in got]
+    assert dist == sorted(dist)
+    by_id = find(engine, filt, sort={"_id": -1})
+    assert [d["_id"] for d in by_id] == sorted((d["_id"] for d in got), reverse=True)
+    reply = run(engine, {"find": "c", "filter": {"loc": filt["loc"]}})
+    assert reply["code"] == 291   # the prefix is not bound

@@ -1,0 +1,235 @@
+"""GEO_NEAR_2DSPHERE and GEO_NEAR_2D: `$near`, `$nearSphere` and `$geoNear` over a geo index.
+
+The search itself is the geo core's (query/geo/near.py): rounds over growing annuli, each an
+index scan of the annulus' cell (or geohash) ranges; this stage supplies the scans and the exact
+distance of a record (its geo field's closest value, after the rest of the filter, which the
+near operand itself always passes). Results come out in increasing distance, so a limit stops
+the search after the first rounds.
+
+A spherical search on a 2d index (legacy `$nearSphere`) has no flat annuli to scan: it reads the
+whole index, then sorts by spherical distance (a documented difference: mongod scans growing
+boxes). Distances are meters for GeoJSON queries, radians for legacy spherical queries, and
+coordinate units for flat ones.
+
+`selection(state, query, filter)` picks the index for a near operand (291 without one).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import bson
+
+from ..errors import CommandError, ErrorCode
+from ..planner.geo_plans import check_near_placement
+from ..query.geo import GeoError, NearQuery, parse_near, parse_stored, predicates, s2
+from ..query.geo import near as near_search
+from ..query.geo.geohash import document_locations, query_point_hash
+from ..query.geo.shapes import CRS
+from . import plan_stages as S
+from .access.geo2d import TwoDAccess
+from .access.geo2dsphere import S2Access
+from .access.geo_common import field_values
+
+_FULL_HASH_RANGE = [(0, (1 << 64) - 1)]
+
+
+@dataclass
+class GeoNearOutput:
+    """What `$geoNear` adds to each document: its distance (times a multiplier) and the
+    location it was measured to."""
+
+    distance_field: Optional[str] = None
+    multiplier: float = 1.0
+    include_locs: Optional[str] = None
+
+
+@dataclass
+class NearSelection:
+    path: str
+    query: NearQuery
+    access: Any            # S2Access or TwoDAccess
+    prefixes: list
+
+
+def near_operand(filt: Any) -> Optional[tuple[str, Mapping]]:
+    """The filter's near operand (path, operator document), or None; mongod's placement errors."""
+    return check_near_placement(filt)
+
+
+def selection(state: Any, filt: Any, operand: tuple[str, Mapping]) -> NearSelection:
+    """The geo index answering a near operand on its path (291 when there is none); `filt`
+    is the ParsedQuery (fields before the geo field must be bound to points)."""
+    path, cond = operand
+    query = parse_near(cond)
+    candidates = []
+    for access in state.indexes:
+        if not isinstance(access, (S2Access, TwoDAccess)) or access.geo_field != path:
+            continue
+        if access.meta.options.get("hidden"):
+            continue
+        if isinstance(access, TwoDAccess) and query.is_geojson:
+            continue   # a GeoJSON point needs a 2dsphere index
+        prefix = access.prefix_keys(filt)
+        if prefix is None:
+            continue
+        rank = 0 if isinstance(access, TwoDAccess) == (not query.is_near_sphere and not query.is_geojson) else 1
+        candidates.append((rank, access, prefix[0]))
+    if not candidates:
+        raise CommandError(ErrorCode.NoQueryExecutionPlans,
+                           "error processing query: planner returned error :: caused by :: "
+                           "unable to find index for $geoNear query")
+    candidates.sort(key=lambda c: c[0])
+    _, access, prefixes = candidates[0]
+    if isinstance(access, TwoDAccess) and not query.spherical("2d"):
+        x, y = query.center.flat_point or (0.0, 0.0)
+        query_point_hash(x, y, access.params)   # 16433 outside the index
+    return NearSelection(path, query, access, prefixes)
+
+
+class GeoNear(S.Stage):
+    """Documents matching the filter, nearest first, with their distances."""
+
+    def __init__(self, state: Any, reader: Any, sel: NearSelection, matcher: Any,
+                 filter_spec: Optional[dict], ctx: Any = None,
+                 output: Optional[GeoNearOutput] = None) -> None:
+        super().__init__()
+        self.state, self.reader, self.sel = state, reader, sel
+        self.matcher = getattr(matcher, "match", matcher)
+        self.filter_spec, self.ctx, self.output = filter_spec, ctx, output
+        self.is_2d = isinstance(sel.access, TwoDAccess)
+        self.name = "GEO_NEAR_2D" if self.is_2d else "GEO_NEAR_2DSPHERE"
+        self.scans: list[S.IndexScan] = []
+        self.fetched = 0
+
+    # -- the search ---------------------------------------------------------------------------
+    def _scan(self, intervals: list[tuple[int, int]]) -> Iterator[int]:
+        access = self.sel.access
+        ranges = access.ranges_with_prefixes(self.sel.prefixes, intervals)
+        scan = S.IndexScan(access, self.reader, ranges, access.explain_intervals(intervals), 1,
+                           multikey=True, ctx=self.ctx)
+        self.scans.append(scan)
+        return scan.rids()
+
+    def rows(self) -> Iterator[S.Row]:
+        q = self.sel.query
+        spherical = q.spherical("2d" if self.is_2d else "2dsphere")
+        pending: dict[int, tuple] = {}
+        known: dict[int, Optional[float]] = {}
+        path = self.sel.path
+        if spherical:
+            center = q.sphere_center()
+            lo, hi = q.to_radians(q.min_distance), q.to_radians(q.max_distance)
+        else:
+            x, y = q.center.flat_point or (0.0, 0.0)
+            lo, hi = q.min_distance, q.max_distance
+
+        def measure(doc: dict) -> tuple[Optional[float], Any]:
+            best: Optional[float] = None
+            where = None
+            for value in field_values(doc, path):
+                for loc in (document_locations(value) if self.is_2d else [value]):
+                    d = _distance(loc, spherical, center if spherical else (x, y))
+                    if d is not None and (best is None or d < best):
+                        best, where = d, loc
+            return best, where
+
+        def distance(rid: Any) -> Optional[float]:
+            if rid in known:
+                return known[rid]
+            raw = self.reader.get(self.state.record_key(rid))
+            d = None
+            if raw is not None:
+                self.fetched += 1
+                doc = bson.decode(raw)
+                if self.matcher is None or self.matcher(doc):
+                    d, where = measure(doc)
+                    if d is not None:
+                        pending[rid] = (raw, doc, where)
+            known[rid] = d
+            return d
+
+        if self.is_2d and spherical:
+            found = near_search.near_brute_force(
+                ((rid, distance(rid)) for rid in self._scan(_FULL_HASH_RANGE)), lo, hi)
+            results: Any = iter(found)
+        elif self.is_2d:
+            results = near_search.near_2d(x, y, self._scan, distance, self.sel.access.params, lo, hi)
+        else:
+            results = near_search.near_2dsphere(center, self._scan, distance,
+                                                self.sel.access.params, lo, hi)
+        report = spherical and q.is_geojson
+        for d, rid in results:
+            raw, doc, where = pending.pop(rid)
+            self.n_returned += 1
+            if self.output is not None:
+                shown = d * s2.EARTH_RADIUS_METERS if report else d
+                yield rid, None, self._annotated(doc, shown, where)
+            else:
+                yield rid, raw, doc
+
+    def _annotated(self, doc: dict, distance: float, where: Any) -> dict:
+        out = self.output
+        assert out is not None
+        if out.distance_field is not None:
+            _set_path(doc, out.distance_field, distance * out.multiplier)
+        if out.include_locs is not None:
+            _set_path(doc, out.include_locs, where)
+        return doc
+
+    # -- explain ------------------------------------------------------------------------------
+    def describe(self) -> dict:
+        meta = self.sel.access.meta
+        out: dict[str, Any] = {"keyPattern": dict(meta.key), "indexName": meta.name,
+                               "indexVersion": 2}
+        if self.filter_spec:
+            out["filter"] = self.filter_spec
+        return out
+
+    def stat_fields(self) -> dict:
+        return {"keysExamined": self.keys_examined(), "docsExamined": self.fetched}
+
+    def child_explain(self, stats: bool) -> Optional[dict]:
+        if not stats:
+            return None
+        return {"inputStages": [{"stage": "FETCH", "inputStage": s.explain(True)}
+                                for s in self.scans]}
+
+    def keys_examined(self) -> int:
+        return sum(s.examined for s in self.scans)
+
+    def docs_examined(self) -> int:
+        return self.fetched
+
+
+def _distance(value: Any, spherical: bool, center: Any) -> Optional[float]:
+    """Distance from the query center to one stored location (None: not a usable geometry)."""
+    if not isinstance(value, (dict, list, tuple)) and not hasattr(value, "items"):
+        return None
+    try:
+        geometry = parse_stored("", value, skip_validation=True)
+    except GeoError:
+        return None
+    if spherical:
+        if not geometry.can_project(CRS.SPHERE):
+            return None
+        return predicates.sphere_distance(center, geometry.projected(CRS.SPHERE))
+    if not geometry.can_project(CRS.FLAT):
+        return None
+    return predicates.flat_distance(center[0], center[1], geometry.projected(CRS.FLAT))
+
+
+def _set_path(doc: dict, path: str, value: Any) -> None:
+    parts = path.split(".")
+    cur = doc
+    for part in parts[:-1]:
+        nxt = cur.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            cur[part] = nxt
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+__all__ = ["GeoNear", "GeoNearOutput", "NearSelection", "near_operand", "selection"]

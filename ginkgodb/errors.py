@@ -189,6 +189,7 @@ class ErrorCode(enum.IntEnum):
     FieldPathContainsDot = _location(16412)
     UnwindPathContainsNull = _location(16419)
     StringTooLong = _location(16493)
+    GeoNearDistanceFieldMissing = _location(16606)
     ModByZero = _location(16610)
     ModNonNumeric = _location(16611)
     AddMultipleDates = _location(16612)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import bson
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
 from ..planner.geo_plans import check_near_placement
@@ -233,3 +235,136 @@ def _set_path(doc: dict, path: str, value: Any) -> None:
 
 
 __all__ = ["GeoNear", "GeoNearOutput", "NearSelection", "near_operand", "selection"]
+
+
+# --- the $geoNear aggregation stage ---------------------------------------------------------
+
+@dataclass
+class GeoNearStage(GeoNearOutput):
+    """A parsed `$geoNear` stage: the near query it runs and what it adds to each result."""
+
+    near: Any = None
+    spherical: bool = False
+    min_distance: Any = None
+    max_distance: Any = None
+    query: Optional[dict] = None
+    key: Optional[str] = None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float, Int64, Decimal128)) and not isinstance(value, bool)
+
+
+def parse_geo_near_stage(spec: Any) -> GeoNearStage:
+    """`{$geoNear: {...}}`'s options, checked as DocumentSourceGeoNear::parseOptions does."""
+    if not isinstance(spec, Mapping):
+        raise CommandError(ErrorCode.FailedToParse,
+                           "$geoNear only supports an object as its argument")
+    out = GeoNearStage()
+    for name, value in spec.items():
+        if name == "near":
+            if not isinstance(value, (Mapping, list)):
+                raise CommandError(ErrorCode.TypeMismatch, "$geoNear requires near argument to be "
+                                   "a GeoJSON object or a legacy point(array) instead of "
+                                   f"{type_name(value)}")
+            out.near = value
+        elif name == "distanceField":
+            if not isinstance(value, str):
+                raise CommandError(ErrorCode.TypeMismatch, "distanceField must be of type string "
+                                   f"but found {type_name(value)}")
+            _check_path(value, "distanceField")
+            out.distance_field = value
+        elif name == "includeLocs":
+            if not isinstance(value, str):
+                raise CommandError(ErrorCode.TypeMismatch, "includeLocs must be of type string "
+                                   f"but found {type_name(value)}")
+            _check_path(value, "includeLocs")
+            out.include_locs = value
+        elif name == "distanceMultiplier":
+            if not _number(value):
+                raise CommandError(ErrorCode.TypeMismatch, "distanceMultiplier must be a number, "
+                                   f"instead got type {type_name(value)}")
+            out.multiplier = float(str(value)) if isinstance(value, Decimal128) else float(value)
+            if out.multiplier < 0:
+                raise CommandError(ErrorCode.BadValue, "distanceMultiplier must be nonnegative")
+        elif name in ("minDistance", "maxDistance"):
+            if not _number(value):
+                raise CommandError(ErrorCode.TypeMismatch, f"{name} must be a number, instead got "
+                                   f"type {type_name(value)}")
+            if name == "minDistance":
+                out.min_distance = value
+            else:
+                out.max_distance = value
+        elif name == "query":
+            if not isinstance(value, Mapping):
+                raise CommandError(ErrorCode.TypeMismatch, "query must be an object, instead got "
+                                   f"type {type_name(value)}")
+            out.query = dict(value)
+        elif name == "spherical":
+            out.spherical = bool(value) if not _number(value) else value != 0
+        elif name == "key":
+            if not isinstance(value, str):
+                raise CommandError(ErrorCode.TypeMismatch, "$geoNear parameter 'key' must be of "
+                                   f"type string but found {type_name(value)}")
+            if not value:
+                raise CommandError(ErrorCode.BadValue,
+                                   "$geoNear parameter 'key' cannot be the empty string")
+            out.key = value
+        elif name in ("num", "limit"):
+            raise CommandError(ErrorCode.BadValue, f"$geoNear no longer supports the '{name}' parameter. Use a "
+                               "$limit stage instead.")
+        elif name == "uniqueDocs":
+            continue   # deprecated; mongod ignores it too
+        else:
+            raise CommandError(ErrorCode.BadValue, f"Unknown argument to $geoNear: {name}")
+    if out.near is None:
+        raise CommandError(ErrorCode.BadValue, "$geoNear requires a 'near' option as an Array")
+    if out.distance_field is None:
+        raise CommandError(ErrorCode.GeoNearDistanceFieldMissing,
+                           "$geoNear requires a 'distanceField' option as a String")
+    return out
+
+
+def _check_path(path: str, what: str) -> None:
+    """`distanceField`/`includeLocs` are field paths (no leading `$`)."""
+    if path.startswith("$"):
+        raise CommandError(ErrorCode.FieldPathDollarPrefixed, "FieldPath field names may not "
+                           "start with '$'. Consider using $getField or $setField.")
+
+
+def type_name(value: Any) -> str:
+    from ..bsonutil.types import type_name as name_of
+    return name_of(value)
+
+
+def geo_near_key(state: Any, stage: GeoNearStage) -> str:
+    """The geo field `$geoNear` searches: `key`, else the collection's only 2d (or else only
+    2dsphere) index (mongod's rule; IndexNotFound otherwise)."""
+    if stage.key is not None:
+        return stage.key
+    ns = state.meta.ns
+    for kind in (TwoDAccess, S2Access):
+        found = [a for a in state.indexes if isinstance(a, kind)]
+        if len(found) > 1:
+            raise CommandError(ErrorCode.IndexNotFound, f"There is more than one {found[0].kind} "
+                               f"index on {ns}; unsure which to use for $geoNear")
+        if found:
+            return found[0].geo_field
+    raise CommandError(ErrorCode.IndexNotFound,
+                       "$geoNear requires a 2d or 2dsphere index, but none were found")
+
+
+def geo_near_filter(state: Any, stage: GeoNearStage) -> dict:
+    """The find filter a `$geoNear` runs: its `query` plus the near operand on its key."""
+    key = geo_near_key(state, stage)
+    operand: dict = {"$nearSphere" if stage.spherical else "$near": stage.near}
+    if stage.min_distance is not None:
+        operand["$minDistance"] = stage.min_distance
+    if stage.max_distance is not None:
+        operand["$maxDistance"] = stage.max_distance
+    filt = dict(stage.query or {})
+    if key in filt:
+        filt = {"$and": [filt, {key: operand}]}
+    else:
+        filt[key] = operand
+    return filt

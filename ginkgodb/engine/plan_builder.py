@@ -136,6 +136,9 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
           explain: bool = False) -> BuiltPlan:
     """Plan and assemble stages. `for_write` skips projection (writers need whole documents).
     Explain builds exactly what a query runs (`explain` is accepted for callers' clarity)."""
+    if state is not None and req.geo_near is not None and hasattr(req.geo_near, "near"):
+        from .geo_near import geo_near_filter
+        req = replace(req, filter=geo_near_filter(state, req.geo_near))  # the $geoNear stage
     filt = req.filter or {}
     if state is None:
         return BuiltPlan(_Eof(), QueryPlan("EOF"), [], req, cached_filter(filt, req) if filt else None)

@@ -277,3 +277,46 @@ def test_near_with_a_sort_and_a_compound_prefix(engine):
     assert [d["_id"] for d in by_id] == sorted((d["_id"] for d in got), reverse=True)
     reply = run(engine, {"find": "c", "filter": {"loc": filt["loc"]}})
     assert reply["code"] == 291   # the prefix is not bound
+
+
+def aggregate(engine, pipeline):
+    reply = ok(engine, {"aggregate": "c", "pipeline": pipeline, "cursor": {}})
+    return [plain(d) for d in reply["cursor"]["firstBatch"]]
+
+
+def test_geo_near_stage(engine):
+    insert(engine, GRID)
+    create_ok(engine, {"loc": "2dsphere"})
+    stage = {"near": point(0.4, 0.2), "distanceField": "dist.m", "maxDistance": 250_000,
+             "query": {"n": 0}, "includeLocs": "where", "distanceMultiplier": 0.001}
+    got = aggregate(engine, [{"$geoNear": stage}, {"$limit": 50}])
+    want = sorted((sphere_meters((0.4, 0.2), d["loc"]["coordinates"]), d["_id"]) for d in GRID
+                  if d["n"] == 0 and sphere_meters((0.4, 0.2), d["loc"]["coordinates"]) <= 250_000)
+    assert [d["_id"] for d in got] == [i for _, i in want][:50]
+    for doc, (meters, _) in zip(got, want):
+        assert doc["dist"]["m"] == pytest.approx(meters / 1000, rel=1e-9)
+        assert doc["where"] == doc["loc"]
+    # legacy near, spherical: radians; the key picks the field
+    got = aggregate(engine, [{"$geoNear": {"near": [0.4, 0.2], "distanceField": "d", "spherical": True,
+                                           "key": "loc", "minDistance": 0.01}}, {"$limit": 3}])
+    assert all(d["d"] >= 0.01 for d in got) and [d["d"] for d in got] == sorted(d["d"] for d in got)
+    assert got[0]["d"] == pytest.approx(sphere_meters((0.4, 0.2), got[0]["loc"]["coordinates"]) / 6378100)
+
+
+def test_geo_near_stage_errors(engine):
+    insert(engine, GRID[:3])
+
+    def code(stage, pipeline_tail=()):
+        reply = run(engine, {"aggregate": "c", "pipeline": [stage, *pipeline_tail], "cursor": {}})
+        assert reply["ok"] == 0
+        return reply["code"], reply["errmsg"]
+    assert code({"$geoNear": {"near": [0, 0], "distanceField": "d"}}) == (
+        27, "$geoNear requires a 2d or 2dsphere index, but none were found")
+    assert code({"$geoNear": {"near": [0, 0]}})[0] == 16606
+    assert code({"$geoNear": {"near": [0, 0], "distanceField": "d", "limit": 3}})[0] == 2
+    assert code({"$geoNear": {"near": [0, 0], "distanceField": "d", "bogus": 1}})[0] == 2
+    assert code({"$match": {}}, [{"$geoNear": {"near": [0, 0], "distanceField": "d"}}])[0] == 40602
+    create_ok(engine, {"loc": "2dsphere"})
+    run(engine, {"createIndexes": "c", "indexes": [{"key": {"other": "2dsphere"}, "name": "o"}]})
+    assert code({"$geoNear": {"near": [0, 0], "distanceField": "d"}}) == (
+        27, "There is more than one 2dsphere index on db.c; unsure which to use for $geoNear")

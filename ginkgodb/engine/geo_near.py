@@ -15,6 +15,7 @@ coordinate units for flat ones.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -205,10 +206,33 @@ class GeoNear(S.Stage):
         return self.fetched
 
 
+def _plain_point(value: Any) -> Optional[tuple[float, float]]:
+    """(x, y) of the common stored points, `{type: "Point", coordinates: [x, y]}` and `[x, y]`,
+    when plainly valid (None: let the parser decide)."""
+    if type(value) is dict and len(value) == 2 and value.get("type") == "Point":
+        value = value.get("coordinates")
+        if type(value) is list and len(value) == 2:
+            x, y = value
+            if type(x) in (int, float) and type(y) in (int, float) and -180 <= x <= 180 and -90 <= y <= 90:
+                return float(x), float(y)
+        return None
+    if type(value) is list and len(value) == 2:
+        x, y = value
+        if type(x) in (int, float) and type(y) in (int, float) and math.isfinite(x) and math.isfinite(y):
+            return float(x), float(y)
+    return None
+
+
 def _distance(value: Any, spherical: bool, center: Any) -> Optional[float]:
     """Distance from the query center to one stored location (None: not a usable geometry)."""
     if not isinstance(value, (dict, list, tuple)) and not hasattr(value, "items"):
         return None
+    plain = _plain_point(value)
+    if plain is not None:
+        if not spherical:
+            return math.hypot(plain[0] - center[0], plain[1] - center[1])
+        if -180 <= plain[0] <= 180 and -90 <= plain[1] <= 90:
+            return s2.angle_between(center, s2.point(*plain))
     try:
         geometry = parse_stored("", value, skip_validation=True)
     except GeoError:

@@ -236,7 +236,8 @@ def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ct
     from .geo_near import GeoNear, selection
     sel = selection(state, query, near)
     matcher = cached_filter(req.filter, req)
-    root = GeoNear(state, reader, sel, matcher, req.filter, ctx, req.geo_near)
+    shown = {k: v for k, v in req.filter.items() if k != sel.path}   # explain: what else filters
+    root = GeoNear(state, reader, sel, matcher, shown or None, ctx, req.geo_near)
     return root, QueryPlan(root.name, [IndexPlan(sel.access.meta, None)])
 
 

@@ -43,7 +43,34 @@ def scene(draw):
     offsets = st.tuples(st.floats(-1, 1), st.floats(-1, 1))
     pts = draw(st.lists(offsets, min_size=1, max_size=40))
     points = [[cx + dx * spread, cy + dy * spread] for dx, dy in pts]
-    return (cx, cy, spread), points
+    shapes = []
+    for (dx, dy), kind, size in draw(st.lists(st.tuples(offsets, st.sampled_from(["line", "square"]),
+                                                        st.floats(0.001, 0.3)), max_size=8)):
+        x, y, d = cx + dx * spread, cy + dy * spread, size * spread
+        if kind == "line":
+            shapes.append([[x, y], [x + d, y + d / 2]])
+        else:
+            shapes.append([[x, y], [x + d, y], [x + d, y + d], [x, y + d], [x, y]])
+    return (cx, cy, spread), points, shapes
+
+
+def shape_doc(coords):
+    if coords[0] == coords[-1]:
+        return {"type": "Polygon", "coordinates": [coords]}
+    return {"type": "LineString", "coordinates": coords}
+
+
+def shape_distance(center, coords):
+    """Meters from a point to a line or a polygon (0 inside), by S2's own primitives."""
+    q = s2_point(*center)
+    line = s2geometry.S2Polyline()
+    line.InitFromS2Points([s2_point(*v) for v in coords])
+    if coords[0] == coords[-1]:
+        loop = s2geometry.S2Loop([s2_point(*v) for v in coords[:-1]])
+        loop.Normalize()
+        if loop.Contains(q):
+            return 0.0
+    return s2geometry.S1Angle(q, line.Project(q)[0]).radians() * R
 
 
 @st.composite
@@ -89,12 +116,13 @@ def scratch(tmp_path_factory):
 @SETTINGS
 @given(data=st.data())
 def test_spherical_queries_agree_with_brute_force(kind, scratch, data):
-    center, points = data.draw(scene())
+    center, points, shapes = data.draw(scene())
     cx, cy, spread = center
     ring = data.draw(query_polygon(center))
     with fresh_engine(kind, scratch) as engine:
         ctx = CommandContext(engine=engine)
         docs = [{"_id": i, "loc": {"type": "Point", "coordinates": p}} for i, p in enumerate(points)]
+        docs += [{"_id": 1000 + i, "loc": shape_doc(c)} for i, c in enumerate(shapes)]
         run(ctx, {"insert": "c", "documents": docs})
         # the scan's answers first, then the index's
         polygon = {"type": "Polygon", "coordinates": [ring]}
@@ -118,10 +146,11 @@ def test_spherical_queries_agree_with_brute_force(kind, scratch, data):
             q = s2_point(*p)
             return s2geometry.S1Angle(q, boundary.Project(q)[0]).radians() * R
         near_edge = {i for i, p in enumerate(points) if to_boundary(p) < EPS}
-        check_between(scans[0], inside - near_edge, inside | near_edge)
-        check_between(scans[1], inside - near_edge, inside | near_edge)
+        only_points = [[i for i in scan if i < 1000] for scan in scans]
+        check_between(only_points[0], inside - near_edge, inside | near_edge)
+        check_between(only_points[1], inside - near_edge, inside | near_edge)
         dist = [haversine((cx, cy), p) for p in points]
-        check_between(scans[2], {i for i, d in enumerate(dist) if d < radius * R - EPS},
+        check_between(only_points[2], {i for i, d in enumerate(dist) if d < radius * R - EPS},
                       {i for i, d in enumerate(dist) if d <= radius * R + EPS})
 
         # $near: every point within the radius, nearest first
@@ -129,15 +158,16 @@ def test_spherical_queries_agree_with_brute_force(kind, scratch, data):
         max_meters = data.draw(st.floats(0, 3 * spread * 111_000))
         got = found(ctx, {"loc": {"$near": {"$geometry": {"type": "Point", "coordinates": [qx, qy]},
                                             "$maxDistance": max_meters}}})
-        dist = [haversine((qx, qy), p) for p in points]
-        check_between(ids(got), {i for i, d in enumerate(dist) if d < max_meters - EPS},
-                      {i for i, d in enumerate(dist) if d <= max_meters + EPS})
+        dist = {i: haversine((qx, qy), p) for i, p in enumerate(points)}
+        dist.update({1000 + i: shape_distance((qx, qy), c) for i, c in enumerate(shapes)})
+        check_between(ids(got), {i for i, d in dist.items() if d < max_meters - EPS},
+                      {i for i, d in dist.items() if d <= max_meters + EPS})
         ordered = [dist[d["_id"]] for d in got]
         assert all(a <= b + EPS for a, b in zip(ordered, ordered[1:]))
         limit = data.draw(st.integers(1, 5))
         first = found(ctx, {"loc": {"$near": {"$geometry": {"type": "Point", "coordinates": [qx, qy]}}}},
                       limit=limit)
-        nearest = sorted(dist)[:limit]
+        nearest = sorted(dist.values())[:limit]
         assert [dist[d["_id"]] for d in first] == pytest.approx(nearest, abs=EPS)
 
 

@@ -11,7 +11,9 @@ whole index, then sorts by spherical distance (a documented difference: mongod s
 boxes). Distances are meters for GeoJSON queries, radians for legacy spherical queries, and
 coordinate units for flat ones.
 
-`selection(state, query, filter)` picks the index for a near operand (291 without one).
+`selection(state, query, operand)` picks the index for a near operand (291 without one);
+`parse_geo_near_stage` and `geo_near_filter` turn an aggregation's leading `$geoNear` into that
+near query.
 """
 from __future__ import annotations
 

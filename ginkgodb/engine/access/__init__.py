@@ -57,5 +57,6 @@ def access_method(meta: IndexMeta, ns: str) -> Any:
     return cls(meta, ns) if cls is not None else UnservedAccess(meta, ns)
 
 
-__all__ = ["BtreeAccess", "HashedAccess", "IndexEntries", "UNSERVED_KINDS", "access_method", "check_kind",
+__all__ = ["BtreeAccess", "GEO_KINDS", "HashedAccess", "IndexEntries", "S2Access", "TwoDAccess",
+           "UNSERVED_KINDS", "access_method", "check_kind",
            "kind_of"]

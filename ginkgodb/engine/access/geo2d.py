@@ -15,8 +15,6 @@ from ...query.geo import GeoPredicate, geohash, twod_params_from_spec
 from ...query.geo.shapes import CRS
 from .geo_common import GeoAccess, field_values
 
-SPEC_FIELDS = ("bits", "min", "max")
-
 
 class TwoDAccess(GeoAccess, GeoPlanning):
     kind = "2d"

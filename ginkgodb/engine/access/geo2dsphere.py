@@ -15,10 +15,6 @@ from ...query.geo import GeoPredicate, s2_params_from_spec, s2keys
 from ...query.geo.shapes import CRS
 from .geo_common import GeoAccess, field_values
 
-#: index spec fields of a 2dsphere index (beyond those every index has)
-SPEC_FIELDS = ("2dsphereIndexVersion", "finestIndexedLevel", "coarsestIndexedLevel",
-               "maxCellsInCovering")
-
 
 class S2Access(GeoAccess, GeoPlanning):
     kind = "2dsphere"
@@ -45,10 +41,6 @@ class S2Access(GeoAccess, GeoPlanning):
 
     def explain_intervals(self, intervals: list[tuple[int, int]]) -> list[str]:
         return [f"[{lo}, {hi}]" for lo, hi in intervals]
-
-    def scan_intervals(self, intervals: list[tuple[int, int]], prefixes: list[bytes]) -> list:
-        """Byte ranges of signed cell-id intervals (the near search's rounds)."""
-        return self.ranges_with_prefixes(prefixes, intervals)
 
     @staticmethod
     def check_spec(key: dict, options: dict) -> None:

@@ -10,7 +10,8 @@ collection has a 2dsphere index, a copy has none. Measured, per target:
 * `$near` with limit 10 from random centers (indexed only: without a geo index `$near` is 291
   NoQueryExecutionPlans, in mongod too): queries per second (target: >= 1,000 embedded).
 
-Every answer is checked against the scan's (or, for `$near`, against distances computed here).
+Answers are checked (indexed `$geoWithin` against the scan's, ten `$near` answers against
+distances computed here) and the number of wrong ones is reported.
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def measure(target_name: str, n: int, min_seconds: float) -> dict[str, Any]:
                 {"loc": {"$geoWithin": {"$geometry": region}}}, {"_id": 1}))
         scan_qps, scan_answers = _rate(within(db.scan), regions[:3], min_seconds)
         index_qps, index_answers = _rate(within(db.indexed), regions[:3], min_seconds)
-        assert index_answers == scan_answers, "indexed $geoWithin differs from the scan"
+        within_wrong = sum(a != b for a, b in zip(index_answers, scan_answers))
         sizes = [len(a) for a in scan_answers]
 
         centers = [[rng.uniform(-9.5, 9.5), rng.uniform(-9.5, 9.5)] for _ in range(50)]
@@ -93,18 +94,19 @@ def measure(target_name: str, n: int, min_seconds: float) -> dict[str, Any]:
             query = {"loc": {"$near": {"$geometry": {"type": "Point", "coordinates": center}}}}
             return [d["_id"] for d in db.indexed.find(query, {"_id": 1}).limit(10)]
         near_qps, near_answers = _rate(near, centers, min_seconds)
-        for center, got in zip(centers, near_answers):
-            want = sorted(_haversine(center, by_id[i]) for i in by_id)[:10] if center is centers[0] else None
+        near_wrong = 0
+        for center, got in zip(centers[:10], near_answers):
+            want = sorted(_haversine(center, by_id[i]) for i in by_id)[:10]
             dist = [_haversine(center, by_id[i]) for i in got]
-            assert len(got) == 10 and dist == sorted(dist)
-            if want is not None:
-                assert all(abs(a - b) < 1e-6 for a, b in zip(dist, want)), "wrong nearest points"
+            if len(got) != 10 or any(abs(a - b) > 1e-6 for a, b in zip(dist, want)):
+                near_wrong += 1
     finally:
         target.close()
     return {"target": target_name, "points": n, "index_build_s": round(build_s, 2),
             "within_matches": sizes, "within_scan_qps": round(scan_qps, 2),
             "within_indexed_qps": round(index_qps, 1), "within_speedup": round(index_qps / scan_qps, 1),
-            "near10_qps": round(near_qps, 1)}
+            "near10_qps": round(near_qps, 1),
+            "wrong_answers": {"within": within_wrong, "near_of_10_checked": near_wrong}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,13 +133,14 @@ def main(argv: list[str] | None = None) -> int:
             results.append({"target": name, "error": f"{type(exc).__name__}: {exc}"})
         print(json.dumps(results[-1]), flush=True)
     print("\n| target | points | $geoWithin 1% scan (q/s) | indexed (q/s) | speedup | $near limit 10 (q/s) "
-          "| index build (s) |\n|---|---|---|---|---|---|---|")
+          "| index build (s) | wrong answers |\n|---|---|---|---|---|---|---|---|")
     for r in results:
         if "error" in r:
-            print(f"| {r['target']} | error: {r['error']} | | | | | |")
+            print(f"| {r['target']} | error: {r['error']} | | | | | | |")
         else:
             print(f"| {r['target']} | {r['points']} | {r['within_scan_qps']} | {r['within_indexed_qps']} | "
-                  f"{r['within_speedup']}x | {r['near10_qps']} | {r['index_build_s']} |")
+                  f"{r['within_speedup']}x | {r['near10_qps']} | {r['index_build_s']} | "
+                  f"{r['wrong_answers']} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -163,13 +163,11 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root = S.IdHack(state, reader, id_key)
         else:
             root, fast = _fast(state, reader, query, req, ctx)
-    if near is not None:
-        pass
-    elif root is not None:
+    if near is None and root is not None:
         plan, exact = QueryPlan(root.name), False
         if root.name != "IDHACK":
             plan = QueryPlan("IXSCAN", [IndexPlan(fast.index, None)])
-    else:
+    elif near is None:
         natural = _natural(req.sort)
         sort = None if natural else req.sort
         usable = [ix for ix in state.indexes if collation.same(ix.collation, coll)]

@@ -73,8 +73,13 @@ def _rows(built: Q.BuiltPlan) -> Iterator[dict]:
 
 
 def split_pushdown(pipeline: list) -> tuple[Q.FindRequest, list]:
-    """Move leading $match (merged), then $sort, $skip, $limit into a find request."""
+    """Move leading $match (merged), then $sort, $skip, $limit into a find request (or a
+    leading $geoNear, which becomes a near query)."""
     req = Q.FindRequest()
+    if pipeline and _stage_name(pipeline[0]) == "$geoNear":
+        from .geo_near import parse_geo_near_stage
+        req.geo_near = parse_geo_near_stage(pipeline[0]["$geoNear"])
+        return req, pipeline[1:]
     filters = []
     i = 0
     while i < len(pipeline) and _stage_name(pipeline[i]) == "$match" and _plain_match(pipeline[i]["$match"], i == 0):
@@ -133,6 +138,9 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     if any(_stage_name(stage) == "$changeStream" for stage in pipeline[1:]):
         raise CommandError(ErrorCode.StageOnlyValidFirst,
                            "$changeStream is only valid as the first stage in a pipeline")
+    if any(_stage_name(stage) == "$geoNear" for stage in pipeline[1:]):
+        raise CommandError(ErrorCode.StageOnlyValidFirst,
+                           "$geoNear is only valid as the first stage in a pipeline")
     view = resolve(engine.catalog, db, coll) if coll is not None else None
     if view is not None:
         coll, pipeline = view[0], view[1] + list(pipeline)

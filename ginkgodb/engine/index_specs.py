@@ -100,7 +100,8 @@ def normalize_spec(spec: Any) -> tuple[str, dict, dict]:
 
 _ALLOWED_OPTIONS = {"unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "hidden",
                     "collation", "weights", "default_language", "language_override", "textIndexVersion",
-                    "2dsphereIndexVersion", "bits", "min", "max", "wildcardProjection", "storageEngine",
+                    "2dsphereIndexVersion", "finestIndexedLevel", "coarsestIndexedLevel",
+                    "bits", "min", "max", "wildcardProjection", "storageEngine",
                     "background", "prepareUnique", "dropDups"}
 
 

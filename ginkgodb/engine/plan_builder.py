@@ -33,6 +33,7 @@ class FindRequest:
     show_record_id: bool = False       # results carry `$recordId`
     text_score: Optional[bool] = None  # $text: True, the caller reads the textScore field and removes
     #                                    it (a pipeline); None, a find (its projection or sort may ask)
+    geo_near: Any = None               # $geoNear: what to add to each result (GeoNearOutput)
 
 
 class BuiltPlan:
@@ -67,6 +68,9 @@ def plan_summary(plan: QueryPlan) -> str:
     if plan.kind in ("IXSCAN", "OR") and plan.scans:
         from ..bsonutil.shell_format import format_document
         return ", ".join(f"IXSCAN {format_document(dict(p.index.key))}" for p in plan.scans)
+    if plan.kind.startswith("GEO_NEAR") and plan.scans:
+        from ..bsonutil.shell_format import format_document
+        return f"{plan.kind} {format_document(dict(plan.scans[0].index.key))}"
     return plan.kind
 
 
@@ -134,6 +138,9 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
           explain: bool = False) -> BuiltPlan:
     """Plan and assemble stages. `for_write` skips projection (writers need whole documents).
     Explain builds exactly what a query runs (`explain` is accepted for callers' clarity)."""
+    if state is not None and req.geo_near is not None and hasattr(req.geo_near, "near"):
+        from .geo_near import geo_near_filter
+        req = replace(req, filter=geo_near_filter(state, req.geo_near))  # the $geoNear stage
     filt = req.filter or {}
     if state is None:
         _no_collection_text(filt, reader)
@@ -142,22 +149,31 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         req = replace(req, collation=state.meta.options["collation"])  # the collection's default
     coll = collation_of(req.collation)
     root: Any = None
+    rejected: list = []
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
     text = _text_search(state, reader, req, ctx, for_write)
     if text is not None:
         return text
-    if req.hint is None and not req.sort and not req.collation:
+    near = _near_operand(filt)
+    if near is not None:
+        root, plan = _geo_near(state, reader, query, near, req, ctx)
+        exact = False
+        if req.sort and not _natural(req.sort):
+            from ..query.sort import compile_sort
+            keep = req.skip + req.limit if req.limit else 0
+            root = S.SortStage(root, req.sort, compile_sort(req.sort).key, keep,
+                               Spill.for_request(req.allow_disk_use, req.temp_dir))
+    elif req.hint is None and not req.sort and not req.collation:
         id_key = query.id_key
         if id_key is not None:
             root = S.IdHack(state, reader, id_key)
         else:
             root, fast = _fast(state, reader, query, req, ctx)
-    if root is not None:
+    if near is None and root is not None:
         plan, exact = QueryPlan(root.name), False
-        rejected: list = []
         if root.name != "IDHACK":
             plan = QueryPlan("IXSCAN", [IndexPlan(fast.index, None)])
-    else:
+    elif near is None:
         natural = _natural(req.sort)
         sort = None if natural else req.sort
         if sort:
@@ -262,6 +278,41 @@ def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optio
         root = S.ShowRecordId(root)
     built.root = root
     return built
+
+
+def _near_operand(filt: dict) -> Any:
+    """The filter's top-level near operand, or None (most filters: one cheap look)."""
+    if not filt or not _may_mention_near(filt):
+        return None
+    from .geo_near import near_operand
+    return near_operand(filt)
+
+
+_NEAR_KEYS = frozenset({"$near", "$nearSphere", "$geoNear"})
+_LOGICAL = frozenset({"$and", "$or", "$nor"})
+
+
+def _may_mention_near(value: dict) -> bool:
+    """Whether a near operator appears anywhere an operator can (sub-documents and the branches
+    of logical operators; never inside values such as a long $in list)."""
+    if not _NEAR_KEYS.isdisjoint(value):
+        return True
+    for k, v in value.items():
+        if isinstance(v, dict) and _may_mention_near(v):
+            return True
+        if k in _LOGICAL and isinstance(v, list) and any(isinstance(b, dict) and _may_mention_near(b) for b in v):
+            return True
+    return False
+
+
+def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ctx) -> tuple:
+    """A GEO_NEAR_2DSPHERE / GEO_NEAR_2D stage for the filter's near operand."""
+    from .geo_near import GeoNear, selection
+    sel = selection(state, query, near)
+    matcher = cached_filter(req.filter, req)
+    shown = {k: v for k, v in req.filter.items() if k != sel.path}   # explain: what else filters
+    root = GeoNear(state, reader, sel, matcher, shown or None, ctx, req.geo_near)
+    return root, QueryPlan(root.name, [IndexPlan(sel.access.meta, None)])
 
 
 def _keep_keys(root: Any) -> Optional[dict]:

@@ -70,6 +70,8 @@ class IndexMap:
             field, direction = next(iter(ix.key.items()))
             if not isinstance(direction, (int, float)) or isinstance(direction, bool):
                 continue
+            if any(d in ("2d", "2dsphere") for d in ix.key.values()):
+                continue  # geo indexes leave documents without a location out: not a B-tree
             if "." in field and any(part.isdigit() for part in field.split(".")):
                 continue  # positional paths: index keys hold nested arrays whole
             by_field.setdefault(field, []).append(ix)

@@ -13,11 +13,15 @@ from ...errors import CommandError, ErrorCode
 from ..catalog_entries import IndexMeta
 from .btree import BtreeAccess, HashedAccess
 from .entries import IndexEntries
+from .geo2d import TwoDAccess
+from .geo2dsphere import S2Access
 from .text import TextAccess
 from .unserved import UnservedAccess
 
 #: kinds named in a key pattern that ginkgodb does not serve yet
-UNSERVED_KINDS = ("2d", "2dsphere", "2dsphere_bucket", "geoHaystack")
+UNSERVED_KINDS = ("2dsphere_bucket", "geoHaystack")
+#: the geo kinds (engine/access/geo2dsphere.py, geo2d.py)
+GEO_KINDS = ("2d", "2dsphere")
 
 
 def kind_of(key: dict) -> str:
@@ -29,13 +33,14 @@ def kind_of(key: dict) -> str:
         return "wildcard"
     if not named:
         return "btree"
-    for kind in UNSERVED_KINDS:
+    for kind in UNSERVED_KINDS + GEO_KINDS:
         if kind in named:
             return kind
     return "hashed" if "hashed" in named else named[0]
 
 
-_KINDS: dict[str, Any] = {"btree": BtreeAccess, "hashed": HashedAccess, "text": TextAccess}
+_KINDS: dict[str, Any] = {"btree": BtreeAccess, "hashed": HashedAccess, "text": TextAccess,
+                          "2dsphere": S2Access, "2d": TwoDAccess}
 
 
 def check_kind(key: dict, options: dict) -> None:
@@ -61,6 +66,6 @@ def access_method(meta: IndexMeta, ns: str) -> Any:
     return cls(meta, ns) if cls is not None else UnservedAccess(meta, ns)
 
 
-__all__ = ["BtreeAccess", "HashedAccess", "IndexEntries", "TextAccess", "UNSERVED_KINDS", "access_method",
-           "check_kind", "normalize_kind_spec",
+__all__ = ["BtreeAccess", "GEO_KINDS", "HashedAccess", "IndexEntries", "S2Access", "TextAccess", "TwoDAccess",
+           "UNSERVED_KINDS", "access_method", "check_kind", "normalize_kind_spec",
            "kind_of"]

@@ -16,6 +16,7 @@ filters it.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -166,8 +167,10 @@ def index_key_values(field: str, value: Any, document: Mapping,
     return [Int64(c) for c in index_cells(field, value, document, params)]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def encode_cell(signed_cell: int) -> bytes:
-    """One 2dsphere key component: keycodec's encoding of the NumberLong cell id."""
+    """One 2dsphere key component: keycodec's encoding of the NumberLong cell id (remembered:
+    queries keep scanning the same coarse ancestors)."""
     return keycodec.encode_value(Int64(signed_cell))
 
 
@@ -177,16 +180,25 @@ Interval = tuple[int, int]   # inclusive [start, end] of signed cell ids
 
 
 def cells_to_intervals(cover_ids: list[int], params: S2IndexParams) -> list[Interval]:
-    """Ranges of signed cell ids to scan for a query covering (with its ancestors)."""
+    """Ranges of signed cell ids to scan for a query covering (with its ancestors).
+
+    Cell-id arithmetic, as S2CellId does it (a level-k cell's lowest set bit is
+    `1 << 2*(30-k)`; its descendants span id -/+ (lsb - 1); its parent at level j keeps the
+    bits above `1 << 2*(30-j)` and sets that one): the same values as S2's own calls, several
+    times faster than a bindings call per ancestor.
+    """
+    to_signed = s2.to_signed
+    coarsest = params.coarsest_level
     ancestors: set[int] = set()
     intervals: list[Interval] = []
     for cid in cover_ids:
-        cell = s2.S2.S2CellId(cid)
-        intervals.append((s2.to_signed(cell.range_min().id()), s2.to_signed(cell.range_max().id())))
-        while cell.level() > params.coarsest_level:
-            cell = cell.parent()
-            ancestors.add(cell.id())
-    intervals += [(s2.to_signed(a), s2.to_signed(a)) for a in ancestors]
+        lsb = cid & -cid
+        intervals.append((to_signed(cid - (lsb - 1)), to_signed(cid + (lsb - 1))))
+        level = 30 - (lsb.bit_length() - 1) // 2
+        for parent_level in range(level - 1, coarsest - 1, -1):
+            parent_lsb = 1 << (2 * (30 - parent_level))
+            ancestors.add((cid & -parent_lsb) | parent_lsb)
+    intervals += [(to_signed(a), to_signed(a)) for a in ancestors]
     intervals.sort()
     return intervals
 

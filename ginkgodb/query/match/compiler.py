@@ -12,7 +12,7 @@ from bson.regex import Regex
 
 from ginkgodb.errors import CommandError, ErrorCode
 
-from . import array, bitwise, comparison, element, evaluation, logical
+from . import array, bitwise, comparison, element, evaluation, geo, logical
 from .context import FIELD_OPERATOR_NAMES, ParseContext, is_expression_document
 from .fastpaths import fast_equality, fast_leaf, fast_range
 from .jsonschema import compile_schema
@@ -37,12 +37,6 @@ def _bits(op: str) -> FieldParser:
     return lambda ctx, path, arg, spec, in_sub: bitwise.parse_bits(ctx, path, op, arg, spec)
 
 
-def _refused(what: str) -> FieldParser:
-    def refuse(ctx: ParseContext, path: Any, arg: Any, spec: Mapping, in_sub: bool) -> Node:
-        raise CommandError(ErrorCode.NotImplemented, f"{what} is not supported by ginkgodb")
-    return refuse
-
-
 FIELD_OPERATORS: dict[str, FieldParser] = {
     "$eq": _comparison("$eq"), "$ne": _comparison("$ne"),
     "$gt": _comparison("$gt"), "$gte": _comparison("$gte"),
@@ -56,8 +50,12 @@ FIELD_OPERATORS: dict[str, FieldParser] = {
     "$bitsAllSet": _bits("$bitsAllSet"), "$bitsAnySet": _bits("$bitsAnySet"),
     "$bitsAllClear": _bits("$bitsAllClear"), "$bitsAnyClear": _bits("$bitsAnyClear"),
 }
-for _geo in ("$geoWithin", "$geoIntersects", "$near", "$nearSphere", "$within", "$geoNear"):
-    FIELD_OPERATORS[_geo] = _refused(f"geospatial query operator {_geo}")
+for _geo in geo.PREDICATE_OPERATORS:
+    FIELD_OPERATORS[_geo] = (lambda op: lambda ctx, path, arg, spec, in_sub:
+                             geo.parse_geo(ctx, path, op, arg))(_geo)
+for _geo in geo.NEAR_OPERATORS:
+    FIELD_OPERATORS[_geo] = (lambda op: lambda ctx, path, arg, spec, in_sub:
+                             geo.parse_near_operand(ctx, path, {op: arg}))(_geo)
 assert set(FIELD_OPERATORS) == FIELD_OPERATOR_NAMES | {"$not"}
 
 
@@ -178,6 +176,8 @@ class _Parser:
 
     def operators(self, path: str | None, spec: Mapping, in_sub: bool) -> list[Node]:
         """`{$op: arg, ...}` applied to `path` (None: to single values, under $elemMatch)."""
+        if geo.is_near_spec(spec):  # `{$near: .., $maxDistance: ..}` is one operand
+            return [geo.parse_near_operand(self.ctx, path, spec)]
         nodes = []
         for op, arg in spec.items():
             parse = FIELD_OPERATORS.get(op)

@@ -152,3 +152,28 @@ def test_cells_to_intervals_stops_at_the_coarsest_level():
     intervals = cells_to_intervals([leaf.parent(5).id()], P)
     points = [lo for lo, hi in intervals if lo == hi]
     assert sorted(s2.S2.S2CellId(s2.to_unsigned(p)).level() for p in points) == [2, 3, 4]
+
+
+def test_cell_arithmetic_agrees_with_s2s_own_calls():
+    """cells_to_intervals computes ranges and ancestors from cell ids; S2's calls must agree."""
+    import random
+
+    from ginkgodb.query.geo import S2IndexParams, s2
+    from ginkgodb.query.geo.s2keys import cells_to_intervals
+
+    def by_s2(cover_ids, params):
+        ancestors, intervals = set(), []
+        for cid in cover_ids:
+            cell = s2.S2.S2CellId(cid)
+            intervals.append((s2.to_signed(cell.range_min().id()), s2.to_signed(cell.range_max().id())))
+            while cell.level() > params.coarsest_level:
+                cell = cell.parent()
+                ancestors.add(cell.id())
+        return sorted(intervals + [(s2.to_signed(a), s2.to_signed(a)) for a in ancestors])
+
+    rng = random.Random(3)
+    for _ in range(500):
+        ids = [s2.S2.S2CellId(s2.point(rng.uniform(-180, 180), rng.uniform(-90, 90))).parent(rng.randint(0, 30)).id()
+               for _ in range(3)]
+        for params in (S2IndexParams(), S2IndexParams(coarsest_level=0), S2IndexParams(coarsest_level=5)):
+            assert cells_to_intervals(ids, params) == by_s2(ids, params)

@@ -1,0 +1,151 @@
+"""Geo queries on 100,000 points: a 2dsphere index against the collection scan.
+
+    python -m bench.geo_queries [--points 100000] [--targets ginkgo-memory,ginkgo-lmdb,secantus-wire]
+
+The points (GeoJSON) are spread uniformly over a 20 x 20 degree square near the equator; one
+collection has a 2dsphere index, a copy has none. Measured, per target:
+
+* `$geoWithin` of a 1% region (a 2 x 2 degree polygon, about 1,000 points): queries per second
+  on the indexed collection and on the scan, and their ratio (target: indexed >= 20x the scan);
+* `$near` with limit 10 from random centers (indexed only: without a geo index `$near` is 291
+  NoQueryExecutionPlans, in mongod too): queries per second (target: >= 1,000 embedded).
+
+Answers are checked (indexed `$geoWithin` against the scan's, ten `$near` answers against
+distances computed here) and the number of wrong ones is reported.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import tempfile
+import time
+from typing import Any
+
+from .install import ensure_installed
+from .targets import TARGETS, make_target
+
+R = 6378100.0
+
+
+def _points(n: int, seed: int = 11) -> list[dict]:
+    rng = random.Random(seed)
+    return [{"_id": i, "loc": {"type": "Point", "coordinates": [rng.uniform(-10, 10), rng.uniform(-10, 10)]},
+             "n": i % 7} for i in range(n)]
+
+
+def _region(rng: random.Random) -> dict:
+    x, y = rng.uniform(-9, 7), rng.uniform(-9, 7)
+    ring = [[x, y], [x + 2, y], [x + 2, y + 2], [x, y + 2], [x, y]]
+    return {"type": "Polygon", "coordinates": [ring]}
+
+
+def _haversine(a: list, b: list) -> float:
+    (lng1, lat1), (lng2, lat2) = [(math.radians(p[0]), math.radians(p[1])) for p in (a, b)]
+    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lng2 - lng1) / 2) ** 2
+    return 2 * R * math.asin(math.sqrt(h))
+
+
+def _rate(fn: Any, queries: list, min_seconds: float) -> tuple[float, list]:
+    """Queries per second over the list (repeated until `min_seconds` passed), and the answers."""
+    answers = [fn(q) for q in queries]          # warm-up round, also the answers checked
+    start = time.perf_counter()
+    done = 0
+    while True:
+        for q in queries:
+            fn(q)
+        done += len(queries)
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds:
+            return done / elapsed, answers
+
+
+def measure(target_name: str, n: int, min_seconds: float) -> dict[str, Any]:
+    workdir = tempfile.mkdtemp(prefix=f"geo-{target_name}-")
+    target = make_target(target_name, workdir)
+    client = target.open()
+    db = client.bench_geo
+    try:
+        docs = _points(n)
+        for name in ("scan", "indexed"):
+            db[name].drop()
+            for i in range(0, n, 5000):
+                db[name].insert_many([dict(d) for d in docs[i:i + 5000]])
+        started = time.perf_counter()
+        db.indexed.create_index([("loc", "2dsphere")])
+        build_s = time.perf_counter() - started
+        rng = random.Random(5)
+        regions = [_region(rng) for _ in range(20)]
+
+        def within(coll: Any) -> Any:
+            return lambda region: sorted(d["_id"] for d in coll.find(
+                {"loc": {"$geoWithin": {"$geometry": region}}}, {"_id": 1}))
+        scan_qps, scan_answers = _rate(within(db.scan), regions[:3], min_seconds)
+        index_qps, index_answers = _rate(within(db.indexed), regions[:3], min_seconds)
+        within_wrong = sum(a != b for a, b in zip(index_answers, scan_answers))
+        sizes = [len(a) for a in scan_answers]
+
+        centers = [[rng.uniform(-9.5, 9.5), rng.uniform(-9.5, 9.5)] for _ in range(50)]
+        by_id = {d["_id"]: d["loc"]["coordinates"] for d in docs}
+
+        def near(center: list) -> list:
+            query = {"loc": {"$near": {"$geometry": {"type": "Point", "coordinates": center}}}}
+            return [d["_id"] for d in db.indexed.find(query, {"_id": 1}).limit(10)]
+        near_qps, near_answers = _rate(near, centers, min_seconds)
+        near_wrong = 0
+        for center, got in zip(centers[:10], near_answers):
+            want = sorted(_haversine(center, by_id[i]) for i in by_id)[:10]
+            dist = [_haversine(center, by_id[i]) for i in got]
+            if len(got) != 10 or any(abs(a - b) > 1e-6 for a, b in zip(dist, want)):
+                near_wrong += 1
+    finally:
+        target.close()
+    return {"target": target_name, "points": n, "index_build_s": round(build_s, 2),
+            "within_matches": sizes, "within_scan_qps": round(scan_qps, 2),
+            "within_indexed_qps": round(index_qps, 1), "within_speedup": round(index_qps / scan_qps, 1),
+            "near10_qps": round(near_qps, 1),
+            "wrong_answers": {"within": within_wrong, "near_of_10_checked": near_wrong}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.geo_queries", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--points", type=int, default=100_000)
+    p.add_argument("--seconds", type=float, default=3.0, help="minimum time per measurement")
+    p.add_argument("--targets", default="ginkgo-memory,ginkgo-lmdb")
+    p.add_argument("--json", default=None, help="also write the results here")
+    args = p.parse_args(argv)
+    results = []
+    for name in args.targets.split(","):
+        if name not in TARGETS:
+            print(f"unknown target {name}", file=sys.stderr)
+            return 2
+        why = ensure_installed(TARGETS[name].requires)
+        if why is not None:
+            results.append({"target": name, "error": why})
+            print(json.dumps(results[-1]), flush=True)
+            continue
+        try:
+            results.append(measure(name, args.points, args.seconds))
+        except Exception as exc:  # an unavailable peer is reported, not fatal
+            results.append({"target": name, "error": f"{type(exc).__name__}: {exc}"})
+        print(json.dumps(results[-1]), flush=True)
+    print("\n| target | points | $geoWithin 1% scan (q/s) | indexed (q/s) | speedup | $near limit 10 (q/s) "
+          "| index build (s) | wrong answers |\n|---|---|---|---|---|---|---|---|")
+    for r in results:
+        if "error" in r:
+            print(f"| {r['target']} | error: {r['error']} | | | | | | |")
+        else:
+            print(f"| {r['target']} | {r['points']} | {r['within_scan_qps']} | {r['within_indexed_qps']} | "
+                  f"{r['within_speedup']}x | {r['near10_qps']} | {r['index_build_s']} | "
+                  f"{r['wrong_answers']} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,396 @@
+"""GEO_NEAR_2DSPHERE and GEO_NEAR_2D: `$near`, `$nearSphere` and `$geoNear` over a geo index.
+
+The search itself is the geo core's (query/geo/near.py): rounds over growing annuli, each an
+index scan of the annulus' cell (or geohash) ranges; this stage supplies the scans and the exact
+distance of a record (its geo field's closest value, after the rest of the filter, which the
+near operand itself always passes). Results come out in increasing distance, so a limit stops
+the search after the first rounds.
+
+A spherical search on a 2d index (legacy `$nearSphere`) has no flat annuli to scan: it reads the
+whole index, then sorts by spherical distance (a documented difference: mongod scans growing
+boxes). Distances are meters for GeoJSON queries, radians for legacy spherical queries, and
+coordinate units for flat ones.
+
+`selection(state, query, operand)` picks the index for a near operand (291 without one);
+`parse_geo_near_stage` and `geo_near_filter` turn an aggregation's leading `$geoNear` into that
+near query.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import bson
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+
+from ..errors import CommandError, ErrorCode
+from ..planner.geo_plans import check_near_placement
+from ..query.geo import GeoError, NearQuery, parse_near, parse_stored, predicates, s2
+from ..query.geo import near as near_search
+from ..query.geo.geohash import document_locations, query_point_hash
+from ..query.geo.shapes import CRS
+from . import plan_stages as S
+from .access.geo2d import TwoDAccess
+from .access.geo2dsphere import S2Access
+from .access.geo_common import field_values
+
+_FULL_HASH_RANGE = [(0, (1 << 64) - 1)]
+
+
+@dataclass
+class GeoNearOutput:
+    """What `$geoNear` adds to each document: its distance (times a multiplier) and the
+    location it was measured to."""
+
+    distance_field: Optional[str] = None
+    multiplier: float = 1.0
+    include_locs: Optional[str] = None
+
+
+@dataclass
+class NearSelection:
+    path: str
+    query: NearQuery
+    access: Any            # S2Access or TwoDAccess
+    prefixes: list
+
+
+def near_operand(filt: Any) -> Optional[tuple[str, Mapping]]:
+    """The filter's near operand (path, operator document), or None; mongod's placement errors."""
+    return check_near_placement(filt)
+
+
+def selection(state: Any, filt: Any, operand: tuple[str, Mapping]) -> NearSelection:
+    """The geo index answering a near operand on its path (291 when there is none); `filt`
+    is the ParsedQuery (fields before the geo field must be bound to points)."""
+    path, cond = operand
+    query = parse_near(cond)
+    candidates = []
+    for access in state.indexes:
+        if not isinstance(access, (S2Access, TwoDAccess)) or access.geo_field != path:
+            continue
+        if access.meta.options.get("hidden"):
+            continue
+        if isinstance(access, TwoDAccess) and query.is_geojson:
+            continue   # a GeoJSON point needs a 2dsphere index
+        prefix = access.prefix_keys(filt)
+        if prefix is None:
+            continue
+        rank = 0 if isinstance(access, TwoDAccess) == (not query.is_near_sphere and not query.is_geojson) else 1
+        candidates.append((rank, access, prefix[0]))
+    if not candidates:
+        raise CommandError(ErrorCode.NoQueryExecutionPlans,
+                           "error processing query: planner returned error :: caused by :: "
+                           "unable to find index for $geoNear query")
+    candidates.sort(key=lambda c: c[0])
+    _, access, prefixes = candidates[0]
+    if isinstance(access, TwoDAccess) and not query.spherical("2d"):
+        x, y = query.center.flat_point or (0.0, 0.0)
+        query_point_hash(x, y, access.params)   # 16433 outside the index
+    return NearSelection(path, query, access, prefixes)
+
+
+class GeoNear(S.Stage):
+    """Documents matching the filter, nearest first, with their distances."""
+
+    def __init__(self, state: Any, reader: Any, sel: NearSelection, matcher: Any,
+                 filter_spec: Optional[dict], ctx: Any = None,
+                 output: Optional[GeoNearOutput] = None) -> None:
+        super().__init__()
+        self.state, self.reader, self.sel = state, reader, sel
+        self.matcher = getattr(matcher, "match", matcher)
+        self.filter_spec, self.ctx, self.output = filter_spec, ctx, output
+        self.is_2d = isinstance(sel.access, TwoDAccess)
+        self.name = "GEO_NEAR_2D" if self.is_2d else "GEO_NEAR_2DSPHERE"
+        self.scans: list[S.IndexScan] = []
+        self.fetched = 0
+
+    # -- the search ---------------------------------------------------------------------------
+    def _scan(self, intervals: list[tuple[int, int]]) -> Iterator[int]:
+        access = self.sel.access
+        ranges = access.ranges_with_prefixes(self.sel.prefixes, intervals)
+        scan = S.IndexScan(access, self.reader, ranges, access.explain_intervals(intervals), 1,
+                           multikey=True, ctx=self.ctx)
+        self.scans.append(scan)
+        return scan.rids()
+
+    def rows(self) -> Iterator[S.Row]:
+        q = self.sel.query
+        spherical = q.spherical("2d" if self.is_2d else "2dsphere")
+        pending: dict[int, tuple] = {}
+        known: dict[int, Optional[float]] = {}
+        path = self.sel.path
+        if spherical:
+            center = q.sphere_center()
+            lo, hi = q.to_radians(q.min_distance), q.to_radians(q.max_distance)
+        else:
+            x, y = q.center.flat_point or (0.0, 0.0)
+            lo, hi = q.min_distance, q.max_distance
+
+        def measure(doc: dict) -> tuple[Optional[float], Any]:
+            best: Optional[float] = None
+            where = None
+            for value in field_values(doc, path):
+                for loc in (document_locations(value) if self.is_2d else [value]):
+                    d = _distance(loc, spherical, center if spherical else (x, y))
+                    if d is not None and (best is None or d < best):
+                        best, where = d, loc
+            return best, where
+
+        def distance(rid: Any) -> Optional[float]:
+            if rid in known:
+                return known[rid]
+            raw = self.reader.get(self.state.record_key(rid))
+            d = None
+            if raw is not None:
+                self.fetched += 1
+                doc = bson.decode(raw)
+                if self.matcher is None or self.matcher(doc):
+                    d, where = measure(doc)
+                    if d is not None:
+                        pending[rid] = (raw, doc, where)
+            known[rid] = d
+            return d
+
+        if self.is_2d and spherical:
+            found = near_search.near_brute_force(
+                ((rid, distance(rid)) for rid in self._scan(_FULL_HASH_RANGE)), lo, hi)
+            results: Any = iter(found)
+        elif self.is_2d:
+            results = near_search.near_2d(x, y, self._scan, distance, self.sel.access.params, lo, hi)
+        else:
+            results = near_search.near_2dsphere(center, self._scan, distance,
+                                                self.sel.access.params, lo, hi)
+        report = spherical and q.is_geojson
+        for d, rid in results:
+            raw, doc, where = pending.pop(rid)
+            self.n_returned += 1
+            if self.output is not None:
+                shown = d * s2.EARTH_RADIUS_METERS if report else d
+                yield rid, None, self._annotated(doc, shown, where)
+            else:
+                yield rid, raw, doc
+
+    def _annotated(self, doc: dict, distance: float, where: Any) -> dict:
+        out = self.output
+        assert out is not None
+        if out.distance_field is not None:
+            _set_path(doc, out.distance_field, distance * out.multiplier)
+        if out.include_locs is not None:
+            _set_path(doc, out.include_locs, where)
+        return doc
+
+    # -- explain ------------------------------------------------------------------------------
+    def describe(self) -> dict:
+        meta = self.sel.access.meta
+        out: dict[str, Any] = {"keyPattern": dict(meta.key), "indexName": meta.name,
+                               "indexVersion": 2}
+        if self.filter_spec:
+            out["filter"] = self.filter_spec
+        return out
+
+    def stat_fields(self) -> dict:
+        return {"keysExamined": self.keys_examined(), "docsExamined": self.fetched}
+
+    def child_explain(self, stats: bool) -> Optional[dict]:
+        if not stats:
+            return None
+        return {"inputStages": [{"stage": "FETCH", "inputStage": s.explain(True)}
+                                for s in self.scans]}
+
+    def keys_examined(self) -> int:
+        return sum(s.examined for s in self.scans)
+
+    def docs_examined(self) -> int:
+        return self.fetched
+
+
+def _plain_point(value: Any) -> Optional[tuple[float, float]]:
+    """(x, y) of the common stored points, `{type: "Point", coordinates: [x, y]}` and `[x, y]`,
+    when plainly valid (None: let the parser decide)."""
+    if type(value) is dict and len(value) == 2 and value.get("type") == "Point":
+        value = value.get("coordinates")
+        if type(value) is list and len(value) == 2:
+            x, y = value
+            if type(x) in (int, float) and type(y) in (int, float) and -180 <= x <= 180 and -90 <= y <= 90:
+                return float(x), float(y)
+        return None
+    if type(value) is list and len(value) == 2:
+        x, y = value
+        if type(x) in (int, float) and type(y) in (int, float) and math.isfinite(x) and math.isfinite(y):
+            return float(x), float(y)
+    return None
+
+
+def _distance(value: Any, spherical: bool, center: Any) -> Optional[float]:
+    """Distance from the query center to one stored location (None: not a usable geometry)."""
+    if not isinstance(value, (dict, list, tuple)) and not hasattr(value, "items"):
+        return None
+    plain = _plain_point(value)
+    if plain is not None:
+        if not spherical:
+            return math.hypot(plain[0] - center[0], plain[1] - center[1])
+        if -180 <= plain[0] <= 180 and -90 <= plain[1] <= 90:
+            return s2.angle_between(center, s2.point(*plain))
+    try:
+        geometry = parse_stored("", value, skip_validation=True)
+    except GeoError:
+        return None
+    if spherical:
+        if not geometry.can_project(CRS.SPHERE):
+            return None
+        return predicates.sphere_distance(center, geometry.projected(CRS.SPHERE))
+    if not geometry.can_project(CRS.FLAT):
+        return None
+    return predicates.flat_distance(center[0], center[1], geometry.projected(CRS.FLAT))
+
+
+def _set_path(doc: dict, path: str, value: Any) -> None:
+    parts = path.split(".")
+    cur = doc
+    for part in parts[:-1]:
+        nxt = cur.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            cur[part] = nxt
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+__all__ = ["GeoNear", "GeoNearOutput", "NearSelection", "near_operand", "selection"]
+
+
+# --- the $geoNear aggregation stage ---------------------------------------------------------
+
+@dataclass
+class GeoNearStage(GeoNearOutput):
+    """A parsed `$geoNear` stage: the near query it runs and what it adds to each result."""
+
+    near: Any = None
+    spherical: bool = False
+    min_distance: Any = None
+    max_distance: Any = None
+    query: Optional[dict] = None
+    key: Optional[str] = None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float, Int64, Decimal128)) and not isinstance(value, bool)
+
+
+def parse_geo_near_stage(spec: Any) -> GeoNearStage:
+    """`{$geoNear: {...}}`'s options, checked as DocumentSourceGeoNear::parseOptions does."""
+    if not isinstance(spec, Mapping):
+        raise CommandError(ErrorCode.FailedToParse,
+                           "$geoNear only supports an object as its argument")
+    out = GeoNearStage()
+    for name, value in spec.items():
+        if name == "near":
+            if not isinstance(value, (Mapping, list)):
+                raise CommandError(ErrorCode.TypeMismatch, "$geoNear requires near argument to be "
+                                   "a GeoJSON object or a legacy point(array) instead of "
+                                   f"{type_name(value)}")
+            out.near = value
+        elif name == "distanceField":
+            if not isinstance(value, str):
+                raise CommandError(ErrorCode.TypeMismatch, "distanceField must be of type string "
+                                   f"but found {type_name(value)}")
+            _check_path(value, "distanceField")
+            out.distance_field = value
+        elif name == "includeLocs":
+            if not isinstance(value, str):
+                raise CommandError(ErrorCode.TypeMismatch, "includeLocs must be of type string "
+                                   f"but found {type_name(value)}")
+            _check_path(value, "includeLocs")
+            out.include_locs = value
+        elif name == "distanceMultiplier":
+            if not _number(value):
+                raise CommandError(ErrorCode.TypeMismatch, "distanceMultiplier must be a number, "
+                                   f"instead got type {type_name(value)}")
+            out.multiplier = float(str(value)) if isinstance(value, Decimal128) else float(value)
+            if out.multiplier < 0:
+                raise CommandError(ErrorCode.BadValue, "distanceMultiplier must be nonnegative")
+        elif name in ("minDistance", "maxDistance"):
+            if not _number(value):
+                raise CommandError(ErrorCode.TypeMismatch, f"{name} must be a number, instead got "
+                                   f"type {type_name(value)}")
+            if name == "minDistance":
+                out.min_distance = value
+            else:
+                out.max_distance = value
+        elif name == "query":
+            if not isinstance(value, Mapping):
+                raise CommandError(ErrorCode.TypeMismatch, "query must be an object, instead got "
+                                   f"type {type_name(value)}")
+            out.query = dict(value)
+        elif name == "spherical":
+            out.spherical = bool(value) if not _number(value) else value != 0
+        elif name == "key":
+            if not isinstance(value, str):
+                raise CommandError(ErrorCode.TypeMismatch, "$geoNear parameter 'key' must be of "
+                                   f"type string but found {type_name(value)}")
+            if not value:
+                raise CommandError(ErrorCode.BadValue,
+                                   "$geoNear parameter 'key' cannot be the empty string")
+            out.key = value
+        elif name in ("num", "limit"):
+            raise CommandError(ErrorCode.BadValue, f"$geoNear no longer supports the '{name}' parameter. Use a "
+                               "$limit stage instead.")
+        elif name == "uniqueDocs":
+            continue   # deprecated; mongod ignores it too
+        else:
+            raise CommandError(ErrorCode.BadValue, f"Unknown argument to $geoNear: {name}")
+    if out.near is None:
+        raise CommandError(ErrorCode.BadValue, "$geoNear requires a 'near' option as an Array")
+    if out.distance_field is None:
+        raise CommandError(ErrorCode.GeoNearDistanceFieldMissing,
+                           "$geoNear requires a 'distanceField' option as a String")
+    return out
+
+
+def _check_path(path: str, what: str) -> None:
+    """`distanceField`/`includeLocs` are field paths (no leading `$`)."""
+    if path.startswith("$"):
+        raise CommandError(ErrorCode.FieldPathDollarPrefixed, "FieldPath field names may not "
+                           "start with '$'. Consider using $getField or $setField.")
+
+
+def type_name(value: Any) -> str:
+    from ..bsonutil.types import type_name as name_of
+    return name_of(value)
+
+
+def geo_near_key(state: Any, stage: GeoNearStage) -> str:
+    """The geo field `$geoNear` searches: `key`, else the collection's only 2d (or else only
+    2dsphere) index (mongod's rule; IndexNotFound otherwise)."""
+    if stage.key is not None:
+        return stage.key
+    ns = state.meta.ns
+    for kind in (TwoDAccess, S2Access):
+        found = [a for a in state.indexes if isinstance(a, kind)]
+        if len(found) > 1:
+            raise CommandError(ErrorCode.IndexNotFound, f"There is more than one {found[0].kind} "
+                               f"index on {ns}; unsure which to use for $geoNear")
+        if found:
+            return found[0].geo_field
+    raise CommandError(ErrorCode.IndexNotFound,
+                       "$geoNear requires a 2d or 2dsphere index, but none were found")
+
+
+def geo_near_filter(state: Any, stage: GeoNearStage) -> dict:
+    """The find filter a `$geoNear` runs: its `query` plus the near operand on its key."""
+    key = geo_near_key(state, stage)
+    operand: dict = {"$nearSphere" if stage.spherical else "$near": stage.near}
+    if stage.min_distance is not None:
+        operand["$minDistance"] = stage.min_distance
+    if stage.max_distance is not None:
+        operand["$maxDistance"] = stage.max_distance
+    filt = dict(stage.query or {})
+    if key in filt:
+        filt = {"$and": [filt, {key: operand}]}
+    else:
+        filt[key] = operand
+    return filt

@@ -145,11 +145,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     parser.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         help="the checkout whose ginkgodb serves (default: this one)")
+    parser.add_argument("--clients", type=int, default=2, help="connections running slow requests")
     parser.add_argument("--slow", default=",".join(SLOW_KINDS),
                         help=f"which slow requests run beside (comma-separated of {', '.join(SLOW_KINDS)})")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    results = measure(args.source, args.seconds, kinds=tuple(k for k in args.slow.split(",") if k))
+    results = measure(args.source, args.seconds, max(1, args.clients),
+                      kinds=tuple(k for k in args.slow.split(",") if k))
     if args.json:
         print(json.dumps(results, indent=2))
     else:

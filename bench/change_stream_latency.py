@@ -11,7 +11,6 @@ embedded target runs its writer in a thread of the same process.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -19,8 +18,8 @@ import threading
 import time
 from typing import Any
 
-from .install import ensure_installed
-from .targets import TARGETS, make_target
+from .per_target import measure_each, save
+from .targets import make_target
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -77,30 +76,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--targets", default="ginkgo-wire,ginkgo-lmdb,ginkgo-memory")
     p.add_argument("--json", default=None, help="also write the results here")
     args = p.parse_args(argv)
-    results = []
-    for name in args.targets.split(","):
-        if name not in TARGETS:
-            print(f"unknown target {name}", file=sys.stderr)
-            return 2
-        why = ensure_installed(TARGETS[name].requires)
-        if why is not None:
-            results.append({"target": name, "error": why})
-            print(json.dumps(results[-1]), flush=True)
-            continue
-        try:
-            results.append(measure(name, args.events))
-        except Exception as exc:  # an unavailable peer is reported, not fatal
-            results.append({"target": name, "error": f"{type(exc).__name__}: {exc}"})
-        print(json.dumps(results[-1]), flush=True)
+    results = measure_each(args.targets, lambda name: measure(name, args.events))
+    if results is None:
+        return 2
     print("\n| target | events | p50 (ms) | p99 (ms) | max (ms) |\n|---|---|---|---|---|")
     for r in results:
         if "error" in r:
             print(f"| {r['target']} | error: {r['error']} | | | |")
         else:
             print(f"| {r['target']} | {r['events']} | {r['p50_ms']} | {r['p99_ms']} | {r['max_ms']} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+    save(results, args.json)
     return 0
 
 

@@ -16,7 +16,6 @@ distances computed here) and the number of wrong ones is reported.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import sys
@@ -24,8 +23,8 @@ import tempfile
 import time
 from typing import Any
 
-from .install import ensure_installed
-from .targets import TARGETS, make_target
+from .per_target import measure_each, save
+from .targets import make_target
 
 R = 6378100.0
 
@@ -117,21 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--targets", default="ginkgo-memory,ginkgo-lmdb")
     p.add_argument("--json", default=None, help="also write the results here")
     args = p.parse_args(argv)
-    results = []
-    for name in args.targets.split(","):
-        if name not in TARGETS:
-            print(f"unknown target {name}", file=sys.stderr)
-            return 2
-        why = ensure_installed(TARGETS[name].requires)
-        if why is not None:
-            results.append({"target": name, "error": why})
-            print(json.dumps(results[-1]), flush=True)
-            continue
-        try:
-            results.append(measure(name, args.points, args.seconds))
-        except Exception as exc:  # an unavailable peer is reported, not fatal
-            results.append({"target": name, "error": f"{type(exc).__name__}: {exc}"})
-        print(json.dumps(results[-1]), flush=True)
+    results = measure_each(args.targets, lambda name: measure(name, args.points, args.seconds))
+    if results is None:
+        return 2
     print("\n| target | points | $geoWithin 1% scan (q/s) | indexed (q/s) | speedup | $near limit 10 (q/s) "
           "| index build (s) | wrong answers |\n|---|---|---|---|---|---|---|---|")
     for r in results:
@@ -141,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {r['target']} | {r['points']} | {r['within_scan_qps']} | {r['within_indexed_qps']} | "
                   f"{r['within_speedup']}x | {r['near10_qps']} | {r['index_build_s']} | "
                   f"{r['wrong_answers']} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+    save(results, args.json)
     return 0
 
 

@@ -14,15 +14,14 @@ of each, their ratio, and the mean number of results. A target that refuses text
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import tempfile
 import time
 from typing import Any
 
-from .install import ensure_installed
-from .targets import TARGETS, make_target
+from .per_target import measure_each, save
+from .targets import make_target
 from .text_stemmers import titles
 
 SEARCHES = ["kettle", "wireless headphones", "boots", "waterproof jacket", "candles", "camping",
@@ -94,20 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--targets", default="ginkgo-memory,ginkgo-lmdb,ginkgo-wire,mongomock,secantus-wire")
     p.add_argument("--json", default=None, help="also write the results here")
     args = p.parse_args(argv)
-    results = []
-    for name in args.targets.split(","):
-        if name not in TARGETS:
-            print(f"unknown target {name}", file=sys.stderr)
-            return 2
-        why = ensure_installed(TARGETS[name].requires)
-        if why is not None:
-            results.append({"target": name, "error": why})
-        else:
-            try:
-                results.append(measure(name, args.titles, args.seconds))
-            except Exception as exc:  # an unavailable peer is reported, not fatal
-                results.append({"target": name, "error": f"{type(exc).__name__}: {exc}"})
-        print(json.dumps(results[-1]), flush=True)
+    results = measure_each(args.targets, lambda name: measure(name, args.titles, args.seconds))
+    if results is None:
+        return 2
     print("\n| target | load (s) | text index (s) | $text q/s | $text top 10 by score q/s | $regex scan q/s | "
           "ratio | mean hits text / regex |")
     print("|---|---|---|---|---|---|---|---|")
@@ -119,9 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['target']} | {r['load_s']} | {r.get('index_build_s', '-')} | {text} | "
               f"{r.get('text_top10_qps', '-')} | {r['regex_qps']} | "
               f"{r.get('text_vs_regex', '-')} | {r.get('text_results', '-')} / {r['regex_results']} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+    save(results, args.json)
     return 0
 
 

@@ -32,7 +32,10 @@ class BtreePlanning:
         pattern = ix.pattern
         bounds = compute_bounds(pattern, query, multikey_paths=ix.multikey_paths)
         n_points, bounded_next = _prefix_shape(bounds)
-        if ix.sparse and _may_need_missing(bounds):
+        if ix.sparse and len(pattern) == 1 and _requires_present(query, pattern[0][0]):
+            bounded_next = bounded_next or n_points == 0  # {f: {$exists: true}}: the sparse index
+            #                                               holds exactly those documents
+        elif ix.sparse and _may_need_missing(bounds):
             return None
         direction, provides_sort = sort_direction(ix, bounds, sort)
         if n_points == 0 and not bounded_next and not provides_sort:
@@ -74,6 +77,13 @@ def _prefix_shape(bounds: Any) -> tuple[int, bool]:
             continue
         return n, not bounds.is_full(i)
     return n, False
+
+
+def _requires_present(query: Any, path: str) -> bool:
+    """Whether the filter's top level requires `path` to exist ({path: {$exists: true}})."""
+    from .translate import _truthy
+    return any(a.path == path and a.op == "$exists" and len(a.scopes) == 1 and _truthy(a.operand)
+               for a in query.predicates.atoms)
 
 
 def _may_need_missing(bounds: Any) -> bool:

@@ -8,12 +8,13 @@ import io
 
 import gridfs
 import pymongo.collection
+import pymongo.cursor
 import pymongo.database
 import pytest
 from bson.int64 import Int64
 from gridfs.errors import CorruptGridFile, FileExists, NoFile
 from pymongo import DESCENDING
-from pymongo.errors import ConfigurationError, CursorNotFound
+from pymongo.errors import ConfigurationError, CursorNotFound, InvalidOperation
 
 from ginkgodb import MongoClient
 from ginkgodb.client.collection import Collection
@@ -239,3 +240,17 @@ def test_mongoengine_file_field(tmp_path):
         assert not Attachment.objects.get(name="report").blob
     finally:
         mongoengine.disconnect(alias="gridfs-test")
+
+
+def test_pymongos_own_cursor_runs_on_the_embedded_client(client):
+    """The client protocol GridOutCursor relies on, through pymongo's plain Cursor."""
+    coll = client.db.coll
+    coll.insert_many([{"_id": i, "k": i % 3} for i in range(10)])
+    cursor = pymongo.cursor.Cursor(coll, {"k": {"$ne": 1}}, sort=[("_id", DESCENDING)],
+                                   skip=1, limit=5, batch_size=2, projection={"k": 0})
+    assert list(cursor) == [{"_id": 8}, {"_id": 6}, {"_id": 5}, {"_id": 3}, {"_id": 2}]
+    assert pymongo.cursor.Cursor(coll, {"_id": 3}).explain()["queryPlanner"]["namespace"] == \
+        "db.coll"
+    exhaust = pymongo.cursor.Cursor(coll, cursor_type=pymongo.CursorType.EXHAUST)
+    with pytest.raises(InvalidOperation, match="exhaust cursors are not supported"):
+        next(exhaust)

@@ -24,7 +24,7 @@ class Database(SettingsHolder, PymongoDatabase):
 
     A subclass of pymongo's Database only so that code checking `isinstance(db, Database)`
     (pymongo's `gridfs`, ODMs) accepts it: pymongo's `__init__` never runs and every method is
-    ours (tests/unit/client/test_pymongo_subclass.py checks that none of pymongo's is left).
+    ours (tests/unit/client/test_client_gridfs.py checks that none of pymongo's is left).
     """
 
     def __init__(self, client: Any, name: str, codec_options: Any = None,

@@ -20,11 +20,12 @@ from .codec import plain_reply
 from .command_cursor import CommandCursor
 from .database import Database
 from .options import parse_settings
+from .pymongo_cursor import PymongoCursorHooks
 from .runner import CommandRunner, EngineChannel
 from .session import ClientSession, new_session_options
 
 
-class MongoClient(SettingsHolder):
+class MongoClient(PymongoCursorHooks, SettingsHolder):
     """An embedded ginkgodb database set with pymongo's MongoClient API."""
 
     def __init__(self, host: Any = None, port: Optional[int] = None, document_class: Any = None,

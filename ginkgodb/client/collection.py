@@ -13,6 +13,7 @@ from typing import Any, Optional
 from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from pymongo.collation import validate_collation_or_none
+from pymongo.collection import Collection as PymongoCollection
 from pymongo.collection import ReturnDocument
 from pymongo.errors import ConfigurationError
 from pymongo.results import BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
@@ -33,6 +34,7 @@ from .collection_admin import CollectionAdmin
 from .command_cursor import CommandCursor
 from .cursor import Cursor
 from .plain import is_utf8
+from .pymongo_base import hide_inherited
 from .raising import check_write_reply
 from .raw_batch import RawBatchCommandCursor, RawBatchCursor
 from .validation import (
@@ -47,8 +49,13 @@ from .validation import (
 )
 
 
-class Collection(CollectionAdmin, SettingsHolder):
-    """A collection of one database (pymongo.collection.Collection's API)."""
+@hide_inherited
+class Collection(CollectionAdmin, SettingsHolder, PymongoCollection):
+    """A collection of one database (pymongo.collection.Collection's API).
+
+    A subclass of pymongo's Collection only so that `isinstance` checks (pymongo's `gridfs`)
+    accept it: pymongo's `__init__` never runs and every method is ours.
+    """
 
     def __init__(self, database: Any, name: str, create: Optional[bool] = False,
                  codec_options: Any = None, read_preference: Any = None,

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS
 from bson.dbref import DBRef
+from pymongo.database import Database as PymongoDatabase
 from pymongo.errors import CollectionInvalid, InvalidOperation
 
 from .aggregation import aggregate
@@ -13,11 +14,18 @@ from .base import SettingsHolder
 from .codec import decode_reply, plain_reply
 from .collection import Collection
 from .command_cursor import CommandCursor
+from .pymongo_base import hide_inherited
 from .validation import check_database_name, validate_is_mapping
 
 
-class Database(SettingsHolder):
-    """A database of one client (pymongo.database.Database's API)."""
+@hide_inherited
+class Database(SettingsHolder, PymongoDatabase):
+    """A database of one client (pymongo.database.Database's API).
+
+    A subclass of pymongo's Database only so that code checking `isinstance(db, Database)`
+    (pymongo's `gridfs`, ODMs) accepts it: pymongo's `__init__` never runs and every method is
+    ours (tests/unit/client/test_client_gridfs.py checks that none of pymongo's is left).
+    """
 
     def __init__(self, client: Any, name: str, codec_options: Any = None,
                  read_preference: Any = None, write_concern: Any = None,

@@ -72,6 +72,12 @@ class ClientSession:
     def in_transaction(self) -> bool:
         return self._txn_state in (TxnState.STARTING, TxnState.IN_PROGRESS)
 
+    def _txn_read_preference(self) -> Any:
+        """The transaction's read preference (pymongo's Cursor asks its session for it)."""
+        if self.in_transaction and self._txn_options is not None:
+            return self._txn_options.read_preference
+        return None
+
     @property
     def cluster_time(self) -> Optional[dict]:
         return self._cluster_time

@@ -35,7 +35,7 @@ THRESHOLDS = {
     "sessions":                        (0.90, 0.90),
     "change-streams":                  (0.90, 0.00),
     "retryable-writes":                (0.90, 0.00),
-    "retryable-reads":                 (0.90, 0.10),
+    "retryable-reads":                 (0.90, 1.00),
     "causal-consistency":              (0.90, 0.00),
 }
 #: the URI's options (drivers' defaults otherwise: retryable writes and reads on)

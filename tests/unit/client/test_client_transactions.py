@@ -1,0 +1,33 @@
+
+
+def test_conflicting_threads_back_off_and_all_commit(tmp_path, monkeypatch):
+    """4 threads moving money between 3 accounts: with_transaction's retries pause (random, growing),
+    every transfer commits once and the total is kept."""
+    import threading
+
+    from ginkgodb.client import session as session_module
+    pauses: list[float] = []
+    real_sleep = session_module.time.sleep
+    monkeypatch.setattr(session_module.time, "sleep", lambda s: (pauses.append(s), real_sleep(s)))
+    from ginkgodb import MongoClient
+    client = MongoClient(str(tmp_path / "data"))
+    coll = client.bank.accounts
+    coll.insert_many([{"_id": i, "balance": 100} for i in range(3)])
+
+    def transfers(seed: int) -> None:
+        with client.start_session() as s:
+            for n in range(30):
+                src, dst = (seed + n) % 3, (seed + n + 1) % 3
+
+                def move(s, src: int = src, dst: int = dst) -> None:
+                    coll.update_one({"_id": src}, {"$inc": {"balance": -1}}, session=s)
+                    coll.update_one({"_id": dst}, {"$inc": {"balance": 1}}, session=s)
+                s.with_transaction(move)
+
+    threads = [threading.Thread(target=transfers, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(d["balance"] for d in coll.find()) == 300
+    assert all(0 <= p <= session_module.BACKOFF_CAP for p in pauses)

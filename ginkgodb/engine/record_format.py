@@ -15,7 +15,6 @@ import struct
 import threading
 import zlib
 from collections.abc import Callable
-from typing import Any
 
 import snappy
 import zstandard
@@ -45,26 +44,24 @@ def _zstd_compressor() -> zstandard.ZstdCompressor:
     return c
 
 
-def _zstd_decompressor() -> zstandard.ZstdDecompressor:
-    d = getattr(_local, "zd", None)
-    if d is None:
-        d = _local.zd = zstandard.ZstdDecompressor()
-    return d
-
-
 def _zstd(raw: bytes) -> bytes:
-    return _zstd_compressor().compress(raw)
+    return _zstd_compressor().compress(raw)   # the frame records the content size
 
 
-def _unzstd(body: bytes, size: int) -> bytes:
-    return _zstd_decompressor().decompress(body, max_output_size=size)
+def _unzstd(value: bytes) -> bytes:
+    try:
+        d = _local.zd
+    except AttributeError:
+        d = _local.zd = zstandard.ZstdDecompressor()
+    return d.decompress(value[HEADER_SIZE:])
 
 
 _COMPRESS: dict[str, Callable[[bytes], bytes]] = {
     SNAPPY: snappy.compress, ZLIB: lambda raw: zlib.compress(raw, ZLIB_LEVEL), ZSTD: _zstd}
-_DECOMPRESS: dict[int, Callable[[Any, int], Any]] = {
-    _IDS[SNAPPY]: lambda body, size: snappy.decompress(body),
-    _IDS[ZLIB]: lambda body, size: zlib.decompress(body),
+#: codec id -> the whole stored value to its BSON
+_EXPAND: dict[int, Callable[[bytes], bytes]] = {
+    _IDS[SNAPPY]: lambda value: snappy.decompress(value[HEADER_SIZE:]),
+    _IDS[ZLIB]: lambda value: zlib.decompress(value[HEADER_SIZE:]),
     _IDS[ZSTD]: _unzstd}
 
 
@@ -83,17 +80,12 @@ def document(value: bytes) -> bytes:
     """The BSON document a stored record value holds (the one place records are decompressed)."""
     if value[3] != _MARK:
         return value
-    return _expand(value)
+    return _EXPAND.get(value[0], _unknown)(value)
 
 
-def _expand(value: bytes) -> bytes:
-    codec_id, fill, size = _HEADER.unpack_from(value)
-    expand = _DECOMPRESS.get(codec_id)
-    if expand is None or fill != _FILL:
-        raise CommandError(ErrorCode.InternalError,
-                           f"unknown record format (codec id {codec_id}): written by a newer ginkgodb?")
-    raw = expand(memoryview(value)[HEADER_SIZE:], size)
-    return raw if isinstance(raw, bytes) else bytes(raw)
+def _unknown(value: bytes) -> bytes:
+    raise CommandError(ErrorCode.InternalError,
+                       f"unknown record format (codec id {value[0]}): written by a newer ginkgodb?")
 
 
 def document_size(value: bytes) -> int:

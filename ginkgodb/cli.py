@@ -74,6 +74,12 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
     serve.add_argument("--oplogSize", type=int, default=None, dest="oplog_size_mb", metavar="MB",
                        help="size of a new oplog in megabytes (default: 5%% of the free disk space, "
                             "between 990 MB and 50 GB, as mongod)")
+    serve.add_argument("--storageCompression", "--wiredTigerCollectionBlockCompressor",
+                       dest="storage_compression", default="none",
+                       choices=["none", "snappy", "zlib", "zstd"],
+                       help="how new collections store their documents unless `create` says "
+                            "(storageEngine: {ginkgodb: {compression}}); also spelled as mongod's "
+                            "--wiredTigerCollectionBlockCompressor (default %(default)s)")
     tls = serve.add_argument_group("TLS (mongod's net.tls options)")
     tls.add_argument("--tlsMode", dest="tls_mode", default="disabled",
                      choices=["disabled", "allowTLS", "preferTLS", "requireTLS"],
@@ -125,6 +131,7 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
                           workers=max(1, args.workers), max_connections=max(1, args.max_connections),
                           disk_reserve_mb=max(0, args.disk_reserve_mb), javascript_enabled=not args.noscripting,
                           argv=tuple(argv), repl_set=args.repl_set or None, oplog_size_mb=args.oplog_size_mb,
+                          storage_compression=args.storage_compression,
                           auth=args.auth, tls_mode=args.tls_mode,
                           tls_certificate_key_file=args.tls_certificate_key_file, tls_ca_file=args.tls_ca_file,
                           tls_allow_connections_without_certificates=args.tls_allow_connections_without_certificates,

@@ -35,6 +35,8 @@ class MongoClient(PymongoCursorHooks, SettingsHolder):
         # server-side JavaScript ($where, $function, $accumulator, mapReduce), on by default as
         # in mongod; javascriptEnabled=False answers as `mongod --noscripting`
         javascript_enabled = bool(kwargs.pop("javascriptEnabled", True))
+        # the codec of collections created without storageEngine (`ginkgodb serve --storageCompression`)
+        compression = kwargs.pop("storageCompression", None)
         # `port` names no server here; it is accepted and unused so that libraries that always
         # pass one (MongoEngine's connect passes 27017) work with mongo_client_class=MongoClient
         if connect is not None:
@@ -46,7 +48,7 @@ class MongoClient(PymongoCursorHooks, SettingsHolder):
         self._engine: Any = None
         self._engine_key: Optional[str] = None
         if channel is None:
-            self._engine, self._engine_key = engines.acquire(settings.path)
+            self._engine, self._engine_key = engines.acquire(settings.path, compression)
             channel = EngineChannel(self._engine, javascript_enabled)
         self._runner = CommandRunner(channel, self)
 

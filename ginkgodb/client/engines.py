@@ -23,16 +23,22 @@ def data_key(path: str) -> str:
     return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
 
 
-def acquire(path: Optional[str]) -> tuple[Engine, Optional[str]]:
-    """The engine for `path` (None: a new in-memory engine) and the key to release it with."""
+def acquire(path: Optional[str], compression: Optional[str] = None) -> tuple[Engine, Optional[str]]:
+    """The engine for `path` (None: a new in-memory engine) and the key to release it with.
+    `compression` is the default codec of new collections ("none" when None); clients sharing an
+    engine must not ask for different ones."""
     from ..engine import Engine
     if path is None:
-        return Engine.open(None), None
+        return Engine.open(None, compression=compression or "none"), None
     key = data_key(path)
     with _lock:
         entry = _shared.get(key)
         if entry is None:
-            entry = _shared[key] = [Engine.open(key), 0]
+            entry = _shared[key] = [Engine.open(key, compression=compression or "none"), 0]
+        elif compression is not None and compression != entry[0].default_compression:
+            from pymongo.errors import ConfigurationError
+            raise ConfigurationError(f"storageCompression={compression!r}: the data directory is already open "
+                                     f"in this process with storageCompression={entry[0].default_compression!r}")
         entry[1] += 1
         return entry[0], key
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ..storage.kv import Txn, prefix_end
-from . import layout
+from . import layout, record_format
 from .catalog import Catalog, CollectionMeta
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
     last = b""
     for key, value in snap.scan(prefix, prefix_end(prefix)):
         count += 1
-        size += len(value)
+        size += record_format.document_size(value)
         last = key
     next_rid = layout.rid_of_record_key(last) + 1 if last else 1
     numbers = CollectionNumbers(next_rid, count, size)
@@ -102,6 +102,11 @@ def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
 
 class WriteBatch:
     """One storage write transaction and the logical changes it makes."""
+
+    #: the codec of collections created without `storageEngine` (the engine's `compression`), and
+    #: whether the engine compresses at all (the in-memory engine does not); set by the engine
+    default_compression = "none"
+    compresses = False
 
     def __init__(self, txn: Txn, catalog: Catalog, conflicts: Any = None) -> None:
         self.txn = txn

@@ -96,6 +96,8 @@ class CollectionMeta:
     options: dict = field(default_factory=dict)
     uuid: Binary = field(default_factory=_new_uuid)
     indexes: tuple = ()  # IndexMeta, the _id index first
+    #: how its records are stored (record_format.CODECS): chosen at create, fixed for its life
+    compression: str = "none"
 
     def evolve(self, **changes: Any) -> CollectionMeta:
         if "indexes" in changes:
@@ -117,11 +119,14 @@ class CollectionMeta:
         return None
 
     def to_bson(self) -> bytes:
-        return bson.encode({"id": self.id, "options": self.options, "uuid": self.uuid,
-                            "indexes": [ix.to_doc() for ix in self.indexes]})
+        entry = {"id": self.id, "options": self.options, "uuid": self.uuid,
+                 "indexes": [ix.to_doc() for ix in self.indexes]}
+        if self.compression != "none":   # absent in entries written before compression existed
+            entry["compression"] = self.compression
+        return bson.encode(entry)
 
     @classmethod
     def from_bson(cls, db: str, name: str, data: bytes) -> CollectionMeta:
         d = bson.decode(data)
         return cls(d["id"], db, name, d.get("options", {}), d["uuid"],
-                   tuple(IndexMeta.from_doc(x) for x in d.get("indexes", [])))
+                   tuple(IndexMeta.from_doc(x) for x in d.get("indexes", [])), d.get("compression", "none"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any, Optional
 
-from . import layout
+from . import layout, record_format
 from .access import access_method
 from .access.entries import IndexEntries
 from .catalog_entries import CollectionMeta
@@ -18,7 +18,7 @@ from .catalog_entries import CollectionMeta
 class Collection:
     """One collection's index access methods, shortcut-planner map and validator."""
 
-    __slots__ = ("meta", "record_prefix", "indexes", "index_map", "capped", "__dict__")
+    __slots__ = ("meta", "record_prefix", "indexes", "index_map", "capped", "codec", "__dict__")
 
     def __init__(self, meta: CollectionMeta) -> None:
         from ..planner.fast import IndexMap
@@ -27,6 +27,7 @@ class Collection:
         self.indexes: list[IndexEntries] = [access_method(ix, meta.ns) for ix in meta.indexes]
         self.index_map = IndexMap(list(meta.indexes))
         self.capped = bool(meta.options.get("capped"))
+        self.codec = meta.compression   # how insert/update store its records (record_format.py)
 
     @property
     def id(self) -> int:
@@ -51,6 +52,10 @@ class Collection:
 
     def record_key(self, rid: int) -> bytes:
         return self.record_prefix + layout.rid_bytes(rid)
+
+    def stored(self, raw: bytes) -> bytes:
+        """The value to store for BSON `raw` (compressed as the collection chose)."""
+        return raw if self.codec == "none" else record_format.encode(raw, self.codec)
 
     @cached_property
     def validator(self) -> Any:

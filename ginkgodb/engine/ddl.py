@@ -13,7 +13,7 @@ import bson
 from ..errors import CommandError, ErrorCode
 from ..query.operation import checked
 from ..storage.kv import prefix_end
-from . import layout
+from . import layout, record_format
 from .access import access_method, kind_of
 from .access.entries import IndexEntries
 from .batch import WriteBatch
@@ -21,6 +21,7 @@ from .catalog import CollectionMeta, IndexMeta
 from .collection import Collection
 from .index_specs import comparable_options, find_index, normalize_spec
 from .names import check_collection_name, check_db_name
+from .storage_options import requested_codec
 from .views import check_view_graph, refuse_write
 
 ID_INDEX_KEY = {"_id": 1}
@@ -34,13 +35,18 @@ def create_collection(batch: WriteBatch, db: str, name: str, options: Optional[d
     if batch.catalog.get(db, name) is not None:
         raise CommandError(ErrorCode.NamespaceExists, f"Collection {db}.{name} already exists.")
     options = dict(options or {})
+    codec = requested_codec(options) or batch.default_compression
     if "viewOn" in options:
         check_view_graph(batch.catalog, db, name, options)
     indexes: tuple = ()
     coll_id = batch.alloc_id()
     if "viewOn" not in options:  # a view has no data and no indexes
         indexes = (IndexMeta(batch.alloc_id(), "_id_", dict(ID_INDEX_KEY)),)
-    meta = CollectionMeta(coll_id, db, name, options, indexes=indexes)
+    else:
+        codec = "none"
+    if not batch.compresses:   # the in-memory engine keeps documents plain (docs/design/storage-layout.md)
+        codec = "none"
+    meta = CollectionMeta(coll_id, db, name, options, indexes=indexes, compression=codec)
     batch.save_meta(meta, "create", options=options)
     return meta
 
@@ -199,7 +205,7 @@ def _build(txn, coll: Collection, meta: IndexMeta) -> IndexMeta:
     multikey_paths: set = set()
     for key, raw in checked(txn.scan(prefix, prefix_end(prefix))):
         rid_suffix = key[-layout.RID_WIDTH:]
-        keys, multikey = runtime.keys(bson.decode(raw))
+        keys, multikey = runtime.keys(bson.decode(record_format.document(raw)))
         entries.extend(k + rid_suffix for k in keys)
         if multikey:
             multikey_paths |= multikey
@@ -215,7 +221,7 @@ def _check_sorted_unique(txn, coll: Collection, runtime: IndexEntries, entries: 
     for before, after in zip(entries, entries[1:]):
         if before[:-width] == after[:-width]:
             rid = layout.rid_from_entry(after)
-            doc = bson.decode(txn.get(coll.record_key(rid)))
+            doc = bson.decode(record_format.document(txn.get(coll.record_key(rid))))
             raise runtime.duplicate_error(after[:-width], doc)
 
 

@@ -62,12 +62,15 @@ class Engine(EngineOperations):
     """
 
     def __init__(self, kv: KVEngine, *, ttl_interval: Optional[float] = None, oplog: Optional[bool] = None,
-                 oplog_bytes: Optional[int] = None) -> None:
+                 oplog_bytes: Optional[int] = None, compression: str = "none") -> None:
         """`ttl_interval`: seconds between TTL passes (None: follow ttlMonitorSleepSecs; 0: none).
         `oplog` None follows the GINKGODB_OPLOG environment switch (on unless "off");
-        `oplog_bytes` None gives a new oplog its default size (docs/design/oplog.md)."""
+        `oplog_bytes` None gives a new oplog its default size (docs/design/oplog.md);
+        `compression`: the codec of collections created without one (record_format.CODECS)."""
         from .oplog import Oplog, default_size, enabled_by_default
+        from .record_format import check_codec
         self.kv = kv
+        self.default_compression = check_codec(compression, "storageCompression")
         self.lock = threading.RLock()
         self.cursors = CursorManager()
         self.observers: list[BatchObserver] = []
@@ -97,10 +100,12 @@ class Engine(EngineOperations):
 
     @classmethod
     def open(cls, path: Optional[str] = None, *, ttl_interval: Optional[float] = None, oplog: Optional[bool] = None,
-             oplog_bytes: Optional[int] = None, **options: Any) -> Engine:
+             oplog_bytes: Optional[int] = None, compression: str = "none", **options: Any) -> Engine:
         """LMDB at `path` (created if needed), or in-memory when `path` is None."""
+        from .record_format import check_codec
+        check_codec(compression, "storageCompression")   # before the data directory is opened
         return cls(open_engine(path, **options), ttl_interval=ttl_interval, oplog=oplog,
-                   oplog_bytes=oplog_bytes)
+                   oplog_bytes=oplog_bytes, compression=compression)
 
     @property
     def durable(self) -> bool:
@@ -216,6 +221,7 @@ class Engine(EngineOperations):
             if catalog is not self._published:  # another process changed the catalog
                 self._publish(catalog)
             batch = WriteBatch(txn, catalog, self.conflicts)
+            batch.default_compression, batch.compresses = self.default_compression, self.kv.durable
             yield batch
             if batch.ops:
                 batch.commit_ts = self.clock.tick()

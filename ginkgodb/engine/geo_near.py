@@ -33,6 +33,7 @@ from ..query.geo import near as near_search
 from ..query.geo.geohash import document_locations, query_point_hash
 from ..query.geo.shapes import CRS
 from . import plan_stages as S
+from . import record_format
 from .access.geo2d import TwoDAccess
 from .access.geo2dsphere import S2Access
 from .access.geo_common import field_values
@@ -143,9 +144,10 @@ class GeoNear(S.Stage):
         def distance(rid: Any) -> Optional[float]:
             if rid in known:
                 return known[rid]
-            raw = self.reader.get(self.state.record_key(rid))
+            value = self.reader.get(self.state.record_key(rid))
             d = None
-            if raw is not None:
+            if value is not None:
+                raw = record_format.document(value)
                 self.fetched += 1
                 doc = bson.decode(raw)
                 if self.matcher is None or self.matcher(doc):

@@ -25,6 +25,7 @@ from .catalog import CollectionMeta
 from .collection import Collection
 from .preimages import expire_before
 from .preimages import record as record_preimage
+from .record_format import document
 from .records import append_raws, remove_raw
 
 DB, COLL = "local", "oplog.rs"
@@ -95,7 +96,8 @@ class Oplog:
         if meta is None:
             with engine.write() as batch:
                 options = {"capped": True, "size": self.max_bytes, "autoIndexId": False}
-                meta = CollectionMeta(batch.alloc_id(), DB, COLL, options, indexes=())
+                codec = batch.default_compression if batch.compresses else "none"
+                meta = CollectionMeta(batch.alloc_id(), DB, COLL, options, indexes=(), compression=codec)
                 batch.save_meta(meta, "create", options=options)
         else:
             self.max_bytes = int(meta.options.get("size") or self.max_bytes)
@@ -267,7 +269,8 @@ class Oplog:
         doomed: list[tuple[int, bytes]] = []
         freed = 0
         first_kept: Optional[bytes] = None
-        for key, raw in batch.txn.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
+        for key, value in batch.txn.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
+            raw = document(value)
             if freed >= excess or len(doomed) >= numbers.count - 1:
                 first_kept = raw
                 break
@@ -337,14 +340,14 @@ class Oplog:
 
 # ------------------------------------------------------------------ positions (for readers)
 def _first_entry(snap: Any, coll: Collection) -> Optional[tuple[int, bytes]]:
-    for key, raw in snap.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
-        return layout.rid_of_record_key(key), raw
+    for key, value in snap.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
+        return layout.rid_of_record_key(key), document(value)
     return None
 
 
 def _last_entry(snap: Any, coll: Collection) -> Optional[tuple[int, bytes]]:
-    for key, raw in snap.scan(coll.record_prefix, prefix_end(coll.record_prefix), reverse=True):
-        return layout.rid_of_record_key(key), raw
+    for key, value in snap.scan(coll.record_prefix, prefix_end(coll.record_prefix), reverse=True):
+        return layout.rid_of_record_key(key), document(value)
     return None
 
 
@@ -368,10 +371,10 @@ def rid_at_or_after(snap: Any, coll: Collection, ts: Timestamp) -> Optional[int]
     lo, hi = first[0], last[0]
     while lo < hi:
         mid = (lo + hi) // 2
-        raw = snap.get(coll.record_key(mid))
-        if raw is None:           # truncated meanwhile: the answer is after it
+        value = snap.get(coll.record_key(mid))
+        if value is None:           # truncated meanwhile: the answer is after it
             lo = mid + 1
-        elif entry_ts(raw) < ts:
+        elif entry_ts(document(value)) < ts:
             lo = mid + 1
         else:
             hi = mid
@@ -379,8 +382,8 @@ def rid_at_or_after(snap: Any, coll: Collection, ts: Timestamp) -> Optional[int]
 
 
 def entries_from(snap: Any, coll: Collection, rid: int) -> Iterator[tuple[int, bytes]]:
-    for key, raw in snap.scan(coll.record_key(rid), prefix_end(coll.record_prefix)):
-        yield layout.rid_of_record_key(key), raw
+    for key, value in snap.scan(coll.record_key(rid), prefix_end(coll.record_prefix)):
+        yield layout.rid_of_record_key(key), document(value)
 
 
 def _keeps_preimages(batch: WriteBatch, ns: str, uuid: Any) -> bool:

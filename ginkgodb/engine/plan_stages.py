@@ -20,6 +20,7 @@ from ..query.operation import checked
 from ..query.operation import current as current_operation
 from ..storage.kv import prefix_end
 from . import layout
+from .record_format import document as _stored_document
 
 Row = tuple  # (rid: int, raw: bytes, doc: dict | None)
 _decode = bson.decode
@@ -89,8 +90,10 @@ class CollScan(Stage):
         matcher = self.matcher
         rid_of = layout.rid_of_record_key
         ctx = self.ctx
+        stored = _stored_document
         n = 0
-        for key, raw in self.reader.scan(prefix, prefix_end(prefix), self.direction < 0):
+        for key, value in self.reader.scan(prefix, prefix_end(prefix), self.direction < 0):
+            raw = stored(value)
             n += 1
             if not n & 1023:
                 interrupt_check(ctx)
@@ -238,8 +241,9 @@ class IdHack(Stage):
             return
         self.examined = 1
         rid = layout.rid_from_entry(entry)
-        raw = reader.get(self.state.record_key(rid))
-        if raw is not None:
+        value = reader.get(self.state.record_key(rid))
+        if value is not None:
+            raw = _stored_document(value)
             self.n_returned = 1
             if self.key_sink is not None:
                 self.key_sink[rid] = (self.state.id_index, self.key)
@@ -278,11 +282,13 @@ class Fetch(Stage):
 
     def _rows(self) -> Iterator[Row]:
         reader, record_key, matcher = self.reader, self.state.record_key, self.matcher
+        stored = _stored_document
         for rid in self.child.rids():
-            raw = reader.get(record_key(rid))
+            value = reader.get(record_key(rid))
             self.works += 1
-            if raw is None:
+            if value is None:
                 continue  # deleted since the index entry was read
+            raw = stored(value)
             self.examined += 1
             if matcher is None:
                 self.n_returned += 1

@@ -17,7 +17,7 @@ from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
 from ..storage.kv import prefix_end
-from . import layout
+from . import layout, record_format
 from .batch import WriteBatch
 
 DB, COLL = "config", "system.preimages"
@@ -47,7 +47,8 @@ def expire_before(batch: WriteBatch, ts: Timestamp) -> None:
     if coll is None:
         return
     doomed = []
-    for key, raw in batch.txn.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
+    for key, value in batch.txn.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
+        raw = record_format.document(value)
         doc = bson.decode(raw)
         if doc["_id"]["ts"] >= ts:
             break

@@ -11,6 +11,7 @@ from bson.raw_bson import RawBSONDocument
 from ..bsonutil import keycodec
 from ..query.operation import checked
 from . import plan_builder as Q
+from . import record_format
 from .batch import read_numbers
 from .cursors import ServerCursor, TailableCursor
 from .views import find_pipeline, resolve
@@ -72,8 +73,9 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
                                "CollectionScan died due to position in capped collection being deleted. "
                                f"Last seen record id: RecordId({last})")
         end = prefix_end(state.record_prefix)
-        for key, raw in reader.scan(state.record_key(last + 1), end):
+        for key, value in reader.scan(state.record_key(last + 1), end):
             cursor.last_rid = layout.rid_of_record_key(key)
+            raw = record_format.document(value)
             if matcher is None or matcher(bson.decode(raw)):
                 yield RawBSONDocument(raw)
 

@@ -13,7 +13,7 @@ import bson
 from ..bsonutil.compare import compare
 from ..errors import CommandError, ErrorCode
 from ..storage.kv import prefix_end
-from . import layout
+from . import layout, record_format
 from .batch import WriteBatch
 from .capped import over_limit
 from .collection import Collection
@@ -31,7 +31,7 @@ def insert_record(batch: WriteBatch, coll: Collection, doc: dict, raw: bytes) ->
             for key in keys:
                 batch.claim(ix.prefix + key)
         planned.append((ix, keys, multikey))
-    txn.put(coll.record_key(rid), raw)
+    txn.put(coll.record_key(rid), coll.stored(raw))
     _write_entries(batch, coll, planned, rid)
     batch.inserted(coll, rid, raw)
     if coll.capped:
@@ -43,7 +43,8 @@ def _evict_oldest(batch: WriteBatch, coll: Collection) -> None:
     """A capped collection over its limits loses its oldest documents (natural order)."""
     numbers = batch.numbers(coll.meta.id)
     while over_limit(numbers, coll.meta.options):
-        for key, old in batch.txn.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
+        for key, value in batch.txn.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
+            old = record_format.document(value)
             delete_record(batch, coll, layout.rid_of_record_key(key), bson.decode(old), old)
             break
 
@@ -98,7 +99,7 @@ def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_
         planned.append((ix, added, multikey))
     for ix, keys in removals:
         ix.remove(txn, keys, rid)
-    txn.put(coll.record_key(rid), new_raw)
+    txn.put(coll.record_key(rid), coll.stored(new_raw))
     _write_entries(batch, coll, planned, rid)
     batch.updated(coll, rid, old_raw, new_raw, kind, old, new)
     return new_raw
@@ -135,10 +136,11 @@ def append_raws(batch: WriteBatch, coll: Collection, raws: list[bytes]) -> int:
     numbers = batch.numbers(coll.meta.id)
     first = numbers.next_rid
     prefix, pack = coll.record_prefix, layout.rid_bytes
+    stored = coll.stored
     if len(raws) == 1:
-        batch.txn.put(prefix + pack(first), raws[0])
+        batch.txn.put(prefix + pack(first), stored(raws[0]))
     else:
-        batch.txn.put_many([(prefix + pack(rid), raw) for rid, raw in enumerate(raws, first)])
+        batch.txn.put_many([(prefix + pack(rid), stored(raw)) for rid, raw in enumerate(raws, first)])
     numbers.count += len(raws)
     numbers.size += sum(map(len, raws))
     numbers.next_rid = first + len(raws)

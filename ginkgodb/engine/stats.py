@@ -1,11 +1,12 @@
-"""Sizes and counts for collStats, dbStats and listDatabases, measured from the stored bytes."""
+"""Sizes and counts for collStats, dbStats and listDatabases, measured from the stored bytes:
+`data_size` is the documents' BSON size, `storage_size` what their (compressed) records take."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ..storage.kv import prefix_end
-from . import layout
+from . import layout, record_format
 
 ENTRY_OVERHEAD = 16  # per stored pair: an estimate of the B+tree's per-entry bookkeeping
 
@@ -34,7 +35,7 @@ def collection_sizes(engine, meta) -> CollectionSizes:
         prefix = layout.record_prefix(meta.id)
         for key, raw in txn.scan(prefix, prefix_end(prefix)):
             out.count += 1
-            out.data_size += len(raw)
+            out.data_size += record_format.document_size(raw)   # collStats' size: uncompressed
             out.storage_size += len(raw) + len(key) + ENTRY_OVERHEAD
         for ix in meta.indexes:
             prefix = layout.index_prefix(ix.id)

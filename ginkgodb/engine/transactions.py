@@ -94,6 +94,8 @@ class TransactionBatch(WriteBatch):
         super().__init__(txn.overlay, txn.catalog, None)
         self._txn = txn
         self._catalog = txn.catalog  # already private: no copy per statement
+        self.default_compression = txn.engine.default_compression
+        self.compresses = txn.engine.kv.durable
 
     def claim(self, key: bytes) -> None:
         self._txn.engine.conflicts.claim_for_transaction(self._txn.id, (key,))

@@ -18,7 +18,7 @@ import bson
 from ..bsonutil import keycodec
 from ..bsonutil.types import BRACKET_DATE
 from ..storage.kv import prefix_end
-from . import layout
+from . import layout, record_format
 from .records import delete_record
 
 log = logging.getLogger("ginkgodb.ttl")
@@ -53,8 +53,9 @@ def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
             end = runtime.prefix + hi if hi is not None else prefix_end(runtime.prefix)
             rids = {layout.rid_from_entry(k) for k, _ in txn.scan(runtime.prefix + lo, end)}
             for rid in sorted(rids):
-                raw = txn.get(state.record_key(rid))
-                if raw is not None:
+                value = txn.get(state.record_key(rid))
+                if value is not None:
+                    raw = record_format.document(value)
                     delete_record(batch, state, rid, bson.decode(raw), raw)
                     deleted += 1
     return deleted

@@ -19,6 +19,7 @@ from ..errors import CommandError, ErrorCode
 from ..query.operation import checked
 from ..query.update import compile_update
 from . import plan_builder as Q
+from . import record_format
 from .ddl import ensure_collection
 from .documents import prepare_insert
 from .names import check_writable
@@ -154,8 +155,9 @@ class _reread:
     def __iter__(self):
         get, key = self._txn.get, self._state.record_key
         for rid in self._rids:
-            raw = get(key(rid))
-            if raw is not None:
+            value = get(key(rid))
+            if value is not None:
+                raw = record_format.document(value)
                 yield rid, raw, bson.decode(raw)
 
 

@@ -37,6 +37,7 @@ class ServerConfig:
     repl_set: Optional[str] = None           # --replSet: the replica set this server is a member of
     set_parameters: tuple[tuple[str, str], ...] = ()   # --setParameter name=value, as given
     oplog_size_mb: Optional[int] = None      # --oplogSize: a new oplog's size (None: mongod's default)
+    storage_compression: str = "none"        # --storageCompression: the codec of new collections
     auth: bool = False                       # --auth: clients authenticate, commands are authorized
     tls_mode: str = "disabled"               # --tlsMode disabled|allowTLS|preferTLS|requireTLS (tls.py)
     tls_certificate_key_file: Optional[str] = None   # --tlsCertificateKeyFile: the server's PEM (cert + key)
@@ -58,11 +59,14 @@ class ServerConfig:
 
     def storage_options(self) -> dict[str, Any]:
         """Keyword arguments for Engine.open."""
-        return {} if self.in_memory else {"reserve_bytes": self.disk_reserve_mb * 1024 * 1024}
+        if self.in_memory:
+            return {"compression": self.storage_compression}
+        return {"reserve_bytes": self.disk_reserve_mb * 1024 * 1024, "compression": self.storage_compression}
 
     def parsed_options(self) -> dict[str, Any]:
         """getCmdLineOpts' `parsed`, in mongod's option tree."""
         storage: dict[str, Any] = {"engine": "memory"} if self.in_memory else {"dbPath": self.dbpath}
+        storage["ginkgodb"] = {"compression": self.storage_compression}
         net: dict[str, Any] = {"bindIp": ",".join(self.bind), "port": self.port,
                                "maxIncomingConnections": self.max_connections}
         if self.tls_mode != "disabled":

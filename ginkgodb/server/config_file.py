@@ -70,6 +70,12 @@ def _set_parameters(key: str, value: Any) -> list[str]:
     return [f"{name}={str(v).lower() if isinstance(v, bool) else v}" for name, v in value.items()]
 
 
+def _compressor(key: str, value: Any) -> str:
+    if value not in ("none", "snappy", "zlib", "zstd"):
+        raise ConfigFileError(f"{key} must be none, snappy, zlib or zstd, not {value!r}")
+    return str(value)
+
+
 #: dotted key -> (serve option's destination, reader)
 KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "net.port": ("port", _int),
@@ -82,6 +88,8 @@ KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "net.tls.allowConnectionsWithoutCertificates": ("tls_allow_connections_without_certificates", _bool),
     "net.tls.disabledProtocols": ("tls_disabled_protocols", _str),
     "storage.dbPath": ("dbpath", _str),
+    "storage.wiredTiger.collectionConfig.blockCompressor": ("storage_compression", _compressor),
+    "storage.ginkgodb.compression": ("storage_compression", _compressor),
     "storage.engine": ("in_memory", _engine),
     "security.authorization": ("auth", _authorization),
     "security.javascriptEnabled": ("javascript_enabled", _bool),

@@ -126,7 +126,7 @@ KNOWN_HOLES: list = []
 
 
 @pytest.mark.parametrize("case,db,command,code,where", [*HOSTILE, *KNOWN_HOLES],
-                         ids=[c[0] for c in HOSTILE] + ["bad sort direction on an indexed field"])
+                         ids=[c[0] for c in HOSTILE] + [hole.id for hole in KNOWN_HOLES])
 def test_hostile_command_gets_mongods_code_and_writes_nothing(client, case, db, command, code, where):
     before = everything(client)
     try:

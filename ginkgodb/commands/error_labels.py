@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Optional
 
 from ..errors import ErrorCode as E
+from .txn_names import FINISHERS, RETRYABLE_WRITES
 
 #: mongod's ErrorCodes::isRetriableError (the retryable-writes specification's list)
 RETRYABLE = frozenset({
@@ -28,8 +29,6 @@ RESUMABLE = RETRYABLE | {E.RetryChangeStream, E.FailedToSatisfyReadPreference, E
                          E.OBSOLETE_StaleShardVersion, E.QueryPlanKilled, E.CursorKilled}
 #: a commit whose write concern failed for one of these is known not to have happened
 _COMMIT_KNOWN = frozenset({E.UnsatisfiableWriteConcern, E.UnknownReplWriteConcern})
-_RETRYABLE_WRITES = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify"})
-_COMMIT_OR_ABORT = frozenset({"commitTransaction", "abortTransaction"})
 
 
 def error_labels(name: str, cmd: Mapping[str, Any], code: Optional[int], wc_code: Optional[int],
@@ -39,9 +38,9 @@ def error_labels(name: str, cmd: Mapping[str, Any], code: Optional[int], wc_code
     that matters)."""
     has_txn = "txnNumber" in cmd
     in_transaction = has_txn and "autocommit" in cmd
-    commit_or_abort = name in _COMMIT_OR_ABORT
+    commit_or_abort = name in FINISHERS
     labels: list[str] = []
-    retryable = ((has_txn and not in_transaction and name in _RETRYABLE_WRITES)
+    retryable = ((has_txn and not in_transaction and name in RETRYABLE_WRITES)
                  or (in_transaction and commit_or_abort)) and (code in RETRYABLE or wc_code in RETRYABLE)
     if retryable:
         labels.append("RetryableWriteError")

@@ -28,6 +28,7 @@ from ..bsonutil.types import type_name
 from ..errors import CommandError, ErrorCode, code_name
 from .context import CommandContext
 from .fields import is_number
+from .txn_names import RETRYABLE_WRITES
 
 CLOSE_CONNECTION = "close_connection"   # ctx.extra flag: the server closes instead of replying
 FAIL_COMMAND_MESSAGE = "Failing command via 'failCommand' failpoint"
@@ -230,7 +231,7 @@ def fail_before(ctx: CommandContext, name: str, cmd: Mapping[str, Any]) -> Optio
             if error.info[INJECTED] is False:  # after the cursor is checked out: labelled as the
                 del error.info[INJECTED]       # getMore's own failure (a change stream's, say)
             raise error
-    if "txnNumber" in cmd and name in _RETRYABLE_WRITES and "autocommit" not in cmd:
+    if "txnNumber" in cmd and name in RETRYABLE_WRITES and "autocommit" not in cmd:
         data = FAIL_POINTS.data("onPrimaryTransactionalWrite")
         if (data is not None and not _already_done(ctx, cmd)
                 and FAIL_POINTS.fire("onPrimaryTransactionalWrite") is not None):
@@ -243,9 +244,6 @@ def fail_before(ctx: CommandContext, name: str, cmd: Mapping[str, Any]) -> Optio
                 firing = firing or Firing()
                 firing.close_after = True
     return firing
-
-
-_RETRYABLE_WRITES = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify"})
 
 
 def _already_done(ctx: CommandContext, cmd: Mapping[str, Any]) -> bool:

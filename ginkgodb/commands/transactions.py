@@ -25,6 +25,7 @@ from ..errors import CommandError, ErrorCode
 from .context import CommandContext
 from .declare import ANY_USER, Args, CommandSpec, command
 from .generic import SNAPSHOT_READS
+from .txn_names import FINISHERS, RETRYABLE_WRITES
 
 TRANSIENT = ("TransientTransactionError",)
 
@@ -32,9 +33,6 @@ TRANSIENT = ("TransientTransactionError",)
 IN_TRANSACTION = frozenset({"find", "getMore", "killCursors", "insert", "update", "delete", "findAndModify",
                             "findandmodify", "aggregate", "distinct", "create", "createIndexes",
                             "commitTransaction", "abortTransaction"})
-#: commands that may carry txnNumber without autocommit (retryable writes)
-RETRYABLE = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify"})
-_FINISHERS = ("commitTransaction", "abortTransaction")
 _TXN_READ_CONCERNS = ("local", "majority", "snapshot")
 
 
@@ -97,7 +95,7 @@ def enter(ctx: CommandContext, spec: CommandSpec, cmd: Mapping[str, Any]) -> Sco
         if autocommit is not None or start is not None:
             raise CommandError(ErrorCode.InvalidOptions,
                                "'autocommit' and 'startTransaction' require a txnNumber and an lsid")
-        if name in _FINISHERS:
+        if name in FINISHERS:
             raise CommandError(ErrorCode.InvalidOptions, f"{name} requires a txnNumber and an lsid")
         key = session_key(lsid) if lsid is not None else None
         if key is not None:
@@ -118,7 +116,7 @@ def enter(ctx: CommandContext, spec: CommandSpec, cmd: Mapping[str, Any]) -> Sco
         if start is not None:
             raise CommandError(ErrorCode.InvalidOptions, "Specifying startTransaction=true without "
                                                          "autocommit=false is not allowed.")
-        if name not in RETRYABLE:
+        if name not in RETRYABLE_WRITES:
             raise CommandError(ErrorCode.TxnNumberOnNonRetryableCommand,
                                "txnNumber may only be provided for multi-document transactions and retryable "
                                f"write commands. autocommit:false was not provided, and {name} is not a "
@@ -131,7 +129,7 @@ def enter(ctx: CommandContext, spec: CommandSpec, cmd: Mapping[str, Any]) -> Sco
     if name not in IN_TRANSACTION:
         raise CommandError(ErrorCode.OperationNotSupportedInTransaction,
                            f"Cannot run '{name}' in a multi-document transaction.")
-    if "writeConcern" in cmd and name not in _FINISHERS:
+    if "writeConcern" in cmd and name not in FINISHERS:
         raise CommandError(ErrorCode.InvalidOptions, "Cannot set write concern after starting a transaction.")
     engine.sessions.ensure_reaper()
     with session.lock:

@@ -108,14 +108,18 @@ def prepare_insert(doc: Any, *, upsert: bool = False, now: Any = None) -> tuple[
     return d, raw
 
 
+def _empty_timestamp(name: str, value: Any) -> bool:
+    """A top-level field mongod fills in on insert: Timestamp(0, 0), except in `_id`."""
+    return type(value) is Timestamp and value.time == 0 and value.inc == 0 and name != "_id"
+
+
 def _empty_timestamps(d: Mapping) -> bool:
-    return any(type(v) is Timestamp and v.time == 0 and v.inc == 0 and k != "_id" for k, v in d.items())
+    return any(_empty_timestamp(k, v) for k, v in d.items())
 
 
 def _filled(d: Mapping, now: Any) -> dict:
-    """`d` with its top-level empty timestamps (not `_id`) replaced by `now()`."""
-    return {k: now() if type(v) is Timestamp and v.time == 0 and v.inc == 0 and k != "_id" else v
-            for k, v in d.items()}
+    """`d` with its top-level empty timestamps replaced by `now()`."""
+    return {k: now() if _empty_timestamp(k, v) else v for k, v in d.items()}
 
 
 def _check_size(size: int) -> None:

@@ -10,22 +10,13 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
-import os
-import pathlib
 import subprocess
-import sys
 
 import pymongo
 import pytest
+from support.conformance import RUNNER, collect, start
 
 from ginkgodb.server.testing import running_server
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-#: the shared folder beside the repository (or beside the folder of its worktrees)
-RUNNER = next((p / "shared" / "conformance" / "run_unified.py" for p in (ROOT.parent, ROOT.parent.parent)
-               if (p / "shared" / "conformance" / "run_unified.py").exists()),
-              ROOT.parent / "shared" / "conformance" / "run_unified.py")
 
 #: pass rate (of runnable tests) each area must reach, over the wire and embedded
 THRESHOLDS = {
@@ -49,16 +40,11 @@ pytestmark = pytest.mark.skipif(not RUNNER.exists(), reason=f"spec-test runner n
 
 
 def _runner(target_args: list[str], areas: tuple[str, ...], out) -> subprocess.Popen:
-    cmd = [sys.executable, str(RUNNER), *target_args, "--area", ",".join(areas), "--quiet", "--exit-zero",
-           "--json", str(out), "--test-timeout", "30", "--top", "0"]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
+    return start(target_args, ",".join(areas), out, "--top", "0")
 
 
 def _collect(proc: subprocess.Popen, out) -> dict:
-    output, _ = proc.communicate(timeout=1200)
-    assert out.exists(), output[-3000:]
-    return json.loads(out.read_text())
+    return collect(proc, out, timeout=1200)
 
 
 @pytest.fixture(scope="module")

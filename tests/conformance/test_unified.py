@@ -6,19 +6,9 @@ the aggregation-only files (those belong to the aggregation work).
 """
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-import subprocess
-import sys
-
 import pytest
+from support.conformance import RUNNER, run_unified
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-#: the shared folder beside the repository (or beside the folder of its worktrees)
-RUNNER = next((p / "shared" / "conformance" / "run_unified.py" for p in (ROOT.parent, ROOT.parent.parent)
-               if (p / "shared" / "conformance" / "run_unified.py").exists()),
-              ROOT.parent / "shared" / "conformance" / "run_unified.py")
 TARGET = 0.90
 
 pytestmark = pytest.mark.skipif(not RUNNER.exists(), reason=f"spec-test runner not found at {RUNNER}")
@@ -26,16 +16,6 @@ pytestmark = pytest.mark.skipif(not RUNNER.exists(), reason=f"spec-test runner n
 
 def is_aggregation_file(name: str) -> bool:
     return name.startswith(("aggregate", "db-aggregate"))
-
-
-def run_unified(tmp_path, target_args: list[str], area: str) -> dict:
-    out = tmp_path / "results.json"
-    cmd = [sys.executable, str(RUNNER), *target_args, "--area", area, "--quiet", "--exit-zero",
-           "--json", str(out), "--test-timeout", "30"]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
-    assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(out.read_text())
 
 
 def figure(results: dict, area: str = "crud") -> tuple[int, int, list[str]]:

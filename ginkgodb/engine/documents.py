@@ -58,7 +58,12 @@ def as_dict(doc: Any) -> dict:
     return dict(doc)
 
 
+_PLAIN_ID_TYPES = frozenset((ObjectId, int, str, float))
+
+
 def check_id(value: Any) -> None:
+    if type(value) in _PLAIN_ID_TYPES:    # the commonest _ids need no check
+        return
     if isinstance(value, list):
         raise CommandError(ErrorCode.InvalidIdField, "The '_id' value cannot be of type array")
     if isinstance(value, (Regex, re.Pattern)):
@@ -114,6 +119,8 @@ def _empty_timestamp(name: str, value: Any) -> bool:
 
 
 def _empty_timestamps(d: Mapping) -> bool:
+    if Timestamp not in map(type, d.values()):    # one pass in C: the common case
+        return False
     return any(_empty_timestamp(k, v) for k, v in d.items())
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import Target, dir_size
-from .ginkgo import GinkgoLmdb, GinkgoLmdbNoOplog, GinkgoMemory, GinkgoMemoryNoOplog, GinkgoWire
+from .ginkgo import GinkgoLmdb, GinkgoLmdbBaseline, GinkgoLmdbNoOplog, GinkgoMemory, GinkgoMemoryNoOplog, GinkgoWire
 from .peers import MongitaDisk, MongitaMemory, Mongomock, MontydbLightning, SecantusWire
 
 
@@ -22,6 +22,8 @@ TARGETS: dict[str, TargetSpec] = {s.name: s for s in (
     TargetSpec("ginkgo-memory", GinkgoMemory, "ginkgodb", (), "ginkgodb embedded, in memory"),
     TargetSpec("ginkgo-wire", GinkgoWire, "ginkgodb", (), "pymongo -> `ginkgodb serve` (LMDB)"),
     TargetSpec("ginkgo-lmdb-nooplog", GinkgoLmdbNoOplog, "variant", (), "ginkgo-lmdb without the oplog"),
+    TargetSpec("ginkgo-lmdb-baseline", GinkgoLmdbBaseline, "variant", (),
+               "ginkgo-lmdb built from the checkout in GINKGODB_BENCH_BASELINE"),
     TargetSpec("ginkgo-memory-nooplog", GinkgoMemoryNoOplog, "variant", (), "ginkgo-memory without the oplog"),
     TargetSpec("mongomock", Mongomock, "peer", (("mongomock", "mongomock"),), "mongomock, in memory"),
     TargetSpec("montydb-lmdb", MontydbLightning, "peer", (("montydb", "montydb"), ("lmdb", "lmdb")),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from .base import Target, storage_dir
@@ -47,6 +48,23 @@ class GinkgoMemoryNoOplog(GinkgoMemory):
 
     def _connect(self) -> Any:
         os.environ["GINKGODB_OPLOG"] = "off"
+        return super()._connect()
+
+
+class GinkgoLmdbBaseline(GinkgoLmdb):
+    """ginkgo-lmdb as another checkout builds it (the checkout named by GINKGODB_BENCH_BASELINE):
+    code before and after a change, measured against the same peers in one run. The worker is
+    this target's own process, so importing the other checkout's package affects nothing else."""
+
+    name = "ginkgo-lmdb-baseline"
+
+    def _connect(self) -> Any:
+        root = os.environ.get("GINKGODB_BENCH_BASELINE")
+        if not root or not os.path.isdir(os.path.join(root, "ginkgodb")):
+            raise RuntimeError("set GINKGODB_BENCH_BASELINE to a checkout holding ginkgodb/")
+        if "ginkgodb" in sys.modules:
+            raise RuntimeError("ginkgodb was imported before the baseline checkout could be")
+        sys.path.insert(0, os.path.abspath(root))
         return super()._connect()
 
 

@@ -135,7 +135,7 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
                 before_command(ctx, member, name, cmd)
             if FAIL_POINTS.active:
                 firing = fail_before(ctx, name, cmd)
-            if writes_data(cmd) and getattr(ctx.engine, "fsync_locked", False):
+            if getattr(ctx.engine, "fsync_locked", False) and writes_data(cmd):
                 ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
             # running: what the query layer's loops and regex matches check
             with running(ctx), bind_scripts(lambda: script_settings(ctx)):

@@ -8,7 +8,27 @@ MAX_DB_NAME = 63
 MAX_NAMESPACE = 255
 
 
+#: names already found valid (every command checks its database and collection: most name the
+#: same few); bounded, emptied when full
+_VALID: set = set()
+_VALID_MAX = 4096
+
+
+def _remember(key: object) -> None:
+    if len(_VALID) >= _VALID_MAX:
+        _VALID.clear()
+    _VALID.add(key)
+
+
 def check_db_name(db: object) -> str:
+    if type(db) is str and db in _VALID:
+        return db
+    valid = _check_db_name(db)
+    _remember(valid)
+    return valid
+
+
+def _check_db_name(db: object) -> str:
     if not isinstance(db, str) or not db:
         raise CommandError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
     if len(db) > MAX_DB_NAME:
@@ -20,6 +40,15 @@ def check_db_name(db: object) -> str:
 
 
 def check_collection_name(db: str, coll: object, *, for_create: bool = False) -> str:
+    if not for_create and type(coll) is str and (db, coll) in _VALID:
+        return coll
+    valid = _check_collection_name(db, coll, for_create)
+    if not for_create:
+        _remember((db, valid))
+    return valid
+
+
+def _check_collection_name(db: str, coll: object, for_create: bool) -> str:
     if not isinstance(coll, str):
         raise CommandError(ErrorCode.InvalidNamespace,
                            f"collection name has invalid type {type(coll).__name__}")

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ginkgodb.errors import CommandError, ErrorCode
@@ -119,12 +118,18 @@ def current() -> Operation:
     return op
 
 
-@contextmanager
-def bind(settings: ScriptSettings | Callable[[], ScriptSettings]) -> Iterator[Operation]:
-    """Run a command with its own JavaScript operation."""
-    op = Operation(settings)
-    token = _CURRENT.set(op)
-    try:
-        yield op
-    finally:
-        _CURRENT.reset(token)
+class bind:  # lower case: used as a function, `with bind(settings) as op:`
+    """Run a command with its own JavaScript operation (a class, not a generator: every command
+    enters it)."""
+
+    __slots__ = ("_op", "_token")
+
+    def __init__(self, settings: ScriptSettings | Callable[[], ScriptSettings]) -> None:
+        self._op = Operation(settings)
+
+    def __enter__(self) -> Operation:
+        self._token = _CURRENT.set(self._op)
+        return self._op
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.reset(self._token)

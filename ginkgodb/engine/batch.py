@@ -107,6 +107,8 @@ class WriteBatch:
     #: whether the engine compresses at all (the in-memory engine does not); set by the engine
     default_compression = "none"
     compresses = False
+    #: a statement's batch inside a multi-document transaction (transactions.TransactionBatch)
+    in_transaction = False
 
     def __init__(self, txn: Txn, catalog: Catalog, conflicts: Any = None) -> None:
         self.txn = txn

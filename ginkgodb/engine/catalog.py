@@ -14,6 +14,7 @@ from typing import Any, Optional
 from . import layout
 from .catalog_entries import INDEX_OPTION_FIELDS, CollectionMeta, IndexMeta
 from .collection import Collection
+from .zstd_dictionaries import load_dictionaries
 
 __all__ = ["INDEX_OPTION_FIELDS", "Catalog", "CollectionMeta", "IndexMeta"]
 
@@ -39,6 +40,7 @@ class Catalog:
         for key, value in snap.scan(layout.CATALOG, layout.RECORD):
             db, coll = layout.parse_catalog_key(key)
             entries[(db, coll)] = CollectionMeta.from_bson(db, coll, value)
+        load_dictionaries(snap)
         return cls(layout.stored_catalog_gen(snap), entries)
 
     # -- reading ----------------------------------------------------------------------------

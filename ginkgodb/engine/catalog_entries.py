@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import bson
 from bson.binary import Binary, UuidRepresentation
+from bson.int64 import Int64
 
 # Index spec fields we store and return as given (besides v, key, name).
 INDEX_OPTION_FIELDS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "hidden",
@@ -98,6 +99,8 @@ class CollectionMeta:
     indexes: tuple = ()  # IndexMeta, the _id index first
     #: how its records are stored (record_format.CODECS): chosen at create, fixed for its life
     compression: str = "none"
+    #: the trained zstd dictionary its new records use (record_format.dictionary_id; 0: none)
+    dictionary: int = 0
 
     def evolve(self, **changes: Any) -> CollectionMeta:
         if "indexes" in changes:
@@ -123,10 +126,13 @@ class CollectionMeta:
                  "indexes": [ix.to_doc() for ix in self.indexes]}
         if self.compression != "none":   # absent in entries written before compression existed
             entry["compression"] = self.compression
+        if self.dictionary:              # absent unless a dictionary was trained
+            entry["dictionary"] = Int64(self.dictionary)
         return bson.encode(entry)
 
     @classmethod
     def from_bson(cls, db: str, name: str, data: bytes) -> CollectionMeta:
         d = bson.decode(data)
         return cls(d["id"], db, name, d.get("options", {}), d["uuid"],
-                   tuple(IndexMeta.from_doc(x) for x in d.get("indexes", [])), d.get("compression", "none"))
+                   tuple(IndexMeta.from_doc(x) for x in d.get("indexes", [])), d.get("compression", "none"),
+                   int(d.get("dictionary", 0)))

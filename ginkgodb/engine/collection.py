@@ -55,7 +55,7 @@ class Collection:
 
     def stored(self, raw: bytes) -> bytes:
         """The value to store for BSON `raw` (compressed as the collection chose)."""
-        return raw if self.codec == "none" else record_format.encode(raw, self.codec)
+        return raw if self.codec == "none" else record_format.encode(raw, self.codec, self.meta.dictionary)
 
     @cached_property
     def validator(self) -> Any:

@@ -19,6 +19,7 @@ META_NEXT_ID = META + b"next_id"
 META_CATALOG_GEN = META + b"catalog_gen"   # u64: bumped by every batch that changes the catalog
 META_RETRYABLE = META + b"rw"              # + lsid UUID (16) -> BSON {txnNumber, result}
 META_COLL_STATS = META + b"coll"           # + collection id (4) -> next record id, documents, bytes
+META_ZSTD_DICT = META + b"zdict"           # + dictionary id (8) -> a trained zstd dictionary
 
 _U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")
@@ -67,6 +68,15 @@ def coll_stats_key(coll_id: int) -> bytes:
     """Three u64s kept in every write's transaction: the next record id, the document count and
     the data size of the collection (absent in older data directories: counted once)."""
     return META_COLL_STATS + _U32.pack(coll_id)
+
+
+def zstd_dictionary_key(did: int) -> bytes:
+    """A zstd dictionary, under the id its records carry (record_format.dictionary_id)."""
+    return META_ZSTD_DICT + _U64.pack(did)
+
+
+def zstd_dictionary_of_key(key: bytes) -> int:
+    return _U64.unpack_from(key, len(META_ZSTD_DICT))[0]
 
 
 def retryable_write_key(session_key: bytes) -> bytes:

@@ -122,7 +122,7 @@ class EntryBuilder:
         kind, info = change.kind, change.info
         db, _, coll = change.ns.partition(".")
         cmd_ns = f"{db}.$cmd"
-        if kind == "multikey" or (kind == "rename" and "from" in info) or info.get("forRename"):
+        if kind in ("multikey", "dictionary") or (kind == "rename" and "from" in info) or info.get("forRename"):
             return []
         if kind == "create":
             options = dict(info.get("options") or {})

@@ -13,7 +13,7 @@ import bson
 from ..bsonutil.compare import compare
 from ..errors import CommandError, ErrorCode
 from ..storage.kv import prefix_end
-from . import layout, record_format
+from . import layout, record_format, zstd_dictionaries
 from .batch import WriteBatch
 from .capped import over_limit
 from .collection import Collection
@@ -36,6 +36,8 @@ def insert_record(batch: WriteBatch, coll: Collection, doc: dict, raw: bytes) ->
     batch.inserted(coll, rid, raw)
     if coll.capped:
         _evict_oldest(batch, coll)
+    elif coll.codec == "zstd" and not coll.meta.dictionary:
+        zstd_dictionaries.after_insert(batch, coll)
     return rid
 
 

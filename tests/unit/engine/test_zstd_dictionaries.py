@@ -96,7 +96,7 @@ def test_large_documents_and_other_codecs_train_none(path):
     run = Runner(engine)
     run({"create": "snappy", "storageEngine": {"ginkgodb": {"compression": "snappy"}}})
     _fill(run, "snappy", N)
-    _fill(run, "big", N, doc=lambda i: {"_id": i, "text": ("lorem ipsum %d " % i) * 1500})
+    _fill(run, "big", N, doc=lambda i: {"_id": i, "text": f"lorem ipsum {i} " * 1500})
     assert engine.collection("test", "snappy").meta.dictionary == 0
     assert engine.collection("test", "big").meta.dictionary == 0
     engine.close()

@@ -74,6 +74,10 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
     serve.add_argument("--oplogSize", type=int, default=None, dest="oplog_size_mb", metavar="MB",
                        help="size of a new oplog in megabytes (default: 5%% of the free disk space, "
                             "between 990 MB and 50 GB, as mongod)")
+    serve.add_argument("--eventLoop", "--event-loop", dest="event_loop", default="asyncio",
+                       choices=["auto", "asyncio", "uvloop"],
+                       help="the event loop: the standard library's asyncio, or uvloop (`auto`: uvloop "
+                            "when installed) (default %(default)s)")
     serve.add_argument("--storageCompression", "--wiredTigerCollectionBlockCompressor",
                        dest="storage_compression", default="none",
                        choices=["none", "snappy", "zlib", "zstd"],
@@ -131,7 +135,7 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
                           workers=max(1, args.workers), max_connections=max(1, args.max_connections),
                           disk_reserve_mb=max(0, args.disk_reserve_mb), javascript_enabled=not args.noscripting,
                           argv=tuple(argv), repl_set=args.repl_set or None, oplog_size_mb=args.oplog_size_mb,
-                          storage_compression=args.storage_compression,
+                          storage_compression=args.storage_compression, event_loop=args.event_loop,
                           auth=args.auth, tls_mode=args.tls_mode,
                           tls_certificate_key_file=args.tls_certificate_key_file, tls_ca_file=args.tls_ca_file,
                           tls_allow_connections_without_certificates=args.tls_allow_connections_without_certificates,

@@ -29,6 +29,7 @@ class ServerConfig:
     log_path: Optional[str] = None            # --logpath: the log goes to this file, not stdout
     log_append: bool = False                  # --logappend
     workers: int = 16                        # threads running commands off the event loop
+    event_loop: str = "asyncio"              # --eventLoop asyncio|uvloop|auto (event_loop.py)
     max_connections: int = DEFAULT_MAX_CONNECTIONS   # --maxConns
     max_pipelined_bytes: int = DEFAULT_MAX_PIPELINED_BYTES
     disk_reserve_mb: int = DEFAULT_DISK_RESERVE_MB   # --diskReserveMB (LMDB only)

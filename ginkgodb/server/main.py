@@ -17,6 +17,7 @@ from ..commands import PARAMETERS, PROFILE
 from ..errors import CommandError, StorageError
 from ..version import MONGODB_VERSION, __version__
 from .config import ServerConfig
+from .event_loop import loop_factory
 from .lifecycle import Server
 from .logs import configure, event
 from .tls import TLSSetupError
@@ -65,7 +66,8 @@ def run(config: ServerConfig) -> int:
         return EXIT_DATA_DIR
     gc.freeze()  # what start-up made lives as long as the server: no collection scans it again
     try:
-        return asyncio.run(_serve(Server(config, engine, recent)))
+        with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
+            return runner.run(_serve(Server(config, engine, recent)))
     finally:
         engine.close()
         event(logging.INFO, "STORAGE", 4784917, "initandlisten", "Data directory closed",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Union
 
 from ..storage.kv import Txn, prefix_end
 from . import layout, record_format
@@ -23,16 +23,16 @@ if TYPE_CHECKING:
 
 
 # -- logical operations ---------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Insert:
+# Named tuples, not frozen dataclasses: a batch makes one per document written, and a frozen
+# dataclass's __init__ sets each field through object.__setattr__.
+class Insert(NamedTuple):
     ns: str
     uuid: Any
     rid: int
     doc: bytes              # the stored BSON
 
 
-@dataclass(frozen=True, slots=True)
-class Update:
+class Update(NamedTuple):
     ns: str
     uuid: Any
     rid: int
@@ -46,8 +46,7 @@ class Update:
     new: Any = None
 
 
-@dataclass(frozen=True, slots=True)
-class Delete:
+class Delete(NamedTuple):
     ns: str
     uuid: Any
     rid: int

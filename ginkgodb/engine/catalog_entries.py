@@ -39,11 +39,11 @@ class IndexMeta:
     def evolve(self, **changes: Any) -> IndexMeta:
         return dataclasses.replace(self, **changes)
 
-    @property
+    @cached_property
     def unique(self) -> bool:
         return self.name == "_id_" or bool(self.options.get("unique"))
 
-    @property
+    @cached_property
     def sparse(self) -> bool:
         return bool(self.options.get("sparse"))
 
@@ -107,7 +107,7 @@ class CollectionMeta:
             changes["indexes"] = tuple(changes["indexes"])
         return dataclasses.replace(self, **changes)
 
-    @property
+    @cached_property
     def ns(self) -> str:
         return f"{self.db}.{self.name}"
 

@@ -20,9 +20,15 @@ import abc
 from collections.abc import Iterable, Iterator
 from typing import Any, Optional
 
+_BYTES = [bytes((i,)) for i in range(256)]
+
 
 def prefix_end(prefix: bytes) -> Optional[bytes]:
     """Smallest key greater than every key that starts with `prefix` (None: no such key)."""
+    if prefix:
+        last = prefix[-1]
+        if last != 0xFF:      # nearly always: no copy into a bytearray
+            return prefix[:-1] + _BYTES[last + 1]
     p = bytearray(prefix)
     while p:
         if p[-1] != 0xFF:

@@ -21,8 +21,10 @@ from ..errors import CommandError, ErrorCode
 SHA1 = "SCRAM-SHA-1"
 SHA256 = "SCRAM-SHA-256"
 MECHANISMS = (SHA1, SHA256)
-#: mongod's scramIterationCount and scramSHA256IterationCount defaults
+#: the iteration counts of new keys: mongod's scramIterationCount and scramSHA256IterationCount
+#: (their defaults here; setParameter changes them, server_parameters.py)
 ITERATIONS = {SHA1: 10_000, SHA256: 15_000}
+MIN_ITERATIONS = 5000   # mongod's floor for both
 #: mongod's salt lengths: the digest size minus the 4 bytes of PBKDF2's block counter
 SALT_BYTES = {SHA1: 16, SHA256: 28}
 

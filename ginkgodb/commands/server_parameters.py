@@ -15,6 +15,7 @@ from ..engine import monitor_sleep, set_monitor_sleep
 from ..errors import CommandError, ErrorCode
 from ..query.js import ScriptSettings
 from ..query.knobs import KNOBS
+from .auth_scram import ITERATIONS, MIN_ITERATIONS, SHA1, SHA256
 from .context import CommandContext
 from .declare import Args, command, on_cluster
 from .fields import is_number
@@ -152,6 +153,20 @@ def _positive_int(value: Any) -> int:
     return int(value)
 
 
+def _iterations(value: Any) -> int:
+    """mongod's floor for SCRAM iteration counts."""
+    count = _positive_int(value)
+    if count < MIN_ITERATIONS:
+        raise ValueError
+    return count
+
+
+def _iteration_count(name: str, mechanism: str) -> Parameter:
+    """The iterations a new password's SCRAM keys take (auth_scram.ITERATIONS holds the live value)."""
+    return Parameter(name, ITERATIONS[mechanism], coerce=_iterations,
+                     on_change=lambda value: ITERATIONS.__setitem__(mechanism, value))
+
+
 def _knob(name: str, attribute: str, coerce: Callable[[Any], Any] = _positive_int) -> Parameter:
     """A query-execution limit: its value lives in query.knobs, where every operation reads it."""
     return Parameter(name, getattr(KNOBS, attribute), coerce=coerce,
@@ -177,6 +192,8 @@ PARAMETERS = ParameterTable([
     _knob("internalQueryMaxPushBytes", "max_push_bytes"),
     _knob("internalQueryMaxRangeBytes", "max_range_bytes"),
     _knob("internalQueryRegexMatchTimeoutMS", "regex_match_timeout_ms"),  # ginkgodb's own
+    _iteration_count("scramIterationCount", SHA1),
+    _iteration_count("scramSHA256IterationCount", SHA256),
     # the TTL monitor's pause between passes, in seconds
     Parameter("ttlMonitorSleepSecs", int(monitor_sleep()), coerce=_seconds, on_change=set_monitor_sleep),
 ])

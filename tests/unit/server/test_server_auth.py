@@ -246,3 +246,23 @@ def test_without_auth_users_may_still_authenticate():
         u = _client(address, username="u", password="p")
         assert u.admin.command("connectionStatus")["authInfo"]["authenticatedUsers"] == [{"user": "u", "db": "admin"}]
         assert u.t.c.insert_one({"_id": 2})
+
+
+def test_scram_iteration_counts_follow_their_parameters():
+    with _auth_server() as (address, root):
+        try:
+            root.admin.command("setParameter", 1, scramIterationCount=12000, scramSHA256IterationCount=20000)
+            assert root.admin.command("getParameter", 1, scramSHA256IterationCount=1)["scramSHA256IterationCount"] == 20000
+            root.app.command("createUser", "bo", pwd="pw-of-bo", roles=["read"])
+            creds = root.admin["system.users"].find_one({"_id": "app.bo"})["credentials"]
+            assert creds["SCRAM-SHA-1"]["iterationCount"] == 12000
+            assert creds["SCRAM-SHA-256"]["iterationCount"] == 20000
+            for mechanism in ("SCRAM-SHA-1", "SCRAM-SHA-256"):   # the stored count is the one used
+                c = _client(address, username="bo", password="pw-of-bo", authSource="app", authMechanism=mechanism)
+                assert c.app.command("connectionStatus")["authInfo"]["authenticatedUsers"] == [{"user": "bo", "db": "app"}]
+                c.close()
+            with pytest.raises(OperationFailure) as err:
+                root.admin.command("setParameter", 1, scramIterationCount=4999)
+            assert err.value.code == 2
+        finally:
+            root.admin.command("setParameter", 1, scramIterationCount=10000, scramSHA256IterationCount=15000)

@@ -91,6 +91,10 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
                           "requireTLS: TLS only (default %(default)s)")
     tls.add_argument("--tlsCertificateKeyFile", dest="tls_certificate_key_file", metavar="PEM",
                      help="the server's certificate and private key (one PEM file)")
+    tls.add_argument("--tlsCertificateKeyFilePassword", dest="tls_certificate_key_file_password", metavar="PASSWORD",
+                     help="the password of an encrypted key in --tlsCertificateKeyFile")
+    tls.add_argument("--tlsCRLFile", dest="tls_crl_file", metavar="PEM",
+                     help="with --tlsCAFile: certificate revocation lists; a revoked client certificate is refused")
     tls.add_argument("--tlsCAFile", dest="tls_ca_file", metavar="PEM",
                      help="certificate authority that client certificates must be signed by (then clients must "
                           "present one)")
@@ -138,6 +142,8 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
                           storage_compression=args.storage_compression, event_loop=args.event_loop,
                           auth=args.auth, tls_mode=args.tls_mode,
                           tls_certificate_key_file=args.tls_certificate_key_file, tls_ca_file=args.tls_ca_file,
+                          tls_certificate_key_file_password=args.tls_certificate_key_file_password,
+                          tls_crl_file=args.tls_crl_file,
                           tls_allow_connections_without_certificates=args.tls_allow_connections_without_certificates,
                           tls_disabled_protocols=tuple(p.strip() for p in args.tls_disabled_protocols.split(",")
                                                        if p.strip()),

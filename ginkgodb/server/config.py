@@ -45,6 +45,8 @@ class ServerConfig:
     tls_ca_file: Optional[str] = None        # --tlsCAFile: validates client certificates
     tls_allow_connections_without_certificates: bool = False
     tls_disabled_protocols: tuple[str, ...] = ()     # --tlsDisabledProtocols TLS1_0,TLS1_1,...
+    tls_certificate_key_file_password: Optional[str] = None  # --tlsCertificateKeyFilePassword
+    tls_crl_file: Optional[str] = None       # --tlsCRLFile: revoked client certificates
     argv: tuple[str, ...] = field(default=())
 
     @property
@@ -56,7 +58,9 @@ class ServerConfig:
         from .tls import server_context
         return server_context(self.tls_mode, self.tls_certificate_key_file, self.tls_ca_file,
                               allow_without_certificates=self.tls_allow_connections_without_certificates,
-                              disabled_protocols=self.tls_disabled_protocols)
+                              disabled_protocols=self.tls_disabled_protocols,
+                              certificate_key_file_password=self.tls_certificate_key_file_password,
+                              crl_file=self.tls_crl_file)
 
     def storage_options(self) -> dict[str, Any]:
         """Keyword arguments for Engine.open."""
@@ -73,6 +77,10 @@ class ServerConfig:
         if self.tls_mode != "disabled":
             net["tls"] = {"mode": self.tls_mode, "certificateKeyFile": self.tls_certificate_key_file,
                           **({"CAFile": self.tls_ca_file} if self.tls_ca_file else {}),
+                          **({"CRLFile": self.tls_crl_file} if self.tls_crl_file else {}),
+                          # mongod shows that a password was given, never the password
+                          **({"certificateKeyFilePassword": "<password>"}
+                             if self.tls_certificate_key_file_password else {}),
                           **({"allowConnectionsWithoutCertificates": True}
                              if self.tls_allow_connections_without_certificates else {}),
                           **({"disabledProtocols": ",".join(self.tls_disabled_protocols)}

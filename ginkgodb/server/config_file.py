@@ -85,6 +85,8 @@ KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "net.tls.mode": ("tls_mode", _str),
     "net.tls.certificateKeyFile": ("tls_certificate_key_file", _str),
     "net.tls.CAFile": ("tls_ca_file", _str),
+    "net.tls.CRLFile": ("tls_crl_file", _str),
+    "net.tls.certificateKeyFilePassword": ("tls_certificate_key_file_password", _str),
     "net.tls.allowConnectionsWithoutCertificates": ("tls_allow_connections_without_certificates", _bool),
     "net.tls.disabledProtocols": ("tls_disabled_protocols", _str),
     "storage.dbPath": ("dbpath", _str),

@@ -23,6 +23,31 @@ _STATEMENT_FIELDS = {"insert": ("insert", "documents"), "update": ("update", "up
 _READ_COUNTERS = {"find": "query", "getMore": "getmore"}
 
 
+#: options whose values getCmdLineOpts shows as "<password>", as mongod does
+_SECRET_OPTIONS = ("--tlsCertificateKeyFilePassword",)
+
+
+def redacted_argv(argv: Any) -> list[str]:
+    """The command line with secrets replaced (`--opt value` and `--opt=value` forms)."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append("<password>")
+            hide_next = False
+            continue
+        name, eq, _ = arg.partition("=")
+        if name in _SECRET_OPTIONS:
+            if eq:
+                out.append(f"{name}=<password>")
+            else:
+                out.append(arg)
+                hide_next = True
+            continue
+        out.append(arg)
+    return out
+
+
 class ServerState:
     """Implements commands.ServerView for the wire server."""
 
@@ -33,7 +58,7 @@ class ServerState:
         self.started = time.time()
         self.host = f"{socket.gethostname()}:{config.port}"
         self.compressors: tuple[str, ...] = SUPPORTED_COMPRESSORS
-        self.argv = list(config.argv)
+        self.argv = redacted_argv(config.argv)
         self.parsed_options = config.parsed_options()
         self.recent_log = recent_log
         self.startup_warnings: list[str] = []

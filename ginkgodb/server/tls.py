@@ -37,8 +37,12 @@ class TLSSetupError(ValueError):
 
 def server_context(mode: str, certificate_key_file: Optional[str], ca_file: Optional[str] = None, *,
                    allow_without_certificates: bool = False,
-                   disabled_protocols: tuple[str, ...] = ()) -> Optional[ssl.SSLContext]:
-    """The server's SSLContext, or None when TLS is disabled."""
+                   disabled_protocols: tuple[str, ...] = (),
+                   certificate_key_file_password: Optional[str] = None,
+                   crl_file: Optional[str] = None) -> Optional[ssl.SSLContext]:
+    """The server's SSLContext, or None when TLS is disabled. `certificate_key_file_password`
+    decrypts an encrypted key; `crl_file` (with `ca_file`) refuses the client certificates it
+    revokes."""
     if mode not in MODES:
         raise TLSSetupError(f"Unsupported value for tlsMode {mode!r}: expected one of {', '.join(MODES)}")
     if mode == "disabled":
@@ -47,7 +51,8 @@ def server_context(mode: str, certificate_key_file: Optional[str], ca_file: Opti
         raise TLSSetupError("need tlsCertificateKeyFile or certificateSelector when TLS is enabled")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     try:
-        context.load_cert_chain(certificate_key_file)
+        # a password that is never asked for (an encrypted key without one fails, not prompts)
+        context.load_cert_chain(certificate_key_file, password=certificate_key_file_password or "")
     except (OSError, ssl.SSLError) as exc:
         raise TLSSetupError(f"cannot read PEM key file {certificate_key_file}: {exc}") from None
     if ca_file:
@@ -56,6 +61,14 @@ def server_context(mode: str, certificate_key_file: Optional[str], ca_file: Opti
         except (OSError, ssl.SSLError) as exc:
             raise TLSSetupError(f"cannot read certificate authority file {ca_file}: {exc}") from None
         context.verify_mode = ssl.CERT_OPTIONAL if allow_without_certificates else ssl.CERT_REQUIRED
+        if crl_file:
+            try:
+                context.load_verify_locations(cafile=crl_file)
+            except (OSError, ssl.SSLError) as exc:
+                raise TLSSetupError(f"cannot read certificate revocation list file {crl_file}: {exc}") from None
+            context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
+    elif crl_file:
+        raise TLSSetupError("tlsCRLFile requires tlsCAFile: revocation is checked on client certificates")
     _limit_protocols(context, disabled_protocols)
     return context
 

@@ -36,9 +36,26 @@ def _pem(cert, key=None) -> bytes:
     return out
 
 
+def _encrypted_pem(cert, key, password: bytes) -> bytes:
+    return cert.public_bytes(serialization.Encoding.PEM) + key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.BestAvailableEncryption(password))
+
+
+def _crl(revoked_cert, issuer, issuer_key) -> bytes:
+    now = datetime.datetime.now(datetime.UTC)
+    entry = (x509.RevokedCertificateBuilder().serial_number(revoked_cert.serial_number)
+             .revocation_date(now - datetime.timedelta(hours=1)).build())
+    crl = (x509.CertificateRevocationListBuilder().issuer_name(issuer.subject)
+           .last_update(now - datetime.timedelta(hours=1)).next_update(now + datetime.timedelta(days=2))
+           .add_revoked_certificate(entry).sign(issuer_key, hashes.SHA256()))
+    return crl.public_bytes(serialization.Encoding.PEM)
+
+
 def make_pki(out: Path) -> dict[str, str]:
     """ca.pem; server.pem (cert+key); client.pem (signed by the CA); stranger.pem (a client
-    signed by another CA). Returns their paths by name."""
+    signed by another CA); server-encrypted.pem (its key encrypted with the password "pem-pw");
+    revoked.pem (a client signed by the CA) and crl.pem (the CA's list revoking it). Returns
+    their paths by name."""
     ca_key, other_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca = _cert("ginkgodb test CA", ca_key, _name("ginkgodb test CA"), ca_key, ca=True)
     other = _cert("another CA", other_key, _name("another CA"), other_key, ca=True)
@@ -47,6 +64,12 @@ def make_pki(out: Path) -> dict[str, str]:
                                              ("stranger", other, other_key, False)):
         key = ec.generate_private_key(ec.SECP256R1())
         files[name] = _pem(_cert(name, key, issuer.subject, issuer_key, server=server), key)
+    key = ec.generate_private_key(ec.SECP256R1())
+    files["server-encrypted"] = _encrypted_pem(_cert("server", key, ca.subject, ca_key, server=True), key, b"pem-pw")
+    key = ec.generate_private_key(ec.SECP256R1())
+    revoked = _cert("revoked", key, ca.subject, ca_key)
+    files["revoked"] = _pem(revoked, key)
+    files["crl"] = _crl(revoked, ca, ca_key)
     paths = {}
     for name, data in files.items():
         (out / f"{name}.pem").write_bytes(data)

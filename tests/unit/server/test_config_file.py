@@ -29,6 +29,9 @@ def test_a_mongod_configuration_maps_to_serve_options(tmp_path):
           tls:
             mode: requireTLS
             certificateKeyFile: /etc/ssl/server.pem
+            certificateKeyFilePassword: pem-pw
+            CAFile: /etc/ssl/ca.pem
+            CRLFile: /etc/ssl/crl.pem
         storage:
           dbPath: /var/lib/ginkgo
         security:
@@ -49,7 +52,8 @@ def test_a_mongod_configuration_maps_to_serve_options(tmp_path):
     """))
     assert options == {
         "port": 27555, "bind": "127.0.0.1,::1", "tls_mode": "requireTLS",
-        "tls_certificate_key_file": "/etc/ssl/server.pem", "dbpath": "/var/lib/ginkgo", "auth": True,
+        "tls_certificate_key_file": "/etc/ssl/server.pem", "tls_certificate_key_file_password": "pem-pw",
+        "tls_ca_file": "/etc/ssl/ca.pem", "tls_crl_file": "/etc/ssl/crl.pem", "dbpath": "/var/lib/ginkgo", "auth": True,
         "logpath": "/var/log/ginkgo.log", "logappend": True, "log_level": "debug", "slow_ms": 50,
         "repl_set": "rs0", "oplog_size_mb": 128,
         "set_parameters": ["enableTestCommands=true", "ttlMonitorSleepSecs=5"]}

@@ -173,3 +173,35 @@ def test_certificate_subjects_are_written_as_rfc_4514():
     assert peer_subject(Transport({"subject": subject})) == "OU=db+CN=app\\+1,O=Acme\\, Inc.,C=US"
     assert peer_subject(Transport({})) is None
     assert peer_subject(None) is None
+
+
+def test_an_encrypted_key_opens_with_its_password(pki):
+    with pytest.raises(TLSSetupError, match="cannot read PEM key file"):
+        server_context("requireTLS", pki["server-encrypted"])          # no password: refused, not prompted
+    with pytest.raises(TLSSetupError, match="cannot read PEM key file"):
+        server_context("requireTLS", pki["server-encrypted"], certificate_key_file_password="wrong")
+    with running_server(tls_mode="requireTLS", tls_certificate_key_file=pki["server-encrypted"],
+                        tls_certificate_key_file_password="pem-pw", quiet=True) as address:
+        assert _ping(address, tls=True, tlsCAFile=pki["ca"])
+        client = pymongo.MongoClient(*address, tls=True, tlsCAFile=pki["ca"])
+        try:
+            tls_opts = client.admin.command("getCmdLineOpts")["parsed"]["net"]["tls"]
+            assert tls_opts["certificateKeyFilePassword"] == "<password>"
+        finally:
+            client.close()
+
+
+def test_a_revoked_client_certificate_is_refused(pki):
+    with pytest.raises(TLSSetupError, match="requires tlsCAFile"):
+        server_context("requireTLS", pki["server"], crl_file=pki["crl"])
+    with running_server(tls_mode="requireTLS", tls_certificate_key_file=pki["server"], tls_ca_file=pki["ca"],
+                        tls_crl_file=pki["crl"], quiet=True) as address:
+        assert _ping(address, tls=True, tlsCAFile=pki["ca"], tlsCertificateKeyFile=pki["client"])
+        assert not _ping(address, tls=True, tlsCAFile=pki["ca"], tlsCertificateKeyFile=pki["revoked"])
+
+
+def test_the_password_never_shows_in_get_cmd_line_opts():
+    from ginkgodb.server.state import redacted_argv
+    assert redacted_argv(["serve", "--tlsCertificateKeyFilePassword", "s3", "--port", "1"]) == \
+        ["serve", "--tlsCertificateKeyFilePassword", "<password>", "--port", "1"]
+    assert redacted_argv(["--tlsCertificateKeyFilePassword=s3"]) == ["--tlsCertificateKeyFilePassword=<password>"]

@@ -19,14 +19,16 @@ from .declare import (
     unimplemented,
     value,
 )
+from .clustered_options import check_clustered_options
 from .replies import cursor_reply
+from .server_parameters import test_commands_enabled
 
 _CREATE_FIELDS = frozenset({"capped", "size", "max", "validator", "validationLevel", "validationAction",
                             "collation", "viewOn", "pipeline", "timeseries", "expireAfterSeconds",
                             "clusteredIndex", "changeStreamPreAndPostImages", "storageEngine",
                             "indexOptionDefaults", "autoIndexId", "idIndex", "encryptedFields", "flags",
                             "temp", "recordPreImages"})
-_NOT_YET = ("timeseries", "clusteredIndex", "encryptedFields")
+_NOT_YET = ("timeseries", "encryptedFields")
 
 
 def _create_options(cmd) -> dict:
@@ -57,6 +59,7 @@ def _create_options(cmd) -> dict:
     if "changeStreamPreAndPostImages" in options:
         _check_pre_and_post_images(options["changeStreamPreAndPostImages"])
     _check_view_options(options)
+    check_clustered_options(options, test_commands_enabled())
     return options
 
 
@@ -119,9 +122,11 @@ def collection_info(meta, name_only: bool) -> dict:
         return {"name": meta.name, "type": kind}
     if kind == "view":
         return {"name": meta.name, "type": "view", "options": dict(meta.options), "info": {"readOnly": True}}
-    return {"name": meta.name, "type": "collection", "options": dict(meta.options),
-            "info": {"readOnly": False, "uuid": meta.uuid},
-            "idIndex": {"v": 2, "key": {"_id": 1}, "name": "_id_"}}
+    info = {"name": meta.name, "type": "collection", "options": dict(meta.options),
+            "info": {"readOnly": False, "uuid": meta.uuid}}
+    if "clusteredIndex" not in meta.options:   # a clustered collection has no _id index
+        info["idIndex"] = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
+    return info
 
 
 @command("listCollections", help="Collections of a database, as a cursor.",

@@ -65,7 +65,7 @@ class IndexMeta:
 
     @property
     def is_id(self) -> bool:
-        return self.name == "_id_"
+        return self.name == "_id_" or bool(self.options.get("clustered"))
 
     def spec(self) -> dict:
         """The document listIndexes returns: {v, key, name, options...}."""

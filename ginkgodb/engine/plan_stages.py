@@ -88,7 +88,7 @@ class CollScan(Stage):
     def rows(self) -> Iterator[Row]:
         prefix = self.state.record_prefix
         matcher = self.matcher
-        rid_of = layout.rid_of_record_key
+        rid_of = self.state.rid_of_record_key
         ctx = self.ctx
         stored = _stored_document
         n = 0
@@ -142,7 +142,7 @@ class IndexScan(Stage):
 
     def rids(self) -> Iterator[int]:
         prefix = self.index.prefix
-        rid_from = layout.rid_from_entry
+        rid_from = self.index.rid_of_entry
         ranges = self.ranges if self.direction > 0 else list(reversed(self.ranges))
         seen: Optional[set] = set() if self.multikey else None
         keep = self.keep_keys
@@ -160,7 +160,7 @@ class IndexScan(Stage):
                     seen.add(rid)
                 self.n_returned += 1
                 if keep:
-                    self._entry = key[len(prefix):-layout.RID_WIDTH]
+                    self._entry = self.index.key_of_entry(key)
                 yield rid
         self.works = self.examined + 1
 
@@ -240,7 +240,7 @@ class IdHack(Stage):
         if entry is None:
             return
         self.examined = 1
-        rid = layout.rid_from_entry(entry)
+        rid = self.state.id_index.rid_of_entry(entry)
         value = reader.get(self.state.record_key(rid))
         if value is not None:
             raw = _stored_document(value)

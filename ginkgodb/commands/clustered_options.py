@@ -79,8 +79,9 @@ def _normalized_spec(spec: Any) -> dict:
         _typed(spec, "name", str, "string")
     version = spec.get("v", 2)
     if isinstance(version, bool) or not is_bson_number(version):
-        raise CommandError(ErrorCode.TypeMismatch, f"BSON field 'clusteredIndex.v' is the wrong type "
-                                                   f"'{type_name(version)}', expected types '[long, int, decimal, double]'")
+        raise CommandError(ErrorCode.TypeMismatch,
+                           f"BSON field 'clusteredIndex.v' is the wrong type '{type_name(version)}', "
+                           "expected types '[long, int, decimal, double]'")
     if not spec["unique"]:
         raise CommandError(ErrorCode.ClusteredIndexNotUnique,
                            "The clusteredIndex option requires unique: true to be specified")
@@ -91,8 +92,8 @@ def _normalized_spec(spec: Any) -> dict:
     if version != 2:
         shown = {"v": version, "key": key, "unique": True, **({"name": spec["name"]} if "name" in spec else {})}
         raise CommandError(ErrorCode.ClusteredIndexWrongVersion,
-                           f"Invalid clusteredIndex specification {format_document(shown)}; cannot create a clusteredIndex "
-                           f"with v={int(version)}")
+                           f"Invalid clusteredIndex specification {format_document(shown)}; "
+                           f"cannot create a clusteredIndex with v={int(version)}")
     return {"v": 2, "key": {"_id": 1}, "name": spec.get("name", "_id_"), "unique": True}
 
 

@@ -5,6 +5,7 @@ from ..bsonutil.types import type_name
 from ..engine import IndexChange
 from ..errors import CommandError, ErrorCode
 from . import fields as P
+from .clustered_options import check_clustered_options
 from .context import CommandContext
 from .declare import (
     Args,
@@ -19,7 +20,6 @@ from .declare import (
     unimplemented,
     value,
 )
-from .clustered_options import check_clustered_options
 from .replies import cursor_reply
 from .server_parameters import test_commands_enabled
 

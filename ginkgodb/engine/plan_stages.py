@@ -19,7 +19,6 @@ from ..query.knobs import KNOBS
 from ..query.operation import checked
 from ..query.operation import current as current_operation
 from ..storage.kv import prefix_end
-from . import layout
 from .record_format import document as _stored_document
 
 Row = tuple  # (rid: int, raw: bytes, doc: dict | None)

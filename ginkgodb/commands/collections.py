@@ -6,6 +6,7 @@ from ..engine import IndexChange
 from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .clustered_options import check_clustered_options
+from .coll_mod_options import check_unique_request
 from .context import CommandContext
 from .declare import (
     Args,
@@ -183,14 +184,13 @@ def coll_mod(ctx: CommandContext, args: Args) -> dict:
     if args.index:
         spec = args.index
         for key in spec:
-            if key in ("prepareUnique", "unique"):
-                raise CommandError(ErrorCode.NotImplemented,
-                                   f"collMod with index option '{key}' is not supported by ginkgodb")
-            if key not in ("keyPattern", "name", "hidden", "expireAfterSeconds"):
+            if key not in ("keyPattern", "name", "hidden", "expireAfterSeconds", "prepareUnique", "unique"):
                 raise CommandError(ErrorCode.IDLUnknownField,
                                    f"BSON field 'collMod.index.{key}' is an unknown field.")
+        check_unique_request(spec)
         index = IndexChange(P.plain(spec.get("keyPattern", spec.get("name"))),
-                            {k: v for k, v in spec.items() if k in ("hidden", "expireAfterSeconds")})
+                            {k: v for k, v in spec.items()
+                             if k in ("hidden", "expireAfterSeconds", "prepareUnique", "unique")})
     return ctx.engine.modify_collection(args.db, args.coll, options, index)
 
 

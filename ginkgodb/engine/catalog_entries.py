@@ -71,6 +71,8 @@ class IndexMeta:
         """The document listIndexes returns: {v, key, name, options...}."""
         out: dict = {"v": 2, "key": dict(self.key), "name": self.name}
         out.update((k, v) for k, v in self.options.items() if k not in INTERNAL_OPTIONS)
+        if self.options.get("clustered"):
+            out.pop("expireAfterSeconds", None)   # the collection's option, as mongod lists it
         return out
 
     def to_doc(self) -> dict:

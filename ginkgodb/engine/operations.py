@@ -151,6 +151,12 @@ class EngineOperations(abc.ABC):
                 raise CommandError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{name}")
             indexes, reply, logged = ((None, {}, None) if index is None
                                       else ddl.modify_index(meta, index.target, index.options))
+            if index is not None and ("prepareUnique" in index.options or "unique" in index.options):
+                from .unique_conversion import apply_unique_options
+                indexes, more, logged_more = apply_unique_options(batch, meta, indexes, index.target, index.options)
+                reply.update(more)
+                if logged is not None:
+                    logged[0].update(logged_more)
             ddl.modify_collection(batch, meta, options, indexes, logged)
         return reply
 

@@ -73,7 +73,8 @@ class IndexEntries:
         return self.rids.key_of_entry(entry, len(self.prefix))
 
     def check_unique(self, txn: Any, keys: Iterable[bytes], rid: Any, doc: dict) -> None:
-        if not self.meta.unique:
+        # collMod's prepareUnique: new duplicates are refused before the index becomes unique
+        if not (self.meta.unique or self.meta.options.get("prepareUnique")):
             return
         own = self.rids.suffix(rid)
         for key in keys:

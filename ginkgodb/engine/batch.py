@@ -191,10 +191,10 @@ class WriteBatch:
 
     def alloc_rid(self, coll: Collection, doc: dict) -> Any:
         """The record id for a new document: the next number, or a clustered collection's `_id` key."""
+        numbers = self.numbers(coll.meta.id)   # read before the record is written (read_numbers)
         clustered = coll.new_rid(doc)
         if clustered is not None:
             return clustered
-        numbers = self.numbers(coll.meta.id)
         rid = numbers.next_rid
         numbers.next_rid += 1
         numbers.dirty = True

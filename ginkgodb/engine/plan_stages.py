@@ -231,6 +231,14 @@ class IdHack(Stage):
         self.state, self.reader, self.key = state, reader, key
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
+        self.query_filter: Optional[dict] = None   # the filter (a clustered collection shows it)
+
+    def explain(self, stats: bool) -> dict:
+        if self.state.clustered:   # mongod probes a clustered collection's records by _id
+            from .clustered_explain import clustered_scan_explain
+            return clustered_scan_explain(self.query_filter, 1, stats, self.n_returned, self.n_returned + 1,
+                                          self.n_returned)
+        return super().explain(stats)
 
     def rows(self) -> Iterator[Row]:
         lo = self.state.id_index.prefix + self.key
@@ -267,6 +275,16 @@ class Fetch(Stage):
         self.matcher, self.filter_spec = getattr(matcher, "match", matcher), filter_spec
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
+        self.query_filter: Optional[dict] = None   # the whole filter (a clustered scan shows it)
+
+    def explain(self, stats: bool) -> dict:
+        child = self.child
+        if getattr(child, "index", None) is not None and child.index.kind == "clustered":
+            from .clustered_explain import clustered_scan_explain
+            shown = self.query_filter if self.query_filter is not None else self.filter_spec
+            return clustered_scan_explain(shown, child.direction, stats, self.n_returned,
+                                          self.works + child.works, self.examined)
+        return super().explain(stats)
 
     def rows(self) -> Iterator[Row]:
         if self.key_sink is not None:

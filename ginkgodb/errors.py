@@ -522,6 +522,7 @@ class ErrorCode(enum.IntEnum):
     MinMaxIndexMismatch = _location(51174)
     MinNotBeforeMax = _location(51175)
     MinMaxFieldsDiffer = _location(51176)
+    MergeLetWithoutPipeline = _location(51199)
     PositionalProjectionNoMatch = _location(51246)
     PositionalProjectionMismatch = _location(51247)
     ProjectionEmptySubObject = _location(51270)

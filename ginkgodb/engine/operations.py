@@ -192,6 +192,20 @@ class EngineOperations(abc.ABC):
         meta = self.catalog.get(db, name)
         return None if meta is None else [ix.spec() for ix in meta.indexes]
 
+    def validate_collection(self, db: str, name: str) -> dict:
+        """validate's findings (engine/validate.py); NamespaceNotFound / a view refused as mongod."""
+        from ..errors import CommandError, ErrorCode
+        from .validate import validate_collection
+        with self.reader() as reader:
+            coll = reader.catalog.collection(db, name)
+            meta = reader.catalog.get(db, name)
+            if meta is not None and meta.is_view:
+                raise CommandError(ErrorCode.CommandNotSupportedOnView, "Cannot validate a view")
+            if coll is None:
+                raise CommandError(ErrorCode.NamespaceNotFound,
+                                   f"Collection '{db}.{name}' does not exist to validate.")
+            return validate_collection(coll, reader)
+
     def collection_stats(self, db: str, name: str) -> Optional[CollectionSizes]:
         meta = self.catalog.get(db, name)
         return None if meta is None else collection_sizes(self, meta)

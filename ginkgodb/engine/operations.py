@@ -141,6 +141,18 @@ class EngineOperations(abc.ABC):
             ddl.rename_collection(batch, meta, dst_db, dst, drop_target)
 
     @waits_for_transactions
+    def clone_collection_as_capped(self, db: str, source: str, target: str, size: float) -> None:
+        from .capped_copy import clone_as_capped
+        with self.write() as batch:
+            clone_as_capped(batch, db, source, target, size)
+
+    @waits_for_transactions
+    def convert_to_capped(self, db: str, name: str, size: float) -> None:
+        from .capped_copy import convert_to_capped
+        with self.write(reclaims=True) as batch:
+            convert_to_capped(batch, db, name, size)
+
+    @waits_for_transactions
     def modify_collection(self, db: str, name: str, options: dict,
                           index: Optional[IndexChange] = None) -> dict:
         """collMod; returns the reply's `<option>_old`/`<option>_new` fields for an index change."""

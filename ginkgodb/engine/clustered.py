@@ -13,7 +13,7 @@ from typing import Any, Optional
 from ..bsonutil import keycodec
 from ..errors import CommandError, ErrorCode
 from .access.btree import BtreeAccess
-from .catalog_entries import IndexMeta
+from .catalog_entries import CollectionMeta, IndexMeta
 
 CLUSTERED_FORMAT = 1     # the record key format of clustered collections (catalog entry field)
 
@@ -70,3 +70,22 @@ def record_id_of(doc: dict) -> bytes:
     if "_id" not in doc:
         raise CommandError(ErrorCode.InternalError, "a document without _id reached a clustered collection")
     return keycodec.encode_key((doc["_id"],))
+
+
+def set_ttl(batch: Any, meta: CollectionMeta, seconds: Optional[float]) -> None:
+    """A clustered collection's `expireAfterSeconds` changed (None removes it): the collection's
+    option and its clustered index's, one catalog change."""
+    options = {k: v for k, v in meta.options.items() if k != "expireAfterSeconds"}
+    if seconds is not None:
+        options["expireAfterSeconds"] = seconds
+    indexes = []
+    for ix in meta.indexes:
+        if ix.options.get("clustered"):
+            ix_options = {k: v for k, v in ix.options.items() if k != "expireAfterSeconds"}
+            if seconds is not None:
+                ix_options["expireAfterSeconds"] = seconds
+            ix = ix.evolve(options=ix_options)
+        indexes.append(ix)
+    batch.save_meta(meta.evolve(options=options, indexes=indexes), "collMod",
+                    options={"expireAfterSeconds": seconds if seconds is not None else "off"},
+                    old=dict(meta.options))

@@ -141,6 +141,15 @@ class EngineOperations(abc.ABC):
             ddl.rename_collection(batch, meta, dst_db, dst, drop_target)
 
     @waits_for_transactions
+    def set_clustered_ttl(self, db: str, name: str, seconds: Optional[float]) -> None:
+        """collMod of a clustered collection's `expireAfterSeconds` (None: no TTL)."""
+        from .clustered import set_ttl
+        with self.write() as batch:
+            meta = batch.catalog.get(db, name)
+            if meta is not None:
+                set_ttl(batch, meta, seconds)
+
+    @waits_for_transactions
     def clone_collection_as_capped(self, db: str, source: str, target: str, size: float) -> None:
         from .capped_copy import clone_as_capped
         with self.write() as batch:

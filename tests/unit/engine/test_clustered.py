@@ -188,3 +188,33 @@ def test_bad_clustered_specs_get_mongods_errors(run, spec, extra, code, message)
 def test_expire_after_seconds_needs_clustering(run):
     reply = run.error({"create": "c", "expireAfterSeconds": 10})
     assert (reply["code"], reply["errmsg"]) == (72, "'expireAfterSeconds' requires clustering to be enabled")
+
+
+def test_coll_mod_changes_and_removes_the_ttl(run, engine):
+    from ginkgodb.engine.ttl import expire_once
+    clustered(run)
+    now = datetime.datetime(2026, 1, 1, 12, 0)
+    run.insert("c", {"_id": now - datetime.timedelta(hours=2)}, {"_id": now - datetime.timedelta(minutes=5)})
+    assert expire_once(engine, now) == 0
+    run({"collMod": "c", "expireAfterSeconds": 3600})
+    info = run({"listCollections": 1, "filter": {"name": "c"}})["cursor"]["firstBatch"][0]
+    assert info["options"]["expireAfterSeconds"] == 3600
+    assert expire_once(engine, now) == 1
+    run({"collMod": "c", "expireAfterSeconds": "off"})
+    info = run({"listCollections": 1, "filter": {"name": "c"}})["cursor"]["firstBatch"][0]
+    assert "expireAfterSeconds" not in info["options"]
+    assert expire_once(engine, now + datetime.timedelta(days=1)) == 0
+    assert len(run.find("c")) == 1
+
+
+def test_coll_mod_ttl_errors(run):
+    clustered(run)
+    run({"create": "plain"})
+    err = run.error({"collMod": "plain", "expireAfterSeconds": 10})
+    assert (err["code"], err["errmsg"]) == (
+        72, "'expireAfterSeconds' option is only supported on collections clustered by _id")
+    err = run.error({"collMod": "c", "expireAfterSeconds": "on"})
+    assert (err["code"], err["errmsg"]) == (
+        72, "Invalid string value for the 'clusteredIndex::expireAfterSeconds' option. Got: 'on'. "
+            "Accepted value is 'off'")
+    assert run.error({"collMod": "c", "expireAfterSeconds": -5})["code"] == 72

@@ -32,4 +32,13 @@ def check_document(state, new: dict, old: Optional[dict]) -> None:
         return
     raise CommandError(ErrorCode.DocumentValidationFailure, "Document failed validation",
                        info={"errInfo": {"failingDocumentId": new.get("_id"),
-                                         "details": {"operatorName": "$and", "schemaRulesNotSatisfied": []}}})
+                                         "details": failure_details(options["validator"], new)}})
+
+
+def failure_details(spec: dict, doc: dict) -> dict:
+    """errInfo.details: the rules a `{$jsonSchema: ...}` validator's document breaks, as mongod
+    5.0+ reports them (query/match/schema_errors.py); other validators keep the generic form."""
+    if list(spec) == ["$jsonSchema"] and isinstance(spec["$jsonSchema"], dict):
+        from ..query.match.schema_errors import schema_details
+        return schema_details(spec["$jsonSchema"], doc)
+    return {"operatorName": "$and", "schemaRulesNotSatisfied": []}

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
-from .declare import Args, Target, boolean, command, on_collection, unimplemented
+from .declare import Args, Target, boolean, command, ignored, on_collection, unimplemented
 
 
 @command("validate", help="Validate contents of a namespace by scanning its data structures for correctness.\n"
                           "This is a slow operation.\n\tAdd {full: true} option to do a more thorough check.",
          fields=(boolean("full"), boolean("background"), boolean("checkBSONConformance"),
                  boolean("enforceFastCount"),
+                 ignored("scandata", "a legacy field pymongo sends: every record is always scanned"),
                  unimplemented("repair", "validate does not repair"),
                  unimplemented("metadata", "validate of the metadata alone")),
          target=Target.COLLECTION, privileges=(on_collection("validate"),))

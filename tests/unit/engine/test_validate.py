@@ -72,3 +72,23 @@ def test_validate_errors(run):
     err = run.error({"validate": "c", "full": True, "background": True})
     assert err["code"] == 72
     assert run.error({"validate": "c", "repair": True})["code"] == 238
+
+
+def test_pymongo_validate_collection_embedded_and_over_the_wire():
+    import pymongo
+
+    from ginkgodb import MongoClient
+    from ginkgodb.server.testing import running_server
+    embedded = MongoClient()
+    embedded.t.c.insert_many([{"_id": i, "x": i} for i in range(3)])
+    embedded.t.c.create_index("x")
+    reply = embedded.t.validate_collection("c", full=True)
+    assert reply["valid"] is True and reply["keysPerIndex"] == {"_id_": 3, "x_1": 3}
+    with running_server(None) as (host, port):
+        client = pymongo.MongoClient(host, port, directConnection=True)
+        try:
+            client.t.c.insert_many([{"_id": i} for i in range(4)])
+            reply = client.t.validate_collection("c", full=True)
+            assert reply["valid"] is True and reply["nrecords"] == 4
+        finally:
+            client.close()

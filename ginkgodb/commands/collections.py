@@ -6,7 +6,7 @@ from ..engine import IndexChange
 from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .clustered_options import check_clustered_options
-from .coll_mod_options import check_unique_request, clustered_ttl
+from .coll_mod_options import capped_changes, check_unique_request, clustered_ttl
 from .context import CommandContext
 from .declare import (
     Args,
@@ -165,7 +165,7 @@ def rename_collection(ctx: CommandContext, args: Args) -> dict:
 @command("collMod", help="Change collection options (validator, index options).",
          fields=(value("validator"), value("validationLevel"), value("validationAction"), doc("index"),
                  value("viewOn"), value("pipeline"),
-                 value("expireAfterSeconds"),
+                 value("expireAfterSeconds"), value("cappedSize"), value("cappedMax"),
                  value("changeStreamPreAndPostImages"),
                  unimplemented("dryRun")),
          target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
@@ -180,9 +180,9 @@ def coll_mod(ctx: CommandContext, args: Args) -> dict:
     options = _create_options({k: v for k, v in args.cmd.items()
                                if k in ("validator", "validationLevel", "validationAction",
                                         "changeStreamPreAndPostImages")})
+    options.update(capped_changes(entry.options if entry is not None else {}, args.cmd))
     if "expireAfterSeconds" in args.cmd:   # a clustered collection's TTL (coll_mod_options.py)
         ttl = clustered_ttl(entry.options if entry is not None else {}, args.expire_after_seconds)
-        ctx.engine.set_clustered_ttl(args.db, args.coll, ttl)
     index = None
     if args.index:
         spec = args.index
@@ -194,7 +194,10 @@ def coll_mod(ctx: CommandContext, args: Args) -> dict:
         index = IndexChange(P.plain(spec.get("keyPattern", spec.get("name"))),
                             {k: v for k, v in spec.items()
                              if k in ("hidden", "expireAfterSeconds", "prepareUnique", "unique")})
-    return ctx.engine.modify_collection(args.db, args.coll, options, index)
+    reply = ctx.engine.modify_collection(args.db, args.coll, options, index)
+    if "expireAfterSeconds" in args.cmd:   # checked above: applied once the rest has been
+        ctx.engine.set_clustered_ttl(args.db, args.coll, ttl)
+    return reply
 
 
 def _view_changes(args: Args) -> dict:

@@ -55,3 +55,23 @@ def test_errors(run):
         assert (err["code"], err["errmsg"]) == (code, message), cmd
     assert "capped" not in options(run, "c")
     assert sorted(c["name"] for c in run({"listCollections": 1})["cursor"]["firstBatch"]) == ["c", "d", "v"]
+
+
+def test_coll_mod_resizes_a_capped_collection(run):
+    run({"create": "c", "capped": True, "size": 100000})
+    run.insert("c", *({"_id": i, "x": "y" * 100} for i in range(50)))
+    run({"collMod": "c", "cappedSize": 4096, "cappedMax": 10})
+    assert options(run, "c") == {"capped": True, "size": 4096, "max": 10}
+    run.insert("c", {"_id": 50, "x": "y"})
+    assert [d["_id"] for d in run.find("c")] == list(range(41, 51))
+
+
+def test_coll_mod_capped_errors(run):
+    run({"create": "plain"})
+    run({"create": "c", "capped": True, "size": 4096})
+    err = run.error({"collMod": "plain", "cappedSize": 4096})
+    assert (err["code"], err["errmsg"]) == (72, "Collection must be capped.")
+    err = run.error({"collMod": "c", "cappedSize": 0})
+    assert (err["code"], err["errmsg"]) == (2, "BSON field 'cappedSize' value must be >= 1, actual value '0'")
+    assert run.error({"collMod": "c", "cappedMax": "x"})["code"] == 14
+    assert options(run, "c") == {"capped": True, "size": 4096}

@@ -4,8 +4,9 @@ in mongod 5.0+'s shape (`operatorName: "$jsonSchema"`, `schemaRulesNotSatisfied`
 The schema has already been compiled (jsonschema.py checked it), so this walks the spec itself
 and, for each keyword whose restriction the value breaks, reports the keyword's rule
 (`operatorName`, `specifiedAs`, `reason`, the considered value), descending into `properties`,
-`items`, `additionalProperties` and the logical keywords. Keywords are reported type first, then
-scalar, array, object and logical keywords, as mongod's schema parser orders them.
+`items`, `additionalProperties` and the logical keywords. Keywords are reported scalar (maximum
+before minimum), array, object and logical keywords first and the type restriction last, as
+mongod's schema parser orders them.
 """
 from __future__ import annotations
 
@@ -56,17 +57,17 @@ def _types(kw: Mapping) -> tuple[str, frozenset[int]] | None:
 
 def _failures(kw: Mapping, value: Any, root: bool) -> list[dict]:
     out: list[dict] = []
-    types = _types(kw)
-    if types is not None and not root and type_code(value) not in types[1]:
-        name = types[0]
-        out.append({"operatorName": name, "specifiedAs": {name: kw[name]}, "reason": "type did not match",
-                    "consideredValue": value, "consideredType": _type_names(value)})
     if not root:
         out.extend(_scalar(kw, value))
         out.extend(_array(kw, value))
     if root or is_object(value):
         out.extend(_object(kw, as_document(value)))
     out.extend(_logical(kw, value, root))
+    types = _types(kw)
+    if types is not None and not root and type_code(value) not in types[1]:
+        name = types[0]
+        out.append({"operatorName": name, "specifiedAs": {name: kw[name]}, "reason": "type did not match",
+                    "consideredValue": value, "consideredType": _type_names(value)})
     return out
 
 
@@ -244,9 +245,6 @@ def _logical(kw: Mapping, value: Any, root: bool) -> list[dict]:
     if isinstance(kw.get("enum"), list):
         values = [v for v in kw["enum"] if is_object(v)] if root else kw["enum"]
         if not any(unordered_equal(value, x) for x in values):
-            entry: dict[str, Any] = {"operatorName": "enum", "specifiedAs": {"enum": kw["enum"]},
-                                     "reason": "value was not found in enum"}
-            if not root:
-                entry["consideredValue"] = value
-            out.append(entry)
+            out.append({"operatorName": "enum", "specifiedAs": {"enum": kw["enum"]},
+                        "reason": "value was not found in enum", "consideredValue": value})
     return out

@@ -94,3 +94,11 @@ def test_logical_keywords():
                                   "reason": "comparison failed", "consideredValue": 1}]}]}]
     assert rules({"properties": {"a": {"not": {"bsonType": "int"}}}}, {"a": 1}) == [
         prop("a", {"operatorName": "not", "reason": "child expression matched"})]
+
+
+def test_the_type_restriction_comes_after_the_other_keywords_and_enum_shows_the_value():
+    details = rules({"properties": {"a": {"bsonType": "int", "enum": [1, 2]}}}, {"a": "x"})
+    assert [d["operatorName"] for d in details[0]["propertiesNotSatisfied"][0]["details"]] == ["enum", "bsonType"]
+    assert rules({"enum": [{"a": 1}]}, {"a": 0}) == [
+        {"operatorName": "enum", "specifiedAs": {"enum": [{"a": 1}]}, "reason": "value was not found in enum",
+         "consideredValue": {"a": 0}}]

@@ -138,16 +138,19 @@ class IndexScan(Stage):
         self.dups = 0
         self.keep_keys = False   # returnKey: remember the entry each record id came from
         self._entry: Optional[bytes] = None
+        # a clustered collection's records are its _id index's entries: FETCH takes the value read
+        self.record_value: Optional[bytes] = None
+        self.yields_records = getattr(index, "kind", "") == "clustered"
 
     def rids(self) -> Iterator[int]:
         prefix = self.index.prefix
         rid_from = self.index.rid_of_entry
         ranges = self.ranges if self.direction > 0 else list(reversed(self.ranges))
         seen: Optional[set] = set() if self.multikey else None
-        keep = self.keep_keys
+        keep, records = self.keep_keys, self.yields_records
         for lo, hi in ranges:
             hi_key = prefix + hi if hi is not None else prefix_end(prefix)
-            for key, _ in self.reader.scan(prefix + lo, hi_key, self.direction < 0):
+            for key, value in self.reader.scan(prefix + lo, hi_key, self.direction < 0):
                 self.examined += 1
                 if not self.examined & 1023:
                     interrupt_check(self.ctx)
@@ -160,6 +163,8 @@ class IndexScan(Stage):
                 self.n_returned += 1
                 if keep:
                     self._entry = self.index.key_of_entry(key)
+                if records:
+                    self.record_value = value
                 yield rid
         self.works = self.examined + 1
 
@@ -300,8 +305,10 @@ class Fetch(Stage):
     def _rows(self) -> Iterator[Row]:
         reader, record_key, matcher = self.reader, self.state.record_key, self.matcher
         stored = _stored_document
-        for rid in self.child.rids():
-            value = reader.get(record_key(rid))
+        child = self.child
+        records = getattr(child, "yields_records", False)
+        for rid in child.rids():
+            value = child.record_value if records else reader.get(record_key(rid))
             self.works += 1
             if value is None:
                 continue  # deleted since the index entry was read

@@ -124,6 +124,8 @@ def modify_index(meta: CollectionMeta, target: Any, options: dict) -> tuple[list
     ix = find_index(list(meta.indexes), target)
     if ix is None:
         raise CommandError(ErrorCode.IndexNotFound, f"cannot find index {target} for ns {meta.ns}")
+    if options.get("hidden") and ix.is_id:
+        raise CommandError(ErrorCode.BadValue, "can't hide _id index")
     reply = {}
     changed = dict(ix.options)
     for option in ("hidden", "expireAfterSeconds"):
@@ -144,6 +146,8 @@ def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[in
     new: list[IndexMeta] = []
     for spec in specs:
         name, key, options = normalize_spec(spec)
+        if "clusteredIndex" in meta.options and list(key.items()) == [("_id", 1)]:
+            continue   # the clustered index is the collection's _id index (clustered.py)
         existing = find_index(list(meta.indexes) + new, name)
         same_key = [ix for ix in list(meta.indexes) + new if list(ix.key.items()) == list(key.items())]
         if existing is not None:

@@ -218,3 +218,13 @@ def test_coll_mod_ttl_errors(run):
         72, "Invalid string value for the 'clusteredIndex::expireAfterSeconds' option. Got: 'on'. "
             "Accepted value is 'off'")
     assert run.error({"collMod": "c", "expireAfterSeconds": -5})["code"] == 72
+
+
+def test_an_id_index_request_is_the_clustered_index_and_it_cannot_be_hidden(run):
+    clustered(run, clusteredIndex={**SPEC, "name": "pk"})
+    reply = run({"createIndexes": "c", "indexes": [{"key": {"_id": 1}, "name": "_id_"}]})
+    assert (reply["numIndexesBefore"], reply["numIndexesAfter"]) == (1, 1)
+    err = run.error({"collMod": "c", "index": {"name": "pk", "hidden": True}})
+    assert (err["code"], err["errmsg"]) == (2, "can't hide _id index")
+    run({"createIndexes": "c", "indexes": [{"key": {"_id": -1}, "name": "id_desc"}]})   # a real secondary
+    assert [ix["name"] for ix in run({"listIndexes": "c"})["cursor"]["firstBatch"]] == ["pk", "id_desc"]

@@ -5,6 +5,8 @@ from ..bsonutil.types import type_name
 from ..engine import IndexChange
 from ..errors import CommandError, ErrorCode
 from . import fields as P
+from .clustered_options import check_clustered_options
+from .coll_mod_options import capped_changes, check_unique_request, clustered_ttl
 from .context import CommandContext
 from .declare import (
     Args,
@@ -20,13 +22,14 @@ from .declare import (
     value,
 )
 from .replies import cursor_reply
+from .server_parameters import test_commands_enabled
 
 _CREATE_FIELDS = frozenset({"capped", "size", "max", "validator", "validationLevel", "validationAction",
                             "collation", "viewOn", "pipeline", "timeseries", "expireAfterSeconds",
                             "clusteredIndex", "changeStreamPreAndPostImages", "storageEngine",
                             "indexOptionDefaults", "autoIndexId", "idIndex", "encryptedFields", "flags",
                             "temp", "recordPreImages"})
-_NOT_YET = ("timeseries", "clusteredIndex", "encryptedFields")
+_NOT_YET = ("timeseries", "encryptedFields")
 
 
 def _create_options(cmd) -> dict:
@@ -57,6 +60,7 @@ def _create_options(cmd) -> dict:
     if "changeStreamPreAndPostImages" in options:
         _check_pre_and_post_images(options["changeStreamPreAndPostImages"])
     _check_view_options(options)
+    check_clustered_options(options, test_commands_enabled())
     return options
 
 
@@ -119,9 +123,11 @@ def collection_info(meta, name_only: bool) -> dict:
         return {"name": meta.name, "type": kind}
     if kind == "view":
         return {"name": meta.name, "type": "view", "options": dict(meta.options), "info": {"readOnly": True}}
-    return {"name": meta.name, "type": "collection", "options": dict(meta.options),
-            "info": {"readOnly": False, "uuid": meta.uuid},
-            "idIndex": {"v": 2, "key": {"_id": 1}, "name": "_id_"}}
+    info = {"name": meta.name, "type": "collection", "options": dict(meta.options),
+            "info": {"readOnly": False, "uuid": meta.uuid}}
+    if "clusteredIndex" not in meta.options:   # a clustered collection has no _id index
+        info["idIndex"] = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
+    return info
 
 
 @command("listCollections", help="Collections of a database, as a cursor.",
@@ -159,7 +165,7 @@ def rename_collection(ctx: CommandContext, args: Args) -> dict:
 @command("collMod", help="Change collection options (validator, index options).",
          fields=(value("validator"), value("validationLevel"), value("validationAction"), doc("index"),
                  value("viewOn"), value("pipeline"),
-                 unimplemented("expireAfterSeconds", "collMod of a clustered collection's TTL"),
+                 value("expireAfterSeconds"), value("cappedSize"), value("cappedMax"),
                  value("changeStreamPreAndPostImages"),
                  unimplemented("dryRun")),
          target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
@@ -174,19 +180,24 @@ def coll_mod(ctx: CommandContext, args: Args) -> dict:
     options = _create_options({k: v for k, v in args.cmd.items()
                                if k in ("validator", "validationLevel", "validationAction",
                                         "changeStreamPreAndPostImages")})
+    options.update(capped_changes(entry.options if entry is not None else {}, args.cmd))
+    if "expireAfterSeconds" in args.cmd:   # a clustered collection's TTL (coll_mod_options.py)
+        ttl = clustered_ttl(entry.options if entry is not None else {}, args.expire_after_seconds)
     index = None
     if args.index:
         spec = args.index
         for key in spec:
-            if key in ("prepareUnique", "unique"):
-                raise CommandError(ErrorCode.NotImplemented,
-                                   f"collMod with index option '{key}' is not supported by ginkgodb")
-            if key not in ("keyPattern", "name", "hidden", "expireAfterSeconds"):
+            if key not in ("keyPattern", "name", "hidden", "expireAfterSeconds", "prepareUnique", "unique"):
                 raise CommandError(ErrorCode.IDLUnknownField,
                                    f"BSON field 'collMod.index.{key}' is an unknown field.")
+        check_unique_request(spec)
         index = IndexChange(P.plain(spec.get("keyPattern", spec.get("name"))),
-                            {k: v for k, v in spec.items() if k in ("hidden", "expireAfterSeconds")})
-    return ctx.engine.modify_collection(args.db, args.coll, options, index)
+                            {k: v for k, v in spec.items()
+                             if k in ("hidden", "expireAfterSeconds", "prepareUnique", "unique")})
+    reply = ctx.engine.modify_collection(args.db, args.coll, options, index)
+    if "expireAfterSeconds" in args.cmd:   # checked above: applied once the rest has been
+        ctx.engine.set_clustered_ttl(args.db, args.coll, ttl)
+    return reply
 
 
 def _view_changes(args: Args) -> dict:

@@ -12,6 +12,7 @@ from typing import Any, Optional
 import bson
 
 from ..bsonutil import keycodec
+from ..bsonutil.types import type_name
 from ..errors import CommandError, ErrorCode
 from ..query import metadata
 from ..query.external_sort import Spill
@@ -175,7 +176,7 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
             with metadata.for_filter(req.filter):
                 docs = run_pipeline(rest, source, pctx) if rest else source
     if out_stage is not None:
-        write_out(engine, db, out_stage, docs)
+        write_out(engine, db, out_stage, docs, variables)
         return iter(())
     return docs
 
@@ -262,7 +263,7 @@ def out_target(db: str, stage: dict) -> tuple[str, str]:
     return target_db, target
 
 
-def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
+def write_out(engine, db: str, stage: dict, docs: Iterator[dict], variables: Optional[dict] = None) -> None:
     """$out replaces the target collection's documents; $merge combines by `on` (default _id)."""
     name, spec = next(iter(stage.items()))
     options: dict = spec if isinstance(spec, dict) else {}
@@ -277,7 +278,7 @@ def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
                 d, raw = prepare_insert(doc)
                 insert_record(batch, batch.collection(target_db, target), d, raw)
             return
-        merger = _Merger(engine, batch, target_db, target, options)
+        merger = _Merger(engine, batch, target_db, target, options, variables)
         for doc in results:
             merger.merge(doc)
 
@@ -285,8 +286,9 @@ def write_out(engine, db: str, stage: dict, docs: Iterator[dict]) -> None:
 class _Merger:
     """One $merge: documents matched on `on` fields, then whenMatched / whenNotMatched."""
 
-    def __init__(self, engine, batch, db: str, coll: str, options: dict) -> None:
+    def __init__(self, engine, batch, db: str, coll: str, options: dict, variables: Optional[dict] = None) -> None:
         self.engine, self.batch, self.db, self.coll = engine, batch, db, coll
+        self.variables = dict(variables or {})   # the command's let
         on = options.get("on", "_id")
         self.on = [on] if isinstance(on, str) else list(on)
         self.when_matched = options.get("whenMatched", "merge")
@@ -298,6 +300,29 @@ class _Merger:
         if self.when_not_matched not in ("insert", "discard", "fail"):
             raise CommandError(ErrorCode.BadValue, f"Enumeration value '{self.when_not_matched}' for field "
                                                    "'$merge.whenNotMatched' is not a valid value.")
+        self.let = self._let(options)
+
+    def _let(self, options: dict) -> dict:
+        """The stage's `let`, compiled: evaluated against each incoming document for the
+        whenMatched pipeline; `new` (the incoming document) unless `let` names it."""
+        from ..query.expr import compile_expr
+        spec = options.get("let")
+        if spec is None:
+            return {}
+        if not isinstance(self.when_matched, list):
+            raise CommandError(ErrorCode.MergeLetWithoutPipeline,
+                               f"Cannot use 'let' variables with 'whenMatched: {self.when_matched}' mode")
+        if not isinstance(spec, dict):
+            raise CommandError(ErrorCode.TypeMismatch, "BSON field '$merge.let' is the wrong type "
+                                                       f"'{type_name(spec)}', expected type 'object'")
+        return {name: compile_expr(expr) for name, expr in spec.items()}
+
+    def _pipeline_variables(self, doc: dict) -> dict:
+        bound = dict(self.variables)
+        bound["new"] = doc
+        for name, expr in self.let.items():
+            bound[name] = expr(doc, self.variables)
+        return bound
 
     def merge(self, doc: dict) -> None:
         from .records import update_record
@@ -313,7 +338,7 @@ class _Merger:
                 return
             if isinstance(self.when_matched, list):
                 from ..query.update import compile_update
-                new = compile_update(self.when_matched).apply(old)
+                new = compile_update(self.when_matched, variables=self._pipeline_variables(doc)).apply(old)
             elif self.when_matched == "replace":
                 new = {**doc, "_id": old["_id"]}
             else:

@@ -93,7 +93,8 @@ def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
         count += 1
         size += record_format.document_size(value)
         last = key
-    next_rid = layout.rid_of_record_key(last) + 1 if last else 1
+    # a clustered collection's record keys are not numbers (clustered.py): its next id is unused
+    next_rid = layout.rid_of_record_key(last) + 1 if len(last) == 5 + layout.RID_WIDTH else 1
     numbers = CollectionNumbers(next_rid, count, size)
     numbers.dirty = True  # worth storing at the next write
     return numbers
@@ -189,8 +190,12 @@ class WriteBatch:
         numbers.dirty = True
         return numbers
 
-    def alloc_rid(self, coll: Collection) -> int:
-        numbers = self.numbers(coll.meta.id)
+    def alloc_rid(self, coll: Collection, doc: dict) -> Any:
+        """The record id for a new document: the next number, or a clustered collection's `_id` key."""
+        numbers = self.numbers(coll.meta.id)   # read before the record is written (read_numbers)
+        clustered = coll.new_rid(doc)
+        if clustered is not None:
+            return clustered
         rid = numbers.next_rid
         numbers.next_rid += 1
         numbers.dirty = True

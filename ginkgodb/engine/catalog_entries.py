@@ -66,12 +66,14 @@ class IndexMeta:
 
     @property
     def is_id(self) -> bool:
-        return self.name == "_id_"
+        return self.name == "_id_" or bool(self.options.get("clustered"))
 
     def spec(self) -> dict:
         """The document listIndexes returns: {v, key, name, options...}."""
         out: dict = {"v": 2, "key": dict(self.key), "name": self.name}
         out.update((k, v) for k, v in self.options.items() if k not in INTERNAL_OPTIONS)
+        if self.options.get("clustered"):
+            out.pop("expireAfterSeconds", None)   # the collection's option, as mongod lists it
         return out
 
     def to_doc(self) -> dict:

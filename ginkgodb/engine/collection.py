@@ -13,18 +13,23 @@ from . import layout, record_format
 from .access import access_method
 from .access.entries import IndexEntries
 from .catalog_entries import CollectionMeta
+from .record_ids import CLUSTERED_RIDS, INT_RIDS
 
 
 class Collection:
     """One collection's index access methods, shortcut-planner map and validator."""
 
-    __slots__ = ("meta", "record_prefix", "indexes", "index_map", "capped", "codec", "__dict__")
+    __slots__ = ("meta", "record_prefix", "indexes", "index_map", "capped", "codec", "clustered", "rids",
+                 "__dict__")
 
     def __init__(self, meta: CollectionMeta) -> None:
         from ..planner.fast import IndexMap
         self.meta = meta
         self.record_prefix = layout.record_prefix(meta.id)
-        self.indexes: list[IndexEntries] = [access_method(ix, meta.ns) for ix in meta.indexes]
+        # a clustered collection keys its records by _id (clustered.py): its record ids are bytes
+        self.clustered = "clusteredIndex" in meta.options
+        self.rids = CLUSTERED_RIDS if self.clustered else INT_RIDS
+        self.indexes: list[IndexEntries] = [self._access(ix) for ix in meta.indexes]
         self.index_map = IndexMap(list(meta.indexes))
         self.capped = bool(meta.options.get("capped"))
         self.codec = meta.compression   # how insert/update store its records (record_format.py)
@@ -50,8 +55,28 @@ class Collection:
                 return ix
         return None
 
-    def record_key(self, rid: int) -> bytes:
-        return self.record_prefix + layout.rid_bytes(rid)
+    def _access(self, ix: Any) -> IndexEntries:
+        if not self.clustered:
+            return access_method(ix, self.meta.ns)
+        if ix.options.get("clustered"):
+            from .clustered import ClusteredIndex
+            return ClusteredIndex(ix, self.meta.ns, self.record_prefix)
+        runtime = access_method(ix, self.meta.ns)
+        runtime.rids = CLUSTERED_RIDS
+        return runtime
+
+    def record_key(self, rid: Any) -> bytes:
+        return self.rids.record_key(self.record_prefix, rid)
+
+    def rid_of_record_key(self, key: bytes) -> Any:
+        return self.rids.of_record_key(key)
+
+    def new_rid(self, doc: dict) -> Optional[bytes]:
+        """A clustered collection's record id for `doc` (None: ordinary ids are allocated)."""
+        if not self.clustered:
+            return None
+        from .clustered import record_id_of
+        return record_id_of(doc)
 
     def stored(self, raw: bytes) -> bytes:
         """The value to store for BSON `raw` (compressed as the collection chose)."""

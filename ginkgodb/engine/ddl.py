@@ -18,6 +18,7 @@ from .access import access_method, kind_of
 from .access.entries import IndexEntries
 from .batch import WriteBatch
 from .catalog import CollectionMeta, IndexMeta
+from .clustered import clustered_index_meta
 from .collection import Collection
 from .index_specs import comparable_options, find_index, normalize_spec
 from .names import check_collection_name, check_db_name
@@ -40,7 +41,9 @@ def create_collection(batch: WriteBatch, db: str, name: str, options: Optional[d
         check_view_graph(batch.catalog, db, name, options)
     indexes: tuple = ()
     coll_id = batch.alloc_id()
-    if "viewOn" not in options:  # a view has no data and no indexes
+    if "clusteredIndex" in options:  # records keyed by _id: the records are the _id index
+        indexes = (clustered_index_meta(batch.alloc_id(), options),)
+    elif "viewOn" not in options:  # a view has no data and no indexes
         indexes = (IndexMeta(batch.alloc_id(), "_id_", dict(ID_INDEX_KEY)),)
     else:
         codec = "none"
@@ -121,6 +124,8 @@ def modify_index(meta: CollectionMeta, target: Any, options: dict) -> tuple[list
     ix = find_index(list(meta.indexes), target)
     if ix is None:
         raise CommandError(ErrorCode.IndexNotFound, f"cannot find index {target} for ns {meta.ns}")
+    if options.get("hidden") and ix.is_id:
+        raise CommandError(ErrorCode.BadValue, "can't hide _id index")
     reply = {}
     changed = dict(ix.options)
     for option in ("hidden", "expireAfterSeconds"):
@@ -141,6 +146,8 @@ def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[in
     new: list[IndexMeta] = []
     for spec in specs:
         name, key, options = normalize_spec(spec)
+        if "clusteredIndex" in meta.options and list(key.items()) == [("_id", 1)]:
+            continue   # the clustered index is the collection's _id index (clustered.py)
         existing = find_index(list(meta.indexes) + new, name)
         same_key = [ix for ix in list(meta.indexes) + new if list(ix.key.items()) == list(key.items())]
         if existing is not None:
@@ -203,8 +210,9 @@ def _build(txn, coll: Collection, meta: IndexMeta) -> IndexMeta:
     prefix = coll.record_prefix
     entries: list[bytes] = []
     multikey_paths: set = set()
+    runtime.rids = coll.rids
     for key, raw in checked(txn.scan(prefix, prefix_end(prefix))):
-        rid_suffix = key[-layout.RID_WIDTH:]
+        rid_suffix = coll.rids.suffix(coll.rid_of_record_key(key))
         keys, multikey = runtime.keys(bson.decode(record_format.document(raw)))
         entries.extend(k + rid_suffix for k in keys)
         if multikey:
@@ -217,12 +225,12 @@ def _build(txn, coll: Collection, meta: IndexMeta) -> IndexMeta:
 
 
 def _check_sorted_unique(txn, coll: Collection, runtime: IndexEntries, entries: list[bytes]) -> None:
-    width = layout.RID_WIDTH
+    key_of, rid_of = coll.rids.key_of_entry, coll.rids.of_entry
     for before, after in zip(entries, entries[1:]):
-        if before[:-width] == after[:-width]:
-            rid = layout.rid_from_entry(after)
+        if key_of(before, 0) == key_of(after, 0):
+            rid = rid_of(after)
             doc = bson.decode(record_format.document(txn.get(coll.record_key(rid))))
-            raise runtime.duplicate_error(after[:-width], doc)
+            raise runtime.duplicate_error(key_of(after, 0), doc)
 
 
 def drop_indexes(batch: WriteBatch, coll: Collection, which: Any) -> int:

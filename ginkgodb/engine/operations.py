@@ -141,6 +141,27 @@ class EngineOperations(abc.ABC):
             ddl.rename_collection(batch, meta, dst_db, dst, drop_target)
 
     @waits_for_transactions
+    def set_clustered_ttl(self, db: str, name: str, seconds: Optional[float]) -> None:
+        """collMod of a clustered collection's `expireAfterSeconds` (None: no TTL)."""
+        from .clustered import set_ttl
+        with self.write() as batch:
+            meta = batch.catalog.get(db, name)
+            if meta is not None:
+                set_ttl(batch, meta, seconds)
+
+    @waits_for_transactions
+    def clone_collection_as_capped(self, db: str, source: str, target: str, size: float) -> None:
+        from .capped_copy import clone_as_capped
+        with self.write() as batch:
+            clone_as_capped(batch, db, source, target, size)
+
+    @waits_for_transactions
+    def convert_to_capped(self, db: str, name: str, size: float) -> None:
+        from .capped_copy import convert_to_capped
+        with self.write(reclaims=True) as batch:
+            convert_to_capped(batch, db, name, size)
+
+    @waits_for_transactions
     def modify_collection(self, db: str, name: str, options: dict,
                           index: Optional[IndexChange] = None) -> dict:
         """collMod; returns the reply's `<option>_old`/`<option>_new` fields for an index change."""
@@ -151,6 +172,12 @@ class EngineOperations(abc.ABC):
                 raise CommandError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{name}")
             indexes, reply, logged = ((None, {}, None) if index is None
                                       else ddl.modify_index(meta, index.target, index.options))
+            if index is not None and ("prepareUnique" in index.options or "unique" in index.options):
+                from .unique_conversion import apply_unique_options
+                indexes, more, logged_more = apply_unique_options(batch, meta, indexes, index.target, index.options)
+                reply.update(more)
+                if logged is not None:
+                    logged[0].update(logged_more)
             ddl.modify_collection(batch, meta, options, indexes, logged)
         return reply
 
@@ -185,6 +212,20 @@ class EngineOperations(abc.ABC):
         """listIndexes' documents, or None when the collection does not exist."""
         meta = self.catalog.get(db, name)
         return None if meta is None else [ix.spec() for ix in meta.indexes]
+
+    def validate_collection(self, db: str, name: str) -> dict:
+        """validate's findings (engine/validate.py); NamespaceNotFound / a view refused as mongod."""
+        from ..errors import CommandError, ErrorCode
+        from .validate import validate_collection
+        with self.reader() as reader:
+            coll = reader.catalog.collection(db, name)
+            meta = reader.catalog.get(db, name)
+            if meta is not None and meta.is_view:
+                raise CommandError(ErrorCode.CommandNotSupportedOnView, "Cannot validate a view")
+            if coll is None:
+                raise CommandError(ErrorCode.NamespaceNotFound,
+                                   f"Collection '{db}.{name}' does not exist to validate.")
+            return validate_collection(coll, reader)
 
     def collection_stats(self, db: str, name: str) -> Optional[CollectionSizes]:
         meta = self.catalog.get(db, name)

@@ -169,6 +169,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root = S.IdHack(state, reader, id_key)
         else:
             root, fast = _fast(state, reader, query, req, ctx)
+        if root is not None:
+            root.query_filter = filt
     if near is None and root is not None:
         plan, exact = QueryPlan(root.name), False
         if root.name != "IDHACK":
@@ -193,6 +195,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root, exact = _min_max_scan(state, reader, plan, filt, req, ctx)
         else:
             root, exact = _scan(state, reader, plan, filt, req, ctx)
+        if isinstance(root, S.Fetch):
+            root.query_filter = filt
         if sort and not plan.provides_sort:
             keep = req.skip + req.limit if req.limit else 0
             key = sort_key

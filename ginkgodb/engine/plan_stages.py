@@ -19,7 +19,6 @@ from ..query.knobs import KNOBS
 from ..query.operation import checked
 from ..query.operation import current as current_operation
 from ..storage.kv import prefix_end
-from . import layout
 from .record_format import document as _stored_document
 
 Row = tuple  # (rid: int, raw: bytes, doc: dict | None)
@@ -88,7 +87,7 @@ class CollScan(Stage):
     def rows(self) -> Iterator[Row]:
         prefix = self.state.record_prefix
         matcher = self.matcher
-        rid_of = layout.rid_of_record_key
+        rid_of = self.state.rid_of_record_key
         ctx = self.ctx
         stored = _stored_document
         n = 0
@@ -139,16 +138,19 @@ class IndexScan(Stage):
         self.dups = 0
         self.keep_keys = False   # returnKey: remember the entry each record id came from
         self._entry: Optional[bytes] = None
+        # a clustered collection's records are its _id index's entries: FETCH takes the value read
+        self.record_value: Optional[bytes] = None
+        self.yields_records = getattr(index, "kind", "") == "clustered"
 
     def rids(self) -> Iterator[int]:
         prefix = self.index.prefix
-        rid_from = layout.rid_from_entry
+        rid_from = self.index.rid_of_entry
         ranges = self.ranges if self.direction > 0 else list(reversed(self.ranges))
         seen: Optional[set] = set() if self.multikey else None
-        keep = self.keep_keys
+        keep, records = self.keep_keys, self.yields_records
         for lo, hi in ranges:
             hi_key = prefix + hi if hi is not None else prefix_end(prefix)
-            for key, _ in self.reader.scan(prefix + lo, hi_key, self.direction < 0):
+            for key, value in self.reader.scan(prefix + lo, hi_key, self.direction < 0):
                 self.examined += 1
                 if not self.examined & 1023:
                     interrupt_check(self.ctx)
@@ -160,7 +162,9 @@ class IndexScan(Stage):
                     seen.add(rid)
                 self.n_returned += 1
                 if keep:
-                    self._entry = key[len(prefix):-layout.RID_WIDTH]
+                    self._entry = self.index.key_of_entry(key)
+                if records:
+                    self.record_value = value
                 yield rid
         self.works = self.examined + 1
 
@@ -232,6 +236,14 @@ class IdHack(Stage):
         self.state, self.reader, self.key = state, reader, key
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
+        self.query_filter: Optional[dict] = None   # the filter (a clustered collection shows it)
+
+    def explain(self, stats: bool) -> dict:
+        if self.state.clustered:   # mongod probes a clustered collection's records by _id
+            from .clustered_explain import clustered_scan_explain
+            return clustered_scan_explain(self.query_filter, 1, stats, self.n_returned, self.n_returned + 1,
+                                          self.n_returned)
+        return super().explain(stats)
 
     def rows(self) -> Iterator[Row]:
         lo = self.state.id_index.prefix + self.key
@@ -240,7 +252,7 @@ class IdHack(Stage):
         if entry is None:
             return
         self.examined = 1
-        rid = layout.rid_from_entry(entry)
+        rid = self.state.id_index.rid_of_entry(entry)
         value = reader.get(self.state.record_key(rid))
         if value is not None:
             raw = _stored_document(value)
@@ -268,6 +280,16 @@ class Fetch(Stage):
         self.matcher, self.filter_spec = getattr(matcher, "match", matcher), filter_spec
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
+        self.query_filter: Optional[dict] = None   # the whole filter (a clustered scan shows it)
+
+    def explain(self, stats: bool) -> dict:
+        child = self.child
+        if getattr(child, "index", None) is not None and child.index.kind == "clustered":
+            from .clustered_explain import clustered_scan_explain
+            shown = self.query_filter if self.query_filter is not None else self.filter_spec
+            return clustered_scan_explain(shown, child.direction, stats, self.n_returned,
+                                          self.works + child.works, self.examined)
+        return super().explain(stats)
 
     def rows(self) -> Iterator[Row]:
         if self.key_sink is not None:
@@ -283,8 +305,10 @@ class Fetch(Stage):
     def _rows(self) -> Iterator[Row]:
         reader, record_key, matcher = self.reader, self.state.record_key, self.matcher
         stored = _stored_document
-        for rid in self.child.rids():
-            value = reader.get(record_key(rid))
+        child = self.child
+        records = getattr(child, "yields_records", False)
+        for rid in child.rids():
+            value = child.record_value if records else reader.get(record_key(rid))
             self.works += 1
             if value is None:
                 continue  # deleted since the index entry was read

@@ -22,7 +22,7 @@ from .documents import encode_updated
 
 def insert_record(batch: WriteBatch, coll: Collection, doc: dict, raw: bytes) -> int:
     txn = batch.txn
-    rid = batch.alloc_rid(coll)
+    rid = batch.alloc_rid(coll, doc)
     planned = []
     for ix in coll.indexes:
         keys, multikey = ix.keys(doc)
@@ -47,7 +47,7 @@ def _evict_oldest(batch: WriteBatch, coll: Collection) -> None:
     while over_limit(numbers, coll.meta.options):
         for key, value in batch.txn.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
             old = record_format.document(value)
-            delete_record(batch, coll, layout.rid_of_record_key(key), bson.decode(old), old)
+            delete_record(batch, coll, coll.rid_of_record_key(key), bson.decode(old), old)
             break
 
 

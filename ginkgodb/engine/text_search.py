@@ -22,7 +22,6 @@ import bson
 from ..bsonutil import keycodec
 from ..query import metadata
 from ..query.text import TextMatcher, entry_score, term_range
-from . import layout
 from . import plan_stages as S
 
 _decode = bson.decode
@@ -53,24 +52,24 @@ class TermScan(S.Stage):
 
     def entries(self) -> Iterator[tuple[int, float]]:
         """(record id, the entry's score)."""
-        spec, start, width = self.index.spec, len(self.index.prefix), layout.RID_WIDTH
-        rid_from = layout.rid_from_entry
+        spec, start = self.index.spec, len(self.index.prefix)
+        rid_from, key_of = self.index.rid_of_entry, self.index.key_of_entry
         if spec.suffix:
             for key in self.keys():
-                yield rid_from(key), entry_score(spec, key[start:-width])
+                yield rid_from(key), entry_score(spec, key_of(key))
             return
         # the score's bytes follow the term's; short texts share few distinct scores
         at = start + len(term_range(spec, self.term, self.prefix_values)[0])
         decoded: dict[bytes, float] = {}
         for key in self.keys():
-            raw_score = key[at:-width]
+            raw_score = key_of(key)[at - start:]
             score = decoded.get(raw_score)
             if score is None:
                 score = decoded[raw_score] = float(keycodec.decode_value(raw_score))
             yield rid_from(key), score
 
     def rids(self) -> Iterator[int]:
-        rid_from = layout.rid_from_entry
+        rid_from = self.index.rid_of_entry
         for key in self.keys():
             yield rid_from(key)
 

@@ -108,9 +108,10 @@ class TransactionBatch(WriteBatch):
             numbers = self._txn.deltas[coll_id] = CollectionNumbers(0, 0, 0)
         return numbers
 
-    def alloc_rid(self, coll: Any) -> int:
+    def alloc_rid(self, coll: Any, doc: dict) -> Any:
         self._note_written(coll.meta)
-        return self._txn.next_rid(coll.meta.id)
+        clustered = coll.new_rid(doc)
+        return clustered if clustered is not None else self._txn.next_rid(coll.meta.id)
 
     def alloc_id(self) -> int:
         return self._txn.next_id()

@@ -18,7 +18,7 @@ import bson
 from ..bsonutil import keycodec
 from ..bsonutil.types import BRACKET_DATE
 from ..storage.kv import prefix_end
-from . import layout, record_format
+from . import record_format
 from .records import delete_record
 
 log = logging.getLogger("ginkgodb.ttl")
@@ -51,7 +51,7 @@ def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
                 assert hi is not None
                 lo, hi = keycodec.invert(hi), prefix_end(keycodec.invert(lo))
             end = runtime.prefix + hi if hi is not None else prefix_end(runtime.prefix)
-            rids = {layout.rid_from_entry(k) for k, _ in txn.scan(runtime.prefix + lo, end)}
+            rids = {runtime.rid_of_entry(k) for k, _ in txn.scan(runtime.prefix + lo, end)}
             for rid in sorted(rids):
                 value = txn.get(state.record_key(rid))
                 if value is not None:

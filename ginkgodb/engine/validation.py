@@ -32,4 +32,16 @@ def check_document(state, new: dict, old: Optional[dict]) -> None:
         return
     raise CommandError(ErrorCode.DocumentValidationFailure, "Document failed validation",
                        info={"errInfo": {"failingDocumentId": new.get("_id"),
-                                         "details": {"operatorName": "$and", "schemaRulesNotSatisfied": []}}})
+                                         "details": failure_details(options["validator"], new)}})
+
+
+def failure_details(spec: dict, doc: dict) -> dict:
+    """errInfo.details: the rules the document breaks, as mongod 5.0+ reports them
+    (query/match/schema_errors.py for `$jsonSchema`, validation_errors.py for query operators);
+    validators neither describes keep the generic form."""
+    if list(spec) == ["$jsonSchema"] and isinstance(spec["$jsonSchema"], dict):
+        from ..query.match.schema_errors import schema_details
+        return schema_details(spec["$jsonSchema"], doc)
+    from ..query.match.validation_errors import validator_details
+    details = validator_details(spec, doc)
+    return details if details is not None else {"operatorName": "$and", "schemaRulesNotSatisfied": []}

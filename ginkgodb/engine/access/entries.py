@@ -17,6 +17,7 @@ from ...errors import CommandError, ErrorCode
 from ...storage.kv import prefix_end
 from .. import layout
 from ..catalog_entries import IndexMeta
+from ..record_ids import INT_RIDS
 
 MAX_INDEX_KEY = 480  # bytes of encoded key; LMDB keys are limited to 511 in all
 
@@ -25,6 +26,7 @@ class IndexEntries:
     """One index's stored entries and the checks around them. Immutable, like its IndexMeta."""
 
     kind: ClassVar[str] = ""
+    rids: Any = INT_RIDS   # how entries end (record_ids.py); a clustered collection's handle sets it
 
     def __init__(self, meta: IndexMeta, ns: str) -> None:
         self.meta = meta
@@ -62,15 +64,24 @@ class IndexEntries:
         return all(old.get(r, ABSENT) is new.get(r, ABSENT) for r in roots)
 
     # -- entries ------------------------------------------------------------------------------
-    def check_unique(self, txn: Any, keys: Iterable[bytes], rid: int, doc: dict) -> None:
-        if not self.meta.unique:
+    def rid_of_entry(self, entry: bytes) -> Any:
+        """The record id an entry (with its prefix) points to."""
+        return self.rids.of_entry(entry)
+
+    def key_of_entry(self, entry: bytes) -> bytes:
+        """The encoded key of an entry (with its prefix)."""
+        return self.rids.key_of_entry(entry, len(self.prefix))
+
+    def check_unique(self, txn: Any, keys: Iterable[bytes], rid: Any, doc: dict) -> None:
+        # collMod's prepareUnique: new duplicates are refused before the index becomes unique
+        if not (self.meta.unique or self.meta.options.get("prepareUnique")):
             return
-        own = layout.rid_bytes(rid)
+        own = self.rids.suffix(rid)
         for key in keys:
             lo = self.prefix + key
             hi = prefix_end(lo)
             entry = txn.first(lo, hi)
-            if entry is not None and entry[-layout.RID_WIDTH:] == own:
+            if entry is not None and entry[len(lo):] == own:
                 entry = txn.first(entry + b"\x00", hi)  # our own entry: is there another?
             if entry is not None:
                 raise self.duplicate_error(key, doc)
@@ -83,8 +94,8 @@ class IndexEntries:
         return CommandError(ErrorCode.DuplicateKey, msg,
                             info={"keyPattern": dict(self.meta.key), "keyValue": key_value})
 
-    def add(self, txn: Any, keys: Iterable[bytes], rid: int) -> None:
-        suffix = layout.rid_bytes(rid)
+    def add(self, txn: Any, keys: Iterable[bytes], rid: Any) -> None:
+        suffix = self.rids.suffix(rid)
         for key in keys:
             if len(key) > MAX_INDEX_KEY:
                 raise _key_too_large(len(key), self.meta.name)
@@ -92,15 +103,15 @@ class IndexEntries:
 
     def add_entries(self, txn: Any, entries: list[bytes]) -> None:
         """Write whole entries (key + record id), sorted, as an index build does."""
-        width = layout.RID_WIDTH
         for entry in entries:
-            if len(entry) - width > MAX_INDEX_KEY:
-                raise _key_too_large(len(entry) - width, self.meta.name)
+            size = len(self.rids.key_of_entry(entry, 0))
+            if size > MAX_INDEX_KEY:
+                raise _key_too_large(size, self.meta.name)
         prefix = self.prefix
         txn.put_many((prefix + e, b"") for e in entries)
 
-    def remove(self, txn: Any, keys: Iterable[bytes], rid: int) -> None:
-        suffix = layout.rid_bytes(rid)
+    def remove(self, txn: Any, keys: Iterable[bytes], rid: Any) -> None:
+        suffix = self.rids.suffix(rid)
         for key in keys:
             txn.delete(self.prefix + key + suffix)
 

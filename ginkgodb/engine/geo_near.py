@@ -28,6 +28,7 @@ from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
 from ..planner.geo_plans import check_near_placement
+from ..query import metadata
 from ..query.geo import GeoError, NearQuery, parse_near, parse_stored, predicates, s2
 from ..query.geo import near as near_search
 from ..query.geo.geohash import document_locations, query_point_hash
@@ -99,8 +100,9 @@ class GeoNear(S.Stage):
 
     def __init__(self, state: Any, reader: Any, sel: NearSelection, matcher: Any,
                  filter_spec: Optional[dict], ctx: Any = None,
-                 output: Optional[GeoNearOutput] = None) -> None:
+                 output: Optional[GeoNearOutput] = None, with_metadata: bool = False) -> None:
         super().__init__()
+        self.with_metadata = with_metadata
         self.state, self.reader, self.sel = state, reader, sel
         self.matcher = getattr(matcher, "match", matcher)
         self.filter_spec, self.ctx, self.output = filter_spec, ctx, output
@@ -167,18 +169,23 @@ class GeoNear(S.Stage):
             results = near_search.near_2dsphere(center, self._scan, distance,
                                                 self.sel.access.params, lo, hi)
         report = spherical and q.is_geojson
+        with_metadata = self.with_metadata
         for d, rid in results:
             raw, doc, where = pending.pop(rid)
             self.n_returned += 1
-            if self.output is not None:
+            if self.output is not None or with_metadata:
                 shown = d * s2.EARTH_RADIUS_METERS if report else d
+                if with_metadata:  # query/metadata.py: {$meta: "geoNearDistance"}, "geoNearPoint"
+                    doc[metadata.GEO_NEAR_DISTANCE_FIELD] = shown
+                    doc[metadata.GEO_NEAR_POINT_FIELD] = where
                 yield rid, None, self._annotated(doc, shown, where)
             else:
                 yield rid, raw, doc
 
     def _annotated(self, doc: dict, distance: float, where: Any) -> dict:
         out = self.output
-        assert out is not None
+        if out is None:
+            return doc
         if out.distance_field is not None:
             _set_path(doc, out.distance_field, distance * out.multiplier)
         if out.include_locs is not None:

@@ -34,6 +34,8 @@ class FindRequest:
     text_score: Optional[bool] = None  # $text: True, the caller reads the textScore field and removes
     #                                    it (a pipeline); None, a find (its projection or sort may ask)
     geo_near: Any = None               # $geoNear: what to add to each result (GeoNearOutput)
+    near_metadata: bool = False        # a near query: the caller reads the geoNearDistance and
+    #                                    geoNearPoint fields and removes them (a pipeline)
 
 
 class BuiltPlan:
@@ -155,14 +157,19 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     if text is not None:
         return text
     near = _near_operand(filt)
+    near_meta = False
     if near is not None:
-        root, plan = _geo_near(state, reader, query, near, req, ctx)
+        from ..query import metadata
+        near_meta = not for_write and (req.near_metadata or metadata.mentions(req.projection, metadata.GEO_NEAR)
+                                       or metadata.mentions(req.sort, metadata.GEO_NEAR))
+        root, plan = _geo_near(state, reader, query, near, req, ctx, near_meta)
         exact = False
         if req.sort and not _natural(req.sort):
             from ..query.sort import compile_sort
             keep = req.skip + req.limit if req.limit else 0
-            root = S.SortStage(root, req.sort, compile_sort(req.sort).key, keep,
-                               Spill.for_request(req.allow_disk_use, req.temp_dir))
+            with metadata.providing(*metadata.GEO_NEAR):
+                key = compile_sort(req.sort).key
+            root = S.SortStage(root, req.sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
     elif req.hint is None and not req.sort and not req.collation:
         id_key = query.id_key
         if id_key is not None:
@@ -212,8 +219,14 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     if req.return_key and not for_write:
         root = S.ReturnKey(root, _keep_keys(root))  # mongod: returnKey takes the projection's place
     elif req.projection and not for_write:
+        from ..query import metadata
         from ..query.projection import compile_projection
-        root = S.Project(root, req.projection, compile_projection(req.projection, query=req.filter), built)
+        with metadata.providing(*(metadata.GEO_NEAR if near is not None else ())):
+            compiled = compile_projection(req.projection, query=req.filter)
+        root = S.Project(root, req.projection, compiled, built)
+    if near_meta and not req.near_metadata:
+        from .text_search import StripMetadata
+        root = StripMetadata(root)
     if req.show_record_id and not for_write:
         root = S.ShowRecordId(root)
     built.root = root
@@ -305,13 +318,15 @@ def _may_mention_near(value: dict) -> bool:
     return False
 
 
-def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ctx) -> tuple:
-    """A GEO_NEAR_2DSPHERE / GEO_NEAR_2D stage for the filter's near operand."""
+def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ctx,
+              with_metadata: bool = False) -> tuple:
+    """A GEO_NEAR_2DSPHERE / GEO_NEAR_2D stage for the filter's near operand (`with_metadata`:
+    each result carries its geoNearDistance and geoNearPoint, query/metadata.py)."""
     from .geo_near import GeoNear, selection
     sel = selection(state, query, near)
     matcher = cached_filter(req.filter, req)
     shown = {k: v for k, v in req.filter.items() if k != sel.path}   # explain: what else filters
-    root = GeoNear(state, reader, sel, matcher, shown or None, ctx, req.geo_near)
+    root = GeoNear(state, reader, sel, matcher, shown or None, ctx, req.geo_near, with_metadata)
     return root, QueryPlan(root.name, [IndexPlan(sel.access.meta, None)])
 
 

@@ -483,8 +483,9 @@ def _only_index_fields(filt: dict, index) -> bool:
 
 def _index_scan(state, reader, p, ctx) -> S.IndexScan:
     runtime = state.index(p.index.name)
+    view = p.index is not runtime.meta   # a wildcard index's per-path view: several keys a record
     return S.IndexScan(runtime, reader, p.bounds.key_ranges(), p.bounds.to_explain, p.direction,
-                       multikey=bool(p.index.multikey_paths), ctx=ctx)
+                       multikey=view or bool(p.index.multikey_paths), ctx=ctx, shown=p.index if view else None)
 
 
 class _Eof(S.Stage):

@@ -80,6 +80,9 @@ def split_pushdown(pipeline: list) -> tuple[Q.FindRequest, list]:
         from .geo_near import parse_geo_near_stage
         req.geo_near = parse_geo_near_stage(pipeline[0]["$geoNear"])
         rest = pipeline[1:]
+        if rest and _stage_name(rest[0]) == "$limit" and _count(rest[0]["$limit"]):
+            req.limit = int(rest[0]["$limit"])   # the near search stops after that many
+            rest = rest[1:]
         req.near_metadata = metadata.mentions(rest, metadata.GEO_NEAR)  # carried as in a find
         return req, rest
     filters = []

@@ -104,12 +104,14 @@ class GeoNear(S.Stage):
         super().__init__()
         self.with_metadata = with_metadata
         self.state, self.reader, self.sel = state, reader, sel
-        self.matcher = getattr(matcher, "match", matcher)
+        # the near operand matches every document: without other predicates there is nothing to apply
+        self.matcher = getattr(matcher, "match", matcher) if filter_spec else None
         self.filter_spec, self.ctx, self.output = filter_spec, ctx, output
         self.is_2d = isinstance(sel.access, TwoDAccess)
         self.name = "GEO_NEAR_2D" if self.is_2d else "GEO_NEAR_2DSPHERE"
         self.scans: list[S.IndexScan] = []
         self.fetched = 0
+        self.wanted = 0   # at most this many results are read (skip + limit; 0: unknown)
 
     # -- the search ---------------------------------------------------------------------------
     def _scan(self, intervals: list[tuple[int, int]]) -> Iterator[int]:
@@ -133,10 +135,17 @@ class GeoNear(S.Stage):
             x, y = q.center.flat_point or (0.0, 0.0)
             lo, hi = q.min_distance, q.max_distance
 
+        top_level = "." not in path
+
         def measure(doc: dict) -> tuple[Optional[float], Any]:
             best: Optional[float] = None
             where = None
-            for value in field_values(doc, path):
+            if top_level:   # field_values of a top-level path: the value itself (arrays whole)
+                value = doc.get(path)
+                values = [value] if value is not None or path in doc else []
+            else:
+                values = field_values(doc, path)
+            for value in values:
                 for loc in (document_locations(value) if self.is_2d else [value]):
                     d = _distance(loc, spherical, center if spherical else (x, y))
                     if d is not None and (best is None or d < best):
@@ -164,10 +173,11 @@ class GeoNear(S.Stage):
                 ((rid, distance(rid)) for rid in self._scan(_FULL_HASH_RANGE)), lo, hi)
             results: Any = iter(found)
         elif self.is_2d:
-            results = near_search.near_2d(x, y, self._scan, distance, self.sel.access.params, lo, hi)
+            results = near_search.near_2d(x, y, self._scan, distance, self.sel.access.params, lo, hi,
+                                          self.wanted)
         else:
             results = near_search.near_2dsphere(center, self._scan, distance,
-                                                self.sel.access.params, lo, hi)
+                                                self.sel.access.params, lo, hi, self.wanted)
         report = spherical and q.is_geojson
         with_metadata = self.with_metadata
         for d, rid in results:
@@ -243,7 +253,7 @@ def _distance(value: Any, spherical: bool, center: Any) -> Optional[float]:
         if not spherical:
             return math.hypot(plain[0] - center[0], plain[1] - center[1])
         if -180 <= plain[0] <= 180 and -90 <= plain[1] <= 90:
-            return s2.angle_between(center, s2.point(*plain))
+            return s2.angle_to(center, plain[0], plain[1])
     try:
         geometry = parse_stored("", value, skip_validation=True)
     except GeoError:

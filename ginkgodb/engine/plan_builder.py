@@ -164,6 +164,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
                                        or metadata.mentions(req.sort, metadata.GEO_NEAR))
         root, plan = _geo_near(state, reader, query, near, req, ctx, near_meta)
         exact = False
+        if req.limit and (not req.sort or _natural(req.sort)):
+            root.wanted = req.skip + abs(req.limit)   # sizes the search's rounds, never its results
         if req.sort and not _natural(req.sort):
             from ..query.sort import compile_sort
             keep = req.skip + req.limit if req.limit else 0

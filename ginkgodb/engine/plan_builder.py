@@ -152,6 +152,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     coll = collation_of(req.collation)
     root: Any = None
     rejected: list = []
+    covered = False
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
     text = _text_search(state, reader, req, ctx, for_write)
     if text is not None:
@@ -172,7 +173,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             with metadata.providing(*metadata.GEO_NEAR):
                 key = compile_sort(req.sort).key
             root = S.SortStage(root, req.sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
-    elif req.hint is None and not req.sort and not req.collation:
+    elif req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write):
         id_key = query.id_key
         if id_key is not None:
             root = S.IdHack(state, reader, id_key)
@@ -202,6 +203,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root, exact = _min_max_scan(state, reader, plan, filt, req, ctx)
         else:
             root, exact = _scan(state, reader, plan, filt, req, ctx)
+            if exact and _may_cover(req, for_write) and plan.kind == "IXSCAN":
+                root, covered = _covered(state, reader, plan, root, req)
         if sort and not plan.provides_sort:
             keep = req.skip + req.limit if req.limit else 0
             key = sort_key
@@ -226,6 +229,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         with metadata.providing(*(metadata.GEO_NEAR if near is not None else ())):
             compiled = compile_projection(req.projection, query=req.filter)
         root = S.Project(root, req.projection, compiled, built)
+        if covered:
+            root.name = "PROJECTION_COVERED"
     if near_meta and not req.near_metadata:
         from .text_search import StripMetadata
         root = StripMetadata(root)
@@ -330,6 +335,31 @@ def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ct
     shown = {k: v for k, v in req.filter.items() if k != sel.path}   # explain: what else filters
     root = GeoNear(state, reader, sel, matcher, shown or None, ctx, req.geo_near, with_metadata)
     return root, QueryPlan(root.name, [IndexPlan(sel.access.meta, None)])
+
+
+def _may_cover(req: FindRequest, for_write: bool) -> bool:
+    """Whether the projection is one an index could cover (plain inclusions): such a query
+    takes the full planner, whose exact bounds say whether FETCH can be left out."""
+    if for_write or req.return_key or not req.projection:
+        return False
+    from .covered import simple_projection
+    return simple_projection(req.projection) is not None
+
+
+def _covered(state, reader, plan: QueryPlan, root: Any, req: FindRequest) -> tuple:
+    """(the stages, whether covered): an exact single-index FETCH replaced by CoveredKeys when
+    the index holds every projected and sorted field (engine/covered.py)."""
+    from .covered import CoveredKeys, covered_fields
+    if not isinstance(root, S.Fetch) or root.matcher is not None or not isinstance(root.child, S.IndexScan):
+        return root, False
+    scan = root.child
+    if scan.shown is not None or scan.index.meta is not plan.scans[0].index:
+        return root, False   # a view of the index (wildcard): its keys are not the catalog key
+    sort = None if _natural(req.sort) else req.sort
+    paths = covered_fields(scan.index.meta, req.projection, sort)
+    if paths is None or type(scan.index).__name__ != "BtreeAccess":
+        return root, False
+    return CoveredKeys(state, reader, scan, paths), True
 
 
 def _keep_keys(root: Any) -> Optional[dict]:

@@ -301,6 +301,7 @@ class ErrorCode(enum.IntEnum):
     ProjectionOperatorInInclusion = _location(31252)
     ProjectionInclusionInExclusion = _location(31253)
     ProjectionExclusionInInclusion = _location(31254)
+    ProjectionComputedFieldsBanned = _location(51271)
     ProjectionPositionalWithElemMatch = _location(31255)
     ProjectionElemMatchWithPositional = _location(31256)
     FunctionArgNotObject = _location(31260)

@@ -80,7 +80,12 @@ def split_pushdown(pipeline: list) -> tuple[Q.FindRequest, list]:
     if pipeline and _stage_name(pipeline[0]) == "$geoNear":
         from .geo_near import parse_geo_near_stage
         req.geo_near = parse_geo_near_stage(pipeline[0]["$geoNear"])
-        return req, pipeline[1:]
+        rest = pipeline[1:]
+        if rest and _stage_name(rest[0]) == "$limit" and _count(rest[0]["$limit"]):
+            req.limit = int(rest[0]["$limit"])   # the near search stops after that many
+            rest = rest[1:]
+        req.near_metadata = metadata.mentions(rest, metadata.GEO_NEAR)  # carried as in a find
+        return req, rest
     filters = []
     i = 0
     while i < len(pipeline) and _stage_name(pipeline[i]) == "$match" and _plain_match(pipeline[i]["$match"], i == 0):
@@ -166,14 +171,14 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         req.collation = collation  # applies to the leading $match/$sort the planner runs
         req.hint = hint
         req.allow_disk_use, req.temp_dir = allow_disk_use, engine.temp_dir()
-        if req.text_score:  # the documents carry their textScore through the pipeline
+        if req.text_score or req.near_metadata:  # the documents carry their metadata through the pipeline
             source = _docs(engine, db, coll, req, ctx, reader, stats)
-            with metadata.providing(metadata.TEXT_SCORE):
+            with metadata.providing(*((metadata.TEXT_SCORE,) if req.text_score else metadata.GEO_NEAR)):
                 docs = run_pipeline(rest, source, pctx)
             docs = (metadata.strip(d) for d in docs)
         else:
             source = _docs(engine, db, coll, req, ctx, reader, stats)
-            with metadata.for_filter(req.filter):
+            with metadata.for_filter(req.filter if req.geo_near is None else None):
                 docs = run_pipeline(rest, source, pctx) if rest else source
     if out_stage is not None:
         write_out(engine, db, out_stage, docs, variables)

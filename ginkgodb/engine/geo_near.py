@@ -28,6 +28,7 @@ from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
 from ..planner.geo_plans import check_near_placement
+from ..query import metadata
 from ..query.geo import GeoError, NearQuery, parse_near, parse_stored, predicates, s2
 from ..query.geo import near as near_search
 from ..query.geo.geohash import document_locations, query_point_hash
@@ -99,15 +100,18 @@ class GeoNear(S.Stage):
 
     def __init__(self, state: Any, reader: Any, sel: NearSelection, matcher: Any,
                  filter_spec: Optional[dict], ctx: Any = None,
-                 output: Optional[GeoNearOutput] = None) -> None:
+                 output: Optional[GeoNearOutput] = None, with_metadata: bool = False) -> None:
         super().__init__()
+        self.with_metadata = with_metadata
         self.state, self.reader, self.sel = state, reader, sel
-        self.matcher = getattr(matcher, "match", matcher)
+        # the near operand matches every document: without other predicates there is nothing to apply
+        self.matcher = getattr(matcher, "match", matcher) if filter_spec else None
         self.filter_spec, self.ctx, self.output = filter_spec, ctx, output
         self.is_2d = isinstance(sel.access, TwoDAccess)
         self.name = "GEO_NEAR_2D" if self.is_2d else "GEO_NEAR_2DSPHERE"
         self.scans: list[S.IndexScan] = []
         self.fetched = 0
+        self.wanted = 0   # at most this many results are read (skip + limit; 0: unknown)
 
     # -- the search ---------------------------------------------------------------------------
     def _scan(self, intervals: list[tuple[int, int]]) -> Iterator[int]:
@@ -131,10 +135,17 @@ class GeoNear(S.Stage):
             x, y = q.center.flat_point or (0.0, 0.0)
             lo, hi = q.min_distance, q.max_distance
 
+        top_level = "." not in path
+
         def measure(doc: dict) -> tuple[Optional[float], Any]:
             best: Optional[float] = None
             where = None
-            for value in field_values(doc, path):
+            if top_level:   # field_values of a top-level path: the value itself (arrays whole)
+                value = doc.get(path)
+                values = [value] if value is not None or path in doc else []
+            else:
+                values = field_values(doc, path)
+            for value in values:
                 for loc in (document_locations(value) if self.is_2d else [value]):
                     d = _distance(loc, spherical, center if spherical else (x, y))
                     if d is not None and (best is None or d < best):
@@ -162,23 +173,29 @@ class GeoNear(S.Stage):
                 ((rid, distance(rid)) for rid in self._scan(_FULL_HASH_RANGE)), lo, hi)
             results: Any = iter(found)
         elif self.is_2d:
-            results = near_search.near_2d(x, y, self._scan, distance, self.sel.access.params, lo, hi)
+            results = near_search.near_2d(x, y, self._scan, distance, self.sel.access.params, lo, hi,
+                                          self.wanted)
         else:
             results = near_search.near_2dsphere(center, self._scan, distance,
-                                                self.sel.access.params, lo, hi)
+                                                self.sel.access.params, lo, hi, self.wanted)
         report = spherical and q.is_geojson
+        with_metadata = self.with_metadata
         for d, rid in results:
             raw, doc, where = pending.pop(rid)
             self.n_returned += 1
-            if self.output is not None:
+            if self.output is not None or with_metadata:
                 shown = d * s2.EARTH_RADIUS_METERS if report else d
+                if with_metadata:  # query/metadata.py: {$meta: "geoNearDistance"}, "geoNearPoint"
+                    doc[metadata.GEO_NEAR_DISTANCE_FIELD] = shown
+                    doc[metadata.GEO_NEAR_POINT_FIELD] = where
                 yield rid, None, self._annotated(doc, shown, where)
             else:
                 yield rid, raw, doc
 
     def _annotated(self, doc: dict, distance: float, where: Any) -> dict:
         out = self.output
-        assert out is not None
+        if out is None:
+            return doc
         if out.distance_field is not None:
             _set_path(doc, out.distance_field, distance * out.multiplier)
         if out.include_locs is not None:
@@ -236,7 +253,7 @@ def _distance(value: Any, spherical: bool, center: Any) -> Optional[float]:
         if not spherical:
             return math.hypot(plain[0] - center[0], plain[1] - center[1])
         if -180 <= plain[0] <= 180 and -90 <= plain[1] <= 90:
-            return s2.angle_between(center, s2.point(*plain))
+            return s2.angle_to(center, plain[0], plain[1])
     try:
         geometry = parse_stored("", value, skip_validation=True)
     except GeoError:

@@ -34,6 +34,8 @@ class FindRequest:
     text_score: Optional[bool] = None  # $text: True, the caller reads the textScore field and removes
     #                                    it (a pipeline); None, a find (its projection or sort may ask)
     geo_near: Any = None               # $geoNear: what to add to each result (GeoNearOutput)
+    near_metadata: bool = False        # a near query: the caller reads the geoNearDistance and
+    #                                    geoNearPoint fields and removes them (a pipeline)
 
 
 class BuiltPlan:
@@ -150,20 +152,28 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     coll = collation_of(req.collation)
     root: Any = None
     rejected: list = []
+    covered = False
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
     text = _text_search(state, reader, req, ctx, for_write)
     if text is not None:
         return text
     near = _near_operand(filt)
+    near_meta = False
     if near is not None:
-        root, plan = _geo_near(state, reader, query, near, req, ctx)
+        from ..query import metadata
+        near_meta = not for_write and (req.near_metadata or metadata.mentions(req.projection, metadata.GEO_NEAR)
+                                       or metadata.mentions(req.sort, metadata.GEO_NEAR))
+        root, plan = _geo_near(state, reader, query, near, req, ctx, near_meta)
         exact = False
+        if req.limit and (not req.sort or _natural(req.sort)):
+            root.wanted = req.skip + abs(req.limit)   # sizes the search's rounds, never its results
         if req.sort and not _natural(req.sort):
             from ..query.sort import compile_sort
             keep = req.skip + req.limit if req.limit else 0
-            root = S.SortStage(root, req.sort, compile_sort(req.sort).key, keep,
-                               Spill.for_request(req.allow_disk_use, req.temp_dir))
-    elif req.hint is None and not req.sort and not req.collation:
+            with metadata.providing(*metadata.GEO_NEAR):
+                key = compile_sort(req.sort).key
+            root = S.SortStage(root, req.sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
+    elif req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write):
         id_key = query.id_key
         if id_key is not None:
             root = S.IdHack(state, reader, id_key)
@@ -195,6 +205,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root, exact = _min_max_scan(state, reader, plan, filt, req, ctx)
         else:
             root, exact = _scan(state, reader, plan, filt, req, ctx)
+            if exact and _may_cover(req, for_write) and plan.kind == "IXSCAN":
+                root, covered = _covered(state, reader, plan, root, req)
         if isinstance(root, S.Fetch):
             root.query_filter = filt
         if sort and not plan.provides_sort:
@@ -216,8 +228,16 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     if req.return_key and not for_write:
         root = S.ReturnKey(root, _keep_keys(root))  # mongod: returnKey takes the projection's place
     elif req.projection and not for_write:
+        from ..query import metadata
         from ..query.projection import compile_projection
-        root = S.Project(root, req.projection, compile_projection(req.projection, query=req.filter), built)
+        with metadata.providing(*(metadata.GEO_NEAR if near is not None else ())):
+            compiled = compile_projection(req.projection, query=req.filter)
+        root = S.Project(root, req.projection, compiled, built)
+        if covered:
+            root.name = "PROJECTION_COVERED"
+    if near_meta and not req.near_metadata:
+        from .text_search import StripMetadata
+        root = StripMetadata(root)
     if req.show_record_id and not for_write:
         root = S.ShowRecordId(root)
     built.root = root
@@ -309,14 +329,41 @@ def _may_mention_near(value: dict) -> bool:
     return False
 
 
-def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ctx) -> tuple:
-    """A GEO_NEAR_2DSPHERE / GEO_NEAR_2D stage for the filter's near operand."""
+def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ctx,
+              with_metadata: bool = False) -> tuple:
+    """A GEO_NEAR_2DSPHERE / GEO_NEAR_2D stage for the filter's near operand (`with_metadata`:
+    each result carries its geoNearDistance and geoNearPoint, query/metadata.py)."""
     from .geo_near import GeoNear, selection
     sel = selection(state, query, near)
     matcher = cached_filter(req.filter, req)
     shown = {k: v for k, v in req.filter.items() if k != sel.path}   # explain: what else filters
-    root = GeoNear(state, reader, sel, matcher, shown or None, ctx, req.geo_near)
+    root = GeoNear(state, reader, sel, matcher, shown or None, ctx, req.geo_near, with_metadata)
     return root, QueryPlan(root.name, [IndexPlan(sel.access.meta, None)])
+
+
+def _may_cover(req: FindRequest, for_write: bool) -> bool:
+    """Whether the projection is one an index could cover (plain inclusions): such a query
+    takes the full planner, whose exact bounds say whether FETCH can be left out."""
+    if for_write or req.return_key or not req.projection:
+        return False
+    from .covered import simple_projection
+    return simple_projection(req.projection) is not None
+
+
+def _covered(state, reader, plan: QueryPlan, root: Any, req: FindRequest) -> tuple:
+    """(the stages, whether covered): an exact single-index FETCH replaced by CoveredKeys when
+    the index holds every projected and sorted field (engine/covered.py)."""
+    from .covered import CoveredKeys, covered_fields
+    if not isinstance(root, S.Fetch) or root.matcher is not None or not isinstance(root.child, S.IndexScan):
+        return root, False
+    scan = root.child
+    if scan.shown is not None or scan.index.meta is not plan.scans[0].index:
+        return root, False   # a view of the index (wildcard): its keys are not the catalog key
+    sort = None if _natural(req.sort) else req.sort
+    paths = covered_fields(scan.index.meta, req.projection, sort)
+    if paths is None or type(scan.index).__name__ != "BtreeAccess":
+        return root, False
+    return CoveredKeys(state, reader, scan, paths), True
 
 
 def _keep_keys(root: Any) -> Optional[dict]:
@@ -472,8 +519,9 @@ def _only_index_fields(filt: dict, index) -> bool:
 
 def _index_scan(state, reader, p, ctx) -> S.IndexScan:
     runtime = state.index(p.index.name)
+    view = p.index is not runtime.meta   # a wildcard index's per-path view: several keys a record
     return S.IndexScan(runtime, reader, p.bounds.key_ranges(), p.bounds.to_explain, p.direction,
-                       multikey=bool(p.index.multikey_paths), ctx=ctx)
+                       multikey=view or bool(p.index.multikey_paths), ctx=ctx, shown=p.index if view else None)
 
 
 class _Eof(S.Stage):

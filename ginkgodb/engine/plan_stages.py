@@ -129,9 +129,12 @@ class IndexScan(Stage):
     name = "IXSCAN"
 
     def __init__(self, index, reader, ranges: list, bounds_explain: Any, direction: int = 1,
-                 multikey: bool = False, ctx=None) -> None:
-        """`bounds_explain` is explain's indexBounds, or a callable computing them on demand."""
+                 multikey: bool = False, ctx=None, shown: Any = None) -> None:
+        """`bounds_explain` is explain's indexBounds, or a callable computing them on demand;
+        `shown` the catalog entry explain describes (a wildcard index's per-path view), when it
+        is not the index's own."""
         super().__init__()
+        self.shown = shown
         self.index, self.reader, self.ranges = index, reader, ranges
         self.bounds_explain, self.direction, self.multikey, self.ctx = bounds_explain, direction, multikey, ctx
         self.examined = 0
@@ -173,10 +176,10 @@ class IndexScan(Stage):
         return self.index, self._entry
 
     def describe(self) -> dict:
-        meta = self.index.meta
+        meta = self.shown if self.shown is not None else self.index.meta
         return {"keyPattern": dict(meta.key), "indexName": meta.name,
                 "isMultiKey": bool(meta.multikey_paths),
-                "multiKeyPaths": {f: ([f] if f in meta.multikey_paths else []) for f in meta.key},
+                "multiKeyPaths": {f: _multikey_components(f, meta.multikey_paths) for f in meta.key},
                 "isUnique": meta.unique, "isSparse": meta.sparse, "isPartial": meta.partial is not None,
                 "indexVersion": 2, "direction": "forward" if self.direction > 0 else "backward",
                 "indexBounds": self.bounds_explain() if callable(self.bounds_explain) else self.bounds_explain}
@@ -187,6 +190,11 @@ class IndexScan(Stage):
 
     def keys_examined(self) -> int:
         return self.examined
+
+
+def _multikey_components(field: str, multikey_paths: Any) -> list[str]:
+    """explain's multiKeyPaths of one key field: its array-valued prefixes."""
+    return sorted(m for m in multikey_paths if m == field or field.startswith(m + "."))
 
 
 class OrScan(Stage):

@@ -252,16 +252,18 @@ def order_by_score(root: S.Stage) -> bool:
 
 
 class StripMetadata(S.PassThrough):
-    """Removes the textScore field before documents leave a find (not an explain stage)."""
+    """Removes the metadata fields (textScore, geoNearDistance, geoNearPoint) before documents
+    leave a find (not an explain stage)."""
 
     def rows(self) -> Iterator[S.Row]:
-        field = metadata.TEXT_SCORE_FIELD
+        fields = tuple(metadata.FIELDS.values())
         for rid, raw, doc in self.child.rows():
             if doc is None:
                 doc = _decode(raw)
-            if field in doc:
-                del doc[field]
-                raw = None
+            for field in fields:
+                if field in doc:
+                    del doc[field]
+                    raw = None
             self.n_returned += 1
             yield rid, raw, doc
 

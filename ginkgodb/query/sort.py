@@ -206,6 +206,8 @@ def compile_sort(spec: Any) -> SortSpec:
             rand_fields.append(path)
         elif direction == "textScore":
             fields.append((metadata.TEXT_SCORE_FIELD, -1))  # the best match first
+        elif direction == "geoNearDistance":
+            fields.append((metadata.GEO_NEAR_DISTANCE_FIELD, 1))  # the nearest first
         elif direction != "none":
             fields.append((path, direction))
     if len(fields) > 32:
@@ -237,8 +239,8 @@ def _direction(path: str, value: Any) -> Any:
             from ginkgodb.query.expr.values import bson_repr
             raise CommandError(ErrorCode.SortIllegalMeta,
                                f"Illegal $meta sort: $meta: {bson_repr(meta)}")
-        if meta == "textScore" and metadata.available(meta):
-            return "textScore"
+        if meta in ("textScore", "geoNearDistance") and metadata.available(meta):
+            return meta
         if meta in ("textScore", "geoNearDistance"):
             raise CommandError(ErrorCode.MetadataNotAvailable,
                                f"query requires {meta} metadata, but it is not available")

@@ -17,6 +17,7 @@ from .geo2d import TwoDAccess
 from .geo2dsphere import S2Access
 from .text import TextAccess
 from .unserved import UnservedAccess
+from .wildcard import WildcardAccess, check_projection_placement
 
 #: kinds named in a key pattern that ginkgodb does not serve yet
 UNSERVED_KINDS = ("2dsphere_bucket", "geoHaystack")
@@ -40,16 +41,16 @@ def kind_of(key: dict) -> str:
 
 
 _KINDS: dict[str, Any] = {"btree": BtreeAccess, "hashed": HashedAccess, "text": TextAccess,
-                          "2dsphere": S2Access, "2d": TwoDAccess}
+                          "2dsphere": S2Access, "2d": TwoDAccess, "wildcard": WildcardAccess}
 
 
 def check_kind(key: dict, options: dict) -> None:
     """createIndexes: refuse what no access method serves, then the kind's own rules."""
     kind = kind_of(key)
+    check_projection_placement(key, options)
     cls = _KINDS.get(kind)
     if cls is None:
-        what = "wildcard indexes" if kind == "wildcard" else f"'{kind}' indexes"
-        raise CommandError(ErrorCode.NotImplemented, f"{what} are not supported by ginkgodb yet")
+        raise CommandError(ErrorCode.NotImplemented, f"'{kind}' indexes are not supported by ginkgodb yet")
     cls.check_spec(key, options)
 
 
@@ -67,5 +68,5 @@ def access_method(meta: IndexMeta, ns: str) -> Any:
 
 
 __all__ = ["BtreeAccess", "GEO_KINDS", "HashedAccess", "IndexEntries", "S2Access", "TextAccess", "TwoDAccess",
-           "UNSERVED_KINDS", "access_method", "check_kind", "normalize_kind_spec",
+           "UNSERVED_KINDS", "WildcardAccess", "access_method", "check_kind", "normalize_kind_spec",
            "kind_of"]

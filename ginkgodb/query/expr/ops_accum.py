@@ -141,8 +141,8 @@ def _meta(spec: Any, scope: Scope) -> Fn:
         raise CommandError(ErrorCode.MetaArgNotString, "$meta only supports string arguments")
     if spec not in META_NAMES:
         raise CommandError(ErrorCode.MetaUnsupportedArg, f"Unsupported argument to $meta: {spec}")
-    if spec == "textScore" and metadata.available(spec):
-        field = metadata.TEXT_SCORE_FIELD
+    if spec in metadata.FIELDS and metadata.available(spec):
+        field = metadata.FIELDS[spec]
         return lambda doc, vars: doc.get(field, MISSING) if isinstance(doc, dict) else MISSING
     if spec in ("textScore", "geoNearDistance", "geoNearPoint"):
         raise CommandError(ErrorCode.MetadataNotAvailable,

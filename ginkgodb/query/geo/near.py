@@ -14,6 +14,7 @@ no usable geometry), in the same units as the radii here.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Hashable, Iterable, Iterator
 
@@ -30,36 +31,102 @@ _NEAR_MAX_CELLS = 20
 _NEAR_FINEST = 23
 
 
+def first_step_for(step: float, wanted: int) -> float:
+    """The first annulus' width when the caller needs only `wanted` results: mongod's
+    density step returns about 50 points of evenly spread data in its first round, so a small
+    `wanted` starts on a proportionally smaller disc (area ~ count)."""
+    if wanted <= 0:
+        return step
+    return step * min(1.0, math.sqrt(wanted / _FIRST_ROUND_POINTS))
+
+
+_FIRST_ROUND_POINTS = 20
+_MARGIN = 1.5   # grow to the radius expected to hold 1.5 times what is still wanted
+
+
 def _rounds(scan: Scan, distance: Distance, ranges_for: Callable[[float, float], list],
             first_step: float, min_distance: float, max_distance: float,
-            full: float) -> Iterator[tuple[float, Hashable]]:
-    """The annulus loop shared by the spherical and the flat search."""
+            full: float, wanted: int = 0) -> Iterator[tuple[float, Hashable]]:
+    """The annulus loop shared by the spherical and the flat search.
+
+    Each key range is scanned once over the whole search: a round scans only the parts of its
+    covering no earlier round read, and the records an earlier round read but left for later
+    (farther than its annulus) wait in `pending` with their distances. With `wanted` (the
+    caller's skip + limit), the radius grows to where the density seen so far puts that many
+    results; the rounds are exact annuli, so the steps change only how much is read."""
     limit = min(max_distance, full)
     inner = min_distance
-    step = first_step
-    seen: set = set()
+    step = first_step_for(first_step, wanted)
+    done: set = set()                      # returned, or without a usable distance
+    pending: dict[Hashable, float] = {}    # read, farther than the rounds so far
+    scanned = _Scanned()
+    total = 0
     while True:
         outer = min(inner + step, limit)
         last = outer >= limit
-        found: list[tuple[float, Hashable]] = []
-        for rid in scan(ranges_for(inner, outer)):
-            if rid in seen:
+        fresh = scanned.take(ranges_for(inner, outer))
+        for rid in (scan(fresh) if fresh else ()):
+            if rid in done or rid in pending:
                 continue
             d = distance(rid)
             if d is None or d < min_distance or d > max_distance:
-                continue
-            if inner <= d and (d < outer or (last and d <= outer)):
-                seen.add(rid)
-                found.append((d, rid))
+                done.add(rid)
+            else:
+                pending[rid] = d
+        found = [(d, rid) for rid, d in pending.items() if d < outer or (last and d <= outer)]
+        for _, rid in found:
+            del pending[rid]
+            done.add(rid)
         found.sort(key=lambda pair: pair[0])
         yield from found
         if last:
             return
-        if len(found) < GROW_BELOW:
+        total += len(found)
+        if 0 < total < wanted:   # the caller wants more: aim at the radius that holds them
+            target = outer * math.sqrt(_MARGIN * wanted / total)
+            step = max(target - outer, step / 2)
+        elif len(found) < GROW_BELOW:
             step *= 2
         elif len(found) > SHRINK_ABOVE:
             step /= 2
         inner = outer
+
+
+class _Scanned:
+    """The inclusive integer ranges read so far, merged and sorted."""
+
+    __slots__ = ("ranges",)
+
+    def __init__(self) -> None:
+        self.ranges: list[tuple[int, int]] = []
+
+    def take(self, wanted: list) -> list[tuple[int, int]]:
+        """The parts of `wanted` (inclusive ranges) not read yet; they count as read."""
+        wanted = merge_intervals(sorted(wanted))
+        if not self.ranges:
+            fresh = list(wanted)
+        else:
+            fresh = []
+            starts = [lo for lo, _ in self.ranges]
+            for lo, hi in wanted:
+                i = max(0, bisect.bisect_right(starts, lo) - 1)
+                cur = lo
+                while i < len(self.ranges) and cur <= hi:
+                    s_lo, s_hi = self.ranges[i]
+                    if s_hi < cur:
+                        i += 1
+                        continue
+                    if s_lo > hi:
+                        break
+                    if s_lo > cur:
+                        fresh.append((cur, s_lo - 1))
+                    cur = max(cur, s_hi + 1)
+                    i += 1
+                if cur <= hi:
+                    fresh.append((cur, hi))
+        if fresh:
+            self.ranges = merge_intervals(sorted(self.ranges + fresh))
+        return fresh
 
 
 # --- 2dsphere -------------------------------------------------------------------------------
@@ -92,7 +159,8 @@ def _descendant_ranges(cell_ids: list[int]) -> list[tuple[int, int]]:
 def _annulus_ranges(center, params: S2IndexParams) -> Callable[[float, float], list]:
     coverer = s2.S2.S2RegionCoverer()
     coverer.set_min_level(0)
-    coverer.set_max_level(_NEAR_FINEST)
+    # finer cells than the index's finest level narrow nothing: keys are never finer
+    coverer.set_max_level(min(_NEAR_FINEST, params.finest_level))
     coverer.set_max_cells(_NEAR_MAX_CELLS)
 
     def ranges(inner: float, outer: float) -> list:
@@ -111,12 +179,13 @@ def _annulus_ranges(center, params: S2IndexParams) -> Callable[[float, float], l
 
 
 def near_2dsphere(center, scan: Scan, distance: Distance, params: S2IndexParams,
-                  min_distance: float = 0.0, max_distance: float = math.inf
+                  min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0
                   ) -> Iterator[tuple[float, Hashable]]:
-    """(distance, rid) pairs in increasing distance; radii and distances in radians."""
+    """(distance, rid) pairs in increasing distance; radii and distances in radians.
+    `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds."""
     step = _s2_density_step(center, scan, params)
     return _rounds(scan, distance, _annulus_ranges(center, params), step, min_distance,
-                   max_distance, math.pi)
+                   max_distance, math.pi, wanted)
 
 
 # --- 2d -------------------------------------------------------------------------------------
@@ -133,7 +202,7 @@ def _flat_density_step(x: float, y: float, scan: Scan, params: geohash.TwoDParam
 
 
 def near_2d(x: float, y: float, scan: Scan, distance: Distance, params: geohash.TwoDParams,
-            min_distance: float = 0.0, max_distance: float = math.inf
+            min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0
             ) -> Iterator[tuple[float, Hashable]]:
     """(distance, rid) pairs in increasing flat distance (coordinate units) on a 2d index."""
     step = _flat_density_step(x, y, scan, params)
@@ -141,7 +210,7 @@ def near_2d(x: float, y: float, scan: Scan, distance: Distance, params: geohash.
     def ranges(inner: float, outer: float) -> list:
         return geohash.box_ranges((x - outer, y - outer, x + outer, y + outer), params)
     full = math.hypot(params.max - params.min, params.max - params.min)
-    return _rounds(scan, distance, ranges, step, min_distance, max_distance, full)
+    return _rounds(scan, distance, ranges, step, min_distance, max_distance, full, wanted)
 
 
 # --- reference ------------------------------------------------------------------------------

@@ -44,6 +44,15 @@ def point_key(p) -> tuple[float, float, float]:
     return (p.x(), p.y(), p.z())
 
 
+def angle_to(center, lng: float, lat: float) -> float:
+    """`angle_between(center, point(lng, lat))` with fewer binding calls: a latitude and
+    longitude strictly inside their ranges are already normalized."""
+    ll = _s2.S2LatLng.FromDegrees(lat, lng)
+    if not (-90.0 < lat < 90.0 and -180.0 < lng < 180.0):
+        ll = ll.Normalized()
+    return _s2.S1Angle(center, ll.ToPoint()).radians()
+
+
 def angle_between(a, b) -> float:
     """Great-circle angle between two points, in radians."""
     return _s2.S1Angle(a, b).radians()

@@ -126,7 +126,8 @@ def compile_projection(spec: Any, *, for_aggregation: bool = False,
     scope = Scope(known_vars or (), open_=known_vars is None)
     parser = Parser(find=not for_aggregation, scope=scope, query=query)
     parser.parse(spec)
-    if parser.kind == "inclusion" and metadata.available(metadata.TEXT_SCORE):
-        parser.root.insert([metadata.TEXT_SCORE_FIELD], INCLUDE)  # metadata outlives $project
+    if parser.kind == "inclusion":
+        for field in metadata.provided():
+            parser.root.insert([field], INCLUDE)  # metadata outlives $project
     return Projection(spec, parser)
 

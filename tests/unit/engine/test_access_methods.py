@@ -13,7 +13,7 @@ def run(engine, cmd):
     return dispatch(CommandContext(engine=engine), {**cmd, "$db": "db"})
 
 
-@pytest.mark.parametrize("key", [{"$**": 1}, {"attrs.$**": 1}])
+@pytest.mark.parametrize("key", [{"a": 1, "attrs.$**": 1}, {"$**": 1, "b": 1}])  # compound wildcard
 def test_unserved_kinds_are_refused_at_create_indexes_even_on_an_empty_collection(engine, key):
     reply = run(engine, {"createIndexes": "c", "indexes": [{"key": key, "name": "ix"}]})
     assert reply["ok"] == 0 and reply["code"] == 238, reply

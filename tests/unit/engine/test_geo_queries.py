@@ -320,3 +320,60 @@ def test_geo_near_stage_errors(engine):
     run(engine, {"createIndexes": "c", "indexes": [{"key": {"other": "2dsphere"}, "name": "o"}]})
     assert code({"$geoNear": {"near": [0, 0], "distanceField": "d"}}) == (
         27, "There is more than one 2dsphere index on db.c; unsure which to use for $geoNear")
+
+
+def test_meta_geo_near_distance_and_point_in_find(engine):
+    insert(engine, GRID)
+    create_ok(engine, {"loc": "2dsphere"})
+    near = {"loc": {"$near": {"$geometry": point(0.4, 0.2)}}}
+    got = find(engine, near, limit=5, projection={"n": 1, "d": {"$meta": "geoNearDistance"},
+                                                  "p": {"$meta": "geoNearPoint"}})
+    assert [d["_id"] for d in got] == [d["_id"] for d in find(engine, near, limit=5)]
+    for doc in got:
+        source = next(d for d in GRID if d["_id"] == doc["_id"])
+        assert set(doc) == {"_id", "n", "d", "p"}   # an inclusion projection: no hidden fields leak
+        assert doc["d"] == pytest.approx(sphere_meters((0.4, 0.2), source["loc"]["coordinates"]), rel=1e-6)
+        assert doc["p"] == source["loc"]
+    # beside exclusions, and as the sort key (nearest first)
+    got = find(engine, near, limit=3, projection={"loc": 0, "d": {"$meta": "geoNearDistance"}},
+               sort={"d": {"$meta": "geoNearDistance"}})
+    assert "loc" not in got[0] and [d["d"] for d in got] == sorted(d["d"] for d in got)
+    # legacy $nearSphere on the 2dsphere index: radians
+    got = find(engine, {"loc": {"$nearSphere": [0.4, 0.2]}}, limit=1,
+               projection={"d": {"$meta": "geoNearDistance"}})
+    source = next(d for d in GRID if d["_id"] == got[0]["_id"])
+    assert got[0]["d"] == pytest.approx(sphere_meters((0.4, 0.2), source["loc"]["coordinates"]) / 6378100,
+                                        rel=1e-6)
+    # without a near query the metadata is not available, as in mongod
+    reply = run(engine, {"find": "c", "filter": {"n": 1}, "projection": {"d": {"$meta": "geoNearDistance"}}})
+    assert (reply["code"], reply["errmsg"]) == (40218, "query requires geoNearDistance metadata, but it is "
+                                                       "not available")
+
+
+def test_meta_geo_near_in_find_on_a_2d_index(engine):
+    docs = [{"_id": i, "p": [i % 10, i // 10]} for i in range(100)]
+    insert(engine, docs)
+    create_ok(engine, {"p": "2d"})
+    got = find(engine, {"p": {"$near": [2.2, 3.1]}}, limit=4,
+               projection={"_id": 0, "d": {"$meta": "geoNearDistance"}, "at": {"$meta": "geoNearPoint"}})
+    want = sorted((math.hypot(d["p"][0] - 2.2, d["p"][1] - 3.1), d["p"]) for d in docs)[:4]
+    assert [(d["d"], d["at"]) for d in got] == [(pytest.approx(w), p) for w, p in want]
+
+
+def test_meta_geo_near_after_the_geo_near_stage(engine):
+    insert(engine, GRID)
+    create_ok(engine, {"loc": "2dsphere"})
+    got = aggregate(engine, [
+        {"$geoNear": {"near": point(0.4, 0.2), "distanceField": "km", "distanceMultiplier": 0.001}},
+        {"$limit": 4},
+        {"$addFields": {"m": {"$meta": "geoNearDistance"}}},
+        {"$project": {"km": 1, "m": 1, "pt": {"$meta": "geoNearPoint"}}},
+        {"$sort": {"m": -1}}])
+    assert [d["m"] for d in got] == sorted((d["m"] for d in got), reverse=True)
+    for doc in got:
+        assert set(doc) == {"_id", "km", "m", "pt"}
+        assert doc["km"] == pytest.approx(doc["m"] / 1000)   # the metadata is not multiplied
+        assert doc["pt"] == next(d for d in GRID if d["_id"] == doc["_id"])["loc"]
+    reply = run(engine, {"aggregate": "c", "cursor": {}, "pipeline": [
+        {"$match": {"n": 1}}, {"$project": {"m": {"$meta": "geoNearDistance"}}}]})
+    assert reply["code"] == 40218

@@ -154,3 +154,44 @@ def test_parse_near_errors(operand, code, message):
     with pytest.raises(CommandError) as info:
         parse_near(operand)
     assert (info.value.code, info.value.errmsg) == (code, message)
+
+
+@pytest.mark.parametrize("wanted", [1, 3, 10, 50, 700])
+def test_wanted_sizes_the_rounds_never_the_results(wanted):
+    """With mixed geometries (coarse ancestor keys) every record is still read once, and the
+    whole order is the brute-force order whatever `wanted` says."""
+    index = FakeS2Index(random_docs(600, 7))
+    center = s2.point(0.2, 0.1)
+    dist = index.distance(center)
+    calls: dict = {}
+
+    def counted(rid):
+        calls[rid] = calls.get(rid, 0) + 1
+        return dist(rid)
+    got = list(near_2dsphere(center, index.scan, counted, P, wanted=wanted))
+    want = near_brute_force((rid, dist(rid)) for rid in index.geoms)
+    assert [r for _, r in got] == [r for _, r in want]
+    assert max(calls.values()) == 1   # each key range is scanned once over the search
+
+
+def test_a_small_wanted_reads_fewer_keys():
+    index = FakeS2Index(random_docs(5000, 4, spread=20.0))
+    center = s2.point(3, 4)
+    list(itertools.islice(near_2dsphere(center, index.scan, index.distance(center), P), 10))
+    unknown = index.read
+    index.read = 0
+    first = list(itertools.islice(near_2dsphere(center, index.scan, index.distance(center), P, wanted=10), 10))
+    assert len(first) == 10 and index.read < unknown, (index.read, unknown)
+
+
+def test_scanned_ranges_are_read_once():
+    from ginkgodb.query.geo.near import _Scanned
+    rnd = random.Random(1)
+    for _ in range(200):
+        scanned, covered = _Scanned(), set()
+        for _ in range(5):
+            ranges = [(a, a + rnd.randint(0, 10)) for a in rnd.sample(range(100), 5)]
+            wanted = {x for lo, hi in ranges for x in range(lo, hi + 1)}
+            fresh = [x for lo, hi in scanned.take(ranges) for x in range(lo, hi + 1)]
+            assert len(fresh) == len(set(fresh)) and set(fresh) == wanted - covered
+            covered |= wanted

@@ -1,8 +1,14 @@
 """Shared fixtures: every storage-level and engine-level test runs on both engines."""
 from __future__ import annotations
 
-import pytest
-from support.engines import ENGINES, make_kv
+import os
+
+# Before ginkgodb is imported: each LMDB data directory a test makes keeps 1 MiB of disk
+# preallocated instead of 16 (the suite makes thousands; the disk-full tests set their own).
+os.environ.setdefault("GINKGODB_DISK_RESERVE_MB", "1")
+
+import pytest  # noqa: E402
+from support.engines import ENGINES, make_kv  # noqa: E402
 
 
 @pytest.fixture(params=ENGINES)

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..limits import DISK_RESERVE_MB
+
 DEFAULT_PORT = 27017
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_DBPATH = "./ginkgo-data"
@@ -15,7 +17,7 @@ DEFAULT_MAX_CONNECTIONS = 1_000_000
 #: maxMessageSizeBytes)
 DEFAULT_MAX_PIPELINED_BYTES = 16 * 1024 * 1024
 #: space kept preallocated past the data so that deletes and drops run on a full disk
-DEFAULT_DISK_RESERVE_MB = 16
+DEFAULT_DISK_RESERVE_MB = DISK_RESERVE_MB
 
 
 @dataclass(frozen=True)

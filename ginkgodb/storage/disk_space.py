@@ -21,8 +21,9 @@ import time
 from typing import Any
 
 from ..errors import StorageError
+from ..limits import DISK_RESERVE_MB
 
-DEFAULT_RESERVE = 16 * 1024 * 1024
+DEFAULT_RESERVE = DISK_RESERVE_MB * 1024 * 1024
 #: while low on space, how often a refused write may retry preallocating (a syscall)
 RETRY_INTERVAL = 0.2
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)

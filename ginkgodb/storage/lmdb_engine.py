@@ -207,6 +207,9 @@ os.register_at_fork(after_in_child=_after_fork)
 class LmdbEngine(KVEngine):
     durable = True
     concurrent_readers = True
+    _closed: bool
+    _real: str
+    _own_commits: int
 
     def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1,
                  reserve_bytes: int = DEFAULT_RESERVE, shared: bool = False) -> None:
@@ -214,8 +217,9 @@ class LmdbEngine(KVEngine):
         _make_directory(path)
         real = os.path.realpath(path)
         if any(not other._closed and other._real == real for other in list(_OPEN)):
-            raise StorageError("locked", f"data directory {path!r} is in use: already open in this process (LMDB allows "
-                                         "one environment per directory per process: share its engine)")
+            raise StorageError("locked", f"data directory {path!r} is in use: already open in this process "
+                                         "(LMDB allows one environment per directory per process: share its "
+                                         "engine)")
         self.path = path
         self._dir = path
         self._real = real

@@ -121,7 +121,7 @@ class Engine(EngineOperations):
     def catalog(self) -> Catalog:
         """The latest committed catalog (read-only): when other processes share the data
         directory, the one a new snapshot holds (one probe of its generation)."""
-        if self.shared:
+        if self.shared and not self._closed:
             snap = self.kv.snapshot()
             try:
                 return self.catalog_for(snap)

@@ -95,7 +95,10 @@ class LmdbSnapshot(_LmdbReads, Snapshot):
     """A read transaction: LMDB's MVCC gives exactly the snapshot semantics of the contract."""
 
     def __init__(self, engine: LmdbEngine) -> None:
-        self._txn = _begin(engine, False)
+        try:  # _begin inlined: a snapshot per read is the hot path
+            self._txn = engine._env.begin(write=False, buffers=False)
+        except lmdb.MapResizedError:
+            self._txn = _begin(engine, False)
         self._open = True
         #: this process's commit count when the snapshot began (commits_elsewhere_since)
         self.own_commits = engine._own_commits
@@ -109,7 +112,10 @@ class LmdbSnapshot(_LmdbReads, Snapshot):
 class LmdbTxn(_LmdbReads, Txn):
     def __init__(self, engine: LmdbEngine) -> None:
         self._engine = engine
-        self._txn = _begin(engine, True)
+        try:
+            self._txn = engine._env.begin(write=True, buffers=False)
+        except lmdb.MapResizedError:
+            self._txn = _begin(engine, True)
         self._open = True
 
     def put(self, key: bytes, value: bytes) -> None:

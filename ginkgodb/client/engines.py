@@ -7,8 +7,8 @@ database set.
 
 Several processes may open one directory at once (the engine is opened `shared`: web server
 workers, docs/design/multiprocess.md). A process forked from one that had the directory open
-inherits an engine it must not use; the registry forgets it in the child, so a client opened
-there after the fork gets an engine of its own.
+inherits an engine it must not use; the registry forgets it in the child, where the storage
+refuses the old engine and a new one with the reason (close clients before forking).
 """
 from __future__ import annotations
 

@@ -193,8 +193,10 @@ def _open_locked(path: str, name: str, shared: bool) -> int:
 
 #: open environments, so that a forked child can tell its inherited ones apart (_after_fork)
 _OPEN: weakref.WeakSet[LmdbEngine] = weakref.WeakSet()
-#: environments a forked child inherited: kept alive and never closed there, because closing
-#: one would drop the POSIX locks LMDB holds on lock.mdb for every environment of the process
+#: environments a forked child inherited: marked closed and never closed there, because
+#: mdb_env_close in the child frees the parent's reader slots (its snapshots would lose their
+#: pages); py-lmdb makes inherited objects inert, so their deallocation touches nothing. LMDB
+#: cannot open the same files twice in one process, so the child cannot reopen the directory.
 _INHERITED: list[LmdbEngine] = []
 
 
@@ -222,6 +224,10 @@ class LmdbEngine(KVEngine):
         """`shared`: other processes (embedded clients) may open the directory at the same time."""
         _make_directory(path)
         real = os.path.realpath(path)
+        if any(other._real == real for other in _INHERITED):
+            raise StorageError("locked", f"data directory {path!r} was open when this process was forked, and "
+                                         "LMDB cannot open it again in the child: close every client of it "
+                                         "before forking, or open it only in the worker processes")
         if any(not other._closed and other._real == real for other in list(_OPEN)):
             raise StorageError("locked", f"data directory {path!r} is in use: already open in this process "
                                          "(LMDB allows one environment per directory per process: share its "

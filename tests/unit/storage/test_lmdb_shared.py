@@ -153,6 +153,7 @@ def test_a_map_grown_by_another_process_is_adopted(tmp_path):
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 def test_an_engine_inherited_through_fork_is_refused_with_the_reason(tmp_path):
     kv = LmdbEngine(str(tmp_path / "d"), map_size=1 << 26, shared=True, sync_interval=0)
+    held = kv.snapshot()   # a reader slot of the parent's, which the child must not free
     try:
         read, write = os.pipe()
         pid = os.fork()
@@ -162,12 +163,20 @@ def test_an_engine_inherited_through_fork_is_refused_with_the_reason(tmp_path):
                 kv.snapshot()
             except StorageError as exc:
                 code = 0 if exc.kind == "closed" and exc.message == lmdb_engine.FORKED else 2
+            try:   # nor can the child open it again (LMDB: one environment per file per process)
+                LmdbEngine(str(tmp_path / "d"), map_size=1 << 26, shared=True, sync_interval=0)
+                code = code or 3
+            except StorageError as exc:
+                code = code or (0 if exc.kind == "locked" and "close every client" in exc.message else 4)
             os.write(write, bytes([code]))
             os._exit(0)
         os.close(write)
         assert os.read(read, 1) == b"\x00"
         os.waitpid(pid, 0)
         os.close(read)
+        assert str(os.getpid()) in kv._env.readers()   # the open snapshot's slot is still ours
+        assert held.get(b"k") is None
+        held.release()
         with kv.snapshot() as snap:   # the parent's engine is untouched
             assert snap.get(b"k") is None
     finally:

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import datetime
 import multiprocessing
+import os
+import subprocess
+import sys
 import time
 import traceback
+from pathlib import Path
 
 import pytest
 from pymongo.errors import DuplicateKeyError, OperationFailure
@@ -234,5 +238,21 @@ def test_a_transaction_loses_to_a_write_committed_by_another_process(tmp_path):
             assert _in_child(update_one, path, {"_id": "a"}, {"$inc": {"n": 10}}) == 1
             s.commit_transaction()
         assert [d["n"] for d in accounts.find().sort("_id", 1)] == [20, 1]
+    finally:
+        client.close()
+
+
+def test_a_server_is_refused_a_directory_embedded_processes_share(tmp_path):
+    path = str(tmp_path / "data")
+    client = MongoClient(path)
+    try:
+        client.shared.items.insert_one({"_id": 1})
+        root = str(Path(__file__).resolve().parents[3])
+        proc = subprocess.run([sys.executable, "-c", "import sys; from ginkgodb.cli import main; sys.exit(main())",
+                               "serve", "--port", "0", "--dbpath", path, "--quiet"],
+                              env=dict(os.environ, PYTHONPATH=root), capture_output=True, text=True,
+                              timeout=PHASE_TIMEOUT)
+        assert proc.returncode == 100 and "DBPathInUse" in proc.stderr, proc.stderr
+        assert client.shared.items.count_documents({}) == 1   # and the embedded process goes on
     finally:
         client.close()

@@ -39,7 +39,8 @@ DIR_MODE = 0o700
 DEFAULT_MAP_SIZE = 1 << 37  # address space reserved, not disk used: the file grows as needed
 MAX_KEY_SIZE = 511  # LMDB's compiled-in limit
 FORKED = ("the data directory was opened before this process was forked; an LMDB environment "
-          "cannot be used across fork(): open the client in each worker process, after the fork")
+          "cannot be used across fork(), nor opened again in the child: close every client of it "
+          "before forking, or open it only in the worker processes")
 
 
 def _begin(engine: LmdbEngine, write: bool) -> lmdb.Transaction:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import time
 
 import pytest
 
@@ -179,5 +181,31 @@ def test_an_engine_inherited_through_fork_is_refused_with_the_reason(tmp_path):
         held.release()
         with kv.snapshot() as snap:   # the parent's engine is untouched
             assert snap.get(b"k") is None
+    finally:
+        kv.close()
+
+
+def hold_lease_until_killed(path: str, name: str, ready) -> None:
+    kv = LmdbEngine(path, map_size=1 << 26, shared=True, sync_interval=0)
+    ready.put(kv.lease(name))
+    time.sleep(600)
+
+
+def test_a_lease_passes_on_when_its_holder_is_killed(tmp_path):
+    path = str(tmp_path / "d")
+    kv = LmdbEngine(path, map_size=1 << 26, shared=True, sync_interval=0)
+    try:
+        ready = SPAWN.Queue()
+        holder = SPAWN.Process(target=hold_lease_until_killed, args=(path, "ttl-monitor.lock", ready))
+        holder.start()
+        try:
+            assert ready.get(timeout=120) is True
+            assert not kv.lease("ttl-monitor.lock")
+        finally:
+            os.kill(holder.pid, signal.SIGKILL)
+            holder.join(60)
+        assert kv.lease("ttl-monitor.lock")   # the OS dropped the dead holder's lock
+        with kv.writer() as txn:               # writes go on
+            txn.put(b"after", b"1")
     finally:
         kv.close()

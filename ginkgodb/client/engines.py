@@ -4,6 +4,11 @@ LMDB allows a single environment per path in a process, so two MongoClient("./da
 one Engine. Entries are keyed by the directory's real path and reference counted: the last
 release closes the engine. In-memory engines are never shared: each MongoClient() is its own
 database set.
+
+Several processes may open one directory at once (the engine is opened `shared`: web server
+workers, docs/design/multiprocess.md). A process forked from one that had the directory open
+inherits an engine it must not use; the registry forgets it in the child, where the storage
+refuses the old engine and a new one with the reason (close clients before forking).
 """
 from __future__ import annotations
 
@@ -34,13 +39,23 @@ def acquire(path: Optional[str], compression: Optional[str] = None) -> tuple[Eng
     with _lock:
         entry = _shared.get(key)
         if entry is None:
-            entry = _shared[key] = [Engine.open(key, compression=compression or "none"), 0]
+            entry = _shared[key] = [Engine.open(key, compression=compression or "none", shared=True), 0]
         elif compression is not None and compression != entry[0].default_compression:
             from pymongo.errors import ConfigurationError
             raise ConfigurationError(f"storageCompression={compression!r}: the data directory is already open "
                                      f"in this process with storageCompression={entry[0].default_compression!r}")
         entry[1] += 1
         return entry[0], key
+
+
+def _forget_after_fork() -> None:
+    """In a forked child: the parent's engines are unusable here (the storage refuses them)."""
+    global _lock
+    _lock = threading.Lock()
+    _shared.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def release(engine: Engine, key: Optional[str]) -> None:

@@ -2,32 +2,49 @@
 
 awaitData cursors (change streams, tailable cursors on capped collections) remember the
 generation before they look for new data, and when they found none wait until it moves (or their
-await time ends): a commit wakes them at once, without a polling loop.
+await time ends): a commit of this process wakes them at once, without a polling loop.
+
+Commits of other processes sharing the data directory cannot notify a condition variable here:
+with a `stamp` (the storage's newest committed transaction id, which every process's commit
+moves) the generation includes it and waiters look at it every `POLL_INTERVAL` seconds, so such
+a commit wakes them within that interval (docs/design/multiprocess.md).
 """
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import Optional
+
+#: how often a waiter looks for commits of other processes (when the data is shared)
+POLL_INTERVAL = 0.05
 
 
 class CommitSignal:
-    __slots__ = ("_cond", "generation", "_waiters")
+    __slots__ = ("_cond", "_local", "_waiters", "_stamp")
 
-    def __init__(self) -> None:
+    def __init__(self, stamp: Optional[Callable[[], int]] = None) -> None:
         self._cond = threading.Condition(threading.Lock())
-        self.generation = 0
+        self._local = 0
         self._waiters = 0
+        self._stamp = stamp
+
+    @property
+    def generation(self) -> tuple[int, int]:
+        """Moves at every commit of this process (and, when shared, of any process)."""
+        return self._local, (self._stamp() if self._stamp is not None else 0)
 
     def notify(self) -> None:
         """A batch committed (called by the engine after its observers)."""
         with self._cond:
-            self.generation += 1
+            self._local += 1
             if self._waiters:
                 self._cond.notify_all()
 
-    def wait(self, seen: int, timeout: float) -> bool:
+    def wait(self, seen: tuple[int, int], timeout: float) -> bool:
         """Wait until the generation differs from `seen` (True) or `timeout` seconds pass."""
         deadline = time.monotonic() + timeout
+        polling = self._stamp is not None
         with self._cond:
             self._waiters += 1
             try:
@@ -35,7 +52,7 @@ class CommitSignal:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         return False
-                    self._cond.wait(left)
+                    self._cond.wait(min(left, POLL_INTERVAL) if polling else left)
                 return True
             finally:
                 self._waiters -= 1
@@ -43,5 +60,5 @@ class CommitSignal:
     def wake_all(self) -> None:
         """Wake every waiter without a commit (the engine is closing)."""
         with self._cond:
-            self.generation += 1
+            self._local += 1
             self._cond.notify_all()

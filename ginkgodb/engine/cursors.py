@@ -133,7 +133,7 @@ class TailableCursor(ServerCursor):
         if self.n_returned or self.last_rid:
             self._resume()
         while True:
-            seen = self._signal.generation if self._signal is not None else 0
+            seen = self._signal.generation if self._signal is not None else (0, 0)
             batch = super().next_batch(size, ctx)
             if self.exhausted and not self._closed:
                 self.exhausted = False  # the end of a tailable cursor is only the end for now

@@ -79,9 +79,14 @@ class Engine(EngineOperations):
         self.sessions = SessionCatalog(self)
         from .snapshot_reads import SnapshotReads
         self.snapshot_reads = SnapshotReads(self)
-        #: bumped after every committed batch: awaitData cursors wait on it
-        self.commit_signal = CommitSignal()
+        #: other processes may commit to the same data directory (docs/design/multiprocess.md)
+        self.shared = kv.shared
+        #: bumped after every committed batch: awaitData cursors wait on it (and poll the
+        #: storage for other processes' commits when shared)
+        self.commit_signal = CommitSignal(kv.commit_stamp if kv.shared else None)
         self._recent: dict[int, Catalog] = {}
+        self._publishing = threading.Lock()
+        self._published = Catalog().freeze()
         self._closed = False
         self._fsync_locks = 0
         self._unlocked = threading.Condition()
@@ -114,20 +119,31 @@ class Engine(EngineOperations):
     # ------------------------------------------------------------------ the published catalog
     @property
     def catalog(self) -> Catalog:
-        """The latest committed catalog (read-only)."""
+        """The latest committed catalog (read-only): when other processes share the data
+        directory, the one a new snapshot holds (one probe of its generation)."""
+        if self.shared and not self._closed:
+            snap = self.kv.snapshot()
+            try:
+                return self.catalog_for(snap)
+            finally:
+                snap.release()
         return self._published
 
     def collection(self, db: str, name: str) -> Optional[Collection]:
         """The handle of an existing collection in the latest committed catalog, or None."""
-        return self._published.collection(db, name)
+        return self.catalog.collection(db, name)
 
     def _publish(self, catalog: Catalog) -> None:
+        """Make `catalog` the latest one, unless a newer generation already is (a reader that
+        loaded another process's catalog races this process's writers)."""
         catalog.freeze()
-        recent = self._recent
-        recent[catalog.gen] = catalog
-        while len(recent) > _RECENT_CATALOGS:
-            del recent[min(recent)]
-        self._published = catalog
+        with self._publishing:
+            recent = self._recent
+            recent[catalog.gen] = catalog
+            while len(recent) > _RECENT_CATALOGS:
+                del recent[min(recent)]
+            if catalog.gen >= self._published.gen:
+                self._published = catalog
 
     def catalog_for(self, snap: Any) -> Catalog:
         """The catalog of the generation `snap` holds: consistent with its data."""
@@ -138,7 +154,10 @@ class Engine(EngineOperations):
         known = self._recent.get(gen)
         if known is not None:
             return known
-        return Catalog.load(snap)  # another process changed it, or it is older than we keep
+        catalog = Catalog.load(snap)  # another process changed it, or it is older than we keep
+        if gen > published.gen:
+            self._publish(catalog)    # the newest: every later reader of it finds it
+        return catalog
 
     # ------------------------------------------------------------------ reads
     def read(self) -> ReadView:
@@ -217,8 +236,8 @@ class Engine(EngineOperations):
         txn = self.kv.writer(reclaims=reclaims)
         batch: Optional[WriteBatch] = None
         try:
-            catalog = self.catalog_for(txn)
-            if catalog is not self._published:  # another process changed the catalog
+            catalog = self.catalog_for(txn)   # the writer's view: another process may have moved it
+            if catalog.gen > self._published.gen:
                 self._publish(catalog)
             batch = WriteBatch(txn, catalog, self.conflicts)
             batch.default_compression, batch.compresses = self.default_compression, self.kv.durable
@@ -245,6 +264,11 @@ class Engine(EngineOperations):
             observer.after_commit(batch)
         if batch.commit_ts is not None:
             self.commit_signal.notify()
+
+    @property
+    def ttl_monitor_active(self) -> bool:
+        """This process runs the TTL passes (the one among processes sharing the directory)."""
+        return self._ttl is not None and self._ttl.active
 
     def reserve_rids(self, coll_id: int, n: int) -> int:
         """Advance a collection's persisted record-id counter by `n` (a transaction's range)."""

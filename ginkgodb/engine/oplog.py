@@ -95,11 +95,13 @@ class Oplog:
         meta = engine.catalog.get(DB, COLL)
         if meta is None:
             with engine.write() as batch:
-                options = {"capped": True, "size": self.max_bytes, "autoIndexId": False}
-                codec = batch.default_compression if batch.compresses else "none"
-                meta = CollectionMeta(batch.alloc_id(), DB, COLL, options, indexes=(), compression=codec)
-                batch.save_meta(meta, "create", options=options)
-        else:
+                meta = batch.catalog.get(DB, COLL)   # another process sharing the directory made it?
+                if meta is None:
+                    options = {"capped": True, "size": self.max_bytes, "autoIndexId": False}
+                    codec = batch.default_compression if batch.compresses else "none"
+                    meta = CollectionMeta(batch.alloc_id(), DB, COLL, options, indexes=(), compression=codec)
+                    batch.save_meta(meta, "create", options=options)
+        if meta is not None:
             self.max_bytes = int(meta.options.get("size") or self.max_bytes)
         last = self.last_ts
         if last is not None:
@@ -213,6 +215,7 @@ class Oplog:
             if self._keeping_images(batch):
                 self._keep_preimages(batch, images, image_at, wall_ms)
         numbers = batch.numbers(coll.meta.id)
+        self.max_bytes = int(coll.meta.options.get("size") or self.max_bytes)  # resized elsewhere?
         if numbers.size > self.max_bytes and numbers.count > 1:
             self._truncate(batch, coll)
         self._next_rid = next_rid

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import CommandError, ErrorCode
 from ..storage.batch import KeyBatch
+from ..storage.kv import prefix_end
 from . import layout
 from .batch import CatalogChange, CollectionNumbers, WriteBatch
 from .catalog import Catalog
@@ -46,6 +47,7 @@ class Transaction:
         self.created: dict[int, CollectionMeta] = {}      # coll id -> a collection it created
         self.multikey: dict[int, dict[str, frozenset]] = {}
         self.ids: list[int] = []                          # reserved collection/index ids
+        self.claimed: list[bytes] = []                    # what it claimed (checked again at commit)
         self.started = time.monotonic()
         self.open = True
         self.lock = threading.RLock()
@@ -101,6 +103,7 @@ class TransactionBatch(WriteBatch):
 
     def claim(self, key: bytes) -> None:
         self._txn.engine.conflicts.claim_for_transaction(self._txn.id, (key,))
+        self._txn.claimed.append(key)
 
     def numbers(self, coll_id: int) -> CollectionNumbers:
         numbers = self._txn.deltas.get(coll_id)
@@ -234,6 +237,8 @@ def commit(engine: Any, txn: Transaction) -> None:
             return
         with engine.write() as batch:
             _check_catalog(batch, txn)
+            if engine.kv.commits_elsewhere_since(txn.snapshot, batch.txn):
+                _check_unchanged_elsewhere(batch, txn)
             for coll_id, delta in txn.deltas.items():  # before the records land: rows read as they were
                 if coll_id in txn.created:
                     numbers = batch.numbers_for_new(coll_id, delta.next_rid)
@@ -277,6 +282,17 @@ def _check_catalog(batch: WriteBatch, txn: Transaction) -> None:
         if now is None or now.id != coll_id or {ix.id for ix in now.indexes} != {ix.id for ix in seen.indexes}:
             raise write_conflict("Unable to write to collection due to catalog changes; please retry the "
                                  "operation")
+
+
+def _check_unchanged_elsewhere(batch: WriteBatch, txn: Transaction) -> None:
+    """Another process committed since the snapshot, unseen by this process's conflict table:
+    first writer wins there too. Every key the transaction claimed (a document it changes, a
+    unique-index key it adds) must hold what the snapshot held (docs/design/multiprocess.md)."""
+    snapshot, now = txn.snapshot, batch.txn
+    for key in dict.fromkeys(txn.claimed):
+        end = prefix_end(key)   # a record key is the only key of its range; a unique key's entries
+        if list(snapshot.scan(key, end)) != list(now.scan(key, end)):
+            raise write_conflict()
 
 
 def _merge_multikey(batch: WriteBatch, txn: Transaction, coll_id: int, grown: dict) -> None:

@@ -3,6 +3,10 @@
 
 A document whose indexed field is an array expires when its earliest date does; documents
 without a date there never expire.
+
+When several processes share a data directory each has a monitor, but only the holder of the
+directory's TTL lease (`TTL_LEASE`, storage's `lease`) runs passes; the others try to take the
+lease at every period, so one of them takes over when its holder exits.
 """
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ from .records import delete_record
 
 log = logging.getLogger("ginkgodb.ttl")
 DEFAULT_INTERVAL = 60.0
+#: the name of the lease (a lock file in the data directory) whose holder runs the passes
+TTL_LEASE = "ttl-monitor.lock"
 
 
 def _ttl_indexes(engine):
@@ -96,6 +102,11 @@ class TTLMonitor:
         self._interval = interval
         self._stop = threading.Event()
         self._wake = threading.Event()
+        #: this monitor holds the TTL lease: the one among the processes sharing the data
+        #: directory that runs passes
+        self.active = False
+        #: passes run (mongod's serverStatus metrics.ttl.passes)
+        self.passes = 0
         if interval is None:
             with _PERIOD.lock:
                 _PERIOD.monitors.add(self)
@@ -109,8 +120,17 @@ class TTLMonitor:
     def wake(self) -> None:
         self._wake.set()
 
+    def _take_lease(self) -> bool:
+        if not self.active:
+            try:
+                self.active = self._engine.kv.lease(TTL_LEASE)
+            except Exception:  # e.g. the directory became unwritable: try again next period
+                log.exception("TTL lease failed")
+        return self.active
+
     def _run(self) -> None:
         last = time.monotonic()
+        self._take_lease()   # at once, so which process runs the passes is known from the start
         while not self._stop.is_set():
             remaining = last + self.period - time.monotonic()
             if remaining > 0:
@@ -118,7 +138,9 @@ class TTLMonitor:
                 self._wake.clear()
                 continue
             try:
-                expire_once(self._engine)
+                if self._take_lease():
+                    expire_once(self._engine)
+                    self.passes += 1
             except Exception:  # a failed pass is retried at the next interval
                 log.exception("TTL pass failed")
             last = time.monotonic()

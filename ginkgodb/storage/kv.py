@@ -120,6 +120,8 @@ class KVEngine(abc.ABC):
     durable: bool = False
     concurrent_readers: bool = False  # readers never wait for a writer, even a committing one
     path: Optional[str] = None
+    #: other processes may commit to the same data at any time (docs/design/multiprocess.md)
+    shared: bool = False
 
     @abc.abstractmethod
     def snapshot(self) -> Snapshot: ...
@@ -143,6 +145,20 @@ class KVEngine(abc.ABC):
 
     def size_on_disk(self) -> int:
         return 0
+
+    # -- sharing the data with other processes: engines that never share answer trivially -------
+    def commits_elsewhere_since(self, snap: Snapshot, txn: Txn) -> bool:
+        """Did another process commit between the snapshot `snap` and the write `txn`?"""
+        return False
+
+    def commit_stamp(self) -> int:
+        """A number that moves at every commit of any process sharing the data (polled by
+        awaitData readers when the engine is shared)."""
+        return 0
+
+    def lease(self, name: str) -> bool:
+        """Hold the data's lease `name` (one holder among the processes sharing it)."""
+        return True
 
     @abc.abstractmethod
     def close(self) -> None: ...

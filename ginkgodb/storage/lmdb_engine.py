@@ -6,18 +6,23 @@ reaches the file through write(2) before it is acknowledged; it survives the dea
 explicit `sync()` (a `j: true` write) has run. LMDB keeps its copy-on-write B+tree consistent
 either way: a crash loses at most unsynced transactions, never half of one.
 
-One process per data directory: the process holds an exclusive flock(2) on `data.mdb` itself
-for as long as the environment is open. Unlike a separate lock file, it cannot be removed from
-under a running server: deleting `ginkgodb.lock` (still locked too, for older versions) lets no
-second server in. A BSD lock belongs to our own open file description, so LMDB opening and
-closing its own descriptors of the same file never releases it (POSIX fcntl locks would be).
-Files are created owner-only (0600, the directory 0700), as mongod does.
+Who may share a data directory: the process holds a flock(2) on `data.mdb` itself for as long
+as the environment is open, exclusive for a server (`shared=False`, the default) and shared for
+embedded clients (`shared=True`), so several embedded processes open one directory together
+(LMDB serialises their writers and gives each reader its snapshot) while a server and anything
+else keep each other out. Unlike a separate lock file, the lock cannot be removed from under a
+running process: deleting `ginkgodb.lock` (locked the same way, for older versions, which take
+it exclusively) lets no one in. A BSD lock belongs to our own open file description, so LMDB
+opening and closing its own descriptors of the same file never releases it (POSIX fcntl locks
+would be). Files are created owner-only (0600, the directory 0700), as mongod does. Sharing
+processes: docs/design/multiprocess.md.
 """
 from __future__ import annotations
 
 import fcntl
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any, Optional
 
@@ -33,6 +38,19 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 DEFAULT_MAP_SIZE = 1 << 37  # address space reserved, not disk used: the file grows as needed
 MAX_KEY_SIZE = 511  # LMDB's compiled-in limit
+FORKED = ("the data directory was opened before this process was forked; an LMDB environment "
+          "cannot be used across fork(), nor opened again in the child: close every client of it "
+          "before forking, or open it only in the worker processes")
+
+
+def _begin(engine: LmdbEngine, write: bool) -> lmdb.Transaction:
+    """A transaction; when another process grew the map beyond ours (MDB_MAP_RESIZED), adopt
+    its size and begin again."""
+    try:
+        return engine._env.begin(write=write, buffers=False)
+    except lmdb.MapResizedError:
+        engine._env.set_mapsize(0)   # 0: take the size the other process set
+        return engine._env.begin(write=write, buffers=False)
 
 
 class _LmdbReads:
@@ -78,8 +96,13 @@ class LmdbSnapshot(_LmdbReads, Snapshot):
     """A read transaction: LMDB's MVCC gives exactly the snapshot semantics of the contract."""
 
     def __init__(self, engine: LmdbEngine) -> None:
-        self._txn = engine._env.begin(write=False, buffers=False)
+        try:  # _begin inlined: a snapshot per read is the hot path
+            self._txn = engine._env.begin(write=False, buffers=False)
+        except lmdb.MapResizedError:
+            self._txn = _begin(engine, False)
         self._open = True
+        #: this process's commit count when the snapshot began (commits_elsewhere_since)
+        self.own_commits = engine._own_commits
 
     def release(self) -> None:
         if self._open:
@@ -90,7 +113,10 @@ class LmdbSnapshot(_LmdbReads, Snapshot):
 class LmdbTxn(_LmdbReads, Txn):
     def __init__(self, engine: LmdbEngine) -> None:
         self._engine = engine
-        self._txn = engine._env.begin(write=True, buffers=False)
+        try:
+            self._txn = engine._env.begin(write=True, buffers=False)
+        except lmdb.MapResizedError:
+            self._txn = _begin(engine, True)
         self._open = True
 
     def put(self, key: bytes, value: bytes) -> None:
@@ -126,8 +152,10 @@ class LmdbTxn(_LmdbReads, Txn):
                 self._txn.commit()
             except lmdb.Error as exc:  # LMDB aborted the transaction: nothing of it was written
                 raise self._engine._headroom.commit_failed(exc) from exc
-            self._engine._dirty = True
-            self._engine._headroom.after_commit()
+            engine = self._engine
+            engine._own_commits += 1   # under the writer lock (LMDB's, across processes)
+            engine._dirty = True
+            engine._headroom.after_commit()
 
     def abort(self) -> None:
         if self._open:
@@ -135,10 +163,11 @@ class LmdbTxn(_LmdbReads, Txn):
             self._txn.abort()
 
 
-def _lock_exclusively(fd: int) -> bool:
-    """Take the process's exclusive lock on an open file; False when another holder has it."""
+def _lock(fd: int, shared: bool = False) -> bool:
+    """Take the process's exclusive (or shared) lock on an open file; False when a holder has
+    it in a mode that excludes ours."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
     return True
@@ -151,30 +180,75 @@ def _make_directory(path: str) -> None:
         os.chmod(path, DIR_MODE)  # makedirs applies the umask
 
 
-def _open_locked(path: str, name: str) -> int:
+def _open_locked(path: str, name: str, shared: bool) -> int:
     fd = os.open(os.path.join(path, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
-    if not _lock_exclusively(fd):
+    if not _lock(fd, shared):
         os.close(fd)
+        if shared:
+            raise StorageError("locked", f"data directory {path!r} is in use by a ginkgodb server (or another "
+                                         "process holding it exclusively); embedded clients share a data "
+                                         "directory only with other embedded clients")
         raise StorageError("locked", f"data directory {path!r} is in use by another ginkgodb process")
     return fd
+
+
+#: open environments, so that a forked child can tell its inherited ones apart (_after_fork)
+_OPEN: weakref.WeakSet[LmdbEngine] = weakref.WeakSet()
+#: environments a forked child inherited: marked closed and never closed there, because
+#: mdb_env_close in the child frees the parent's reader slots (its snapshots would lose their
+#: pages); py-lmdb makes inherited objects inert, so their deallocation touches nothing. LMDB
+#: cannot open the same files twice in one process, so the child cannot reopen the directory.
+_INHERITED: list[LmdbEngine] = []
+
+
+def _after_fork() -> None:
+    for engine in list(_OPEN):
+        if not engine._closed:
+            engine._closed = engine._forked = True
+            engine._stop.set()
+            _INHERITED.append(engine)
+    _OPEN.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 class LmdbEngine(KVEngine):
     durable = True
     concurrent_readers = True
+    _closed: bool
+    _real: str
+    _own_commits: int
 
     def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1,
-                 reserve_bytes: int = DEFAULT_RESERVE) -> None:
+                 reserve_bytes: int = DEFAULT_RESERVE, shared: bool = False) -> None:
+        """`shared`: other processes (embedded clients) may open the directory at the same time."""
         _make_directory(path)
+        real = os.path.realpath(path)
+        if any(other._real == real for other in _INHERITED):
+            raise StorageError("locked", f"data directory {path!r} was open when this process was forked, and "
+                                         "LMDB cannot open it again in the child: close every client of it "
+                                         "before forking, or open it only in the worker processes")
+        if any(not other._closed and other._real == real for other in list(_OPEN)):
+            raise StorageError("locked", f"data directory {path!r} is in use: already open in this process "
+                                         "(LMDB allows one environment per directory per process: share its "
+                                         "engine)")
         self.path = path
         self._dir = path
+        self._real = real
+        self.shared = shared
+        self._forked = False
+        self._own_commits = 0
         self._lock_fds: list[int] = []
+        self._lease_fds: dict[str, int] = {}
         try:
-            self._lock_fds.append(_open_locked(path, DATA_FILE))   # the lock that matters
-            self._lock_fds.append(_open_locked(path, LOCK_FILE))   # what older versions check
+            self._lock_fds.append(_open_locked(path, DATA_FILE, shared))   # the lock that matters
+            self._lock_fds.append(_open_locked(path, LOCK_FILE, shared))   # what older versions check
             self._env = lmdb.open(path, map_size=map_size, subdir=True, max_dbs=0, sync=False,
                                   metasync=False, writemap=False, readahead=False, max_readers=512,
                                   lock=True, mode=FILE_MODE)
+            if shared:
+                self._env.reader_check()   # free the reader slots of processes that died
         except lmdb.Error as exc:
             self._release_locks()
             raise StorageError("corrupt", f"cannot open data directory {path!r}: {exc}") from exc
@@ -185,6 +259,7 @@ class LmdbEngine(KVEngine):
         self._dirty = False
         self._closed = False
         self._stop = threading.Event()
+        _OPEN.add(self)
         self._flusher: Optional[threading.Thread] = None
         if sync_interval > 0:
             self._flusher = threading.Thread(target=self._flush_loop, args=(sync_interval,),
@@ -202,16 +277,51 @@ class LmdbEngine(KVEngine):
                         return  # environment closed under us
                     self._dirty = is_disk_error(exc)  # out of space: try again next time
 
+    def _refuse_closed(self) -> StorageError:
+        return StorageError("closed", FORKED if self._forked else "engine is closed")
+
     def snapshot(self) -> Snapshot:
         if self._closed:
-            raise StorageError("closed", "engine is closed")
+            raise self._refuse_closed()
         return LmdbSnapshot(self)
 
     def writer(self, reclaims: bool = False) -> Txn:
         if self._closed:
-            raise StorageError("closed", "engine is closed")
+            raise self._refuse_closed()
         self._headroom.admit(reclaims)
         return LmdbTxn(self)
+
+    # -- sharing the directory with other processes (docs/design/multiprocess.md) ---------------
+    def commits_elsewhere_since(self, snap: Snapshot, txn: Txn) -> bool:
+        """Did another process commit between `snap` and the write transaction `txn`? (exact
+        when False; True may also mean "could not tell")."""
+        if not self.shared:
+            return False
+        if not isinstance(snap, LmdbSnapshot) or not isinstance(txn, LmdbTxn):
+            return True
+        between = txn._txn.id() - 1 - snap._txn.id()      # commits after the snapshot, anyone's
+        return between > self._own_commits - snap.own_commits
+
+    def commit_stamp(self) -> int:
+        """The id of the newest committed transaction, whichever process committed it."""
+        if self._closed:
+            return -1
+        return int(self._env.info()["last_txnid"])
+
+    def lease(self, name: str) -> bool:
+        """Hold (or take, when its holder is gone) the directory-wide lease `name`: True for the
+        one process that holds it. The lease is an exclusive flock on the file `name` in the
+        data directory (shared engines only), released when this engine closes or the process dies."""
+        if not self.shared or name in self._lease_fds:
+            return True   # an exclusive engine is the only process: it holds every lease
+        if self._closed:
+            return False
+        fd = os.open(os.path.join(self._dir, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        if not _lock(fd):
+            os.close(fd)
+            return False
+        self._lease_fds[name] = fd
+        return True
 
     @property
     def disk_full(self) -> bool:
@@ -232,6 +342,7 @@ class LmdbEngine(KVEngine):
         if self._closed:
             return
         self._closed = True
+        _OPEN.discard(self)
         self._stop.set()
         if self._flusher is not None:
             self._flusher.join()
@@ -240,6 +351,10 @@ class LmdbEngine(KVEngine):
         self._release_locks()
 
     def _release_locks(self) -> None:
+        for fd in self._lease_fds.values():
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        self._lease_fds.clear()
         for fd in self._lock_fds:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)

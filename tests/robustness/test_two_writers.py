@@ -1,8 +1,10 @@
 """Two writers on one data directory (issue 8, point 3).
 
-The OS lock on `data.mdb` keeps a second process out even when `ginkgodb.lock` is deleted; and
-should the lock ever be bypassed, record ids still come from the per-collection counter read and
-advanced inside each storage transaction, so two writers never hand out one id twice.
+The OS lock on `data.mdb` keeps a second process out of an exclusive (server) engine even when
+`ginkgodb.lock` is deleted; and when two writers do share a directory (embedded clients, which
+open it shared: docs/design/multiprocess.md, or the lock bypassed), record ids still come from
+the per-collection counter read and advanced inside each storage transaction, so two writers
+never hand out one id twice.
 """
 from __future__ import annotations
 
@@ -69,7 +71,7 @@ def test_a_second_server_on_a_locked_directory_exits_100(tmp_path):
 _BYPASSING_WRITER = """
     import sys
     from ginkgodb.storage import lmdb_engine
-    lmdb_engine._lock_exclusively = lambda fd: True   # the lock bypassed: two writers at once
+    lmdb_engine._lock = lambda fd, shared=False: True   # the lock bypassed: two writers at once
     from ginkgodb import MongoClient
     path, n = sys.argv[1], int(sys.argv[2])
     coll = MongoClient(path).t.c
@@ -83,7 +85,7 @@ _BYPASSING_WRITER = """
 def test_record_ids_never_collide_even_with_the_lock_bypassed(tmp_path, monkeypatch):
     path = str(tmp_path / "d")
     n = 400
-    monkeypatch.setattr(lmdb_engine, "_lock_exclusively", lambda fd: True)
+    monkeypatch.setattr(lmdb_engine, "_lock", lambda fd, shared=False: True)
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_BYPASSING_WRITER), path, str(n)],
                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -223,6 +223,12 @@ class EngineOperations(abc.ABC):
              await_data: bool = False, no_timeout: bool = False) -> TailableCursor:
         return reads.open_tailable(self, db, coll, filt, ctx, await_data=await_data, no_timeout=no_timeout)
 
+    def apply_oplog(self, entries: list[bytes]) -> Any:
+        """A secondary applies a batch of the primary's oplog entries in one write batch; returns
+        the last entry's ts (oplog_apply.py)."""
+        from .oplog_apply import apply_entries
+        return apply_entries(self, entries)
+
     def is_capped(self, db: str, coll: str) -> bool:
         meta = self.catalog.get(db, coll)
         return meta is not None and bool(meta.options.get("capped"))

@@ -172,7 +172,10 @@ def _ts_text(ts: Timestamp) -> str:
 # ---------------------------------------------------------------------- after the command
 def unsatisfied_write_concern(member: ReplicaSetMember, cmd: Mapping[str, Any], reply: dict) -> None:
     """`w` above the members that bear data: as mongod, the write is done and the reply carries
-    a writeConcernError (100 UnsatisfiableWriteConcern)."""
+    a writeConcernError (100 UnsatisfiableWriteConcern). A member of several waits for the
+    secondaries' positions (replicated_member.py)."""
+    if member.wait_for_replication(cmd, reply):
+        return
     wc = cmd.get("writeConcern")
     if not isinstance(wc, Mapping):
         return

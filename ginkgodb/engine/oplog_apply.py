@@ -87,9 +87,10 @@ def _apply_crud(engine: Any, batch: WriteBatch, op: str, db: str, name: str, ent
             rid, raw, doc = found
             update_record(batch, coll, rid, doc, raw, o, "replace")
         return
-    coll = batch.collection(db, name)
-    if coll is None:
+    state = batch.collection(db, name)
+    if state is None:
         return      # dropped later in the history: nothing to do
+    coll = state
     if op == "u":
         target = (entry.get("o2") or {}).get("_id")
         found = _find_by_id(engine, batch, coll, target)

@@ -1,0 +1,165 @@
+"""A secondary's data path: pull the sync source's oplog, apply it, report the position.
+
+pymongo is the client (it is already the project's BSON library; its connection pool, OP_MSG
+and error handling are kept code): a `find` on `local.oplog.rs` after this member's last entry,
+`tailable` and `awaitData`, then `getMore`s that wait for new entries on the source. Each batch
+the source returns is applied in one storage transaction (engine.apply_oplog), in commit order,
+then this member's position goes to the source with `replSetUpdatePosition`. Before tailing, the
+source must hold this member's last entry with the same term: otherwise the histories diverged
+(this member was a primary whose last writes never reached a majority) and it stops with a
+message, since rollback is not built yet.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Optional
+
+import pymongo
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+from bson.timestamp import Timestamp
+
+from ..engine import FindRequest
+
+LOG = logging.getLogger("ginkgodb.repl")
+RAW = CodecOptions(document_class=RawBSONDocument)
+#: how long a getMore waits on the source for new entries (ms)
+AWAIT_MS = 500
+BATCH_SIZE = 1000
+
+
+class Diverged(Exception):
+    """This member's last entry is not in the sync source's oplog."""
+
+
+class OplogSync:
+    """The puller of one member: one thread, restarted towards each new sync source."""
+
+    def __init__(self, engine: Any, member_id: Callable[[], int], config_version: Callable[[], int],
+                 on_applied: Callable[[Timestamp], None]) -> None:
+        self.engine = engine
+        self._member_id = member_id
+        self._config_version = config_version
+        self._on_applied = on_applied
+        self._lock = threading.Lock()
+        self._source: Optional[str] = None
+        self._thread: Optional[threading.Thread] = None
+        self._stop = threading.Event()
+        self.message = ""
+        self.diverged = False
+        self.last_applied_wall = 0.0
+
+    @property
+    def source(self) -> str:
+        return self._source or ""
+
+    def follow(self, source: Optional[str]) -> None:
+        """Pull from `source` (None: stop pulling)."""
+        with self._lock:
+            if source == self._source and (source is None or (self._thread and self._thread.is_alive())):
+                return
+            self._stop_thread()
+            self._source = source
+            if source is None or self.diverged:
+                return
+            self._stop = threading.Event()
+            self._thread = threading.Thread(target=self._run, args=(source, self._stop), daemon=True,
+                                            name="ginkgodb-oplog-sync")
+            self._thread.start()
+
+    def _stop_thread(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        self._thread = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop_thread()
+            self._source = None
+
+    # ------------------------------------------------------------------ the thread
+    def _run(self, source: str, stop: threading.Event) -> None:
+        while not stop.is_set():
+            client = pymongo.MongoClient(source, directConnection=True, serverSelectionTimeoutMS=2000,
+                                         connectTimeoutMS=1000, socketTimeoutMS=AWAIT_MS + 5000,
+                                         appname="ginkgodb-oplog-sync")
+            try:
+                self._pull(client, stop)
+            except Diverged as exc:
+                self.diverged = True
+                self.message = str(exc)
+                LOG.error("replication stopped: %s", exc)
+                return
+            except Exception as exc:   # the source went away or stepped down: try again
+                self.message = f"sync source {source}: {exc}"[:300]
+                stop.wait(0.2)
+            finally:
+                client.close()
+
+    def _pull(self, client: Any, stop: threading.Event) -> None:
+        local = client.get_database("local", codec_options=RAW)
+        last = self.engine.oplog.last_ts
+        if last is not None:
+            self._check_common_point(local, last)
+        filt = {"ts": {"$gt": last}} if last is not None else {}
+        reply = local.command({"find": "oplog.rs", "filter": filt, "tailable": True, "awaitData": True,
+                               "batchSize": BATCH_SIZE}, codec_options=RAW)
+        cursor = reply["cursor"]
+        batch = list(cursor["firstBatch"])
+        cursor_id = cursor["id"]
+        self._report(client)
+        while not stop.is_set():
+            if batch:
+                raws = [doc.raw for doc in batch]
+                applied = self.engine.apply_oplog(raws)
+                self.last_applied_wall = time.time()
+                self.message = ""
+                if applied is not None:
+                    self._on_applied(applied)
+                self._report(client)
+            if not cursor_id:
+                return     # the source closed the cursor: start again from the new last entry
+            reply = local.command({"getMore": cursor_id, "collection": "oplog.rs", "batchSize": BATCH_SIZE,
+                                   "maxTimeMS": AWAIT_MS}, codec_options=RAW)
+            cursor = reply["cursor"]
+            batch = list(cursor["nextBatch"])
+            cursor_id = cursor["id"]
+
+    def _check_common_point(self, local: Any, last: Timestamp) -> None:
+        mine = oplog_entry(self.engine, last)
+        theirs = local.command({"find": "oplog.rs", "filter": {"ts": last}, "limit": 1, "singleBatch": True},
+                               codec_options=CodecOptions())["cursor"]["firstBatch"]
+        if mine is None:
+            return
+        if not theirs or theirs[0].get("t") != mine.get("t"):
+            raise Diverged(f"this member's last oplog entry ({last}, term {mine.get('t')}) is not in the sync "
+                           "source's oplog: its last writes never reached a majority and must be rolled back, "
+                           "which ginkgodb does not do yet (resync the member: stop it, empty its dbpath, start it)")
+
+    def _report(self, client: Any) -> None:
+        """replSetUpdatePosition with this member's applied (= durable) optime."""
+        last = self.engine.oplog.last_ts
+        if last is None:
+            return
+        optime = {"ts": last, "t": -1}
+        try:
+            client.admin.command({"replSetUpdatePosition": 1, "optimes": [{
+                "appliedOpTime": optime, "durableOpTime": optime, "memberId": self._member_id(),
+                "cfgver": self._config_version()}]})
+        except pymongo.errors.PyMongoError as exc:
+            self.message = f"cannot report position: {exc}"[:300]
+
+
+def oplog_entry(engine: Any, ts: Timestamp) -> Optional[dict]:
+    """This member's oplog entry at `ts` (decoded), or None."""
+    cursor = engine.find("local", "oplog.rs", FindRequest(filter={"ts": ts}, limit=1))
+    try:
+        docs = cursor.next_batch(1)
+    finally:
+        cursor.close()
+    return dict(docs[0]) if docs else None

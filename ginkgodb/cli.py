@@ -103,6 +103,8 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
+    from .cluster import register as register_cluster
+    register_cluster(sub)
     return parser
 
 

@@ -1,0 +1,259 @@
+"""A three-member replica set on loopback (`ginkgodb cluster start`), driven with pymongo as a
+mongod replica set: discovery, hello on every member, secondaries refusing writes and
+primary-only reads, reads from secondaries (read preference and tags), replSetGetStatus and
+replSetGetConfig, w: majority waiting for the secondaries, and failover under a write load
+checked as a Jepsen-style history (docs/design/replication.md)."""
+from __future__ import annotations
+
+import os
+import struct
+import signal
+import socket
+import threading
+import time
+
+import bson
+import pymongo
+import pytest
+from bson.objectid import ObjectId
+from pymongo.read_preferences import Secondary, SecondaryPreferred
+from pymongo.write_concern import WriteConcern
+from support.etcd import ensure_etcd
+from support.history import History, check
+from support.sockets import recv_exactly
+
+from ginkgodb import cluster
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+TAGS = [{"dc": "east"}, {"dc": "west"}, {"dc": "east", "rack": "b"}]
+
+
+def _free_ports(n: int) -> int:
+    """A first port P with P..P+n-1 free."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + n > 65000:
+            continue
+        try:
+            socks = []
+            for i in range(n):
+                sock = socket.socket()
+                socks.append(sock)
+                sock.bind(("127.0.0.1", base + i))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sock in socks:
+                sock.close()
+    raise RuntimeError("no free ports")
+
+
+def _start(tmp_path, tags=None) -> dict:
+    ensure_etcd()
+    return cluster.start("rs0", 3, _free_ports(3), str(tmp_path / "rs"), tags)
+
+
+@pytest.fixture(scope="module")
+def rs(tmp_path_factory):
+    state = _start(tmp_path_factory.mktemp("cluster"), TAGS)
+    yield state
+    cluster.stop(state["dir"])
+
+
+def direct(state: dict, n: int, **kw) -> pymongo.MongoClient:
+    return pymongo.MongoClient(f"127.0.0.1:{state['port'] + n}", directConnection=True,
+                               serverSelectionTimeoutMS=5000, **kw)
+
+
+def op_msg(port: int, cmd: dict) -> dict:
+    """One command as a bare OP_MSG (no read preference added), its reply decoded."""
+    body = struct.pack("<I", 0) + b"\x00" + bson.encode(cmd)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(struct.pack("<iiii", 16 + len(body), 1, 0, 2013) + body)
+        (length,) = struct.unpack("<i", recv_exactly(sock, 4))
+        reply = recv_exactly(sock, length - 4)
+    return bson.decode(reply[12 + 4 + 1:])
+
+
+def hosts(state: dict) -> list[str]:
+    return [f"127.0.0.1:{state['port'] + n}" for n in range(3)]
+
+
+def test_pymongo_discovers_the_set_and_every_member_says_hello_as_mongod(rs):
+    client = pymongo.MongoClient(cluster.connection_string(rs), serverSelectionTimeoutMS=10000)
+    client.admin.command("ping")
+    deadline = time.time() + 10
+    while len(client.secondaries) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    assert client.primary is not None and len(client.secondaries) == 2
+    primary = f"{client.primary[0]}:{client.primary[1]}"
+    for n in range(3):
+        hello = direct(rs, n).admin.command("hello")
+        assert hello["setName"] == "rs0" and hello["setVersion"] == 1
+        assert hello["hosts"] == hosts(rs) and hello["me"] == hosts(rs)[n]
+        assert hello["primary"] == primary
+        assert hello["isWritablePrimary"] is (hosts(rs)[n] == primary)
+        assert hello["secondary"] is (hosts(rs)[n] != primary)
+        assert ("electionId" in hello) is hello["isWritablePrimary"]
+        assert hello["tags"] == TAGS[n]
+        assert set(hello["topologyVersion"]) == {"processId", "counter"}
+        assert set(hello["lastWrite"]) == {"opTime", "lastWriteDate", "majorityOpTime", "majorityWriteDate"}
+    client.close()
+
+
+def test_secondaries_refuse_writes_and_primary_reads_and_serve_secondary_reads(rs):
+    client = pymongo.MongoClient(cluster.connection_string(rs), serverSelectionTimeoutMS=10000)
+    coll = client.test.get_collection("reads", write_concern=WriteConcern("majority", wtimeout=10000))
+    coll.insert_many([{"_id": i, "dc": "x"} for i in range(10)])
+    primary = cluster.wait_for_primary(rs, 10)
+    secondary = next(n for n in range(3) if n != primary)
+    with pytest.raises(pymongo.errors.NotPrimaryError) as write:
+        direct(rs, secondary).test.reads.insert_one({"_id": 99})
+    assert write.value.details["code"] == 10107 and write.value.details["codeName"] == "NotWritablePrimary"
+    # pymongo marks every read on a direct connection secondaryOk: a plain OP_MSG has no read preference
+    read = op_msg(rs["port"] + secondary, {"find": "reads", "$db": "test"})
+    assert read["code"] == 13435 and read["codeName"] == "NotPrimaryNoSecondaryOk"
+    assert op_msg(rs["port"] + secondary, {"find": "reads", "$db": "test",
+                                           "$readPreference": {"mode": "secondaryPreferred"}})["ok"] == 1.0
+    # w: majority returned, so a majority has it; secondaryPreferred reads a secondary
+    deadline = time.time() + 5
+    for n in range(3):
+        member = direct(rs, n, readPreference="secondaryPreferred")
+        while member.test.reads.count_documents({}) < 10 and time.time() < deadline:
+            time.sleep(0.05)
+    reader = client.test.get_collection("reads", read_preference=SecondaryPreferred())
+    cursor = reader.find({})
+    assert len(list(cursor)) == 10
+    assert f"{cursor.address[0]}:{cursor.address[1]}" != hosts(rs)[primary]
+    west = client.test.get_collection("reads", read_preference=Secondary(tag_sets=[{"dc": "west"}]))
+    if primary != 1:   # member 1 is the only "west" one
+        cursor = west.find({})
+        assert len(list(cursor)) == 10 and cursor.address[1] == rs["port"] + 1
+    client.close()
+
+
+def test_replset_get_status_and_config(rs):
+    primary = cluster.wait_for_primary(rs, 10)
+    status = direct(rs, primary).admin.command("replSetGetStatus")
+    assert status["set"] == "rs0" and status["myState"] == 1
+    assert [m["name"] for m in status["members"]] == hosts(rs)
+    deadline = time.time() + 5
+    while time.time() < deadline and any(m["health"] != 1.0 for m in status["members"]):
+        time.sleep(0.2)
+        status = direct(rs, primary).admin.command("replSetGetStatus")
+    assert sorted(m["stateStr"] for m in status["members"]) == ["PRIMARY", "SECONDARY", "SECONDARY"]
+    assert status["majorityVoteCount"] == 2 and status["votingMembersCount"] == 3
+    secondary = next(n for n in range(3) if n != primary)
+    mine = direct(rs, secondary).admin.command("replSetGetStatus")
+    assert mine["myState"] == 2 and mine["syncSourceHost"] == hosts(rs)[primary]
+    config = direct(rs, secondary).admin.command("replSetGetConfig")["config"]
+    assert config["_id"] == "rs0" and [m["host"] for m in config["members"]] == hosts(rs)
+    assert [m["tags"] for m in config["members"]] == TAGS
+
+
+def test_a_second_initiate_is_refused(rs):
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        direct(rs, 2).admin.command("replSetInitiate", {"_id": "rs0", "members": [{"_id": 0, "host": hosts(rs)[2]}]})
+    assert err.value.code == 23   # AlreadyInitialized
+
+
+def test_w_majority_waits_for_the_secondaries(tmp_path):
+    state = _start(tmp_path)
+    try:
+        primary = cluster.wait_for_primary(state, 10)
+        client = direct(state, primary)
+        coll = client.test.wc
+        coll.with_options(write_concern=WriteConcern("majority", wtimeout=5000)).insert_one({"_id": 1})
+        for n in range(3):
+            if n != primary:
+                os.kill(int(state["pids"][str(n)]), signal.SIGSTOP)   # the secondaries stall
+        try:
+            started = time.monotonic()
+            with pytest.raises(pymongo.errors.WriteConcernError) as err:
+                coll.with_options(write_concern=WriteConcern("majority", wtimeout=700)).insert_one({"_id": 2})
+            assert 0.6 < time.monotonic() - started < 5
+            assert err.value.code == 64 and err.value.details["codeName"] == "WriteConcernFailed"
+            assert err.value.details["errInfo"]["wtimeout"] is True
+            coll.with_options(write_concern=WriteConcern(w=1)).insert_one({"_id": 3})   # w: 1 does not wait
+            with pytest.raises(pymongo.errors.WriteConcernError) as too_many:
+                coll.with_options(write_concern=WriteConcern(w=4)).insert_one({"_id": 4})
+            assert too_many.value.code == 100
+        finally:
+            for n in range(3):
+                if n != primary:
+                    os.kill(int(state["pids"][str(n)]), signal.SIGCONT)
+        coll.with_options(write_concern=WriteConcern(w=3, wtimeout=10000)).insert_one({"_id": 5})
+        for n in range(3):
+            assert direct(state, n, readPreference="secondaryPreferred").test.wc.count_documents({}) == 5
+    finally:
+        cluster.stop(state["dir"])
+
+
+def _writer(uri: str, process: int, history: History, stop: threading.Event) -> None:
+    client = pymongo.MongoClient(uri, retryWrites=False, serverSelectionTimeoutMS=15000, socketTimeoutMS=5000)
+    coll = client.test.get_collection("load", write_concern=WriteConcern("majority", wtimeout=5000))
+    while not stop.is_set():
+        value = str(ObjectId())
+        history.record(process, "invoke", value)
+        try:
+            coll.insert_one({"_id": value, "p": process})
+            history.record(process, "ok", value)
+        except (pymongo.errors.ConnectionFailure, pymongo.errors.WriteConcernError,
+                pymongo.errors.ServerSelectionTimeoutError) as exc:
+            history.record(process, "info", value, str(exc)[:100])
+        except pymongo.errors.NotPrimaryError as exc:   # refused before it ran
+            history.record(process, "fail", value, str(exc)[:100])
+        except pymongo.errors.PyMongoError as exc:
+            history.record(process, "info", value, str(exc)[:100])
+    client.close()
+
+
+def test_failover_under_load_loses_no_acknowledged_write(tmp_path):
+    state = _start(tmp_path)
+    try:
+        uri = cluster.connection_string(state)
+        old = cluster.wait_for_primary(state, 10)
+        history, stop = History(), threading.Event()
+        writers = [threading.Thread(target=_writer, args=(uri, p, history, stop)) for p in range(4)]
+        for w in writers:
+            w.start()
+        time.sleep(2)
+        killed_at = time.monotonic()
+        os.kill(int(state["pids"][str(old)]), signal.SIGKILL)
+        new = None
+        while time.monotonic() - killed_at < 20:
+            for n in range(3):
+                if n != old:
+                    hello = cluster._hello(state["port"] + n, 300)
+                    if hello and hello.get("isWritablePrimary"):
+                        new = n
+            if new is not None:
+                break
+            time.sleep(0.05)
+        failover = time.monotonic() - killed_at
+        acked_before = len(history.ids("ok"))
+        time.sleep(2)     # writes continue on the new primary
+        stop.set()
+        for w in writers:
+            w.join(30)
+        print(f"\nfailover: new primary (member {new}) {failover:.2f} s after kill -9 of member {old}")
+        assert new is not None and failover < 10
+        assert len(history.ids("ok")) > acked_before > 0
+        survivors = [n for n in range(3) if n != old]
+        held = {}
+        deadline = time.time() + 10
+        for n in survivors:
+            member = direct(state, n, readPreference="secondaryPreferred")
+            while time.time() < deadline:   # the secondary applies the last entries
+                held[f"member{n}"] = {d["_id"] for d in member.test.load.find({}, {"_id": 1})}
+                if history.ids("ok") <= held[f"member{n}"]:
+                    break
+                time.sleep(0.1)
+        verdict = check(history, held)
+        print(verdict)
+        assert verdict.valid, str(verdict)
+    finally:
+        cluster.stop(state["dir"])

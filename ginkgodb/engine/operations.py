@@ -229,6 +229,16 @@ class EngineOperations(abc.ABC):
         from .oplog_apply import apply_entries
         return apply_entries(self, entries)
 
+    def data_path(self) -> Optional[str]:
+        """The data directory (None in memory)."""
+        path = getattr(self.kv, "path", None)
+        return path if isinstance(path, str) else None
+
+    def roll_back_oplog(self, common: Any, restores: list) -> int:
+        """A former primary undoes its entries after `common` (oplog_apply.roll_back)."""
+        from .oplog_apply import roll_back
+        return roll_back(self, common, restores)
+
     def is_capped(self, db: str, coll: str) -> bool:
         meta = self.catalog.get(db, coll)
         return meta is not None and bool(meta.options.get("capped"))

@@ -153,3 +153,73 @@ def _apply_command(engine: Any, batch: WriteBatch, db: str, o: Mapping, o2: Any,
         batch.dropped_database(db)
         return
     raise OplogApplyError(f"the oplog applier does not apply {name!r} entries yet")
+
+
+# ---------------------------------------------------------------------- rollback
+def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any, Optional[dict]]]) -> int:
+    """Undo this member's entries after `common` (a former primary's writes that never reached
+    a majority), in one write batch: each (db, coll, _id, doc) named in `restores` becomes `doc`
+    (the sync source's version; None: absent), and the oplog loses its entries after `common`
+    (record ids stay contiguous: the next entry follows the last kept one). Logs nothing: the
+    restored documents are the source's history already. Returns how many entries were removed."""
+    from ..storage.kv import prefix_end
+    from . import layout
+    from .oplog import COLL, DB, entry_ts
+    from .record_format import document
+    from .records import remove_raw
+    with engine.write() as batch:
+        batch.replicated = []
+        oplog = batch.catalog.collection(DB, COLL)
+        if oplog is None:
+            return 0
+        doomed: list[tuple[int, bytes]] = []
+        kept_rid = 0
+        for key, value in batch.txn.scan(oplog.record_prefix, prefix_end(oplog.record_prefix), reverse=True):
+            raw = document(value)
+            rid = layout.rid_of_record_key(key)
+            if entry_ts(raw) <= common:
+                kept_rid = rid
+                break
+            doomed.append((rid, raw))
+        for rid, raw in doomed:
+            remove_raw(batch, oplog, rid, raw)
+        if doomed:
+            numbers = batch.numbers(oplog.meta.id)
+            numbers.next_rid = (kept_rid or doomed[-1][0] - 1) + 1
+            numbers.dirty = True
+        for db, name, _id, doc in restores:
+            state = batch.collection(db, name)
+            if state is None:
+                if doc is None:
+                    continue
+                state = ddl.ensure_collection(batch, db, name)
+            found = _find_by_id(engine, batch, state, _id)
+            if doc is None:
+                if found is not None:
+                    delete_record(batch, state, found[0], found[2], found[1])
+            elif found is None:
+                insert_record(batch, state, doc, encode_updated(doc))
+            else:
+                update_record(batch, state, found[0], found[2], found[1], doc, "replace")
+    return len(doomed)
+
+
+def touched_documents(entry: Mapping) -> Optional[list[tuple[str, str, Any]]]:
+    """The (db, coll, _id) an entry changed; None when it changed the catalog (not undoable by
+    refetching documents)."""
+    op = entry.get("op")
+    if op == "n":
+        return []
+    if op in ("i", "u", "d"):
+        db, _, name = str(entry.get("ns", "")).partition(".")
+        _id = (entry.get("o2") or {}).get("_id") if op == "u" else entry["o"].get("_id")
+        return [(db, name, _id)]
+    if op == "c" and isinstance(entry.get("o", {}).get("applyOps"), list):
+        out: list[tuple[str, str, Any]] = []
+        for inner in entry["o"]["applyOps"]:
+            touched = touched_documents(inner)
+            if touched is None:
+                return None
+            out += touched
+        return out
+    return None

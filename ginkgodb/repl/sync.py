@@ -12,23 +12,28 @@ message, since rollback is not built yet.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any, Optional
 
+import bson
 import pymongo
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
-from ..engine import FindRequest
+from ..engine import FindRequest, oplog_touched_documents
 
 LOG = logging.getLogger("ginkgodb.repl")
 RAW = CodecOptions(document_class=RawBSONDocument)
 #: how long a getMore waits on the source for new entries (ms)
 AWAIT_MS = 500
 BATCH_SIZE = 1000
+#: how far back a rollback looks for the common point (entries)
+ROLLBACK_LIMIT = 100_000
 
 
 class Diverged(Exception):
@@ -45,6 +50,9 @@ class OplogSync:
         self._config_version = config_version
         self._on_applied = on_applied
         self._lock = threading.Lock()
+        #: held while a batch is applied: stopping waits for the batch in progress, not for the
+        #: thread (which may be waiting on a dead source)
+        self._apply_lock = threading.Lock()
         self._source: Optional[str] = None
         self._thread: Optional[threading.Thread] = None
         self._stop = threading.Event()
@@ -71,11 +79,10 @@ class OplogSync:
             self._thread.start()
 
     def _stop_thread(self) -> None:
+        """Stop pulling: once this returns, no batch is being applied and none will be."""
         self._stop.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=5)
-        self._thread = None
+        with self._apply_lock:
+            self._thread = None
 
     def close(self) -> None:
         with self._lock:
@@ -116,7 +123,10 @@ class OplogSync:
         while not stop.is_set():
             if batch:
                 raws = [doc.raw for doc in batch]
-                applied = self.engine.apply_oplog(raws)
+                with self._apply_lock:
+                    if stop.is_set():
+                        return
+                    applied = self.engine.apply_oplog(raws)
                 self.last_applied_wall = time.time()
                 self.message = ""
                 if applied is not None:
@@ -132,14 +142,54 @@ class OplogSync:
 
     def _check_common_point(self, local: Any, last: Timestamp) -> None:
         mine = oplog_entry(self.engine, last)
-        theirs = local.command({"find": "oplog.rs", "filter": {"ts": last}, "limit": 1, "singleBatch": True},
-                               codec_options=CodecOptions())["cursor"]["firstBatch"]
-        if mine is None:
+        if mine is None or _source_has(local, last, mine.get("t")):
             return
-        if not theirs or theirs[0].get("t") != mine.get("t"):
-            raise Diverged(f"this member's last oplog entry ({last}, term {mine.get('t')}) is not in the sync "
-                           "source's oplog: its last writes never reached a majority and must be rolled back, "
-                           "which ginkgodb does not do yet (resync the member: stop it, empty its dbpath, start it)")
+        self._roll_back(local)
+
+    def _roll_back(self, local: Any) -> None:
+        """This member's newest entries are not the source's: undo them back to the common point
+        (docs/design/replication.md, Rollback), keeping its versions in rollback files."""
+        undone: list[dict] = []
+        common: Optional[Timestamp] = None
+        for entry in newest_entries(self.engine, ROLLBACK_LIMIT):
+            if _source_has(local, entry["ts"], entry.get("t")):
+                common = entry["ts"]
+                break
+            undone.append(entry)
+        if common is None:
+            raise Diverged(f"no common point with the sync source in this member's newest {ROLLBACK_LIMIT} oplog "
+                           "entries: resync the member (stop it, empty its dbpath, start it)")
+        touched: list[tuple[str, str, Any]] = []
+        for entry in undone:
+            docs = oplog_touched_documents(entry)
+            if docs is None:
+                raise Diverged(f"cannot roll back the catalog change at {entry['ts']} ({entry.get('o')}): resync "
+                               "the member (stop it, empty its dbpath, start it)")
+            touched += [d for d in docs if d not in touched]
+        client = local.client
+        restores, removed = [], []
+        for db, coll, _id in touched:
+            theirs = client[db].get_collection(coll, codec_options=CodecOptions()).find_one({"_id": _id})
+            mine = _find_document(self.engine, db, coll, _id)
+            if mine is not None:
+                removed.append((db, coll, mine))
+            restores.append((db, coll, _id, theirs))
+        self._write_rollback_files(removed)
+        count = self.engine.roll_back_oplog(common, restores)
+        self.message = f"rolled back {count} oplog entries to the common point {common}"
+        LOG.warning("rollback: %s (%d documents refetched)", self.message, len(restores))
+
+    def _write_rollback_files(self, removed: list[tuple[str, str, dict]]) -> None:
+        """mongod's rollback files: this member's versions of the documents it rolled back."""
+        root = self.engine.data_path()
+        if root is None or not removed:
+            return
+        stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime())
+        for db, coll, doc in removed:
+            folder = os.path.join(root, "rollback", f"{db}.{coll}")
+            os.makedirs(folder, exist_ok=True)
+            with open(os.path.join(folder, f"removed.{stamp}.0.bson"), "ab") as out:
+                out.write(bson.encode(doc))
 
     def _report(self, client: Any) -> None:
         """replSetUpdatePosition with this member's applied (= durable) optime."""
@@ -153,6 +203,35 @@ class OplogSync:
                 "cfgver": self._config_version()}]})
         except pymongo.errors.PyMongoError as exc:
             self.message = f"cannot report position: {exc}"[:300]
+
+
+def _source_has(local: Any, ts: Timestamp, term: Any) -> bool:
+    found = local.command({"find": "oplog.rs", "filter": {"ts": ts}, "limit": 1, "singleBatch": True},
+                          codec_options=CodecOptions())["cursor"]["firstBatch"]
+    return bool(found) and found[0].get("t") == term
+
+
+def newest_entries(engine: Any, limit: int) -> Iterator[dict]:
+    """This member's newest oplog entries, newest first (decoded), read 100 at a time."""
+    cursor = engine.find("local", "oplog.rs", FindRequest(filter={}, sort={"$natural": -1}, limit=limit))
+    try:
+        while True:
+            docs = cursor.next_batch(100)
+            if not docs:
+                return
+            for d in docs:
+                yield bson.decode(d.raw) if hasattr(d, "raw") else dict(d)
+    finally:
+        cursor.close()
+
+
+def _find_document(engine: Any, db: str, coll: str, _id: Any) -> Optional[dict]:
+    cursor = engine.find(db, coll, FindRequest(filter={"_id": {"$eq": _id}}, limit=1))
+    try:
+        docs = cursor.next_batch(1)
+    finally:
+        cursor.close()
+    return dict(bson.decode(docs[0].raw)) if docs and hasattr(docs[0], "raw") else (dict(docs[0]) if docs else None)
 
 
 def oplog_entry(engine: Any, ts: Timestamp) -> Optional[dict]:

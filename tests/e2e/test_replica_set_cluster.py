@@ -6,9 +6,9 @@ checked as a Jepsen-style history (docs/design/replication.md)."""
 from __future__ import annotations
 
 import os
-import struct
 import signal
 import socket
+import struct
 import threading
 import time
 
@@ -255,5 +255,25 @@ def test_failover_under_load_loses_no_acknowledged_write(tmp_path):
         verdict = check(history, held)
         print(verdict)
         assert verdict.valid, str(verdict)
+        # the old primary rejoins: its writes that never reached a majority roll back, and all
+        # three members converge on the new primary's data
+        cluster.restart_member(state["dir"], old)
+        primary_ids = {d["_id"] for d in direct(state, new).test.load.find({}, {"_id": 1})}
+        rejoined = direct(state, old, readPreference="secondaryPreferred")
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            held[f"member{old}"] = {d["_id"] for d in rejoined.test.load.find({}, {"_id": 1})}
+            if held[f"member{old}"] == primary_ids:
+                break
+            time.sleep(0.2)
+        assert held[f"member{old}"] == primary_ids
+        verdict = check(history, held)
+        assert verdict.valid, str(verdict)
+        files = list((tmp_path / "rs" / f"member{old}" / "rollback").rglob("removed.*.bson"))
+        rolled_back = [d["_id"] for f in files for d in bson.decode_all(f.read_bytes())]
+        print(f"rejoined after kill -9: {len(rolled_back)} unreplicated writes rolled back to files")
+        assert not set(rolled_back) & history.ids("ok")    # only writes nobody was told were done
+        status = direct(state, old).admin.command("replSetGetStatus")
+        assert status["myState"] == 2 and status["syncSourceHost"] == hosts(state)[new]
     finally:
         cluster.stop(state["dir"])

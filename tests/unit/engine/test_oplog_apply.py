@@ -85,3 +85,31 @@ def test_an_unknown_entry_fails_the_whole_batch(pair):
         secondary.apply_oplog(raw_entries(primary) + [bad])
     assert secondary.catalog.get("test", "c") is None       # nothing of the batch stayed
     assert secondary.oplog.last_ts is None
+
+
+def test_roll_back_restores_documents_and_truncates_the_oplog(pair):
+    primary, secondary = pair
+    run = Runner(primary)
+    run.insert("c", {"_id": 1, "v": "kept"}, {"_id": 2, "v": "kept"})
+    common = primary.oplog.last_ts
+    run({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"v": "lost"}}}]})
+    run.insert("c", {"_id": 3, "v": "lost"})
+    entries = raw_entries(primary)
+    from ginkgodb.engine import oplog_touched_documents
+    after = [bson.decode(r) for r in entries if bson.decode(r)["ts"] > common]
+    assert [oplog_touched_documents(e) for e in after] == [[("test", "c", 1)], [("test", "c", 3)]]
+    removed = primary.roll_back_oplog(common, [("test", "c", 1, {"_id": 1, "v": "kept"}), ("test", "c", 3, None)])
+    assert removed == 2
+    assert dump(primary, "c") == [{"_id": 1, "v": "kept"}, {"_id": 2, "v": "kept"}]
+    assert primary.oplog.last_ts == common and raw_entries(primary) == entries[:-2]
+    run.insert("c", {"_id": 4})        # the oplog goes on from the common point, record ids contiguous
+    assert len(raw_entries(primary)) == len(entries) - 1
+    assert dump(primary, "c")[-1] == {"_id": 4}
+    secondary.apply_oplog(raw_entries(primary))
+    assert dump(secondary, "c") == dump(primary, "c")
+
+
+def test_catalog_changes_are_not_undoable_by_refetching():
+    from ginkgodb.engine import oplog_touched_documents
+    assert oplog_touched_documents({"op": "c", "ns": "test.$cmd", "o": {"create": "x"}}) is None
+    assert oplog_touched_documents({"op": "n", "ns": "", "o": {"msg": "new primary"}}) == []

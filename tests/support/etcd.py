@@ -39,3 +39,50 @@ def ensure_etcd() -> str:
     if done.returncode != 0 or not found:
         pytest.skip(f"apt-get install {APT_PACKAGE} failed: {done.stderr.strip()[-500:]}")
     return found
+
+
+class EtcdProcess:
+    """A one-node etcd on loopback, in its own data directory."""
+
+    def __init__(self, data_dir) -> None:
+        import socket
+
+        def free() -> int:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                return s.getsockname()[1]
+        self.client_port, peer = free(), free()
+        self.url = f"http://127.0.0.1:{self.client_port}"
+        self.argv = [ensure_etcd(), "--name", "t", "--data-dir", str(data_dir), "--listen-client-urls", self.url,
+                     "--advertise-client-urls", self.url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+                     "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+                     "--initial-cluster", f"t=http://127.0.0.1:{peer}"]
+        self.log = open(f"{data_dir}.log", "ab")
+        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT)
+        self._wait()
+
+    def _wait(self) -> None:
+        import socket
+        import time
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.client_port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("etcd did not start")
+
+    def pause(self) -> None:
+        import signal
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        import signal
+        self.proc.send_signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        self.resume()
+        self.proc.terminate()
+        self.proc.wait(10)
+        self.log.close()

@@ -9,7 +9,7 @@ import pytest
 from bson.timestamp import Timestamp
 from support.etcd import EtcdProcess
 
-from ginkgodb.repl import LEASE_TTL, Coordinator, EtcdClient, PeerStatus, Peers
+from ginkgodb.repl import LEASE_TTL, Coordinator, EtcdClient, Peers, PeerStatus
 
 pytestmark = pytest.mark.timeout(120)
 

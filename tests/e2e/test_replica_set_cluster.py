@@ -160,6 +160,60 @@ def test_a_second_initiate_is_refused(rs):
     assert err.value.code == 23   # AlreadyInitialized
 
 
+def test_a_transaction_commits_on_every_member(rs):
+    client = pymongo.MongoClient(cluster.connection_string(rs), serverSelectionTimeoutMS=10000)
+    client.test.txn.insert_one({"_id": "seed"})
+    with client.start_session() as session:
+        with session.start_transaction(write_concern=WriteConcern("majority", wtimeout=10000)):
+            client.test.txn.insert_one({"_id": "a"}, session=session)
+            client.test.txn.update_one({"_id": "seed"}, {"$set": {"n": 1}}, session=session)
+    deadline = time.time() + 5
+    for n in range(3):
+        member = direct(rs, n, readPreference="secondaryPreferred").test.txn
+        while member.count_documents({}) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        assert list(member.find({}, sort=[("_id", 1)])) == [{"_id": "a"}, {"_id": "seed", "n": 1}]
+
+
+def test_step_down_hands_over_to_a_caught_up_secondary(rs):
+    old = cluster.wait_for_primary(rs, 10)
+    client = pymongo.MongoClient(cluster.connection_string(rs), serverSelectionTimeoutMS=15000)
+    client.test.sd.insert_one({"_id": 1})
+    direct(rs, old).admin.command("replSetStepDown", 30, secondaryCatchUpPeriodSecs=10)
+    assert direct(rs, old).admin.command("hello")["isWritablePrimary"] is False
+    started = time.monotonic()
+    new = cluster.wait_for_primary(rs, 15)
+    print(f"\nstepDown: member {new} primary {time.monotonic() - started:.2f} s after member {old} stepped down")
+    assert new != old
+    client.test.sd.insert_one({"_id": 2})     # the driver follows the new primary
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        direct(rs, new).admin.command("replSetFreeze", 10)
+    assert err.value.code == 95            # NotSecondary: a primary cannot be frozen
+    assert direct(rs, old).admin.command("replSetFreeze", 0)["info"] == "unfreezing"
+    client.close()
+
+
+def test_etcd_stopped_means_the_primary_steps_down_and_returns_with_etcd(rs):
+    from ginkgodb.repl import LEASE_TTL
+    primary = cluster.wait_for_primary(rs, 15)
+    etcd_pid = int(rs["pids"]["etcd"])
+    os.kill(etcd_pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        while time.monotonic() - started < LEASE_TTL + 3:
+            if not (cluster._hello(rs["port"] + primary, 300) or {}).get("isWritablePrimary"):
+                break
+            time.sleep(0.05)
+        stepped = time.monotonic() - started
+        print(f"\netcd stopped: the primary stepped down after {stepped:.2f} s")
+        assert stepped < LEASE_TTL                 # before its lease can have expired in etcd
+        time.sleep(1)
+        assert not any((cluster._hello(rs["port"] + n, 300) or {}).get("isWritablePrimary") for n in range(3))
+    finally:
+        os.kill(etcd_pid, signal.SIGCONT)
+    cluster.wait_for_primary(rs, 20)
+
+
 def test_w_majority_waits_for_the_secondaries(tmp_path):
     state = _start(tmp_path)
     try:

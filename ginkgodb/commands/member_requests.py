@@ -60,6 +60,8 @@ def before_command(ctx: CommandContext, member: ReplicaSetMember, name: str, cmd
         if rc.get("level") == "linearizable" and not member.is_primary:
             raise CommandError(ErrorCode.NotWritablePrimary,
                                "cannot satisfy linearizable read concern on non-primary node")
+        if rc.get("level") == "majority":
+            member.wait_for_majority_read(ctx.deadline)
         target = rc.get("afterClusterTime")
         if target is not None:
             if not isinstance(target, Timestamp):

@@ -372,6 +372,9 @@ class ReplicaSetMember:
         has no other member: member_requests reports a `w` above one)."""
         return False
 
+    def wait_for_majority_read(self, deadline: Optional[float]) -> None:
+        """readConcern majority: on a set of one every committed write is majority-committed."""
+
     def update_position(self, member_id: int, ts: Timestamp) -> None:
         """replSetUpdatePosition: a set of one has no secondary that sends it."""
         raise CommandError(ErrorCode.InvalidReplicaSetConfig,

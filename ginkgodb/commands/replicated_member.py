@@ -110,6 +110,9 @@ class ReplicatedMember(ReplicaSetMember):
                 requested = {"_id": self.set_name, "version": 1, "members": [{"_id": 0, "host": self.me}]}
             config = self._validated(requested)
             config["term"] = 0
+            if config["settings"].get("getLastErrorModes"):
+                raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "
+                                                             "set) are not supported by ginkgodb yet")
         self._quorum_check(config)
         if not self.coordinator.publish_config(json_util.dumps(config, json_options=_JSON)):
             raise CommandError(ErrorCode.AlreadyInitialized, "already initialized",
@@ -316,6 +319,15 @@ class ReplicatedMember(ReplicaSetMember):
                                           "errmsg": "Primary stepped down while waiting for replication",
                                           "errInfo": {"writeConcern": shown}}
         return True
+
+    def wait_for_majority_read(self, deadline: Optional[float]) -> None:
+        """readConcern majority: LMDB keeps no older snapshot to read, so the read waits until
+        everything this member has applied is majority-committed, then reads the latest data."""
+        target = self.last_applied()
+        while self._majority_ts() < target and self.primary_host is not None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise CommandError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
+            time.sleep(0.01)
 
     # ------------------------------------------------------------------ commands
     def step_down(self, seconds: float, catch_up: float, force: bool) -> None:

@@ -16,6 +16,7 @@ import bson
 import pymongo
 import pytest
 from bson.objectid import ObjectId
+from pymongo.read_concern import ReadConcern
 from pymongo.read_preferences import Secondary, SecondaryPreferred
 from pymongo.write_concern import WriteConcern
 from support.etcd import ensure_etcd
@@ -132,6 +133,17 @@ def test_secondaries_refuse_writes_and_primary_reads_and_serve_secondary_reads(r
     if primary != 1:   # member 1 is the only "west" one
         cursor = west.find({})
         assert len(list(cursor)) == 10 and cursor.address[1] == rs["port"] + 1
+    client.close()
+
+
+def test_read_concern_majority_sees_a_majority_committed_write(rs):
+    client = pymongo.MongoClient(cluster.connection_string(rs), serverSelectionTimeoutMS=10000)
+    client.test.get_collection("rcm", write_concern=WriteConcern(w=1)).insert_one({"_id": 1})
+    majority = client.test.get_collection("rcm", read_concern=ReadConcern("majority"))
+    assert majority.find_one({"_id": 1}) == {"_id": 1}     # waited until a majority had it
+    status = client.admin.command("replSetGetStatus")
+    committed, applied = status["optimes"]["lastCommittedOpTime"]["ts"], status["optimes"]["appliedOpTime"]["ts"]
+    assert bson.Timestamp(0, 0) < committed <= applied
     client.close()
 
 

@@ -113,3 +113,22 @@ def test_catalog_changes_are_not_undoable_by_refetching():
     from ginkgodb.engine import oplog_touched_documents
     assert oplog_touched_documents({"op": "c", "ns": "test.$cmd", "o": {"create": "x"}}) is None
     assert oplog_touched_documents({"op": "n", "ns": "", "o": {"msg": "new primary"}}) == []
+
+
+def test_a_tailable_oplog_cursor_seeks_to_its_start(engine):
+    run = Runner(engine)
+    for i in range(50):
+        run.insert("c", {"_id": i})
+    entries = [bson.decode(r) for r in raw_entries(engine)]
+    start = entries[40]["ts"]
+    cursor = engine.tail("local", "oplog.rs", {"ts": {"$gt": start}})
+    assert cursor.last_rid > 0          # positioned, not scanning from the first entry
+    got = [bson.decode(d.raw)["ts"] for d in cursor.next_batch(100)]
+    assert got == [e["ts"] for e in entries[41:]]
+    gte = engine.tail("local", "oplog.rs", {"ts": {"$gte": start}})
+    assert [bson.decode(d.raw)["ts"] for d in gte.next_batch(100)] == [e["ts"] for e in entries[40:]]
+    after_all = engine.tail("local", "oplog.rs", {"ts": {"$gt": entries[-1]["ts"]}})
+    assert after_all.next_batch(100) == []
+    run.insert("c", {"_id": 99})
+    assert [bson.decode(d.raw)["o"]["_id"] for d in after_all.next_batch(100)] == [99]
+    assert after_all.last_rid > 0 and engine.tail("local", "oplog.rs", {"ts": {"$gt": entries[-1]["ts"]}}).last_rid

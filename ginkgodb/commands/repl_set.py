@@ -105,12 +105,14 @@ def repl_set_freeze(ctx: CommandContext, args: Args) -> dict:
 
 @command("replSetReconfig", help="Adjust configuration of a replica set\n{ replSetReconfig : config_object }",
          admin_only=True, privileges=(on_cluster("replSetConfigure"),),
-         open_fields="refused whole: the fields do not matter")
+         fields=(boolean("force"),))
 def repl_set_reconfig(ctx: CommandContext, args: Args) -> dict:
-    _member(ctx)
-    raise CommandError(ErrorCode.NotImplemented,
-                       "replSetReconfig is not supported by ginkgodb yet: a replica set of one keeps the "
-                       "configuration it was initiated with")
+    member = _member(ctx)
+    if not isinstance(args.value, Mapping):
+        raise CommandError(ErrorCode.TypeMismatch,
+                           f"BSON field 'replSetReconfig' is the wrong type '{type_name(args.value)}', expected "
+                           "type 'object'")
+    return member.reconfig(args.value, bool(args.force))
 
 
 @command("replSetUpdatePosition", help="Internal command to update replication progress",

@@ -372,6 +372,12 @@ class ReplicaSetMember:
         has no other member: member_requests reports a `w` above one)."""
         return False
 
+    def reconfig(self, requested: Mapping, force: bool) -> dict:
+        """replSetReconfig: a set of one keeps the configuration it was initiated with."""
+        raise CommandError(ErrorCode.NotImplemented,
+                           "replSetReconfig needs a replica set of several members (`ginkgodb serve --replSet NAME "
+                           "--etcd URL`): a replica set of one keeps the configuration it was initiated with")
+
     def wait_for_majority_read(self, deadline: Optional[float]) -> None:
         """readConcern majority: on a set of one every committed write is majority-committed."""
 

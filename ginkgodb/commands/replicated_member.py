@@ -80,7 +80,8 @@ class ReplicatedMember(ReplicaSetMember):
             self.config = config
             mine = self._mine(config) or {}
             self.me = mine.get("host", self.me)
-            self.state = MemberState.SECONDARY
+            if self.state is not MemberState.PRIMARY:
+                self.state = MemberState.SECONDARY
             members = config.get("members", [])
             self.peers.configure([(m["_id"], m["host"]) for m in members if m["host"] != self.me])
             self.positions.configure({m["_id"] for m in members if m.get("votes", 1)},
@@ -88,14 +89,72 @@ class ReplicatedMember(ReplicaSetMember):
             self.watch.changed()
 
     def adopt_config(self, config: Any) -> bool:
-        """The set's configuration, found in etcd: this member joins when it is named in it."""
+        """The set's configuration, found in etcd: this member joins when it is named in it, takes
+        a newer version (a reconfig), and is REMOVED from a version that no longer names it."""
         if isinstance(config, str):
             config = json_util.loads(config, json_options=_JSON)
-        if not isinstance(config, dict) or config.get("_id") != self.set_name or self._mine(config) is None:
+        if not isinstance(config, dict) or config.get("_id") != self.set_name:
             return False
+        current = self.config
+        if current is not None and int(config.get("version", 1)) <= int(current.get("version", 1)):
+            return False
+        if self._mine(config) is None:
+            if current is None:
+                return False       # not (yet) a member: keep waiting for a configuration naming it
+            self.coordinator.resign()
+            self.sync.follow(None)
+            _write(self.engine, CONFIG_COLL, config)
+            with self._lock:
+                self.config = config
+                self.state = MemberState.REMOVED
+                self.primary_host = None
+                self.watch.changed()
+            return True
         _write(self.engine, CONFIG_COLL, config)
         self._use_config(config)
         return True
+
+    def reconfig(self, requested: Mapping, force: bool) -> dict:
+        """replSetReconfig on the primary (mongosh's rs.add(), rs.remove()): a newer version, at
+        most one voting member added or removed, new members answering; stored in etcd, where
+        every member reads it."""
+        if force:
+            raise CommandError(ErrorCode.NotImplemented, "replSetReconfig with force is not supported by ginkgodb")
+        with self._lock:
+            if not self.is_primary:
+                raise CommandError(ErrorCode.NotWritablePrimary,
+                                   "replSetReconfig should only be run on a writable PRIMARY. Current state "
+                                   f"{self.state.label};")
+            current = dict(self.config or {})
+            config = self._validated(requested)
+            if config["version"] <= int(current.get("version", 1)):
+                raise CommandError(ErrorCode.NewReplicaSetConfigurationIncompatible,
+                                   f"New replica set configuration version must be greater than old, but "
+                                   f"{config['version']} is not greater than {current.get('version', 1)} for "
+                                   f"replica set {self.set_name}")
+            old_voters = {m["host"] for m in current.get("members", []) if m.get("votes", 1)}
+            new_voters = {m["host"] for m in config["members"] if m.get("votes", 1)}
+            if len(old_voters ^ new_voters) > 1:
+                raise CommandError(ErrorCode.NewReplicaSetConfigurationIncompatible,
+                                   "Non force replica set reconfig can only add or remove at most 1 voting member.")
+            if self._mine(config) is None:
+                raise CommandError(ErrorCode.NodeNotFound,
+                                   "No host described in new configuration with {version: "
+                                   f"{config['version']}, term: {self.term}}} for replica set {self.set_name} "
+                                   "maps to this node")
+            settings = dict(config["settings"])
+            settings["replicaSetId"] = (current.get("settings") or {}).get("replicaSetId", settings["replicaSetId"])
+            config["settings"] = settings
+            config["term"] = self.term
+            if settings.get("getLastErrorModes"):
+                raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "
+                                                             "set) are not supported by ginkgodb yet")
+        known = {m["host"] for m in current.get("members", [])}
+        self._quorum_check({"members": [m for m in config["members"] if m["host"] not in known]})
+        self.coordinator.replace_config(json_util.dumps(config, json_options=_JSON))
+        _write(self.engine, CONFIG_COLL, config)
+        self._use_config(config)
+        return {}
 
     def initiate(self, requested: Optional[Mapping]) -> dict:
         with self._lock:

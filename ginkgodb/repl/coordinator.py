@@ -35,6 +35,7 @@ LEASE_TTL = 3          # seconds: the longest a dead primary keeps the set witho
 RENEW_EVERY = 0.5
 SAFETY = 0.75          # the primary gives up this long before its lease can have expired
 TICK = 0.2
+CONFIG_EVERY = 5      # ticks between reads of the configuration
 
 
 def key_prefix(set_name: str) -> str:
@@ -65,6 +66,7 @@ class Coordinator:
         self.renewed_at = 0.0
         self.message = ""
         self._stop = threading.Event()
+        self._ticks = 0
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, daemon=True, name="ginkgodb-coordinator")
 
@@ -75,6 +77,10 @@ class Coordinator:
     def publish_config(self, config: object) -> bool:
         """replSetInitiate: store the set's configuration once; False when one exists."""
         return self.etcd.create(self.prefix + "config", config) is not None
+
+    def replace_config(self, config: object) -> None:
+        """replSetReconfig on the primary: the new configuration for every member."""
+        self.etcd.put(self.prefix + "config", config)
 
     # ------------------------------------------------------------------ the loop
     def _run(self) -> None:
@@ -96,6 +102,11 @@ class Coordinator:
             if got is not None:
                 member.adopt_config(got[0])
             return
+        self._ticks += 1
+        if self._ticks % CONFIG_EVERY == 0:      # a reconfig on the primary reaches every member
+            got = self.etcd.get(self.prefix + "config")
+            if got is not None:
+                member.adopt_config(got[0])
         with self._lock:
             if self.lease is not None:
                 self._renew()

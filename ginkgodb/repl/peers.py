@@ -48,8 +48,11 @@ class Peers:
         self._stop = threading.Event()
 
     def configure(self, members: list[tuple[int, str]]) -> None:
-        """Watch these (id, host) peers (this member excluded)."""
+        """Watch these (id, host) peers (this member excluded); forget the others."""
         with self._lock:
+            wanted = {host for _, host in members}
+            for host in [h for h in self._status if h not in wanted]:
+                del self._status[host]      # its thread ends at its next beat
             for member_id, host in members:
                 if host in self._status:
                     continue
@@ -62,7 +65,7 @@ class Peers:
     def _beat(self, host: str) -> None:
         client = _client(host)
         try:
-            while not self._stop.is_set():
+            while not self._stop.is_set() and host in self._status:
                 started = time.monotonic()
                 try:
                     hello = client.admin.command("hello")
@@ -76,7 +79,9 @@ class Peers:
 
     def _heard(self, host: str, hello: dict, status: dict, elapsed: float) -> None:
         with self._lock:
-            peer = self._status[host]
+            peer = self._status.get(host)
+            if peer is None:
+                return
             peer.healthy = True
             peer.last_heard = time.monotonic()
             peer.last_heartbeat = datetime.datetime.now(datetime.UTC)
@@ -95,7 +100,9 @@ class Peers:
 
     def _lost(self, host: str, why: str) -> None:
         with self._lock:
-            peer = self._status[host]
+            peer = self._status.get(host)
+            if peer is None:
+                return
             if time.monotonic() - peer.last_heard > HEARTBEAT_TIMEOUT:
                 peer.healthy = False
                 peer.state = 8

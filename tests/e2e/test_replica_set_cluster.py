@@ -343,3 +343,53 @@ def test_failover_under_load_loses_no_acknowledged_write(tmp_path):
         assert status["myState"] == 2 and status["syncSourceHost"] == hosts(state)[new]
     finally:
         cluster.stop(state["dir"])
+
+
+def test_reconfig_adds_a_member_that_syncs_and_removes_it(tmp_path):
+    ensure_etcd()
+    state = cluster.start("rs0", 3, _free_ports(4), str(tmp_path / "rs"))
+    try:
+        client = pymongo.MongoClient(cluster.connection_string(state), serverSelectionTimeoutMS=15000)
+        client.test.grow.insert_many([{"_id": i} for i in range(100)])
+        client.test.grow.create_index("x")
+        state["pids"]["3"] = cluster._spawn(cluster.member_argv(state, 3), tmp_path / "rs" / "member3.log")
+        cluster._save(state)
+        assert cluster._wait_port(state["port"] + 3, 30)
+        primary = direct(state, cluster.wait_for_primary(state, 10))
+        config = primary.admin.command("replSetGetConfig")["config"]
+        new_host = f"127.0.0.1:{state['port'] + 3}"
+        config["version"] += 1
+        config["members"].append({"_id": 3, "host": new_host})
+        primary.admin.command("replSetReconfig", config)
+        with pytest.raises(pymongo.errors.OperationFailure) as stale:
+            primary.admin.command("replSetReconfig", config)
+        assert stale.value.code == 103
+        added = direct(state, 3, readPreference="secondaryPreferred")
+
+        def count() -> int:
+            try:
+                return added.test.grow.count_documents({})
+            except pymongo.errors.NotPrimaryError:    # 13436 until it has adopted the configuration
+                return -1
+        deadline = time.time() + 20
+        while time.time() < deadline and count() < 100:
+            time.sleep(0.1)
+        assert added.test.grow.count_documents({}) == 100      # initial sync: the oplog from its start
+        assert "x_1" in added.test.grow.index_information()
+        hello = added.admin.command("hello")
+        assert hello["secondary"] is True and new_host in hello["hosts"] and hello["setVersion"] == config["version"]
+        deadline = time.time() + 10
+        while time.time() < deadline and new_host not in primary.admin.command("hello")["hosts"]:
+            time.sleep(0.1)
+        # w: 4 now reaches the new member too
+        client.test.get_collection("grow", write_concern=WriteConcern(w=4, wtimeout=10000)).insert_one({"_id": "w4"})
+        config["version"] += 1
+        config["members"] = config["members"][:3]
+        primary.admin.command("replSetReconfig", config)
+        deadline = time.time() + 10
+        while time.time() < deadline and added.admin.command("hello").get("setName"):
+            time.sleep(0.1)
+        removed = added.admin.command("hello")
+        assert "setName" not in removed and removed["isWritablePrimary"] is False
+    finally:
+        cluster.stop(state["dir"])

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Optional
 
 STATE_FILE = "cluster.json"
@@ -87,9 +88,10 @@ def _hello(port: int, timeout_ms: int = 1000) -> Optional[dict]:
 
 def member_argv(state: dict, n: int) -> list[str]:
     port = state["port"] + n
+    etcd = (state.get("member_etcd_urls") or {}).get(str(n), state["etcd_url"])
     return [sys.executable, "-m", "ginkgodb", "serve", "--port", str(port), "--bind", "127.0.0.1",
             "--dbpath", str(Path(state["dir"]) / f"member{n}"), "--replSet", state["name"],
-            "--etcd", state["etcd_url"], *state.get("serve_args", [])]
+            "--etcd", etcd, *state.get("serve_args", [])]
 
 
 def connection_string(state: dict) -> str:
@@ -111,8 +113,10 @@ def load_state(directory: str) -> dict:
 
 
 def start(name: str, nodes: int, port: int, directory: str, tags: Optional[list] = None,
-          serve_args: Optional[list[str]] = None) -> dict:
-    """Start etcd and the members, initiate, wait for a primary; returns the cluster's state."""
+          serve_args: Optional[list[str]] = None, member_etcd: Optional[Callable[[int, str], str]] = None) -> dict:
+    """Start etcd and the members, initiate, wait for a primary; returns the cluster's state.
+    `member_etcd(n, etcd_url)`: the URL member n reaches etcd by (the fault tests put a proxy
+    between a member and etcd)."""
     if nodes < 1:
         raise ClusterError("--nodes must be at least 1")
     if tags is not None and (not isinstance(tags, list) or len(tags) != nodes
@@ -138,6 +142,8 @@ def start(name: str, nodes: int, port: int, directory: str, tags: Optional[list]
     _save(state)
     if not _wait_port(client_port, START_TIMEOUT):
         raise ClusterError(f"etcd did not start: see {root / 'etcd.log'}")
+    if member_etcd is not None:
+        state["member_etcd_urls"] = {str(n): member_etcd(n, etcd_url) for n in range(nodes)}
     for n in range(nodes):
         state["pids"][str(n)] = _spawn(member_argv(state, n), root / f"member{n}.log")
         _save(state)

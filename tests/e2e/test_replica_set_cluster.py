@@ -393,3 +393,69 @@ def test_reconfig_adds_a_member_that_syncs_and_removes_it(tmp_path):
         assert "setName" not in removed and removed["isWritablePrimary"] is False
     finally:
         cluster.stop(state["dir"])
+
+
+def test_a_primary_cut_off_from_etcd_steps_down_without_split_brain(tmp_path):
+    from support.tcp_proxy import TcpProxy
+
+    from ginkgodb.repl import LEASE_TTL
+    ensure_etcd()
+    proxies: dict[int, TcpProxy] = {}
+
+    def through_proxy(n: int, url: str) -> str:
+        host, port = url.rsplit("/", 1)[-1].split(":")
+        proxies[n] = TcpProxy(host, int(port))
+        return proxies[n].url
+    state = cluster.start("rs0", 3, _free_ports(3), str(tmp_path / "rs"), member_etcd=through_proxy)
+    try:
+        uri = cluster.connection_string(state)
+        old = cluster.wait_for_primary(state, 10)
+        history, stop = History(), threading.Event()
+        writers = [threading.Thread(target=_writer, args=(uri, p, history, stop)) for p in range(3)]
+        for w in writers:
+            w.start()
+        primaries_seen: list[set] = []
+
+        def watch() -> None:
+            while not stop.is_set():
+                primaries_seen.append({n for n in range(3)
+                                       if (cluster._hello(state["port"] + n, 200) or {}).get("isWritablePrimary")})
+                time.sleep(0.05)
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        time.sleep(1.5)
+        proxies[old].cut()                    # the primary loses etcd; clients and members still reach it
+        cut_at = time.monotonic()
+        while (cluster._hello(state["port"] + old, 300) or {}).get("isWritablePrimary"):
+            time.sleep(0.05)
+        stepped_down = time.monotonic() - cut_at
+        new = cluster.wait_for_primary(state, 15)
+        elected = time.monotonic() - cut_at
+        time.sleep(1.5)
+        proxies[old].heal()
+        time.sleep(1.5)
+        stop.set()
+        for w in writers + [watcher]:
+            w.join(30)
+        print(f"\npartition from etcd: old primary stepped down after {stepped_down:.2f} s, member {new} "
+              f"primary after {elected:.2f} s")
+        assert stepped_down < LEASE_TTL and new != old
+        assert all(len(seen) <= 1 for seen in primaries_seen), "two primaries at once"
+        primary_ids = {d["_id"] for d in direct(state, new).test.load.find({}, {"_id": 1})}
+        held = {}
+        for n in range(3):
+            member = direct(state, n, readPreference="secondaryPreferred")
+            deadline = time.time() + 20
+            while time.time() < deadline:
+                held[f"member{n}"] = {d["_id"] for d in member.test.load.find({}, {"_id": 1})}
+                if held[f"member{n}"] == primary_ids:
+                    break
+                time.sleep(0.2)
+        verdict = check(history, held)
+        print(verdict)
+        assert verdict.valid, str(verdict)
+        assert all(ids == primary_ids for ids in held.values())      # converged, the old primary included
+    finally:
+        cluster.stop(state["dir"])
+        for proxy in proxies.values():
+            proxy.close()

@@ -205,6 +205,26 @@ def test_step_down_hands_over_to_a_caught_up_secondary(rs):
     client.close()
 
 
+def test_a_change_stream_resumes_on_the_new_primary(rs):
+    client = pymongo.MongoClient(cluster.connection_string(rs), serverSelectionTimeoutMS=15000)
+    coll = client.test.get_collection("cs", write_concern=WriteConcern("majority", wtimeout=10000))
+    coll.insert_one({"_id": "before"})
+    with coll.watch() as stream:
+        coll.insert_one({"_id": 1})
+        first = stream.next()
+        token = stream.resume_token
+    assert first["documentKey"] == {"_id": 1}
+    old = cluster.wait_for_primary(rs, 10)
+    direct(rs, old).admin.command("replSetStepDown", 10, secondaryCatchUpPeriodSecs=10)
+    new = cluster.wait_for_primary(rs, 15)
+    assert new != old
+    coll.insert_one({"_id": 2})
+    with coll.watch(resume_after=token) as resumed:       # on the new primary, from the old one's token
+        event = resumed.next()
+    assert event["documentKey"] == {"_id": 2} and event["operationType"] == "insert"
+    client.close()
+
+
 def test_etcd_stopped_means_the_primary_steps_down_and_returns_with_etcd(rs):
     from ginkgodb.repl import LEASE_TTL
     primary = cluster.wait_for_primary(rs, 15)

@@ -150,7 +150,8 @@ class ReplicatedMember(ReplicaSetMember):
                 raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "
                                                              "set) are not supported by ginkgodb yet")
         known = {m["host"] for m in current.get("members", [])}
-        self._quorum_check({"members": [m for m in config["members"] if m["host"] not in known]})
+        self._quorum_check({"members": [m for m in config["members"] if m["host"] not in known]},
+                           "Quorum check failed")
         self.coordinator.replace_config(json_util.dumps(config, json_options=_JSON))
         _write(self.engine, CONFIG_COLL, config)
         self._use_config(config)
@@ -180,8 +181,8 @@ class ReplicatedMember(ReplicaSetMember):
         self._use_config(config)
         return reply
 
-    def _quorum_check(self, config: dict) -> None:
-        """mongod's initiate quorum check: every proposed member answers and is not in a set yet."""
+    def _quorum_check(self, config: dict, what: str = "replSetInitiate quorum check failed") -> None:
+        """mongod's quorum check: every proposed member answers and is not in a set yet."""
         for m in config["members"]:
             if self._maps_to_me(m["host"]):
                 continue
@@ -190,16 +191,16 @@ class ReplicatedMember(ReplicaSetMember):
             try:
                 hello = client.admin.command("hello")
             except pymongo.errors.PyMongoError as exc:
+                reason = str(exc).split(" (configured timeouts")[0].removeprefix(f"{m['host']}: ")
                 raise CommandError(ErrorCode.NodeNotFound,
-                                   "replSetInitiate quorum check failed because not all proposed set members "
-                                   f"responded affirmatively: {m['host']} failed with {exc}") from exc
+                                   f"{what} because not all proposed set members responded affirmatively: "
+                                   f"{m['host']} failed with {reason}") from exc
             finally:
                 client.close()
             if hello.get("setName") not in (None, self.set_name) or hello.get("hosts"):
                 raise CommandError(ErrorCode.NodeNotFound,
-                                   "replSetInitiate quorum check failed because not all proposed set members "
-                                   f"responded affirmatively: {m['host']} failed with: the node is already "
-                                   "initialized")
+                                   f"{what} because not all proposed set members responded affirmatively: "
+                                   f"{m['host']} failed with: the node is already initialized")
 
     def _members(self, members: list, set_name: str, version: int) -> list[dict]:
         out = [self._any_member(m) for m in members]

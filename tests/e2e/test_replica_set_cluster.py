@@ -147,6 +147,30 @@ def test_read_concern_majority_sees_a_majority_committed_write(rs):
     client.close()
 
 
+def test_the_node_driver_and_mongosh_use_the_set(rs, node_modules):
+    import json
+    import subprocess
+
+    from e2e.npm_tools import mongosh_binary, run_json_script
+    primary = cluster.wait_for_primary(rs, 10)
+    out = run_json_script(node_modules, "node_multi_member.js", cluster.connection_string(rs))
+    assert out["type"] == "ReplicaSetWithPrimary"
+    types = {s["address"]: s["type"] for s in out["servers"]}
+    assert sorted(types.values()) == ["RSPrimary", "RSSecondary", "RSSecondary"]
+    assert {s["address"]: s["tags"] for s in out["servers"]} == dict(zip(hosts(rs), TAGS))
+    assert out["secondaryDoc"] == {"_id": 1} and out["westDoc"] == {"_id": 1}
+    assert out["addresses"][0] != hosts(rs)[primary]
+    assert out["addresses"][1] == hosts(rs)[1] or primary == 1
+    done = subprocess.run([str(mongosh_binary(node_modules)), "--quiet", cluster.connection_string(rs), "--eval",
+                           "print(JSON.stringify({status: rs.status().members.map(m => m.stateStr), "
+                           "conf: rs.conf().members.length, lag: rs.printSecondaryReplicationInfo() !== undefined}))"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    shown = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(shown["status"]) == ["PRIMARY", "SECONDARY", "SECONDARY"] and shown["conf"] == 3
+    assert shown["lag"] is True     # rs.printSecondaryReplicationInfo() ran on the status it got
+
+
 def test_replset_get_status_and_config(rs):
     primary = cluster.wait_for_primary(rs, 10)
     status = direct(rs, primary).admin.command("replSetGetStatus")

@@ -351,7 +351,7 @@ class ReplicatedMember(ReplicaSetMember):
             return True
         given = cmd.get("writeConcern")
         wc: dict = dict(given) if isinstance(given, Mapping) else {}
-        w = wc.get("w", "majority" if not given else 1)
+        w = wc.get("w", "majority")     # mongod 5.0+'s implicit default, also under a `w`-less writeConcern
         if w in (0, 1) or isinstance(w, bool):
             return True
         data_bearing = len((self.config or {}).get("members", []))
@@ -368,7 +368,7 @@ class ReplicatedMember(ReplicaSetMember):
         outcome = self.positions.wait_for(target, w, timeout, lambda: self.is_primary)
         if outcome == "ok":
             return True
-        shown = {"w": w, "wtimeout": int(wtimeout), "provenance": "clientSupplied" if given else "implicitDefault"}
+        shown = {"w": w, "wtimeout": int(wtimeout), "provenance": "clientSupplied" if "w" in wc else "implicitDefault"}
         if outcome == "timeout":
             reply["writeConcernError"] = {"code": int(ErrorCode.WriteConcernFailed), "codeName": "WriteConcernFailed",
                                           "errmsg": "waiting for replication timed out",

@@ -171,6 +171,17 @@ def test_the_node_driver_and_mongosh_use_the_set(rs, node_modules):
     assert shown["lag"] is True     # rs.printSecondaryReplicationInfo() ran on the status it got
 
 
+def test_max_staleness_reads_choose_a_fresh_secondary(rs):
+    uri = cluster.connection_string(rs) + "&readPreference=secondary&maxStalenessSeconds=90"
+    client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=10000)
+    client.test.get_collection("stale", write_concern=WriteConcern("majority", wtimeout=10000)).insert_one({"_id": 1})
+    cursor = client.test.stale.find({"_id": 1})
+    assert list(cursor) == [{"_id": 1}]
+    primary = cluster.wait_for_primary(rs, 10)
+    assert cursor.address[1] != rs["port"] + primary
+    client.close()
+
+
 def test_replset_get_status_and_config(rs):
     primary = cluster.wait_for_primary(rs, 10)
     status = direct(rs, primary).admin.command("replSetGetStatus")

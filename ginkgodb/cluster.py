@@ -129,7 +129,11 @@ def start(name: str, nodes: int, port: int, directory: str, tags: Optional[list]
     root.mkdir(parents=True, exist_ok=True)
     if (root / STATE_FILE).exists() and any(_alive(p) for p in _pids(load_state(str(root)))):
         raise ClusterError(f"a cluster is already running in {root}: `ginkgodb cluster stop --dir {root}` first")
-    client_port, peer_port = _free_port(), _free_port()
+    previous = load_state(str(root)) if (root / STATE_FILE).exists() else None
+    if previous is not None:   # started before in this directory: etcd keeps its ports (its data names them)
+        client_port, peer_port = previous["etcd_ports"]
+    else:
+        client_port, peer_port = _free_port(), _free_port()
     etcd_url = f"http://127.0.0.1:{client_port}"
     state: dict[str, Any] = {"name": name, "nodes": nodes, "port": port, "dir": str(root), "etcd_url": etcd_url,
                              "etcd_argv": [etcd, "--name", "ginkgodb", "--data-dir", str(root / "etcd"),
@@ -137,6 +141,7 @@ def start(name: str, nodes: int, port: int, directory: str, tags: Optional[list]
                                            "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
                                            "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
                                            "--initial-cluster", f"ginkgodb=http://127.0.0.1:{peer_port}"],
+                             "etcd_ports": [client_port, peer_port],
                              "tags": tags, "serve_args": list(serve_args or []), "pids": {}}
     state["pids"]["etcd"] = _spawn(state["etcd_argv"], root / "etcd.log")
     _save(state)
@@ -159,7 +164,8 @@ def start(name: str, nodes: int, port: int, directory: str, tags: Optional[list]
     import pymongo
     first: pymongo.MongoClient = pymongo.MongoClient(f"127.0.0.1:{port}", directConnection=True)
     try:
-        first.admin.command("replSetInitiate", {"_id": name, "members": members})
+        if "setName" not in first.admin.command("hello"):   # a restarted set keeps its configuration
+            first.admin.command("replSetInitiate", {"_id": name, "members": members})
     finally:
         first.close()
     wait_for_primary(state, START_TIMEOUT)

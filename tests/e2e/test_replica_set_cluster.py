@@ -309,6 +309,12 @@ def test_w_majority_waits_for_the_secondaries(tmp_path):
         coll.with_options(write_concern=WriteConcern(w=3, wtimeout=10000)).insert_one({"_id": 5})
         for n in range(3):
             assert direct(state, n, readPreference="secondaryPreferred").test.wc.count_documents({}) == 5
+        # the whole set stopped and started again in its directory keeps its configuration and data
+        cluster.stop(state["dir"])
+        state = cluster.start("rs0", 3, state["port"], state["dir"])
+        restarted = direct(state, cluster.wait_for_primary(state, 15))
+        assert restarted.test.wc.count_documents({}) == 5
+        restarted.test.wc.insert_one({"_id": 6})
     finally:
         cluster.stop(state["dir"])
 

@@ -54,7 +54,8 @@ class ReplicatedMember(ReplicaSetMember):
         self.etcd_url = etcd_url
         self.positions = Positions()
         self.peers = Peers()
-        self.sync = OplogSync(engine, self.my_id, self.config_version, self._applied)
+        self.sync = OplogSync(engine, self.my_id, self.config_version, self._applied,
+                              lambda: float(self.my_member().get("secondaryDelaySecs", 0)))
         self.coordinator = Coordinator(etcd_url, self, self.peers)
         self.primary_host: Optional[str] = None
 
@@ -248,9 +249,8 @@ class ReplicatedMember(ReplicaSetMember):
         if given.get("arbiterOnly"):
             raise CommandError(ErrorCode.NotImplemented, "ginkgodb has no arbiters: every member bears data")
         delay = given.get("secondaryDelaySecs", given.get("slaveDelay", 0))
-        if delay:
-            raise CommandError(ErrorCode.NotImplemented, "delayed members (secondaryDelaySecs) are not supported "
-                                                         "by ginkgodb yet")
+        if not isinstance(delay, (int, float)) or isinstance(delay, bool) or not 0 <= delay <= 3600 * 24 * 366:
+            raise CommandError(ErrorCode.BadValue, f"secondaryDelaySecs field value of {delay} seconds is out of range")
         priority = given.get("priority", 1)
         votes = given.get("votes", 1)
         hidden = bool(given.get("hidden", False))
@@ -262,12 +262,14 @@ class ReplicatedMember(ReplicaSetMember):
             raise CommandError(ErrorCode.InvalidReplicaSetConfig, "priority must be 0 when hidden=true")
         if priority and not votes:
             raise CommandError(ErrorCode.InvalidReplicaSetConfig, "priority must be 0 when non-voting (votes:0)")
+        if priority and delay:
+            raise CommandError(ErrorCode.InvalidReplicaSetConfig, "priority must be 0 when secondaryDelaySecs is set")
         tags = given.get("tags") or {}
         if not isinstance(tags, Mapping) or not all(isinstance(v, str) for v in tags.values()):
             raise CommandError(ErrorCode.TypeMismatch, "tags field value must be a document of strings")
         return {"_id": given["_id"], "host": given["host"], "arbiterOnly": False,
                 "buildIndexes": bool(given.get("buildIndexes", True)), "hidden": hidden, "priority": priority,
-                "tags": dict(tags), "secondaryDelaySecs": Int64(0), "votes": int(votes)}
+                "tags": dict(tags), "secondaryDelaySecs": Int64(int(delay)), "votes": int(votes)}
 
     # ------------------------------------------------------------------ facts (for repl/)
     def my_member(self) -> dict:
@@ -458,6 +460,8 @@ class ReplicatedMember(ReplicaSetMember):
                 out["passive"] = True
             if mine.get("hidden"):
                 out["hidden"] = True
+            if mine.get("secondaryDelaySecs"):
+                out["secondaryDelaySecs"] = Int64(mine["secondaryDelaySecs"])
             tags = mine.get("tags") or {}
             if tags:
                 out["tags"] = dict(tags)

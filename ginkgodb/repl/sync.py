@@ -11,6 +11,7 @@ message, since rollback is not built yet.
 """
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 import threading
@@ -43,8 +44,10 @@ class OplogSync:
     """The puller of one member: one thread, restarted towards each new sync source."""
 
     def __init__(self, engine: Any, member_id: Callable[[], int], config_version: Callable[[], int],
-                 on_applied: Callable[[Timestamp], None]) -> None:
+                 on_applied: Callable[[Timestamp], None], delay: Callable[[], float] = lambda: 0.0) -> None:
         self.engine = engine
+        #: secondaryDelaySecs: an entry is applied once its `wall` is this many seconds old
+        self._delay = delay
         self._member_id = member_id
         self._config_version = config_version
         self._on_applied = on_applied
@@ -120,12 +123,15 @@ class OplogSync:
         cursor_id = cursor["id"]
         self._report(client)
         while not stop.is_set():
-            if batch:
-                raws = [doc.raw for doc in batch]
+            while batch and not stop.is_set():
+                ready, batch = self._ready(batch)
+                if not ready:
+                    stop.wait(0.1)     # a delayed member waits for its entries to be old enough
+                    continue
                 with self._apply_lock:
                     if stop.is_set():
                         return
-                    applied = self.engine.apply_oplog(raws)
+                    applied = self.engine.apply_oplog([doc.raw for doc in ready])
                 self.last_applied_wall = time.time()
                 self.message = ""
                 if applied is not None:
@@ -138,6 +144,18 @@ class OplogSync:
             cursor = reply["cursor"]
             batch = list(cursor["nextBatch"])
             cursor_id = cursor["id"]
+
+    def _ready(self, batch: list) -> tuple[list, list]:
+        """(the entries old enough to apply, the rest): all of them unless the member is delayed."""
+        delay = self._delay()
+        if delay <= 0:
+            return batch, []
+        cutoff = time.time() - delay
+        for i, doc in enumerate(batch):
+            wall = doc.get("wall")
+            if wall is not None and wall.replace(tzinfo=datetime.UTC).timestamp() > cutoff:
+                return batch[:i], batch[i:]
+        return batch, []
 
     def _check_common_point(self, local: Any, last: Timestamp) -> None:
         mine = oplog_entry(self.engine, last)

@@ -520,3 +520,40 @@ def test_a_primary_cut_off_from_etcd_steps_down_without_split_brain(tmp_path):
         cluster.stop(state["dir"])
         for proxy in proxies.values():
             proxy.close()
+
+
+def test_a_hidden_delayed_member_is_never_chosen_and_applies_late(tmp_path):
+    ensure_etcd()
+    state = cluster.start("rs0", 3, _free_ports(3), str(tmp_path / "rs"))
+    try:
+        primary_n = cluster.wait_for_primary(state, 10)
+        delayed_n = next(n for n in range(3) if n != primary_n)
+        primary = direct(state, primary_n)
+        config = primary.admin.command("replSetGetConfig")["config"]
+        config["version"] += 1
+        member = config["members"][delayed_n]
+        member.update({"priority": 0, "hidden": True, "secondaryDelaySecs": 3})
+        primary.admin.command("replSetReconfig", config)
+        delayed = direct(state, delayed_n, readPreference="secondaryPreferred")
+        deadline = time.time() + 10
+        while time.time() < deadline and not delayed.admin.command("hello").get("hidden"):
+            time.sleep(0.1)
+        hello = delayed.admin.command("hello")
+        assert hello["hidden"] is True and hello["passive"] is True and hello["secondaryDelaySecs"] == 3
+        assert hosts(state)[delayed_n] not in primary.admin.command("hello")["hosts"]
+        client = pymongo.MongoClient(cluster.connection_string(state), serverSelectionTimeoutMS=10000)
+        time.sleep(1)
+        written = time.monotonic()
+        client.test.get_collection("late", write_concern=WriteConcern(w=1)).insert_one({"_id": 1})
+        time.sleep(1)
+        assert delayed.test.late.find_one({"_id": 1}) is None           # not yet: 3 s behind
+        while delayed.test.late.find_one({"_id": 1}) is None and time.monotonic() - written < 15:
+            time.sleep(0.1)
+        assert 2.5 < time.monotonic() - written < 15
+        for _ in range(10):       # reads with a secondary read preference never go to the hidden member
+            cursor = client.test.get_collection("late", read_preference=Secondary()).find({})
+            list(cursor)
+            assert cursor.address[1] != state["port"] + delayed_n
+        client.close()
+    finally:
+        cluster.stop(state["dir"])

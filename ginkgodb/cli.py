@@ -67,6 +67,9 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
     serve.add_argument("--replSet", dest="repl_set", metavar="NAME",
                        help="be a member of the replica set NAME (a set of one: run rs.initiate() once; "
                             "the configuration is kept in the data directory)")
+    serve.add_argument("--etcd", dest="etcd", metavar="URL",
+                       help="with --replSet: the etcd (e.g. http://127.0.0.1:2379) that holds the set's "
+                            "configuration and elections, for a replica set of several members")
     serve.add_argument("--setParameter", dest="set_parameters", action="append", default=[],
                        metavar="NAME=VALUE",
                        help="set a server parameter at startup, as mongod's --setParameter (repeatable), "
@@ -108,6 +111,8 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
+    from .cluster import register as register_cluster
+    register_cluster(sub)
     return parser
 
 
@@ -138,7 +143,8 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
                           workers=max(1, args.workers), max_connections=max(1, args.max_connections),
                           disk_reserve_mb=max(0, args.disk_reserve_mb), javascript_enabled=not args.noscripting,
-                          argv=tuple(argv), repl_set=args.repl_set or None, oplog_size_mb=args.oplog_size_mb,
+                          argv=tuple(argv), repl_set=args.repl_set or None, etcd=args.etcd or None,
+                          oplog_size_mb=args.oplog_size_mb,
                           storage_compression=args.storage_compression, event_loop=args.event_loop,
                           auth=args.auth, tls_mode=args.tls_mode,
                           tls_certificate_key_file=args.tls_certificate_key_file, tls_ca_file=args.tls_ca_file,

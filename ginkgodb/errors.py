@@ -89,6 +89,7 @@ class ErrorCode(enum.IntEnum):
     NotSecondary = 95
     OperationFailed = 96
     UnsatisfiableWriteConcern = 100
+    NewReplicaSetConfigurationIncompatible = 103
     NotExactValueField = 111
     WriteConflict = 112
     CommandNotSupported = 115

@@ -36,9 +36,11 @@ from .fail_points import CLOSE_CONNECTION  # noqa: E402
 from .member_requests import track_commits  # noqa: E402
 from .profile import PROFILE  # noqa: E402
 from .replica_set import ReplicaSetMember  # noqa: E402
+from .replicated_member import ReplicatedMember  # noqa: E402
 from .server_parameters import PARAMETERS  # noqa: E402
 from .topology import TopologyWatch, awaitable_wait  # noqa: E402
 
 __all__ = ["AuthSession", "CLOSE_CONNECTION", "COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "PARAMETERS",
-           "PROFILE", "ReplicaSetMember", "Security", "ServerView", "TopologyWatch", "awaitable_wait", "command",
-           "deadline_from", "dispatch", "namespace_of", "runs_inline", "track_commits", "writes_data"]
+           "PROFILE", "ReplicaSetMember", "ReplicatedMember", "Security", "ServerView", "TopologyWatch",
+           "awaitable_wait", "command", "deadline_from", "dispatch", "namespace_of", "runs_inline", "track_commits",
+           "writes_data"]

@@ -35,8 +35,9 @@ from .replies import cursor_reply, explain_reply
 
 
 def _point_read(cmd: Mapping, engine: Any) -> bool:
-    """`{_id: v}` finds run on the event loop when readers never wait for writers (LMDB)."""
-    if not getattr(engine.kv, "concurrent_readers", False) or cmd.get("projection"):
+    """`{_id: v}` finds run on the event loop when readers never wait for writers (LMDB); not
+    with a read concern, which may wait (afterClusterTime, majority on a replica set)."""
+    if not getattr(engine.kv, "concurrent_readers", False) or cmd.get("projection") or cmd.get("readConcern"):
         return False
     filt = cmd.get("filter")
     return type(filt) is dict and id_hack_key(filt) is not None

@@ -60,6 +60,8 @@ def before_command(ctx: CommandContext, member: ReplicaSetMember, name: str, cmd
         if rc.get("level") == "linearizable" and not member.is_primary:
             raise CommandError(ErrorCode.NotWritablePrimary,
                                "cannot satisfy linearizable read concern on non-primary node")
+        if rc.get("level") == "majority":
+            member.wait_for_majority_read(ctx.deadline)
         target = rc.get("afterClusterTime")
         if target is not None:
             if not isinstance(target, Timestamp):
@@ -172,7 +174,10 @@ def _ts_text(ts: Timestamp) -> str:
 # ---------------------------------------------------------------------- after the command
 def unsatisfied_write_concern(member: ReplicaSetMember, cmd: Mapping[str, Any], reply: dict) -> None:
     """`w` above the members that bear data: as mongod, the write is done and the reply carries
-    a writeConcernError (100 UnsatisfiableWriteConcern)."""
+    a writeConcernError (100 UnsatisfiableWriteConcern). A member of several waits for the
+    secondaries' positions (replicated_member.py)."""
+    if member.wait_for_replication(cmd, reply):
+        return
     wc = cmd.get("writeConcern")
     if not isinstance(wc, Mapping):
         return

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bson.timestamp import Timestamp
+
 from ..bsonutil.types import type_name
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
@@ -103,9 +105,29 @@ def repl_set_freeze(ctx: CommandContext, args: Args) -> dict:
 
 @command("replSetReconfig", help="Adjust configuration of a replica set\n{ replSetReconfig : config_object }",
          admin_only=True, privileges=(on_cluster("replSetConfigure"),),
-         open_fields="refused whole: the fields do not matter")
+         fields=(boolean("force"),))
 def repl_set_reconfig(ctx: CommandContext, args: Args) -> dict:
-    _member(ctx)
-    raise CommandError(ErrorCode.NotImplemented,
-                       "replSetReconfig is not supported by ginkgodb yet: a replica set of one keeps the "
-                       "configuration it was initiated with")
+    member = _member(ctx)
+    if not isinstance(args.value, Mapping):
+        raise CommandError(ErrorCode.TypeMismatch,
+                           f"BSON field 'replSetReconfig' is the wrong type '{type_name(args.value)}', expected "
+                           "type 'object'")
+    return member.reconfig(args.value, bool(args.force))
+
+
+@command("replSetUpdatePosition", help="Internal command to update replication progress",
+         admin_only=True, privileges=(on_cluster("internal"),),
+         fields=(value("optimes"),))
+def repl_set_update_position(ctx: CommandContext, args: Args) -> dict:
+    """A secondary's applied position (mongod's shape: {optimes: [{appliedOpTime, durableOpTime,
+    memberId, cfgver}]}); the primary's majority commit point moves with it."""
+    member = _member(ctx)
+    optimes = args.cmd.get("optimes")
+    if not isinstance(optimes, list):
+        raise CommandError(ErrorCode.TypeMismatch,
+                           "BSON field 'replSetUpdatePosition.optimes' is the wrong type, expected type 'array'")
+    for entry in optimes:
+        if not isinstance(entry, Mapping) or not isinstance((entry.get("appliedOpTime") or {}).get("ts"), Timestamp):
+            raise CommandError(ErrorCode.NoSuchKey, "Missing expected field \"appliedOpTime\"")
+        member.update_position(int(entry.get("memberId", -1)), entry["appliedOpTime"]["ts"])
+    return {}

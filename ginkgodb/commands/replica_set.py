@@ -235,12 +235,7 @@ class ReplicaSetMember:
             raise CommandError(ErrorCode.InvalidReplicaSetConfig,
                                "Replica set configuration must contain at least one non-arbiter member "
                                "with priority > 0")
-        if len(members) > 1:
-            raise CommandError(ErrorCode.NotImplemented,
-                               "ginkgodb serves replica sets of one member: a configuration with "
-                               f"{len(members)} members needs replication between servers, which is not "
-                               "supported yet")
-        member = self._member(members[0], name, version)
+        checked = self._members(members, name, version)
         settings = dict(DEFAULT_SETTINGS)
         given = requested.get("settings") or {}
         if not isinstance(given, Mapping):
@@ -248,10 +243,19 @@ class ReplicaSetMember:
                                "BSON field 'ReplSetConfig.settings' is the wrong type, expected type 'object'")
         settings.update(given)
         settings["replicaSetId"] = ObjectId()
-        return {"_id": name, "version": version, "term": 0, "members": [member],
+        return {"_id": name, "version": version, "term": 0, "members": checked,
                 "protocolVersion": Int64(1),
                 "writeConcernMajorityJournalDefault": bool(requested.get("writeConcernMajorityJournalDefault", True)),
                 "settings": settings}
+
+    def _members(self, members: list, set_name: str, version: int) -> list[dict]:
+        """The configuration's members as stored; a set of one here (replicated_member.py: more)."""
+        if len(members) > 1:
+            raise CommandError(ErrorCode.NotImplemented,
+                               "a replica set of several members needs `ginkgodb serve --replSet NAME --etcd "
+                               f"URL` on each member: this server was started without --etcd, so a configuration "
+                               f"with {len(members)} members cannot be served")
+        return [self._member(members[0], set_name, version)]
 
     def _member(self, given: Mapping, set_name: str, version: int) -> dict:
         for key in given:
@@ -362,6 +366,26 @@ class ReplicaSetMember:
     def close(self) -> None:
         with self._lock:
             self._cancel_timer()
+
+    def wait_for_replication(self, cmd: Mapping[str, Any], reply: dict) -> bool:
+        """A write's write concern after it ran; False: nothing to wait for here (a set of one
+        has no other member: member_requests reports a `w` above one)."""
+        return False
+
+    def reconfig(self, requested: Mapping, force: bool) -> dict:
+        """replSetReconfig: a set of one keeps the configuration it was initiated with."""
+        raise CommandError(ErrorCode.NotImplemented,
+                           "replSetReconfig needs a replica set of several members (`ginkgodb serve --replSet NAME "
+                           "--etcd URL`): a replica set of one keeps the configuration it was initiated with")
+
+    def wait_for_majority_read(self, deadline: Optional[float]) -> None:
+        """readConcern majority: on a set of one every committed write is majority-committed."""
+
+    def update_position(self, member_id: int, ts: Timestamp) -> None:
+        """replSetUpdatePosition: a set of one has no secondary that sends it."""
+        raise CommandError(ErrorCode.InvalidReplicaSetConfig,
+                           f"Received replSetUpdatePosition for node with memberId {member_id} which doesn't exist "
+                           "in our config")
 
     # ------------------------------------------------------------------ status documents
     def status(self) -> dict:

@@ -12,6 +12,8 @@ from .engine import Engine
 from .names import check_collection_name, check_db_name
 from .operations import IndexBuild, IndexChange
 from .oplog import default_size as default_oplog_size
+from .oplog_apply import OplogApplyError
+from .oplog_apply import touched_documents as oplog_touched_documents
 from .plan_builder import FindRequest, id_hack_key
 from .retryable import RetryableView
 from .sessions import TxnState, session_key
@@ -24,6 +26,8 @@ from .ttl import monitor_sleep, set_monitor_sleep
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 
 __all__ = [
+    "OplogApplyError",
+    "oplog_touched_documents",
     "ChangeStreamCursor",
     "DEFAULT_AWAIT_SECONDS",
     "DEFAULT_FIRST_BATCH",

@@ -123,6 +123,9 @@ class WriteBatch:
         #: the session of a transaction or retryable write this batch commits ({lsid, txnNumber,
         #: stmtIds}), for the oplog and change streams; None for an ordinary write
         self.txn_info: Optional[dict] = None
+        #: a secondary applying the primary's oplog: these entries (raw BSON, in order) are
+        #: appended to the oplog as they are, instead of entries made from `ops` (oplog_apply.py)
+        self.replicated: Optional[list[bytes]] = None
         self._base_catalog = catalog
         self._catalog: Optional[Catalog] = None      # the private copy, once edited
         self._numbers: dict[int, CollectionNumbers] = {}

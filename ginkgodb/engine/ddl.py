@@ -30,7 +30,8 @@ MAX_INDEXES = 64
 
 
 def create_collection(batch: WriteBatch, db: str, name: str, options: Optional[dict] = None,
-                      *, implicit: bool = False) -> CollectionMeta:
+                      *, implicit: bool = False, uuid: Any = None) -> CollectionMeta:
+    """`uuid`: the collection's UUID when it is given (a secondary applying the primary's create)."""
     check_db_name(db)
     check_collection_name(db, name, for_create=not implicit)
     if batch.catalog.get(db, name) is not None:
@@ -50,6 +51,8 @@ def create_collection(batch: WriteBatch, db: str, name: str, options: Optional[d
     if not batch.compresses:   # the in-memory engine keeps documents plain (docs/design/storage-layout.md)
         codec = "none"
     meta = CollectionMeta(coll_id, db, name, options, indexes=indexes, compression=codec)
+    if uuid is not None:
+        meta = meta.evolve(uuid=uuid)
     batch.save_meta(meta, "create", options=options)
     return meta
 

@@ -122,6 +122,9 @@ class Oplog:
     # ------------------------------------------------------------------ writing (observer)
     def before_commit(self, batch: WriteBatch) -> None:
         ops = batch.ops
+        if batch.replicated is not None:
+            self._append_replicated(batch)
+            return
         if not ops or not self.enabled:
             return
         coll = batch.catalog.collection(DB, COLL)
@@ -219,6 +222,21 @@ class Oplog:
         if numbers.size > self.max_bytes and numbers.count > 1:
             self._truncate(batch, coll)
         self._next_rid = next_rid
+
+    def _append_replicated(self, batch: WriteBatch) -> None:
+        """A secondary's batch: the primary's entries as they are (same ts, t, wall), so every
+        member's oplog is the same history and a position means the same on each."""
+        coll = batch.catalog.collection(DB, COLL)
+        raws = batch.replicated or []
+        if coll is None or not raws or not self.enabled:
+            return
+        self._next_rid = append_raws(batch, coll, raws)
+        last = entry_ts(raws[-1])
+        self._engine.clock.seed(last)
+        batch.commit_ts = last
+        numbers = batch.numbers(coll.meta.id)
+        if numbers.size > self.max_bytes and numbers.count > 1:
+            self._truncate(batch, coll)
 
     def _keeping_images(self, batch: WriteBatch) -> frozenset:
         """The namespaces whose collections keep pre-images (recomputed per catalog generation)."""

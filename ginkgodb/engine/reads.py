@@ -79,8 +79,33 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
             if matcher is None or matcher(bson.decode(raw)):
                 yield RawBSONDocument(raw)
 
-    return TailableCursor(f"{db}.{coll}", restart, reader, await_data=await_data, no_timeout=no_timeout,
-                          signal=engine.commit_signal)
+    cursor = TailableCursor(f"{db}.{coll}", restart, reader, await_data=await_data, no_timeout=no_timeout,
+                            signal=engine.commit_signal)
+    start = _oplog_start(filt) if (db, coll) == ("local", "oplog.rs") else None
+    if start is not None:
+        # a secondary's `{ts: {$gt: T}}`: seek to T by binary search instead of scanning the
+        # oplog from its first entry (the matcher still checks every entry returned)
+        from . import oplog as O
+        with reader:
+            rid = O.rid_at_or_after(reader, state, start)
+            first, last = O.first_entry(reader, state), O.last_entry(reader, state)
+        if rid is not None and first is not None and rid > first[0]:
+            cursor.last_rid = rid - 1
+        elif rid is None and last is not None:   # caught up: only entries still to come match
+            cursor.last_rid = last[0]
+    return cursor
+
+
+def _oplog_start(filt: dict) -> Any:
+    """The T of an oplog filter `{ts: {$gt|$gte: T}}` (nothing else), or None."""
+    from bson.timestamp import Timestamp
+    if not isinstance(filt, dict) or list(filt) != ["ts"] or not isinstance(filt["ts"], dict):
+        return None
+    cond = filt["ts"]
+    if len(cond) != 1:
+        return None
+    (op, value), = cond.items()
+    return value if op in ("$gt", "$gte") and isinstance(value, Timestamp) else None
 
 
 def _view_docs(engine, db: str, view: str, req: Q.FindRequest, ctx=None, extra: tuple = ()) -> Iterator[dict]:

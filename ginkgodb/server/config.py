@@ -38,6 +38,7 @@ class ServerConfig:
     shutdown_grace: float = 15.0             # seconds in-flight commands get on shutdown
     javascript_enabled: bool = True          # security.javascriptEnabled (--noscripting: False)
     repl_set: Optional[str] = None           # --replSet: the replica set this server is a member of
+    etcd: Optional[str] = None               # --etcd: the etcd of a replica set of several members
     set_parameters: tuple[tuple[str, str], ...] = ()   # --setParameter name=value, as given
     oplog_size_mb: Optional[int] = None      # --oplogSize: a new oplog's size (None: mongod's default)
     storage_compression: str = "none"        # --storageCompression: the codec of new collections

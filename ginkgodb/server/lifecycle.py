@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
-from ..commands import PARAMETERS, ReplicaSetMember, track_commits, writes_data
+from ..commands import PARAMETERS, ReplicaSetMember, ReplicatedMember, track_commits, writes_data
 from .auth_log import AuthLog
 from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
 from .logs import MongoJsonFormatter, RecentLines, event
@@ -191,8 +191,14 @@ class Server:
     def _join_replica_set(self, port: int) -> None:
         """--replSet: the member, with its stored configuration if it has one (then it is
         primary at once: a set of one elects itself)."""
-        member = ReplicaSetMember(self.engine, self.config.repl_set or "", member_host(self.config.bind, port),
-                                  self.state.topology, local_names=self.config.bind)
+        host = member_host(self.config.bind, port)
+        member: ReplicaSetMember
+        if self.config.etcd:   # several members: replication, elections in etcd
+            member = ReplicatedMember(self.engine, self.config.repl_set or "", host, self.state.topology,
+                                      local_names=self.config.bind, etcd_url=self.config.etcd)
+        else:
+            member = ReplicaSetMember(self.engine, self.config.repl_set or "", host, self.state.topology,
+                                      local_names=self.config.bind)
         member.load()
         self.state.replica_set = member
         for warning in member.warnings:

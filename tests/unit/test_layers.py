@@ -19,9 +19,10 @@ ALLOWED = {
     "query": {"bsonutil"},
     "planner": {"bsonutil", "query"},
     "engine": {"bsonutil", "storage", "query", "planner"},
-    "commands": {"bsonutil", "storage", "query", "planner", "engine"},
+    "repl": {"bsonutil", "engine"},   # replication: between engine and commands
+    "commands": {"bsonutil", "storage", "query", "planner", "engine", "repl"},
     "wire": set(),
-    "server": {"wire", "commands", "engine", "storage", "bsonutil"},
+    "server": {"wire", "commands", "engine", "storage", "bsonutil", "repl"},
     "client": {"commands", "engine", "bsonutil", "storage"},
     "tools": {"client", "bsonutil"},   # a front end: pymongo-shaped clients only
 }

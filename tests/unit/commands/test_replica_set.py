@@ -152,7 +152,7 @@ def test_a_bad_configuration_is_refused_and_changes_nothing(node, config, code, 
 def test_a_configuration_of_several_members_is_not_implemented(node):
     reply = node.error({"replSetInitiate": {"_id": "rs0", "members": [{"_id": 0, "host": HOST},
                                                                       {"_id": 1, "host": "b:27017"}]}})
-    assert reply["code"] == 238 and "one member" in reply["errmsg"]
+    assert reply["code"] == 238 and "--etcd" in reply["errmsg"]
 
 
 def test_without_repl_set_the_commands_answer_76(run):

@@ -1,0 +1,225 @@
+"""Applying a primary's oplog entries on a secondary (docs/design/replication.md).
+
+One call applies a batch of entries, in their order, in ONE write batch (one storage
+transaction): the data, the index entries and the entries themselves (appended to this member's
+oplog as they are: `batch.replicated`) commit together or not at all, so a member killed at any
+moment restarts from the last batch it applied. Every entry is idempotent (oplog.md, "Applying
+the oplog on a secondary"), so a batch applied twice, or an entry already reflected in the data,
+does no harm. An entry the applier does not know fails the batch (OplogApplyError): it is never
+skipped silently.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+import bson
+from bson.codec_options import CodecOptions
+from bson.timestamp import Timestamp
+
+from ..bsonutil.delta import apply_diff
+from ..errors import CommandError
+from . import ddl
+from .batch import WriteBatch
+from .collection import Collection
+from .documents import encode_updated
+from .records import delete_record, insert_record, update_record
+from .writes import _targets
+
+_CODEC = CodecOptions(document_class=dict, tz_aware=True)
+
+
+class OplogApplyError(Exception):
+    """An entry this applier cannot apply: replication stops rather than diverge silently."""
+
+
+def apply_entries(engine: Any, raws: list[bytes]) -> Optional[Timestamp]:
+    """Apply `raws` (oplog entries, raw BSON, in ts order) in one write batch; returns the last ts."""
+    if not raws:
+        return None
+    with engine.write() as batch:
+        batch.replicated = list(raws)
+        for raw in raws:
+            entry = bson.decode(raw, _CODEC)
+            try:
+                _apply(engine, batch, entry)
+            except CommandError as exc:
+                raise OplogApplyError(f"cannot apply {_short(entry)}: {exc}") from exc
+        last = bson.decode(raws[-1], _CODEC)["ts"]
+    return last
+
+
+def _short(entry: Mapping) -> str:
+    return str({k: entry.get(k) for k in ("op", "ns", "ts")})
+
+
+def _apply(engine: Any, batch: WriteBatch, entry: Mapping) -> None:
+    op = entry.get("op")
+    ns = entry.get("ns", "")
+    if op == "n":
+        return
+    if op in ("i", "u", "d"):
+        db, _, name = str(ns).partition(".")
+        _apply_crud(engine, batch, op, db, name, entry)
+        return
+    if op == "c":
+        _apply_command(engine, batch, str(ns).partition(".")[0], entry["o"], entry.get("o2"), entry.get("ui"))
+        return
+    raise OplogApplyError(f"unknown oplog entry op {op!r}")
+
+
+# ---------------------------------------------------------------------- documents
+def _find_by_id(engine: Any, batch: WriteBatch, coll: Collection, _id: Any) -> Optional[tuple]:
+    rows, _ = _targets(engine, batch, coll, {"_id": {"$eq": _id}}, False)
+    for row in rows:
+        return row
+    return None
+
+
+def _apply_crud(engine: Any, batch: WriteBatch, op: str, db: str, name: str, entry: Mapping) -> None:
+    o = entry["o"]
+    if op == "i":
+        coll = ddl.ensure_collection(batch, db, name)
+        found = _find_by_id(engine, batch, coll, o["_id"])
+        if found is None:
+            insert_record(batch, coll, o, encode_updated(o))
+        else:   # applied before: the entry's document is the truth
+            rid, raw, doc = found
+            update_record(batch, coll, rid, doc, raw, o, "replace")
+        return
+    state = batch.collection(db, name)
+    if state is None:
+        return      # dropped later in the history: nothing to do
+    coll = state
+    if op == "u":
+        target = (entry.get("o2") or {}).get("_id")
+        found = _find_by_id(engine, batch, coll, target)
+        if found is None:
+            return
+        rid, raw, doc = found
+        if o.get("$v") == 2 and isinstance(o.get("diff"), Mapping):
+            new = apply_diff(doc, o["diff"])
+            kind = "update"
+        else:
+            new = dict(o)
+            kind = "replace"
+        update_record(batch, coll, rid, doc, raw, new, kind)
+        return
+    found = _find_by_id(engine, batch, coll, o["_id"])
+    if found is not None:
+        rid, raw, doc = found
+        delete_record(batch, coll, rid, doc, raw)
+
+
+# ---------------------------------------------------------------------- catalog changes
+def _apply_command(engine: Any, batch: WriteBatch, db: str, o: Mapping, o2: Any, ui: Any) -> None:
+    name = next(iter(o), None)
+    if name == "applyOps":
+        for inner in o["applyOps"]:
+            _apply(engine, batch, inner)
+        return
+    if name == "create":
+        coll = o["create"]
+        if batch.catalog.get(db, coll) is None:
+            options = {k: v for k, v in o.items() if k not in ("create", "idIndex")}
+            ddl.create_collection(batch, db, coll, options, uuid=ui)
+        return
+    if name == "drop":
+        meta = batch.catalog.get(db, o["drop"])
+        if meta is not None:
+            ddl.drop_collection(batch, meta)
+        return
+    if name == "createIndexes":
+        coll = ddl.ensure_collection(batch, db, o["createIndexes"])
+        spec = {k: v for k, v in o.items() if k != "createIndexes"}
+        if coll.meta.index_named(spec.get("name", "")) is None:
+            ddl.create_indexes(batch, coll, [spec])
+        return
+    if name == "dropIndexes":
+        state = batch.collection(db, o["dropIndexes"])
+        if state is not None and state.meta.index_named(o["index"]) is not None:
+            ddl.drop_indexes(batch, state, o["index"])
+        return
+    if name == "renameCollection":
+        src_db, _, src = str(o["renameCollection"]).partition(".")
+        dst_db, _, dst = str(o["to"]).partition(".")
+        meta = batch.catalog.get(src_db, src)
+        if meta is not None:
+            ddl.rename_collection(batch, meta, dst_db, dst, drop_target="dropTarget" in o)
+        return
+    if name == "dropDatabase":
+        for meta in [m for m in batch.catalog.all() if m.db == db]:
+            ddl.drop_collection(batch, meta)
+        batch.dropped_database(db)
+        return
+    raise OplogApplyError(f"the oplog applier does not apply {name!r} entries yet")
+
+
+# ---------------------------------------------------------------------- rollback
+def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any, Optional[dict]]]) -> int:
+    """Undo this member's entries after `common` (a former primary's writes that never reached
+    a majority), in one write batch: each (db, coll, _id, doc) named in `restores` becomes `doc`
+    (the sync source's version; None: absent), and the oplog loses its entries after `common`
+    (record ids stay contiguous: the next entry follows the last kept one). Logs nothing: the
+    restored documents are the source's history already. Returns how many entries were removed."""
+    from ..storage.kv import prefix_end
+    from . import layout
+    from .oplog import COLL, DB, entry_ts
+    from .record_format import document
+    from .records import remove_raw
+    with engine.write() as batch:
+        batch.replicated = []
+        oplog = batch.catalog.collection(DB, COLL)
+        if oplog is None:
+            return 0
+        doomed: list[tuple[int, bytes]] = []
+        kept_rid = 0
+        for key, value in batch.txn.scan(oplog.record_prefix, prefix_end(oplog.record_prefix), reverse=True):
+            raw = document(value)
+            rid = layout.rid_of_record_key(key)
+            if entry_ts(raw) <= common:
+                kept_rid = rid
+                break
+            doomed.append((rid, raw))
+        for rid, raw in doomed:
+            remove_raw(batch, oplog, rid, raw)
+        if doomed:
+            numbers = batch.numbers(oplog.meta.id)
+            numbers.next_rid = (kept_rid or doomed[-1][0] - 1) + 1
+            numbers.dirty = True
+        for db, name, _id, doc in restores:
+            state = batch.collection(db, name)
+            if state is None:
+                if doc is None:
+                    continue
+                state = ddl.ensure_collection(batch, db, name)
+            found = _find_by_id(engine, batch, state, _id)
+            if doc is None:
+                if found is not None:
+                    delete_record(batch, state, found[0], found[2], found[1])
+            elif found is None:
+                insert_record(batch, state, doc, encode_updated(doc))
+            else:
+                update_record(batch, state, found[0], found[2], found[1], doc, "replace")
+    return len(doomed)
+
+
+def touched_documents(entry: Mapping) -> Optional[list[tuple[str, str, Any]]]:
+    """The (db, coll, _id) an entry changed; None when it changed the catalog (not undoable by
+    refetching documents)."""
+    op = entry.get("op")
+    if op == "n":
+        return []
+    if op in ("i", "u", "d"):
+        db, _, name = str(entry.get("ns", "")).partition(".")
+        _id = (entry.get("o2") or {}).get("_id") if op == "u" else entry["o"].get("_id")
+        return [(db, name, _id)]
+    if op == "c" and isinstance(entry.get("o", {}).get("applyOps"), list):
+        out: list[tuple[str, str, Any]] = []
+        for inner in entry["o"]["applyOps"]:
+            touched = touched_documents(inner)
+            if touched is None:
+                return None
+            out += touched
+        return out
+    return None

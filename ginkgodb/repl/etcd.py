@@ -1,0 +1,99 @@
+"""A small etcd v3 client over etcd's JSON gateway (`/v3/...`), with httpx.
+
+Chosen by measurement against python-etcd3 (gRPC) on one machine, etcd 3.4, 300 calls each:
+put 2.7 ms vs 1.4 ms, get 2.1 ms vs 0.7 ms, lease keep-alive 1.9 ms vs 3.3 ms. A member makes a
+few calls a second, so the millisecond does not matter; the gateway needs one pure-Python
+dependency and no protobuf pin (python-etcd3 is unmaintained and needs protobuf < 4).
+
+Keys and values are strings here (base64 on the wire, as the gateway wants them).
+"""
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Optional
+
+import httpx
+
+
+class EtcdError(Exception):
+    """etcd could not be reached or refused the call."""
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _unb64(text: str) -> str:
+    return base64.b64decode(text).decode()
+
+
+class EtcdClient:
+    """The calls a replica set needs: get, put, compare-and-create, leases."""
+
+    def __init__(self, url: str, timeout: float = 1.0) -> None:
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+
+    def _call(self, path: str, body: dict) -> dict:
+        try:
+            response = self._http.post(path, json=body)
+        except httpx.HTTPError as exc:
+            raise EtcdError(f"etcd at {self.url} unreachable: {exc}") from exc
+        if response.status_code != 200:
+            raise EtcdError(f"etcd {path}: {response.status_code} {response.text[:200]}")
+        out: dict = response.json()
+        return out
+
+    # -- keys ------------------------------------------------------------------------------------
+    def get(self, key: str) -> Optional[tuple[Any, int, int]]:
+        """(value decoded from JSON, create_revision, lease id) or None."""
+        kvs = self._call("/v3/kv/range", {"key": _b64(key)}).get("kvs") or []
+        if not kvs:
+            return None
+        kv = kvs[0]
+        return json.loads(_unb64(kv["value"])), int(kv.get("create_revision", 0)), int(kv.get("lease", 0))
+
+    def put(self, key: str, value: Any, lease: int = 0) -> int:
+        """Store `value` (as JSON); returns the revision."""
+        body: dict = {"key": _b64(key), "value": _b64(json.dumps(value))}
+        if lease:
+            body["lease"] = str(lease)
+        return int(self._call("/v3/kv/put", body)["header"]["revision"])
+
+    def create(self, key: str, value: Any, lease: int = 0) -> Optional[int]:
+        """Store `value` only if `key` does not exist; the revision when it did, else None."""
+        put: dict = {"key": _b64(key), "value": _b64(json.dumps(value))}
+        if lease:
+            put["lease"] = str(lease)
+        reply = self._call("/v3/kv/txn", {
+            "compare": [{"key": _b64(key), "target": "CREATE", "result": "EQUAL", "create_revision": "0"}],
+            "success": [{"request_put": put}]})
+        if not reply.get("succeeded"):
+            return None
+        return int(reply["header"]["revision"])
+
+    def delete(self, key: str) -> None:
+        self._call("/v3/kv/deleterange", {"key": _b64(key)})
+
+    def delete_if_lease(self, key: str, lease: int) -> bool:
+        """Delete `key` only while it is held by `lease` (a primary giving up its own claim)."""
+        reply = self._call("/v3/kv/txn", {
+            "compare": [{"key": _b64(key), "target": "LEASE", "result": "EQUAL", "lease": str(lease)}],
+            "success": [{"request_delete_range": {"key": _b64(key)}}]})
+        return bool(reply.get("succeeded"))
+
+    # -- leases ----------------------------------------------------------------------------------
+    def grant(self, ttl: int) -> int:
+        return int(self._call("/v3/lease/grant", {"TTL": str(ttl)})["ID"])
+
+    def keep_alive(self, lease: int) -> int:
+        """Renew `lease`; its remaining TTL in seconds (0 or less: it has expired)."""
+        result = self._call("/v3/lease/keepalive", {"ID": str(lease)}).get("result") or {}
+        return int(result.get("TTL", 0))
+
+    def revoke(self, lease: int) -> None:
+        self._call("/v3/lease/revoke", {"ID": str(lease)})
+
+    def close(self) -> None:
+        self._http.close()

@@ -1,0 +1,261 @@
+"""A secondary's data path: pull the sync source's oplog, apply it, report the position.
+
+pymongo is the client (it is already the project's BSON library; its connection pool, OP_MSG
+and error handling are kept code): a `find` on `local.oplog.rs` after this member's last entry,
+`tailable` and `awaitData`, then `getMore`s that wait for new entries on the source. Each batch
+the source returns is applied in one storage transaction (engine.apply_oplog), in commit order,
+then this member's position goes to the source with `replSetUpdatePosition`. Before tailing, the
+source must hold this member's last entry with the same term: otherwise the histories diverged
+(this member was a primary whose last writes never reached a majority) and it stops with a
+message, since rollback is not built yet.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Optional
+
+import bson
+import pymongo
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+from bson.timestamp import Timestamp
+
+from ..engine import FindRequest, oplog_touched_documents
+
+LOG = logging.getLogger("ginkgodb.repl")
+RAW = CodecOptions(document_class=RawBSONDocument)
+#: how long a getMore waits on the source for new entries (ms)
+AWAIT_MS = 500
+BATCH_SIZE = 1000
+#: how far back a rollback looks for the common point (entries)
+ROLLBACK_LIMIT = 100_000
+
+
+class Diverged(Exception):
+    """This member's last entry is not in the sync source's oplog."""
+
+
+class OplogSync:
+    """The puller of one member: one thread, restarted towards each new sync source."""
+
+    def __init__(self, engine: Any, member_id: Callable[[], int], config_version: Callable[[], int],
+                 on_applied: Callable[[Timestamp], None], delay: Callable[[], float] = lambda: 0.0) -> None:
+        self.engine = engine
+        #: secondaryDelaySecs: an entry is applied once its `wall` is this many seconds old
+        self._delay = delay
+        self._member_id = member_id
+        self._config_version = config_version
+        self._on_applied = on_applied
+        self._lock = threading.Lock()
+        #: held while a batch is applied: stopping waits for the batch in progress, not for the
+        #: thread (which may be waiting on a dead source)
+        self._apply_lock = threading.Lock()
+        self._source: Optional[str] = None
+        self._thread: Optional[threading.Thread] = None
+        self._stop = threading.Event()
+        self.message = ""
+        self.diverged = False
+        self.last_applied_wall = 0.0
+
+    @property
+    def source(self) -> str:
+        return self._source or ""
+
+    def follow(self, source: Optional[str]) -> None:
+        """Pull from `source` (None: stop pulling)."""
+        with self._lock:
+            if source == self._source and (source is None or (self._thread and self._thread.is_alive())):
+                return
+            self._stop_thread()
+            self._source = source
+            if source is None or self.diverged:
+                return
+            self._stop = threading.Event()
+            self._thread = threading.Thread(target=self._run, args=(source, self._stop), daemon=True,
+                                            name="ginkgodb-oplog-sync")
+            self._thread.start()
+
+    def _stop_thread(self) -> None:
+        """Stop pulling: once this returns, no batch is being applied and none will be."""
+        self._stop.set()
+        with self._apply_lock:
+            self._thread = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop_thread()
+            self._source = None
+
+    # ------------------------------------------------------------------ the thread
+    def _run(self, source: str, stop: threading.Event) -> None:
+        while not stop.is_set():
+            client = pymongo.MongoClient(source, directConnection=True, serverSelectionTimeoutMS=2000,
+                                         connectTimeoutMS=1000, socketTimeoutMS=AWAIT_MS + 5000,
+                                         appname="ginkgodb-oplog-sync")
+            try:
+                self._pull(client, stop)
+            except Diverged as exc:
+                self.diverged = True
+                self.message = str(exc)
+                LOG.error("replication stopped: %s", exc)
+                return
+            except Exception as exc:   # the source went away or stepped down: try again
+                self.message = f"sync source {source}: {exc}"[:300]
+                stop.wait(0.2)
+            finally:
+                client.close()
+
+    def _pull(self, client: Any, stop: threading.Event) -> None:
+        local = client.get_database("local", codec_options=RAW)
+        last = self.engine.oplog.last_ts
+        if last is not None:
+            self._check_common_point(local, last)
+        filt = {"ts": {"$gt": last}} if last is not None else {}
+        reply = local.command({"find": "oplog.rs", "filter": filt, "tailable": True, "awaitData": True,
+                               "batchSize": BATCH_SIZE}, codec_options=RAW)
+        cursor = reply["cursor"]
+        batch = list(cursor["firstBatch"])
+        cursor_id = cursor["id"]
+        self._report(client)
+        while not stop.is_set():
+            while batch and not stop.is_set():
+                ready, batch = self._ready(batch)
+                if not ready:
+                    stop.wait(0.1)     # a delayed member waits for its entries to be old enough
+                    continue
+                with self._apply_lock:
+                    if stop.is_set():
+                        return
+                    applied = self.engine.apply_oplog([doc.raw for doc in ready])
+                self.last_applied_wall = time.time()
+                self.message = ""
+                if applied is not None:
+                    self._on_applied(applied)
+                self._report(client)
+            if not cursor_id:
+                return     # the source closed the cursor: start again from the new last entry
+            reply = local.command({"getMore": cursor_id, "collection": "oplog.rs", "batchSize": BATCH_SIZE,
+                                   "maxTimeMS": AWAIT_MS}, codec_options=RAW)
+            cursor = reply["cursor"]
+            batch = list(cursor["nextBatch"])
+            cursor_id = cursor["id"]
+
+    def _ready(self, batch: list) -> tuple[list, list]:
+        """(the entries old enough to apply, the rest): all of them unless the member is delayed."""
+        delay = self._delay()
+        if delay <= 0:
+            return batch, []
+        cutoff = time.time() - delay
+        for i, doc in enumerate(batch):
+            wall = doc.get("wall")
+            if wall is not None and wall.replace(tzinfo=datetime.UTC).timestamp() > cutoff:
+                return batch[:i], batch[i:]
+        return batch, []
+
+    def _check_common_point(self, local: Any, last: Timestamp) -> None:
+        mine = oplog_entry(self.engine, last)
+        if mine is None or _source_has(local, last, mine.get("t")):
+            return
+        self._roll_back(local)
+
+    def _roll_back(self, local: Any) -> None:
+        """This member's newest entries are not the source's: undo them back to the common point
+        (docs/design/replication.md, Rollback), keeping its versions in rollback files."""
+        undone: list[dict] = []
+        common: Optional[Timestamp] = None
+        for entry in newest_entries(self.engine, ROLLBACK_LIMIT):
+            if _source_has(local, entry["ts"], entry.get("t")):
+                common = entry["ts"]
+                break
+            undone.append(entry)
+        if common is None:
+            raise Diverged(f"no common point with the sync source in this member's newest {ROLLBACK_LIMIT} oplog "
+                           "entries: resync the member (stop it, empty its dbpath, start it)")
+        touched: list[tuple[str, str, Any]] = []
+        for entry in undone:
+            docs = oplog_touched_documents(entry)
+            if docs is None:
+                raise Diverged(f"cannot roll back the catalog change at {entry['ts']} ({entry.get('o')}): resync "
+                               "the member (stop it, empty its dbpath, start it)")
+            touched += [d for d in docs if d not in touched]
+        client = local.client
+        restores, removed = [], []
+        for db, coll, _id in touched:
+            theirs = client[db].get_collection(coll, codec_options=CodecOptions()).find_one({"_id": _id})
+            mine = _find_document(self.engine, db, coll, _id)
+            if mine is not None:
+                removed.append((db, coll, mine))
+            restores.append((db, coll, _id, theirs))
+        self._write_rollback_files(removed)
+        count = self.engine.roll_back_oplog(common, restores)
+        self.message = f"rolled back {count} oplog entries to the common point {common}"
+        LOG.warning("rollback: %s (%d documents refetched)", self.message, len(restores))
+
+    def _write_rollback_files(self, removed: list[tuple[str, str, dict]]) -> None:
+        """mongod's rollback files: this member's versions of the documents it rolled back."""
+        root = self.engine.data_path()
+        if root is None or not removed:
+            return
+        stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime())
+        for db, coll, doc in removed:
+            folder = os.path.join(root, "rollback", f"{db}.{coll}")
+            os.makedirs(folder, exist_ok=True)
+            with open(os.path.join(folder, f"removed.{stamp}.0.bson"), "ab") as out:
+                out.write(bson.encode(doc))
+
+    def _report(self, client: Any) -> None:
+        """replSetUpdatePosition with this member's applied (= durable) optime."""
+        last = self.engine.oplog.last_ts
+        if last is None:
+            return
+        optime = {"ts": last, "t": -1}
+        try:
+            client.admin.command({"replSetUpdatePosition": 1, "optimes": [{
+                "appliedOpTime": optime, "durableOpTime": optime, "memberId": self._member_id(),
+                "cfgver": self._config_version()}]})
+        except pymongo.errors.PyMongoError as exc:
+            self.message = f"cannot report position: {exc}"[:300]
+
+
+def _source_has(local: Any, ts: Timestamp, term: Any) -> bool:
+    found = local.command({"find": "oplog.rs", "filter": {"ts": ts}, "limit": 1, "singleBatch": True},
+                          codec_options=CodecOptions())["cursor"]["firstBatch"]
+    return bool(found) and found[0].get("t") == term
+
+
+def newest_entries(engine: Any, limit: int) -> Iterator[dict]:
+    """This member's newest oplog entries, newest first (decoded), read 100 at a time."""
+    cursor = engine.find("local", "oplog.rs", FindRequest(filter={}, sort={"$natural": -1}, limit=limit))
+    try:
+        while True:
+            docs = cursor.next_batch(100)
+            if not docs:
+                return
+            for d in docs:
+                yield bson.decode(d.raw) if hasattr(d, "raw") else dict(d)
+    finally:
+        cursor.close()
+
+
+def _find_document(engine: Any, db: str, coll: str, _id: Any) -> Optional[dict]:
+    cursor = engine.find(db, coll, FindRequest(filter={"_id": {"$eq": _id}}, limit=1))
+    try:
+        docs = cursor.next_batch(1)
+    finally:
+        cursor.close()
+    return dict(bson.decode(docs[0].raw)) if docs and hasattr(docs[0], "raw") else (dict(docs[0]) if docs else None)
+
+
+def oplog_entry(engine: Any, ts: Timestamp) -> Optional[dict]:
+    """This member's oplog entry at `ts` (decoded), or None."""
+    cursor = engine.find("local", "oplog.rs", FindRequest(filter={"ts": ts}, limit=1))
+    try:
+        docs = cursor.next_batch(1)
+    finally:
+        cursor.close()
+    return dict(docs[0]) if docs else None

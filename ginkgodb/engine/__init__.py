@@ -13,6 +13,7 @@ from .names import check_collection_name, check_db_name
 from .operations import IndexBuild, IndexChange
 from .oplog import default_size as default_oplog_size
 from .plan_builder import FindRequest, id_hack_key
+from .query_stats import aggregate_shape, find_shape
 from .retryable import RetryableView
 from .sessions import TxnState, session_key
 from .settings import SETTINGS
@@ -35,6 +36,8 @@ __all__ = [
     "IndexChange",
     "RetryableView",
     "SETTINGS",
+    "aggregate_shape",
+    "find_shape",
     "SnapshotView",
     "ServerCursor",
     "TailableCursor",

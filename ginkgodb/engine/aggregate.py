@@ -21,7 +21,7 @@ from .documents import prepare_insert
 from .records import delete_record, insert_record
 
 SOURCE_STAGES = ("$collStats", "$indexStats", "$documents", "$currentOp", "$listLocalSessions",
-                 "$listSessions", "$changeStream")
+                 "$listSessions", "$changeStream", "$queryStats")
 
 
 def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[dict], ctx=None,
@@ -196,9 +196,14 @@ def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator
     if name == "$indexStats":
         state = engine.collection(db, coll) if coll else None
         metas = state.meta.indexes if state is not None else []
+        usage = getattr(engine, "index_usage", None)
         return iter([{"name": ix.name, "key": dict(ix.key), "host": "localhost",
-                      "accesses": {"ops": 0, "since": datetime.datetime.utcnow()},
+                      "accesses": usage.accesses(ix.id) if usage is not None
+                      else {"ops": 0, "since": datetime.datetime.utcnow()},
                       "spec": ix.spec()} for ix in metas])
+    if name == "$queryStats":
+        from .query_stats import query_stats_stage
+        return query_stats_stage(engine, db, spec)
     if name in ("$listLocalSessions", "$listSessions"):
         return iter([engine.sessions.describe(s) for s in engine.sessions.all()])
     if name == "$currentOp":

@@ -1,0 +1,283 @@
+"""Query-shape statistics for `$queryStats`, in mongod 7.0's shape, kept in memory.
+
+A query's shape is its command with every literal replaced by its type (`{a: 5}` becomes
+`{a: {$eq: "?number"}}`, `$in: [1, 2]` becomes `"?array<?number>"`), as mongod's queryShape.
+Shapes are built as nested tuples (hashable, so the store is one dict lookup per query) and
+turned into documents only when `$queryStats` reads them. Differences from mongod, which
+docs/advisor.md lists: regular-expression literals keep their flags (`"?regex/i"`, so the
+advisor can tell case-insensitive searches), every shape is recorded (mongod samples with
+`internalQueryStatsRateLimit`), and `metrics.planSummary` (the last plan) is a ginkgodb extension.
+The store keeps the most recently used `MAX_SHAPES` shapes.
+"""
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any, Optional
+
+import bson
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.regex import Regex
+
+MAX_SHAPES = 5000
+
+_DOC = "D"     # ("D", ((key, shape), ...))
+_ARR = "A"     # ("A", (shape, ...))
+
+_TYPE_NAMES: dict[type, str] = {
+    str: "?string", int: "?number", float: "?number", Int64: "?number", Decimal128: "?number",
+    bool: "?bool", type(None): "?null", datetime.datetime: "?date", bson.ObjectId: "?objectId",
+    bytes: "?binData", bson.Binary: "?binData", bson.Timestamp: "?timestamp", bson.MinKey: "?minKey",
+    bson.MaxKey: "?maxKey", bson.Code: "?javascript", bson.DBRef: "?object",
+}
+
+
+def literal(v: Any) -> Any:
+    """The placeholder of a literal: its type's name (arrays say what they hold)."""
+    name = _TYPE_NAMES.get(type(v))
+    if name is not None:
+        return name
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "[]"
+        kinds = {literal(x) for x in v}
+        inner = kinds.pop() if len(kinds) == 1 else ""
+        return f"?array<{inner if isinstance(inner, str) else '?object'}>"
+    if isinstance(v, Mapping):
+        return "?object"
+    if isinstance(v, (Regex, re.Pattern)):
+        return _regex(v)
+    if isinstance(v, uuid.UUID):
+        return "?binData"
+    return "?" + type(v).__name__
+
+
+def _regex(v: Any) -> str:
+    flags = v.flags if isinstance(v, Regex) else v.flags
+    letters = "i" if isinstance(flags, int) and flags & re.IGNORECASE else ""
+    if isinstance(flags, str):
+        letters = "".join(sorted(flags))
+    return "?regex/" + letters if letters else "?regex"
+
+
+def filter_shape(filt: Mapping) -> tuple:
+    """The shape of a match expression."""
+    items = []
+    for k, v in filt.items():
+        if k in ("$and", "$or", "$nor") and isinstance(v, list):
+            items.append((k, (_ARR, tuple(filter_shape(x) if isinstance(x, Mapping) else literal(x) for x in v))))
+        elif k.startswith("$"):
+            items.append((k, _value_shape(v)))
+        elif isinstance(v, Mapping) and v and next(iter(v)).startswith("$"):
+            items.append((k, _operators(v)))
+        elif isinstance(v, (Regex, re.Pattern)):
+            items.append((k, (_DOC, (("$regex", _regex(v)),))))
+        else:
+            items.append((k, (_DOC, (("$eq", literal(v)),))))
+    return (_DOC, tuple(items))
+
+
+def _operators(ops: Mapping) -> tuple:
+    out: list[tuple[str, Any]] = []
+    for op, v in ops.items():
+        if op in ("$elemMatch", "$not") and isinstance(v, Mapping):
+            first = next(iter(v), "")
+            out.append((op, _operators(v) if first.startswith("$") else filter_shape(v)))
+        elif op == "$regex":
+            letters = "".join(sorted(str(ops.get("$options", "")))) if "$options" in ops else ""
+            if isinstance(v, (Regex, re.Pattern)):
+                out.append((op, _regex(v)))
+            else:
+                out.append((op, "?regex/" + letters if letters else "?regex"))
+        elif op == "$options":
+            continue  # folded into $regex's placeholder
+        else:
+            out.append((op, literal(v)))
+    return (_DOC, tuple(out))
+
+
+def _value_shape(v: Any) -> Any:
+    """Aggregation arguments: field paths and names stay, literals become their types."""
+    if isinstance(v, Mapping):
+        return (_DOC, tuple((k, _value_shape(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return (_ARR, tuple(_value_shape(x) for x in v))
+    if isinstance(v, str) and v.startswith("$"):
+        return v
+    return literal(v)
+
+
+def _kept(v: Any) -> Any:
+    """A part kept as given (sort, projection, hint): made hashable."""
+    if isinstance(v, Mapping):
+        return (_DOC, tuple((k, _kept(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return (_ARR, tuple(_kept(x) for x in v))
+    return v if isinstance(v, (str, int, float, bool, type(None))) else literal(v)
+
+
+def stage_shape(stage: Mapping) -> tuple:
+    name, spec = next(iter(stage.items()))
+    if name == "$match" and isinstance(spec, Mapping):
+        return (_DOC, ((name, filter_shape(spec)),))
+    if name in ("$limit", "$skip", "$sample"):
+        return (_DOC, ((name, literal(spec) if name != "$sample" else _value_shape(spec)),))
+    if name in ("$sort", "$project", "$unset"):
+        return (_DOC, ((name, _kept(spec)),))
+    return (_DOC, ((name, _value_shape(spec)),))
+
+
+def find_shape(db: str, coll: Optional[str], filt: Mapping, sort: Any, projection: Any, skip: int, limit: int,
+               hint: Any, collation: Any) -> tuple:
+    parts: list = [("cmdNs", (_DOC, (("db", db), ("coll", coll)))), ("command", "find"),
+                   ("filter", filter_shape(filt) if filt else (_DOC, ()))]
+    if sort:
+        parts.append(("sort", _kept(sort)))
+    if projection:
+        parts.append(("projection", _kept(projection)))
+    if skip:
+        parts.append(("skip", "?number"))
+    if limit:
+        parts.append(("limit", "?number"))
+    if hint:
+        parts.append(("hint", _kept(hint)))
+    if collation:
+        parts.append(("collation", _kept(collation)))
+    return (_DOC, tuple(parts))
+
+
+def aggregate_shape(db: str, coll: Optional[str], pipeline: list) -> tuple:
+    ns = (("db", db), ("coll", coll)) if coll else (("db", db),)
+    return (_DOC, (("cmdNs", (_DOC, ns)), ("command", "aggregate"),
+                   ("pipeline", (_ARR, tuple(stage_shape(s) for s in pipeline if isinstance(s, Mapping))))))
+
+
+def to_document(shape: Any) -> Any:
+    if isinstance(shape, tuple) and len(shape) == 2 and shape[0] == _DOC:
+        return {k: to_document(v) for k, v in shape[1]}
+    if isinstance(shape, tuple) and len(shape) == 2 and shape[0] == _ARR:
+        return [to_document(v) for v in shape[1]]
+    return shape
+
+
+class _Sum:
+    """mongod's aggregated metric: sum, max, min, sumOfSquares."""
+
+    __slots__ = ("sum", "max", "min", "squares")
+
+    def __init__(self) -> None:
+        self.sum = self.max = self.squares = 0
+        self.min = -1
+
+    def add(self, v: int) -> None:
+        self.sum += v
+        self.squares += v * v
+        if v > self.max:
+            self.max = v
+        if self.min < 0 or v < self.min:
+            self.min = v
+
+    def grow(self, v: int) -> None:
+        """A getMore's share of the same execution: the sums grow, max/min stay per execution."""
+        self.sum += v
+
+    def document(self) -> dict:
+        return {"sum": Int64(self.sum), "max": Int64(self.max), "min": Int64(max(self.min, 0)),
+                "sumOfSquares": Decimal128(str(self.squares))}
+
+
+class ShapeMetrics:
+    __slots__ = ("shape", "exec_count", "total_micros", "first_response_micros", "docs_returned",
+                 "keys_examined", "docs_examined", "last_micros", "first_seen", "latest_seen",
+                 "plan_summary")
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+        self.exec_count = 0
+        self.total_micros, self.first_response_micros = _Sum(), _Sum()
+        self.docs_returned, self.keys_examined, self.docs_examined = _Sum(), _Sum(), _Sum()
+        self.last_micros = 0
+        self.first_seen: Optional[datetime.datetime] = None
+        self.latest_seen: Optional[datetime.datetime] = None
+        self.plan_summary: Optional[str] = None
+
+    def document(self, db: str) -> dict:
+        key = {"queryShape": to_document(self.shape), "collectionType": "collection"}
+        raw = bson.encode(key)
+        return {"key": key,
+                "keyHash": base64.b64encode(hashlib.sha256(raw).digest()).decode(),
+                "queryShapeHash": hashlib.sha256(bson.encode(key["queryShape"])).hexdigest().upper(),
+                "metrics": {
+                    "lastExecutionMicros": Int64(self.last_micros), "execCount": Int64(self.exec_count),
+                    "totalExecMicros": self.total_micros.document(),
+                    "firstResponseExecMicros": self.first_response_micros.document(),
+                    "docsReturned": self.docs_returned.document(),
+                    "keysExamined": self.keys_examined.document(),
+                    "docsExamined": self.docs_examined.document(),
+                    "firstSeenTimestamp": self.first_seen, "latestSeenTimestamp": self.latest_seen,
+                    **({"planSummary": self.plan_summary} if self.plan_summary else {})},
+                "asOf": bson.Timestamp(int(datetime.datetime.now(datetime.UTC).timestamp()), 0)}
+
+
+class QueryStats:
+    """Metrics per shape, most recently used last (the oldest are evicted past MAX_SHAPES)."""
+
+    def __init__(self) -> None:
+        self.shapes: dict[tuple, ShapeMetrics] = {}
+        self.enabled = True
+
+    def record(self, shape: tuple, micros: int, returned: int, keys: int, docs: int,
+               plan_summary: Optional[str]) -> ShapeMetrics:
+        shapes = self.shapes
+        entry = shapes.pop(shape, None)
+        if entry is None:
+            entry = ShapeMetrics(shape)
+            if len(shapes) >= MAX_SHAPES:
+                shapes.pop(next(iter(shapes)))
+        shapes[shape] = entry
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+        if entry.first_seen is None:
+            entry.first_seen = now
+        entry.latest_seen = now
+        entry.exec_count += 1
+        entry.last_micros = micros
+        entry.total_micros.add(micros)
+        entry.first_response_micros.add(micros)
+        entry.docs_returned.add(returned)
+        entry.keys_examined.add(keys)
+        entry.docs_examined.add(docs)
+        if plan_summary is not None:
+            entry.plan_summary = plan_summary
+        return entry
+
+    def more(self, entry: ShapeMetrics, micros: int, returned: int, keys: int, docs: int) -> None:
+        """A getMore of an execution already counted."""
+        entry.total_micros.grow(micros)
+        entry.docs_returned.grow(returned)
+        entry.keys_examined.grow(keys)
+        entry.docs_examined.grow(docs)
+
+
+def query_stats_stage(engine: Any, db: str, spec: Any) -> Any:
+    from ..errors import CommandError, ErrorCode
+    if db != "admin":
+        raise CommandError(ErrorCode.InvalidNamespace,
+                           "$queryStats must be run against the 'admin' database with {aggregate: 1}")
+    if not isinstance(spec, Mapping):
+        raise CommandError(ErrorCode.FailedToParse,
+                           f"$queryStats stage expects a document as argument, got {type(spec).__name__}")
+    for field in spec:
+        if field != "transformIdentifiers":
+            raise CommandError(ErrorCode.IDLUnknownField,
+                               f"BSON field '$queryStats.{field}' is an unknown field.")
+    if spec.get("transformIdentifiers"):
+        raise CommandError(ErrorCode.NotImplemented,
+                           "$queryStats with transformIdentifiers is not supported by ginkgodb")
+    stats = getattr(engine, "query_stats", None)
+    entries = list(stats.shapes.values()) if stats is not None else []
+    return iter([e.document(db) for e in entries])

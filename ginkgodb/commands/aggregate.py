@@ -58,7 +58,9 @@ def aggregate(ctx: CommandContext, args: Args) -> dict:
                                   allow_disk_use=allow_disk_use(args))
     reply = first_batch(ctx, cursor, first_batch_size(size), False, args.cmd)
     if not (pipeline and next(iter(pipeline[0])) in _UNRECORDED):
-        note_first(ctx, cursor, reply, lambda: aggregate_shape(args.db, args.coll, pipeline), started)
+        first_match = pipeline[0].get("$match") if pipeline else None
+        note_first(ctx, cursor, reply, lambda: aggregate_shape(args.db, args.coll, pipeline), started,
+                   first_match if isinstance(first_match, dict) else {})
     return reply
 
 

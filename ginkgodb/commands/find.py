@@ -97,7 +97,8 @@ def find(ctx: CommandContext, args: Args) -> dict:
     cursor = ctx.engine.find(args.db, args.coll, req, ctx, no_timeout=args.no_cursor_timeout)
     reply = first_batch(ctx, cursor, size, args.single_batch, args.cmd)
     note_first(ctx, cursor, reply, lambda: find_shape(args.db, args.coll, req.filter, req.sort, req.projection,
-                                                      req.skip, req.limit, req.hint, req.collation), started)
+                                                      req.skip, req.limit, req.hint, req.collation), started,
+               req.filter)
     return reply
 
 

@@ -16,12 +16,22 @@ def _store(ctx: CommandContext) -> Any:
     return stats if stats is not None and stats.enabled else None
 
 
-def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[], tuple], started: int) -> None:
-    """A find or aggregate ran its first batch (`started`: time.perf_counter_ns() at its start)."""
+#: indexes into engine.query_stats.TOP_KINDS
+QUERIES, GETMORE, INSERT, UPDATE, REMOVE, COMMANDS = range(6)
+
+
+def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[], tuple], started: int,
+               filt: Any = None) -> None:
+    """A find or aggregate ran its first batch (`started`: time.perf_counter_ns() at its start;
+    `filt`: the filter a query analyzer samples)."""
     stats = _store(ctx)
     if stats is None:
         return
     micros = (time.perf_counter_ns() - started) // 1000
+    ns = cursor.ns
+    stats.count_op(ns, QUERIES, micros)
+    if stats.analyzers:
+        stats.sample(ns, "find" if filt is not None else "aggregate", filt if filt is not None else {})
     plan = cursor.stats
     keys = docs = 0
     summary = None
@@ -42,5 +52,21 @@ def note_more(ctx: CommandContext, cursor: Any, returned: int, started: int) -> 
     plan = cursor.stats
     keys = plan.keys_examined if plan is not None else 0
     docs = plan.docs_examined if plan is not None else 0
-    stats.more(entry, (time.perf_counter_ns() - started) // 1000, returned, keys - keys_before, docs - docs_before)
+    micros = (time.perf_counter_ns() - started) // 1000
+    stats.more(entry, micros, returned, keys - keys_before, docs - docs_before)
+    stats.count_op(cursor.ns, GETMORE, micros)
     cursor.query_entry = (entry, keys, docs)
+
+
+def note_write(ctx: CommandContext, kind: int, db: str, coll: Any, filters: Any, started: int) -> None:
+    """An insert, update or delete command (`filters`: its statements' (filter, update, multi),
+    for a query analyzer)."""
+    stats = _store(ctx)
+    if stats is None:
+        return
+    ns = f"{db}.{coll}"
+    stats.count_op(ns, kind, (time.perf_counter_ns() - started) // 1000)
+    if stats.analyzers and ns in stats.analyzers:
+        name = "update" if kind == UPDATE else "delete"
+        for f, update, multi in filters:
+            stats.sample(ns, name, f, update, multi)

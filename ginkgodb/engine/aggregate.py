@@ -16,6 +16,7 @@ from ..errors import CommandError, ErrorCode
 from ..query import metadata
 from ..query.external_sort import Spill
 from . import plan_builder as Q
+from .batch import read_numbers
 from .ddl import ensure_collection
 from .documents import prepare_insert
 from .records import delete_record, insert_record
@@ -158,6 +159,8 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         docs = run_pipeline(pipeline[1:], source, pctx)
     elif coll is None:
         docs = run_pipeline(pipeline, iter(()), pctx)
+    elif first == "$sample" and (picked := _random_sample(engine, db, coll, pipeline[0]["$sample"])) is not None:
+        docs = run_pipeline(pipeline[1:], iter(picked), pctx)
     else:
         _check_text_first(pipeline)
         req, rest = split_pushdown(pipeline)
@@ -187,6 +190,24 @@ def _check_text_first(pipeline: list) -> None:
         if _stage_name(stage) == "$match" and metadata.has_text(stage["$match"]):
             raise CommandError(ErrorCode.MatchTextNotFirstStage,
                                "$match with $text is only allowed as the first pipeline stage")
+
+
+def _random_sample(engine, db: str, coll: str, spec: Any) -> Optional[list]:
+    """A leading `{$sample: {size: n}}` under 5% of the collection, answered by random seeks
+    (random_sample.py) as mongod's random cursor; None: the stage reads everything."""
+    if not isinstance(spec, dict) or list(spec) != ["size"]:
+        return None
+    size = spec["size"]
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        return None
+    from .random_sample import sample_records, uses_random_cursor
+    with engine.reader() as reader:
+        state = reader.catalog.collection(db, coll)
+        if state is None or not uses_random_cursor(size, read_numbers(reader.txn, state.meta.id).count):
+            return None
+        records = sample_records(reader, state, size)
+    decode = bson.decode
+    return [decode(raw) for _, raw in records]
 
 
 def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator[dict]:

@@ -224,12 +224,52 @@ class ShapeMetrics:
                 "asOf": bson.Timestamp(int(datetime.datetime.now(datetime.UTC).timestamp()), 0)}
 
 
+#: what `top` counts per namespace, in its order
+TOP_KINDS = ("queries", "getmore", "insert", "update", "remove", "commands")
+#: sampled queries kept per namespace for analyzeShardKey (mongod keeps them in config.sampledQueries)
+MAX_SAMPLED = 10_000
+
+
 class QueryStats:
-    """Metrics per shape, most recently used last (the oldest are evicted past MAX_SHAPES)."""
+    """Metrics per shape, most recently used last (the oldest are evicted past MAX_SHAPES);
+    operation counts and times per namespace (`top`); the query analyzers' configurations and
+    the queries they sampled (`configureQueryAnalyzer`, `analyzeShardKey`)."""
 
     def __init__(self) -> None:
         self.shapes: dict[tuple, ShapeMetrics] = {}
         self.enabled = True
+        self.top: dict[str, list[list[int]]] = {}        # ns -> per TOP_KINDS [micros, count]
+        self.analyzers: dict[str, dict] = {}             # ns -> {mode, samplesPerSecond}
+        #: ns -> [(command, filter, update or None, multi)]
+        self.sampled: dict[str, list[tuple[str, dict, Any, bool]]] = {}
+        self._window: dict[str, list[float]] = {}        # ns -> [second, samples taken in it]
+
+    def count_op(self, ns: str, kind: int, micros: int) -> None:
+        row = self.top.get(ns)
+        if row is None:
+            row = self.top[ns] = [[0, 0] for _ in TOP_KINDS]
+        cell = row[kind]
+        cell[0] += micros
+        cell[1] += 1
+
+    def sample(self, ns: str, command: str, filt: Any, update: Any = None, multi: bool = False) -> None:
+        """A query on a namespace an analyzer samples, at most `samplesPerSecond` a second
+        (callers test `self.analyzers` first)."""
+        config = self.analyzers.get(ns)
+        if config is None or not isinstance(filt, Mapping):
+            return
+        import time
+        now = int(time.monotonic())
+        window = self._window.setdefault(ns, [now, 0])
+        if window[0] != now:
+            window[0], window[1] = now, 0
+        if window[1] >= config["samplesPerSecond"]:
+            return
+        window[1] += 1
+        kept = self.sampled.setdefault(ns, [])
+        if len(kept) >= MAX_SAMPLED:
+            kept.pop(0)
+        kept.append((command, dict(filt), update, multi))
 
     def record(self, shape: tuple, micros: int, returned: int, keys: int, docs: int,
                plan_summary: Optional[str]) -> ShapeMetrics:
@@ -264,6 +304,7 @@ class QueryStats:
 
 
 def query_stats_stage(engine: Any, db: str, spec: Any) -> Any:
+    """`{$queryStats: {}}` (admin, `aggregate: 1`): one document per recorded shape."""
     from ..errors import CommandError, ErrorCode
     if db != "admin":
         raise CommandError(ErrorCode.InvalidNamespace,

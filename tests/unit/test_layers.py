@@ -23,7 +23,8 @@ ALLOWED = {
     "wire": set(),
     "server": {"wire", "commands", "engine", "storage", "bsonutil"},
     "client": {"commands", "engine", "bsonutil", "storage"},
-    "tools": {"client", "bsonutil"},   # a front end: pymongo-shaped clients only
+    "tools": {"client", "bsonutil", "advisor"},   # a front end: pymongo-shaped clients only
+    "advisor": set(),                  # a front end too: it is handed a pymongo-shaped client
 }
 
 

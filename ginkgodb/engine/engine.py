@@ -93,9 +93,10 @@ class Engine(EngineOperations):
                 txn.put(layout.META_FORMAT, layout.pack_u64(layout.FORMAT_VERSION))
             self._publish(Catalog.load(txn))
             self.index_usage.load(txn)
-        from .query_stats import QueryStats
-        #: $queryStats: per query shape, in memory as mongod's (query_stats.py)
-        self.query_stats = QueryStats()
+            from .query_stats import QueryStats
+            #: $queryStats and top: per query shape and namespace, kept at close (query_stats.py)
+            self.query_stats = QueryStats()
+            self.query_stats.load(txn.get(layout.META_QUERY_STATS))
         if oplog_bytes is None:
             oplog_bytes = default_size(kv.path if kv.durable else None, server=False)
         self.oplog = Oplog(self, oplog_bytes, enabled=enabled_by_default() if oplog is None else oplog)
@@ -281,11 +282,13 @@ class Engine(EngineOperations):
                 self.kv.close()
 
     def _flush_index_usage(self) -> None:
-        """Persist the $indexStats counters (a failure, e.g. a full disk, loses them, never the close)."""
+        """Persist the $indexStats counters, $queryStats and top (a failure, e.g. a full disk, loses
+        them, never the close)."""
         import logging
         live = {ix.id for meta in self._published.all() for ix in meta.indexes}
         try:
             with self.kv.writer(reclaims=True) as txn:
                 self.index_usage.flush(txn, live)
+                txn.put(layout.META_QUERY_STATS, self.query_stats.dump())
         except Exception:
             logging.getLogger("ginkgodb.engine").exception("cannot persist the index access counters")

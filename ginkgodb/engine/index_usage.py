@@ -16,8 +16,8 @@ from typing import Any, Optional
 
 from . import layout
 
-#: META + index id (4) -> ops (u64), since (ms since the epoch, u64)
-META_INDEX_USAGE = layout.META + b"ixuse"
+#: layout.META_INDEX_USAGE + index id (4) -> ops (u64), since (ms since the epoch, u64)
+META_INDEX_USAGE = layout.META_INDEX_USAGE
 _VALUE = struct.Struct(">QQ")
 _ID = struct.Struct(">I")
 

@@ -157,6 +157,15 @@ def aggregate_shape(db: str, coll: Optional[str], pipeline: list) -> tuple:
                    ("pipeline", (_ARR, tuple(stage_shape(s) for s in pipeline if isinstance(s, Mapping))))))
 
 
+def from_document(doc: Any) -> Any:
+    """The tuple form of a shape document (to_document's inverse)."""
+    if isinstance(doc, Mapping):
+        return (_DOC, tuple((k, from_document(v)) for k, v in doc.items()))
+    if isinstance(doc, list):
+        return (_ARR, tuple(from_document(v) for v in doc))
+    return doc
+
+
 def to_document(shape: Any) -> Any:
     if isinstance(shape, tuple) and len(shape) == 2 and shape[0] == _DOC:
         return {k: to_document(v) for k, v in shape[1]}
@@ -189,6 +198,12 @@ class _Sum:
     def document(self) -> dict:
         return {"sum": Int64(self.sum), "max": Int64(self.max), "min": Int64(max(self.min, 0)),
                 "sumOfSquares": Decimal128(str(self.squares))}
+
+    def state(self) -> list:
+        return [Int64(self.sum), Int64(self.max), Int64(self.min), str(self.squares)]
+
+    def restore(self, state: list) -> None:
+        self.sum, self.max, self.min, self.squares = int(state[0]), int(state[1]), int(state[2]), int(state[3])
 
 
 class ShapeMetrics:
@@ -230,6 +245,9 @@ TOP_KINDS = ("queries", "getmore", "insert", "update", "remove", "commands")
 MAX_SAMPLED = 10_000
 
 
+_SUMS = ("total_micros", "first_response_micros", "docs_returned", "keys_examined", "docs_examined")
+
+
 class QueryStats:
     """Metrics per shape, most recently used last (the oldest are evicted past MAX_SHAPES);
     operation counts and times per namespace (`top`); the query analyzers' configurations and
@@ -243,6 +261,39 @@ class QueryStats:
         #: ns -> [(command, filter, update or None, multi)]
         self.sampled: dict[str, list[tuple[str, dict, Any, bool]]] = {}
         self._window: dict[str, list[float]] = {}        # ns -> [second, samples taken in it]
+
+    def dump(self) -> bytes:
+        """The shapes' metrics and `top` as BSON, for the engine to keep at close (so `ginkgodb
+        advise --dbpath` sees the workload of the last run); the newest shapes first if too large."""
+        entries = []
+        for e in reversed(list(self.shapes.values())):
+            entries.append({"shape": to_document(e.shape), "n": Int64(e.exec_count), "last": Int64(e.last_micros),
+                            "first": e.first_seen, "latest": e.latest_seen, "plan": e.plan_summary,
+                            "sums": [getattr(e, name).state() for name in _SUMS]})
+        top = {ns: [[Int64(c[0]), Int64(c[1])] for c in row] for ns, row in self.top.items()}
+        while True:
+            raw = bson.encode({"shapes": entries, "top": top})
+            if len(raw) < 8 * 1024 * 1024 or not entries:
+                return raw
+            del entries[len(entries) // 2:]
+
+    def load(self, raw: Optional[bytes]) -> None:
+        if not raw:
+            return
+        try:
+            doc = bson.decode(raw)
+            for item in reversed(doc.get("shapes", [])):
+                e = ShapeMetrics(from_document(item["shape"]))
+                e.exec_count, e.last_micros = int(item["n"]), int(item["last"])
+                e.first_seen, e.latest_seen, e.plan_summary = item["first"], item["latest"], item["plan"]
+                for name, state in zip(_SUMS, item["sums"]):
+                    getattr(e, name).restore(state)
+                self.shapes[e.shape] = e
+            for ns, row in doc.get("top", {}).items():
+                self.top[ns] = [[int(c[0]), int(c[1])] for c in row]
+        except Exception:  # statistics from another format: start afresh
+            self.shapes.clear()
+            self.top.clear()
 
     def count_op(self, ns: str, kind: int, micros: int) -> None:
         row = self.top.get(ns)

@@ -77,3 +77,19 @@ def test_query_stats_only_on_admin_with_aggregate_one():
         list(client.admin.aggregate([{"$queryStats": {"bogus": 1}}]))
     assert err.value.code == 40415
     client.close()
+
+
+def test_query_stats_and_top_are_kept_by_a_data_directory(tmp_path):
+    client = ginkgodb.MongoClient(str(tmp_path))
+    client.db.c.insert_many([{"k": i} for i in range(10)])
+    for i in range(3):
+        list(client.db.c.find({"k": i}))
+    client.close()
+    client = ginkgodb.MongoClient(str(tmp_path))
+    list(client.db.c.find({"k": 5}))
+    stats = [s for s in client.admin.aggregate([{"$queryStats": {}}])
+             if s["key"]["queryShape"]["filter"] == {"k": {"$eq": "?number"}}]
+    assert len(stats) == 1 and stats[0]["metrics"]["execCount"] == 4
+    assert stats[0]["metrics"]["docsExamined"]["sum"] == 40
+    assert client.admin.command("top")["totals"]["db.c"]["queries"]["count"] == 4
+    client.close()

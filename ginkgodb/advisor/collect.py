@@ -111,6 +111,17 @@ def collect(client: Any, options: Options) -> Facts:
     return facts
 
 
+#: the advisor's own reads, left out of the workload it judges (a data directory keeps the
+#: statistics of the previous run, this one's included)
+OWN_SHAPES = ({"command": "aggregate", "pipeline": [{"$sample": {"size": "?number"}}]},
+              {"command": "find", "filter": {}})
+
+
+def _own(entry: Mapping) -> bool:
+    shape = {k: v for k, v in entry.get("key", {}).get("queryShape", {}).items() if k != "cmdNs"}
+    return shape in OWN_SHAPES
+
+
 def _shape_ns(entry: Mapping) -> tuple:
     ns = entry.get("key", {}).get("queryShape", {}).get("cmdNs", {})
     return ns.get("db"), ns.get("coll")
@@ -123,7 +134,7 @@ def _query_stats(client: Any, facts: Facts) -> list[dict]:
         facts.notes.append(f"$queryStats unavailable ({_why(exc)}): query-shape rules had no workload to judge")
         return []
     facts.query_stats_available = True
-    return out
+    return [e for e in out if not _own(e)]
 
 
 def _top(client: Any, facts: Facts) -> dict:

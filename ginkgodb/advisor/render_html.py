@@ -34,7 +34,7 @@ def render(report: Report) -> str:
                  f'<span class="sev">{f.severity}</span> <span class="rule">{escape(f.rule)}</span> '
                  f"<b>{escape(f.namespace)}</b><p>{escape(f.summary)}</p><p>→ {escape(f.recommendation)}</p>")
         if f.estimate:
-            p.append(f"<pre>{escape(json.dumps(f.estimate, indent=1, default=str))}</pre>")
+            p.append(_estimate(f.estimate))
         p.append("</div>")
     p.append("</div>")
     if report.collections:
@@ -49,8 +49,9 @@ def render(report: Report) -> str:
             rows = [(f"{human(b['from'])}–{human(b['to'])}", b["count"]) for b in c["sizeHistogram"]]
             p.append(charts.hbars("size-histogram", f"{c['namespace']}: sampled document sizes", rows, " docs"))
         p.append("<h2>Index sizes</h2>")
-        rows = [(f"{c['namespace']} {i['name']}", i["bytes"]) for c in report.collections for i in c["indexes"]]
-        p.append(charts.hbars("index-sizes", "index bytes (accesses in the tooltip table below)", rows, " B"))
+        rows = [(f"{c['namespace']} {i['name']}" + (f" ({i['accesses']} ops)" if i["accesses"] is not None else ""),
+                 i["bytes"]) for c in report.collections for i in c["indexes"]]
+        p.append(charts.hbars("index-sizes", "index bytes (and operations served, from $indexStats)", rows, " B"))
     if report.query_shapes:
         p.append("<h2>Query-shape costs</h2>")
         rows = [(f"{s['namespace']} {_shape_label(s['queryShape'])}", s["totalExecMicros"] / 1000)
@@ -72,6 +73,27 @@ def render(report: Report) -> str:
         p.append(f'<p class="note">note: {escape(n)}</p>')
     p.append("</body></html>")
     return "\n".join(p)
+
+
+def _estimate(est: dict) -> str:
+    """Capacity tables as rows (documents, index, data), other estimates as one line of JSON."""
+    if "distributions" in est:
+        return "<p>estimated distribution over the shards: see the shard-key chart below</p>"
+    tables = {k: v for k, v in est.items() if isinstance(v, dict) and "today" in v}
+    if not tables:
+        return f"<pre>{escape(json.dumps(est, default=str))}</pre>"
+    rows = ["<table class=\"estimate\"><tr><th>design</th><th>when</th><th>documents</th><th>index</th>"
+            "<th>data</th><th>avg document</th></tr>"]
+    for design, table in tables.items():
+        for when, v in table.items():
+            rows.append(f"<tr><td>{escape(design)}</td><td>{escape(when)}</td><td>{v['documents']:,}</td>"
+                        f"<td>{human(v['indexBytes'])}</td><td>{human(v['dataBytes'])}</td>"
+                        f"<td>{human(v['avgDocumentBytes'])}</td></tr>")
+    rest = {k: v for k, v in est.items() if k not in tables}
+    rows.append("</table>")
+    if rest:
+        rows.append(f"<pre>{escape(json.dumps(rest, default=str))}</pre>")
+    return "".join(rows)
 
 
 def _shape_label(shape: dict) -> str:

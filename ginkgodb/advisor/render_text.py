@@ -23,7 +23,7 @@ def render(report: Report, out: TextIO, colour: bool = False) -> None:
         w(f"\n{paint(f.severity, f'[{f.severity.upper()}]')} {f.rule}  {f.namespace}\n")
         w(f"  {f.summary}\n")
         w(f"  → {f.recommendation}\n")
-        if f.estimate:
+        if f.estimate and "distributions" not in f.estimate:
             w(f"  estimate: {_compact(f.estimate)}\n")
     if report.collections:
         w("\ncollections\n")

@@ -22,6 +22,7 @@ REGEX_I_EXECUTIONS = 10               # case-insensitive-regex
 BUCKET_DOC_MAX = 1024                 # bucket-candidate: documents this small ...
 BUCKET_PER_HOUR = 10                  # ... at least this many per entity per hour
 BUCKET_ENTITY_SHARE = 0.5             # the entity field repeats (distinct/sampled under this)
+BUCKET_MIN_ENTITIES = 5               # ... and names at least this many entities (not a status flag)
 ATTRIBUTE_FIELDS = 4                  # attribute-pattern: this many sibling fields with one prefix
 ATTRIBUTE_INDEXED = 3                 # ... of which this many indexed
 SCHEMA_SHAPE_SHARE = 0.05             # schema-versions: a field set held by this share of the sample

@@ -32,7 +32,7 @@ def _entity_field(cf, exclude: set[str]):
         if not set(fs.types) <= {"str", "int", "ObjectId", "Int64"}:
             continue
         d = len(fs.distinct)
-        if 2 <= d <= T.BUCKET_ENTITY_SHARE * n and (best is None or d > len(best.distinct)):
+        if T.BUCKET_MIN_ENTITIES <= d <= T.BUCKET_ENTITY_SHARE * n and (best is None or d > len(best.distinct)):
             best = fs
     return best
 

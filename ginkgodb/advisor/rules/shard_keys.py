@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import thresholds as T
 from ..findings import Finding
 from . import rule
+from .common import human
 
 
 def _kc(sk) -> dict:
@@ -59,7 +60,7 @@ def jumbo_chunk_risk(sk) -> list[Finding]:
     return [Finding(
         "jumbo-chunk-risk", "high" if jumbo or (low and distinct < sk.shards * 4) else "medium", sk.ns,
         f"shard key {sk.key} has {distinct} distinct values; the most common holds {top} documents "
-        f"({100 * top / total:.0f}%, about {top_bytes // (1024 * 1024)} MB)",
+        f"({100 * top / total:.0f}%, about {human(top_bytes)})",
         "Documents with one key value can never be split: their chunk grows past the chunk size and "
         "cannot move between shards. " + _alternative(sk),
         {"numDistinctValues": distinct, "mostCommonValues": common[:3], "numDocsTotal": total,

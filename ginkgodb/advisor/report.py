@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from . import rules
+from . import thresholds as T
 from .collect import CollectionFacts, Options, collect
 from .findings import Report
 from .shard_key import analyse, parse
@@ -36,7 +37,7 @@ def advise(client: Any, options: Options, target: str = "") -> Report:
         if cf is None:
             db, _, name = ns.partition(".")
             cf = _lone(client, db, name, options)
-        sk = analyse(client, ns, key, cf.sample if cf else [], options.shards, sample_size=None)
+        sk = analyse(client, ns, key, cf.sample if cf else [], options.shards, sample_size=T.SHARD_KEY_SAMPLE)
         if cf is not None:
             sk.field_stats = cf.fields.get(next(iter(key)))
         if sk.error:

@@ -35,6 +35,7 @@ LOW_CARDINALITY = 1000                # jumbo-chunk-risk: fewer distinct values 
 HOT_VALUE_SHARE = 0.2                 # jumbo-chunk-risk: or one value holding this share
 SCATTER_SHARE = 50.0                  # random-shard-key: % of reads that would be scatter-gather
 DEFAULT_SAMPLE = 1000                 # documents sampled per collection (--sample)
+SHARD_KEY_SAMPLE = 100_000             # analyzeShardKey's sampleSize for --shard-key
 DEFAULT_SHARDS = 4                    # shards assumed by the distribution estimate (--shards)
 HORIZON_DAYS = 365                    # capacity estimates extrapolate this far
 ID_INDEX_ENTRY = 19                   # seed 001's rough _id index bytes per document

@@ -93,3 +93,17 @@ def test_query_stats_and_top_are_kept_by_a_data_directory(tmp_path):
     assert stats[0]["metrics"]["docsExamined"]["sum"] == 40
     assert client.admin.command("top")["totals"]["db.c"]["queries"]["count"] == 4
     client.close()
+
+
+def test_small_sample_of_a_large_collection_uses_random_seeks():
+    client = ginkgodb.MongoClient()
+    coll = client.db.c
+    coll.insert_many([{"_id": i, "k": i % 3} for i in range(2000)])
+    coll.delete_many({"_id": {"$lt": 500}})                 # gaps in the record ids
+    picked = list(coll.aggregate([{"$sample": {"size": 50}}, {"$project": {"k": 1}}]))
+    ids = [d["_id"] for d in picked]
+    assert len(ids) == 50 == len(set(ids)) and all(i >= 500 for i in ids)
+    assert all(set(d) == {"_id", "k"} for d in picked)
+    assert len({tuple(sorted(d["_id"] for d in coll.aggregate([{"$sample": {"size": 50}}]))) for _ in range(3)}) > 1
+    assert len(list(coll.aggregate([{"$sample": {"size": 1000}}]))) == 1000   # over 5%: the reservoir
+    client.close()

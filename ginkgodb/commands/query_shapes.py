@@ -3,11 +3,27 @@ command, its getMores added to the same execution. Cheap enough to stay on: one 
 tuples), one dict lookup and a few additions per command (bench/results/advisor.md)."""
 from __future__ import annotations
 
+import functools
+import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .context import CommandContext
+
+log = logging.getLogger("ginkgodb.query_stats")
+F = TypeVar("F", bound=Callable[..., None])
+
+
+def _never_fails(fn: F) -> F:
+    """Statistics never fail the operation they describe (as the profiler)."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("cannot record the statistics of an operation")
+    return wrapper  # type: ignore[return-value]
 
 
 def _store(ctx: CommandContext) -> Any:
@@ -20,6 +36,7 @@ def _store(ctx: CommandContext) -> Any:
 QUERIES, GETMORE, INSERT, UPDATE, REMOVE, COMMANDS = range(6)
 
 
+@_never_fails
 def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[], tuple], started: int,
                filt: Any = None) -> None:
     """A find or aggregate ran its first batch (`started`: time.perf_counter_ns() at its start;
@@ -42,6 +59,7 @@ def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[]
         cursor.query_entry = (entry, keys, docs)
 
 
+@_never_fails
 def note_more(ctx: CommandContext, cursor: Any, returned: int, started: int) -> None:
     """A getMore of a cursor whose first batch was counted."""
     held = getattr(cursor, "query_entry", None)
@@ -58,6 +76,7 @@ def note_more(ctx: CommandContext, cursor: Any, returned: int, started: int) -> 
     cursor.query_entry = (entry, keys, docs)
 
 
+@_never_fails
 def note_write(ctx: CommandContext, kind: int, db: str, coll: Any, filters: Any, started: int) -> None:
     """An insert, update or delete command (`filters`: its statements' (filter, update, multi),
     for a query analyzer)."""

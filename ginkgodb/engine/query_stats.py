@@ -7,7 +7,9 @@ turned into documents only when `$queryStats` reads them. Differences from mongo
 docs/advisor.md lists: regular-expression literals keep their flags (`"?regex/i"`, so the
 advisor can tell case-insensitive searches), every shape is recorded (mongod samples with
 `internalQueryStatsRateLimit`), and `metrics.planSummary` (the last plan) is a ginkgodb extension.
-The store keeps the most recently used `MAX_SHAPES` shapes.
+The store keeps the most recently used `MAX_SHAPES` shapes. It takes no lock: two threads
+recording one shape at the same instant may lose one execution, which advisory statistics
+tolerate better than a lock on every query.
 """
 from __future__ import annotations
 
@@ -329,7 +331,9 @@ class QueryStats:
         if entry is None:
             entry = ShapeMetrics(shape)
             if len(shapes) >= MAX_SHAPES:
-                shapes.pop(next(iter(shapes)))
+                oldest = next(iter(shapes), None)
+                if oldest is not None:
+                    shapes.pop(oldest, None)
         shapes[shape] = entry
         now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
         if entry.first_seen is None:

@@ -9,7 +9,7 @@ insert_many in batches of 10,000 on the embedded client, untimed), runs the work
 application on it, then times `advise` with the default sample (1,000 documents) and a
 `--shard-key` run of the one collection (analyzeShardKey with sampleSize 100,000). The overhead measurement
 alternates rounds with the statistics on and off in one process (find_one by _id and an
-indexed find, as bench/micro_ops.py), 7 rounds each, and reports medians. Results go to
+indexed find, as bench/micro_ops.py), 15 rounds each, and reports medians. Results go to
 bench/results/advisor.md when `--write` is given.
 """
 from __future__ import annotations
@@ -68,15 +68,15 @@ def timing(n: int, sample: int, path: str | None = None) -> dict:
             "findings": sorted({f.rule for f in report.findings} | {f.rule for f in keyed.findings})}
 
 
-def overhead(rounds: int = 7) -> dict:
+def overhead(rounds: int = 15) -> dict:
     import ginkgodb
     client = ginkgodb.MongoClient(tempfile.mkdtemp(prefix="overhead-"))
     coll = client.db.c
     coll.insert_many([{"_id": i, "k": i % 100, "s": "x" * 200} for i in range(2000)])
     coll.create_index("k")
     stats = _query_stats(client)
-    ops = {"find_one by _id": (lambda: [coll.find_one({"_id": i % 2000}) for i in range(3000)], 3000),
-           "indexed find (20 docs)": (lambda: [list(coll.find({"k": i % 100})) for i in range(300)], 300)}
+    ops = {"find_one by _id": (lambda: [coll.find_one({"_id": i % 2000}) for i in range(1000)], 1000),
+           "indexed find (20 docs)": (lambda: [list(coll.find({"k": i % 100})) for i in range(100)], 100)}
     out = {}
     for name, (run, n) in ops.items():
         on, off = [], []

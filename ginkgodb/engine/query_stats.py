@@ -17,6 +17,7 @@ import base64
 import datetime
 import hashlib
 import re
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Any, Optional
@@ -134,8 +135,30 @@ def stage_shape(stage: Mapping) -> tuple:
     return (_DOC, ((name, _value_shape(spec)),))
 
 
+_SIMPLE_SHAPES: dict[tuple, tuple] = {}
+_SIMPLE_SHAPES_MAX = 4096
+
+
 def find_shape(db: str, coll: Optional[str], filt: Mapping, sort: Any, projection: Any, skip: int, limit: int,
                hint: Any, collation: Any) -> tuple:
+    """The shape of a find. Equality filters on plain values with no other option (the most
+    frequent finds) are looked up by their field names and value types."""
+    if not (sort or projection or skip or hint or collation) and type(filt) is dict:
+        types = tuple(map(type, filt.values()))
+        if all(t in _TYPE_NAMES for t in types):
+            key = (db, coll, tuple(filt), types, bool(limit))
+            shape = _SIMPLE_SHAPES.get(key)
+            if shape is None:
+                shape = _find_shape(db, coll, filt, sort, projection, skip, limit, hint, collation)
+                if len(_SIMPLE_SHAPES) >= _SIMPLE_SHAPES_MAX:
+                    _SIMPLE_SHAPES.clear()
+                _SIMPLE_SHAPES[key] = shape
+            return shape
+    return _find_shape(db, coll, filt, sort, projection, skip, limit, hint, collation)
+
+
+def _find_shape(db: str, coll: Optional[str], filt: Mapping, sort: Any, projection: Any, skip: int, limit: int,
+                hint: Any, collation: Any) -> tuple:
     parts: list = [("cmdNs", (_DOC, (("db", db), ("coll", coll)))), ("command", "find"),
                    ("filter", filter_shape(filt) if filt else (_DOC, ()))]
     if sort:
@@ -219,8 +242,8 @@ class ShapeMetrics:
         self.total_micros, self.first_response_micros = _Sum(), _Sum()
         self.docs_returned, self.keys_examined, self.docs_examined = _Sum(), _Sum(), _Sum()
         self.last_micros = 0
-        self.first_seen: Optional[datetime.datetime] = None
-        self.latest_seen: Optional[datetime.datetime] = None
+        self.first_seen = 0.0    # time.time() of the first and latest execution
+        self.latest_seen = 0.0
         self.plan_summary: Optional[str] = None
 
     def document(self, db: str) -> dict:
@@ -236,7 +259,7 @@ class ShapeMetrics:
                     "docsReturned": self.docs_returned.document(),
                     "keysExamined": self.keys_examined.document(),
                     "docsExamined": self.docs_examined.document(),
-                    "firstSeenTimestamp": self.first_seen, "latestSeenTimestamp": self.latest_seen,
+                    "firstSeenTimestamp": _utc(self.first_seen), "latestSeenTimestamp": _utc(self.latest_seen),
                     **({"planSummary": self.plan_summary} if self.plan_summary else {})},
                 "asOf": bson.Timestamp(int(datetime.datetime.now(datetime.UTC).timestamp()), 0)}
 
@@ -248,6 +271,12 @@ MAX_SAMPLED = 10_000
 
 
 _SUMS = ("total_micros", "first_response_micros", "docs_returned", "keys_examined", "docs_examined")
+
+
+def _utc(t: float) -> datetime.datetime:
+    """mongod's dates have millisecond precision."""
+    d = datetime.datetime.fromtimestamp(t, datetime.UTC).replace(tzinfo=None)
+    return d.replace(microsecond=d.microsecond // 1000 * 1000)
 
 
 class QueryStats:
@@ -287,7 +316,8 @@ class QueryStats:
             for item in reversed(doc.get("shapes", [])):
                 e = ShapeMetrics(from_document(item["shape"]))
                 e.exec_count, e.last_micros = int(item["n"]), int(item["last"])
-                e.first_seen, e.latest_seen, e.plan_summary = item["first"], item["latest"], item["plan"]
+                e.first_seen, e.latest_seen = float(item["first"]), float(item["latest"])
+                e.plan_summary = item["plan"]
                 for name, state in zip(_SUMS, item["sums"]):
                     getattr(e, name).restore(state)
                 self.shapes[e.shape] = e
@@ -311,7 +341,6 @@ class QueryStats:
         config = self.analyzers.get(ns)
         if config is None or not isinstance(filt, Mapping):
             return
-        import time
         now = int(time.monotonic())
         window = self._window.setdefault(ns, [now, 0])
         if window[0] != now:
@@ -335,8 +364,8 @@ class QueryStats:
                 if oldest is not None:
                     shapes.pop(oldest, None)
         shapes[shape] = entry
-        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
-        if entry.first_seen is None:
+        now = time.time()
+        if not entry.first_seen:
             entry.first_seen = now
         entry.latest_seen = now
         entry.exec_count += 1

@@ -8,7 +8,8 @@ The timing builds a collection of `--docs` orders (about 0.2 KB each, three seco
 insert_many in batches of 10,000 on the embedded client, untimed), runs the workload of a small
 application on it, then times `advise` with the default sample (1,000 documents) and a
 `--shard-key` run of the one collection (analyzeShardKey with sampleSize 100,000). The overhead measurement
-alternates rounds with the statistics on and off in one process (find_one by _id and an
+alternates rounds with the statistics on and off in one process, timed in process CPU
+time (so the load of other processes on a shared machine does not count) (find_one by _id and an
 indexed find, as bench/micro_ops.py), 15 rounds each, and reports medians. Results go to
 bench/results/advisor.md when `--write` is given.
 """
@@ -83,14 +84,49 @@ def overhead(rounds: int = 15) -> dict:
         for r in range(rounds * 2):
             enabled = r % 2 == 0
             stats.enabled = enabled
-            started = time.perf_counter()
+            started = time.process_time()     # CPU time: other processes' load does not count
             run()
-            rate = n / (time.perf_counter() - started)
+            rate = n / (time.process_time() - started)
             (on if enabled else off).append(rate)
         stats.enabled = True
         out[name] = {"on": statistics.median(on), "off": statistics.median(off)}
     client.close()
     return out
+
+
+def recording_cost(rounds: int = 21) -> dict:
+    """The CPU time of recording one find (shape, $queryStats metrics, top) against the CPU time
+    of a find_one by _id, alternated and taken as medians: a figure a loaded machine does not blur."""
+    import ginkgodb
+    from ginkgodb.commands.context import CommandContext
+    from ginkgodb.commands.query_shapes import note_first
+    from ginkgodb.engine.query_stats import find_shape
+    client = ginkgodb.MongoClient(tempfile.mkdtemp(prefix="overhead-"))
+    coll = client.db.c
+    coll.insert_many([{"_id": i, "k": i % 100} for i in range(2000)])
+    ctx = CommandContext.__new__(CommandContext)
+    ctx.engine = ctx.base_engine = client._engine
+
+    class Cursor:       # what note_first reads of a cursor
+        ns = "db.c"
+        stats = None
+
+    reply = {"cursor": {"firstBatch": [{}], "id": 0}}
+    filt = {"_id": 5}
+    finds, records = [], []
+    for _ in range(rounds):
+        started = time.process_time()
+        for i in range(2000):
+            coll.find_one({"_id": i})
+        finds.append((time.process_time() - started) / 2000)
+        started = time.process_time()
+        for _ in range(2000):
+            note_first(ctx, Cursor, reply, lambda: find_shape("db", "c", filt, None, None, 0, 1, None, None),
+                       time.perf_counter_ns(), filt)
+        records.append((time.process_time() - started) / 2000)
+    client.close()
+    find_us, record_us = statistics.median(finds) * 1e6, statistics.median(records) * 1e6
+    return {"find_us": find_us, "record_us": record_us, "share": record_us / (find_us - record_us)}
 
 
 def _query_stats(client: Any) -> Any:
@@ -116,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("| operation | statistics on (ops/s) | off (ops/s) | cost |\n|---|---|---|---|")
         for name, r in res.items():
             lines.append(f"| {name} | {r['on']:,.0f} | {r['off']:,.0f} | {100 * (1 - r['on'] / r['off']):+.1f}% |")
+        cost = recording_cost()
+        lines.append(f"\nrecording one find: {cost['record_us']:.2f} us CPU against {cost['find_us']:.1f} us for a "
+                     f"find_one by _id ({100 * cost['share']:.1f}%)")
     else:
         res = timing(args.docs, args.sample, args.dbpath)
         lines.append(f"| documents | build (untimed) | advise | advise --shard-key shop.orders:customer |\n|---|---|---|---|\n"

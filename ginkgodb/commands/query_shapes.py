@@ -46,15 +46,23 @@ def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[]
         return
     micros = (time.perf_counter_ns() - started) // 1000
     ns = cursor.ns
-    stats.count_op(ns, QUERIES, micros)
+    row = stats.top.get(ns)
+    if row is None:
+        stats.count_op(ns, QUERIES, micros)
+    else:
+        cell = row[QUERIES]
+        cell[0] += micros
+        cell[1] += 1
     if stats.analyzers:
         stats.sample(ns, "find" if filt is not None else "aggregate", filt if filt is not None else {})
     plan = cursor.stats
     keys = docs = 0
-    summary = None
+    chosen = None
     if plan is not None:
-        keys, docs, summary = plan.keys_examined, plan.docs_examined, plan.plan_summary
-    entry = stats.record(shape(), micros, len(reply["cursor"]["firstBatch"]), keys, docs, summary)
+        keys, docs = plan.keys_examined, plan.docs_examined
+        built = plan if hasattr(plan, "plan") else getattr(plan, "built", None)
+        chosen = built.plan if built is not None else None   # its planSummary is made when read
+    entry = stats.record(shape(), micros, len(reply["cursor"]["firstBatch"]), keys, docs, chosen)
     if reply["cursor"]["id"]:
         cursor.query_entry = (entry, keys, docs)
 

@@ -234,7 +234,7 @@ class _Sum:
 class ShapeMetrics:
     __slots__ = ("shape", "exec_count", "total_micros", "first_response_micros", "docs_returned",
                  "keys_examined", "docs_examined", "last_micros", "first_seen", "latest_seen",
-                 "plan_summary")
+                 "plan", "_summary")
 
     def __init__(self, shape: tuple) -> None:
         self.shape = shape
@@ -244,7 +244,15 @@ class ShapeMetrics:
         self.last_micros = 0
         self.first_seen = 0.0    # time.time() of the first and latest execution
         self.latest_seen = 0.0
-        self.plan_summary: Optional[str] = None
+        self.plan: Any = None                 # the last execution's QueryPlan
+        self._summary: Optional[str] = None   # or its summary, as a data directory kept it
+
+    @property
+    def plan_summary(self) -> Optional[str]:
+        if self.plan is not None:
+            from .plan_builder import plan_summary
+            return plan_summary(self.plan)
+        return self._summary
 
     def document(self, db: str) -> dict:
         key = {"queryShape": to_document(self.shape), "collectionType": "collection"}
@@ -317,7 +325,7 @@ class QueryStats:
                 e = ShapeMetrics(from_document(item["shape"]))
                 e.exec_count, e.last_micros = int(item["n"]), int(item["last"])
                 e.first_seen, e.latest_seen = float(item["first"]), float(item["latest"])
-                e.plan_summary = item["plan"]
+                e._summary = item["plan"]
                 for name, state in zip(_SUMS, item["sums"]):
                     getattr(e, name).restore(state)
                 self.shapes[e.shape] = e
@@ -354,29 +362,39 @@ class QueryStats:
         kept.append((command, dict(filt), update, multi))
 
     def record(self, shape: tuple, micros: int, returned: int, keys: int, docs: int,
-               plan_summary: Optional[str]) -> ShapeMetrics:
+               plan: Any) -> ShapeMetrics:
+        """One execution; `plan`: the planner's QueryPlan (its planSummary is made when read).
+        Straight-line on purpose: this runs for every find and aggregate. The store evicts the
+        oldest shapes first (by first execution)."""
         shapes = self.shapes
-        entry = shapes.pop(shape, None)
+        entry = shapes.get(shape)
         if entry is None:
-            entry = ShapeMetrics(shape)
             if len(shapes) >= MAX_SHAPES:
                 oldest = next(iter(shapes), None)
                 if oldest is not None:
                     shapes.pop(oldest, None)
-        shapes[shape] = entry
-        now = time.time()
-        if not entry.first_seen:
-            entry.first_seen = now
-        entry.latest_seen = now
+            entry = shapes[shape] = ShapeMetrics(shape)
+            entry.first_seen = time.time()
+        entry.latest_seen = time.time()
         entry.exec_count += 1
         entry.last_micros = micros
-        entry.total_micros.add(micros)
+        t = entry.total_micros
+        t.sum += micros
+        t.squares += micros * micros
+        if micros > t.max:
+            t.max = micros
+        if t.min < 0 or micros < t.min:
+            t.min = micros
         entry.first_response_micros.add(micros)
-        entry.docs_returned.add(returned)
-        entry.keys_examined.add(keys)
-        entry.docs_examined.add(docs)
-        if plan_summary is not None:
-            entry.plan_summary = plan_summary
+        for agg, v in ((entry.docs_returned, returned), (entry.keys_examined, keys), (entry.docs_examined, docs)):
+            agg.sum += v
+            agg.squares += v * v
+            if v > agg.max:
+                agg.max = v
+            if agg.min < 0 or v < agg.min:
+                agg.min = v
+        if plan is not None:
+            entry.plan = plan
         return entry
 
     def more(self, entry: ShapeMetrics, micros: int, returned: int, keys: int, docs: int) -> None:

@@ -93,3 +93,21 @@ def test_html_report_renders_in_chromium(dbpath, tmp_path):
     subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={shot}",
                     "--window-size=1000,2000", page.as_uri()], capture_output=True, timeout=120)
     assert shot.exists() and shot.stat().st_size > 10_000
+
+
+def test_over_the_wire_with_pymongo(tmp_path):
+    """--uri: the same report through pymongo against a running server."""
+    import pymongo
+
+    from ginkgodb.server.testing import running_server
+    with running_server() as (host, port):
+        client = pymongo.MongoClient(host, port)
+        coll = client.shop.orders
+        coll.insert_many([{"_id": str(uuid.uuid4()), "name": f"n{i}"} for i in range(300)])
+        for i in range(15):
+            list(coll.find({"name": f"n{i}"}))
+        client.close()
+        out = _advise("--uri", f"mongodb://{host}:{port}", "--db", "shop", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    rules = {f["rule"] for f in json.loads(out.stdout)["findings"]}
+    assert {"random-id", "missing-index"} <= rules

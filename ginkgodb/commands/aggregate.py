@@ -1,14 +1,17 @@
 """aggregate: a pipeline over a collection (or `aggregate: 1`), returned as a cursor."""
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 
+from ..engine import aggregate_shape
 from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .context import CommandContext
 from .current_op import current_ops
 from .declare import Args, Target, boolean, command, doc, ignored, let, on_collection, value
 from .find import allow_disk_use, first_batch, first_batch_size
+from .query_shapes import note_first
 from .replies import cursor_reply, explain_reply
 
 
@@ -49,10 +52,21 @@ def aggregate(ctx: CommandContext, args: Args) -> dict:
         raise CommandError(ErrorCode.FailedToParse,
                            "The 'cursor' option is required, except for aggregate with the explain argument")
     size = P.get_int(args.cursor, "batchSize", None, command="aggregate.cursor", minimum=0)
+    started = time.perf_counter_ns()
     cursor = ctx.engine.aggregate(args.db, args.coll, pipeline, ctx, args.let, args.collation,
                                   sources={"$currentOp": lambda spec: current_ops(ctx)}, hint=args.hint,
                                   allow_disk_use=allow_disk_use(args))
-    return first_batch(ctx, cursor, first_batch_size(size), False, args.cmd)
+    reply = first_batch(ctx, cursor, first_batch_size(size), False, args.cmd)
+    if not (pipeline and next(iter(pipeline[0])) in _UNRECORDED):
+        first_match = pipeline[0].get("$match") if pipeline else None
+        note_first(ctx, cursor, reply, lambda: aggregate_shape(args.db, args.coll, pipeline), started,
+                   first_match if isinstance(first_match, dict) else {})
+    return reply
+
+
+#: statistics-reading aggregations are not workload (mongod leaves $queryStats out of its own store)
+_UNRECORDED = frozenset({"$queryStats", "$indexStats", "$collStats", "$currentOp", "$listLocalSessions",
+                         "$listSessions"})
 
 
 @aggregate.explains

@@ -1,6 +1,7 @@
 """find, getMore, killCursors."""
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any, Optional
 
@@ -11,6 +12,7 @@ from ..engine import (
     FindRequest,
     ServerCursor,
     TailableCursor,
+    find_shape,
     id_hack_key,
 )
 from ..errors import CommandError, ErrorCode
@@ -31,6 +33,7 @@ from .declare import (
     value,
 )
 from .profiler import note_cursor, note_resumed
+from .query_shapes import note_first, note_more
 from .replies import cursor_reply, explain_reply
 
 
@@ -91,8 +94,13 @@ def find(ctx: CommandContext, args: Args) -> dict:
         return _tailable(ctx, args, req, size)
     if args.await_data:
         raise CommandError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
+    started = time.perf_counter_ns()
     cursor = ctx.engine.find(args.db, args.coll, req, ctx, no_timeout=args.no_cursor_timeout)
-    return first_batch(ctx, cursor, size, args.single_batch, args.cmd)
+    reply = first_batch(ctx, cursor, size, args.single_batch, args.cmd)
+    note_first(ctx, cursor, reply, lambda: find_shape(args.db, args.coll, req.filter, req.sort, req.projection,
+                                                      req.skip, req.limit, req.hint, req.collation), started,
+               req.filter)
+    return reply
 
 
 @find.explains
@@ -167,12 +175,14 @@ def get_more(ctx: CommandContext, args: Args) -> dict:
             if ctx.profiling is not None:
                 note_cursor(ctx, cursor, len(batch), cid)
             return cursor_reply(cid, ns, batch, False)
+        started = time.perf_counter_ns()
         try:
             batch = cursor.next_batch(size, ctx)
         except CommandError:
             ctx.engine.cursors.forget(cid)
             cursor.close()
             raise
+        note_more(ctx, cursor, len(batch), started)
         if cursor.exhausted:
             ctx.engine.cursors.forget(cid)
             cursor.close()

@@ -1,6 +1,7 @@
 """insert, update, delete: write commands with writeErrors as mongod reports them."""
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any, Optional
 
@@ -11,6 +12,7 @@ from . import fields as P
 from .context import CommandContext
 from .declare import Args, Field, Target, boolean, command, let, on_collection, value
 from .profiler import note_writes
+from .query_shapes import INSERT, REMOVE, UPDATE, note_write
 from .replies import explain_reply
 
 
@@ -51,7 +53,9 @@ def insert(ctx: CommandContext, args: Args) -> dict:
     for i, d in enumerate(docs):
         if not hasattr(d, "keys"):
             raise P.wrong_type("insert", f"documents.{i}", d, "object")
+    started = time.perf_counter_ns()
     outcome = ctx.engine.insert(args.db, args.coll, docs, args.ordered, args.bypass_document_validation)
+    note_write(ctx, INSERT, args.db, args.coll, (), started)
     return finish(ctx, args.cmd, outcome, {"n": outcome.n})
 
 
@@ -89,7 +93,9 @@ def parse_update_statement(st: Any, variables: Optional[dict] = None) -> UpdateS
          api_version_1=True)
 def update(ctx: CommandContext, args: Args) -> dict:
     statements = [parse_update_statement(st, args.let) for st in _statements(args, "updates")]
+    started = time.perf_counter_ns()
     outcome = ctx.engine.update(args.db, args.coll, statements, args.ordered, args.bypass_document_validation)
+    note_write(ctx, UPDATE, args.db, args.coll, [(st.q, st.u, st.multi) for st in statements], started)
     body: dict = {"n": outcome.n, "nModified": outcome.n_modified}
     if outcome.upserted:
         body["upserted"] = outcome.upserted
@@ -127,7 +133,9 @@ def parse_delete_statement(st: Any, variables: Optional[dict] = None) -> DeleteS
 def delete(ctx: CommandContext, args: Args) -> dict:
     # bypassDocumentValidation: pymongo sends it with bulk writes; deletes validate nothing
     statements = [parse_delete_statement(st, args.let) for st in _statements(args, "deletes")]
+    started = time.perf_counter_ns()
     outcome = ctx.engine.delete(args.db, args.coll, statements, args.ordered)
+    note_write(ctx, REMOVE, args.db, args.coll, [(st.q, None, st.limit == 0) for st in statements], started)
     return finish(ctx, args.cmd, outcome, {"n": outcome.n})
 
 

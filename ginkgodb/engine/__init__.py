@@ -15,6 +15,7 @@ from .oplog import default_size as default_oplog_size
 from .oplog_apply import OplogApplyError
 from .oplog_apply import touched_documents as oplog_touched_documents
 from .plan_builder import FindRequest, id_hack_key
+from .query_stats import aggregate_shape, find_shape
 from .retryable import RetryableView
 from .sessions import TxnState, session_key
 from .settings import SETTINGS
@@ -39,6 +40,8 @@ __all__ = [
     "IndexChange",
     "RetryableView",
     "SETTINGS",
+    "aggregate_shape",
+    "find_shape",
     "SnapshotView",
     "ServerCursor",
     "TailableCursor",

@@ -17,12 +17,13 @@ from ..errors import CommandError, ErrorCode
 from ..query import metadata
 from ..query.external_sort import Spill
 from . import plan_builder as Q
+from .batch import read_numbers
 from .ddl import ensure_collection
 from .documents import prepare_insert
 from .records import delete_record, insert_record
 
 SOURCE_STAGES = ("$collStats", "$indexStats", "$documents", "$currentOp", "$listLocalSessions",
-                 "$listSessions", "$changeStream")
+                 "$listSessions", "$changeStream", "$queryStats")
 
 
 def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[dict], ctx=None,
@@ -164,6 +165,8 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         docs = run_pipeline(pipeline[1:], source, pctx)
     elif coll is None:
         docs = run_pipeline(pipeline, iter(()), pctx)
+    elif first == "$sample" and (picked := _random_sample(engine, db, coll, pipeline[0]["$sample"])) is not None:
+        docs = run_pipeline(pipeline[1:], iter(picked), pctx)
     else:
         _check_text_first(pipeline)
         req, rest = split_pushdown(pipeline)
@@ -195,6 +198,24 @@ def _check_text_first(pipeline: list) -> None:
                                "$match with $text is only allowed as the first pipeline stage")
 
 
+def _random_sample(engine, db: str, coll: str, spec: Any) -> Optional[list]:
+    """A leading `{$sample: {size: n}}` under 5% of the collection, answered by random seeks
+    (random_sample.py) as mongod's random cursor; None: the stage reads everything."""
+    if not isinstance(spec, dict) or list(spec) != ["size"]:
+        return None
+    size = spec["size"]
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        return None
+    from .random_sample import sample_records, uses_random_cursor
+    with engine.reader() as reader:
+        state = reader.catalog.collection(db, coll)
+        if state is None or not uses_random_cursor(size, read_numbers(reader.txn, state.meta.id).count):
+            return None
+        records = sample_records(reader, state, size)
+    decode = bson.decode
+    return [decode(raw) for _, raw in records]
+
+
 def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator[dict]:
     name, spec = next(iter(stage.items()))
     if name == "$collStats":
@@ -202,9 +223,14 @@ def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator
     if name == "$indexStats":
         state = engine.collection(db, coll) if coll else None
         metas = state.meta.indexes if state is not None else []
+        usage = getattr(engine, "index_usage", None)
         return iter([{"name": ix.name, "key": dict(ix.key), "host": "localhost",
-                      "accesses": {"ops": 0, "since": datetime.datetime.utcnow()},
+                      "accesses": usage.accesses(ix.id) if usage is not None
+                      else {"ops": 0, "since": datetime.datetime.utcnow()},
                       "spec": ix.spec()} for ix in metas])
+    if name == "$queryStats":
+        from .query_stats import query_stats_stage
+        return query_stats_stage(engine, db, spec)
     if name in ("$listLocalSessions", "$listSessions"):
         return iter([engine.sessions.describe(s) for s in engine.sessions.all()])
     if name == "$currentOp":

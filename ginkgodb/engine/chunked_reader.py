@@ -58,6 +58,12 @@ class ChunkedReader:
         """The plan reads this collection (and these indexes): later batches check they remain."""
         self._depends = (coll_id, index_ids, what)
 
+    def note_use(self, index_ids: tuple[int, ...]) -> None:
+        """An operation runs through these indexes: one access each for `$indexStats`."""
+        usage = getattr(self._engine, "index_usage", None)
+        if usage is not None and index_ids:
+            usage.note(index_ids)
+
     def _check_still_valid(self, catalog: Any) -> None:
         if self._depends is None:
             return

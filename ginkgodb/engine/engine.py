@@ -90,10 +90,18 @@ class Engine(EngineOperations):
         self._closed = False
         self._fsync_locks = 0
         self._unlocked = threading.Condition()
+        from .index_usage import IndexUsage
+        #: $indexStats accesses, persisted at close (index_usage.py)
+        self.index_usage = IndexUsage()
         with kv.writer(reclaims=True) as txn:  # opening must work on a full disk (reads do)
             if txn.get(layout.META_FORMAT) is None:
                 txn.put(layout.META_FORMAT, layout.pack_u64(layout.FORMAT_VERSION))
             self._publish(Catalog.load(txn))
+            self.index_usage.load(txn)
+            from .query_stats import QueryStats
+            #: $queryStats and top: per query shape and namespace, kept at close (query_stats.py)
+            self.query_stats = QueryStats()
+            self.query_stats.load(txn.get(layout.META_QUERY_STATS))
         if oplog_bytes is None:
             oplog_bytes = default_size(kv.path if kv.durable else None, server=False)
         self.oplog = Oplog(self, oplog_bytes, enabled=enabled_by_default() if oplog is None else oplog)
@@ -294,4 +302,17 @@ class Engine(EngineOperations):
             self.cursors.close_all()
             self.commit_signal.wake_all()
             with self.lock:
+                self._flush_index_usage()
                 self.kv.close()
+
+    def _flush_index_usage(self) -> None:
+        """Persist the $indexStats counters, $queryStats and top (a failure, e.g. a full disk, loses
+        them, never the close)."""
+        import logging
+        live = {ix.id for meta in self._published.all() for ix in meta.indexes}
+        try:
+            with self.kv.writer(reclaims=True) as txn:
+                self.index_usage.flush(txn, live)
+                txn.put(layout.META_QUERY_STATS, self.query_stats.dump())
+        except Exception:
+            logging.getLogger("ginkgodb.engine").exception("cannot persist the index access counters")

@@ -20,6 +20,8 @@ META_CATALOG_GEN = META + b"catalog_gen"   # u64: bumped by every batch that cha
 META_RETRYABLE = META + b"rw"              # + lsid UUID (16) -> BSON {txnNumber, result}
 META_COLL_STATS = META + b"coll"           # + collection id (4) -> next record id, documents, bytes
 META_ZSTD_DICT = META + b"zdict"           # + dictionary id (8) -> a trained zstd dictionary
+META_INDEX_USAGE = META + b"ixuse"         # + index id (4) -> $indexStats ops, since (index_usage.py)
+META_QUERY_STATS = META + b"qstats"        # BSON: $queryStats shapes and top at the last close
 
 _U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")

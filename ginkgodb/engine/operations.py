@@ -234,6 +234,14 @@ class EngineOperations(abc.ABC):
     def database_stats(self, db: str) -> dict:
         return database_sizes(self, db)
 
+    def sample_documents(self, db: str, name: str, size: int) -> list[tuple[int, bytes]]:
+        """Up to `size` (record id, BSON) pairs picked at random (all, in record order, when
+        `size` covers the collection): random_sample.py."""
+        from .random_sample import sample_records
+        with self.reader() as reader:
+            state = reader.catalog.collection(db, name)
+            return [] if state is None else sample_records(reader, state, size)
+
     # ------------------------------------------------------------------ writes
     @waits_for_transactions
     def insert(self, db: str, coll: str, docs: list, ordered: bool = True,

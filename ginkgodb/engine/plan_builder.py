@@ -139,7 +139,7 @@ def sort_pairs(sort: Optional[dict]) -> list:
 def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
           explain: bool = False) -> BuiltPlan:
     """Plan and assemble stages. `for_write` skips projection (writers need whole documents).
-    Explain builds exactly what a query runs (`explain` is accepted for callers' clarity)."""
+    Explain builds exactly what a query runs; `explain` only keeps it out of `$indexStats`' accesses."""
     if state is not None and req.geo_near is not None and hasattr(req.geo_near, "near"):
         from .geo_near import geo_near_filter
         req = replace(req, filter=geo_near_filter(state, req.geo_near))  # the $geoNear stage
@@ -217,7 +217,12 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root = S.SortStage(root, sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
     built = BuiltPlan(root, plan, rejected, req)
     if reader is not None and hasattr(reader, "depends_on"):
-        reader.depends_on(state.meta.id, _index_ids(plan, root), f"collection {state.meta.ns}")
+        ids = _index_ids(plan, root)
+        reader.depends_on(state.meta.id, ids, f"collection {state.meta.ns}")
+        if not explain:
+            if not ids and plan.kind == "IDHACK" and state.id_index is not None:
+                ids = (state.id_index.meta.id,)
+            reader.note_use(ids)
     if req.skip:
         if exact and isinstance(root, S.Fetch) and root.matcher is None:
             root.child = S.SkipKeys(root.child, req.skip)  # skip index entries, not fetched documents

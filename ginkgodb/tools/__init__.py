@@ -1,4 +1,5 @@
-"""MongoDB's everyday tools as `ginkgodb` subcommands: dump, restore, export, import, stat.
+"""MongoDB's everyday tools as `ginkgodb` subcommands: dump, restore, export, import, stat, and
+the advisor (advise).
 
 They are front ends: they talk to a server through pymongo (`--uri`) or to a stopped data
 directory through the embedded client (`--dbpath`), with pymongo's API in both cases, and never
@@ -25,6 +26,10 @@ TOOLS = {
     "import": ("import_", "load Extended JSON or CSV/TSV into a collection (mongoimport)",
                "Import Extended JSON (one document per line, or an array) or CSV/TSV into one "
                "collection."),
+    "advise": ("advise", "check schema-design rules against the data and workload (docs/advisor.md)",
+               "Sample every collection, read the workload statistics ($indexStats, $queryStats, top, "
+               "the profiler) and report findings by severity with capacity estimates; "
+               "--shard-key analyses a candidate shard key."),
     "stat": ("stat", "live operation counters of a server (mongostat)",
              "Print a row of serverStatus counters every interval: operations per second, "
              "connections, resident memory."),

@@ -24,7 +24,8 @@ ALLOWED = {
     "wire": set(),
     "server": {"wire", "commands", "engine", "storage", "bsonutil", "repl"},
     "client": {"commands", "engine", "bsonutil", "storage"},
-    "tools": {"client", "bsonutil"},   # a front end: pymongo-shaped clients only
+    "tools": {"client", "bsonutil", "advisor"},   # a front end: pymongo-shaped clients only
+    "advisor": set(),                  # a front end too: it is handed a pymongo-shaped client
 }
 
 

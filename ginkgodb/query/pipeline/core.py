@@ -27,10 +27,10 @@ MAX_STAGES = 1000
 ENGINE_STAGES = frozenset({"$out", "$merge", "$collStats", "$indexStats", "$currentOp",
                            "$changeStream", "$listSessions", "$listLocalSessions",
                            "$planCacheStats", "$listSearchIndexes", "$listCatalog",
-                           "$shardedDataDistribution", "$querySettings"})
+                           "$shardedDataDistribution", "$querySettings", "$queryStats"})
 FIRST_ONLY = frozenset({"$documents", "$collStats", "$indexStats", "$currentOp", "$changeStream",
                         "$listSessions", "$listLocalSessions", "$geoNear", "$planCacheStats",
-                        "$search", "$searchMeta", "$vectorSearch"})
+                        "$search", "$searchMeta", "$vectorSearch", "$queryStats"})
 
 
 def stage(*names: str) -> Callable[[StageParser], StageParser]:

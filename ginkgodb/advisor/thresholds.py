@@ -1,0 +1,41 @@
+"""Every number a rule compares with, in one table (docs/advisor.md cites them by name)."""
+from __future__ import annotations
+
+MAX_BSON = 16 * 1024 * 1024           # mongod's document size limit
+LARGE_DOC_MAX = 8 * 1024 * 1024       # large-document: a sampled document at half the limit
+LARGE_DOC_AVG = 1024 * 1024           # large-document: or an average of 1 MiB
+ARRAY_MAX_LEN = 1000                  # unbounded-array: an array this long in the sample
+ARRAY_MAX_BYTES = 1024 * 1024         # unbounded-array: or this large
+LARGE_FIELD = 10 * 1024               # compressible-large-field: the seed's "10 KB 以上"
+FREQUENT_QUERIES = 100                # a shape run this often is "frequent" (per statistics window)
+HEX24_SHARE = 0.9                     # objectid-as-string: share of a field's strings that are 24-hex
+RANDOM_ID_SHARE = 0.9                 # random-id: share of _id values that are UUID/MD5/SHA strings
+INDEX_MIN_BYTES = 8 * 1024            # the seed: every index takes at least 8 KB
+TOO_MANY_INDEXES = 10                 # too-many-indexes: this many on any collection
+TOO_MANY_INDEXES_WRITE_HEAVY = 5      # ... or this many where writes outnumber reads
+TOO_MANY_COLLECTIONS = 500            # too-many-collections: in one database
+COLLECTION_MIN_BYTES = 4 * 1024       # the seed: a collection takes at least a few KB
+COLLSCAN_EXECUTIONS = 10              # missing-index: a COLLSCAN shape run this often
+EXAMINED_RATIO = 100                  # missing-index: or examining this many documents per returned
+EXAMINED_MIN = 1000                   # ... on shapes examining at least this many per execution
+REGEX_I_EXECUTIONS = 10               # case-insensitive-regex
+BUCKET_DOC_MAX = 1024                 # bucket-candidate: documents this small ...
+BUCKET_PER_HOUR = 10                  # ... at least this many per entity per hour
+BUCKET_ENTITY_SHARE = 0.5             # the entity field repeats (distinct/sampled under this)
+BUCKET_MIN_ENTITIES = 5               # ... and names at least this many entities (not a status flag)
+ATTRIBUTE_FIELDS = 4                  # attribute-pattern: this many sibling fields with one prefix
+ATTRIBUTE_INDEXED = 3                 # ... of which this many indexed
+SCHEMA_SHAPE_SHARE = 0.05             # schema-versions: a field set held by this share of the sample
+COUNTER_UPDATES = 100                 # approximation-candidate: $inc-only updates in the window
+COUNTER_SHARE = 0.5                   # ... being this share of the collection's operations
+COMPUTED_EXECUTIONS = 100             # computed-pattern: a $group shape run this often ...
+COMPUTED_EXAMINED = 100               # ... examining this many documents per execution
+JUMBO_CHUNK_BYTES = 128 * 1024 * 1024  # MongoDB 7.0's default chunk (range) size
+LOW_CARDINALITY = 1000                # jumbo-chunk-risk: fewer distinct values than this
+HOT_VALUE_SHARE = 0.2                 # jumbo-chunk-risk: or one value holding this share
+SCATTER_SHARE = 50.0                  # random-shard-key: % of reads that would be scatter-gather
+DEFAULT_SAMPLE = 1000                 # documents sampled per collection (--sample)
+SHARD_KEY_SAMPLE = 100_000             # analyzeShardKey's sampleSize for --shard-key
+DEFAULT_SHARDS = 4                    # shards assumed by the distribution estimate (--shards)
+HORIZON_DAYS = 365                    # capacity estimates extrapolate this far
+ID_INDEX_ENTRY = 19                   # seed 001's rough _id index bytes per document

@@ -1,0 +1,426 @@
+"""Query-shape statistics for `$queryStats`, in mongod 7.0's shape, kept in memory.
+
+A query's shape is its command with every literal replaced by its type (`{a: 5}` becomes
+`{a: {$eq: "?number"}}`, `$in: [1, 2]` becomes `"?array<?number>"`), as mongod's queryShape.
+Shapes are built as nested tuples (hashable, so the store is one dict lookup per query) and
+turned into documents only when `$queryStats` reads them. Differences from mongod, which
+docs/advisor.md lists: regular-expression literals keep their flags (`"?regex/i"`, so the
+advisor can tell case-insensitive searches), every shape is recorded (mongod samples with
+`internalQueryStatsRateLimit`), and `metrics.planSummary` (the last plan) is a ginkgodb extension.
+The store keeps the most recently used `MAX_SHAPES` shapes. It takes no lock: two threads
+recording one shape at the same instant may lose one execution, which advisory statistics
+tolerate better than a lock on every query.
+"""
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any, Optional
+
+import bson
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.regex import Regex
+
+MAX_SHAPES = 5000
+
+_DOC = "D"     # ("D", ((key, shape), ...))
+_ARR = "A"     # ("A", (shape, ...))
+
+_TYPE_NAMES: dict[type, str] = {
+    str: "?string", int: "?number", float: "?number", Int64: "?number", Decimal128: "?number",
+    bool: "?bool", type(None): "?null", datetime.datetime: "?date", bson.ObjectId: "?objectId",
+    bytes: "?binData", bson.Binary: "?binData", bson.Timestamp: "?timestamp", bson.MinKey: "?minKey",
+    bson.MaxKey: "?maxKey", bson.Code: "?javascript", bson.DBRef: "?object",
+}
+
+
+def literal(v: Any) -> Any:
+    """The placeholder of a literal: its type's name (arrays say what they hold)."""
+    name = _TYPE_NAMES.get(type(v))
+    if name is not None:
+        return name
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "[]"
+        kinds = {literal(x) for x in v}
+        inner = kinds.pop() if len(kinds) == 1 else ""
+        return f"?array<{inner if isinstance(inner, str) else '?object'}>"
+    if isinstance(v, Mapping):
+        return "?object"
+    if isinstance(v, (Regex, re.Pattern)):
+        return _regex(v)
+    if isinstance(v, uuid.UUID):
+        return "?binData"
+    return "?" + type(v).__name__
+
+
+def _regex(v: Any) -> str:
+    flags = v.flags if isinstance(v, Regex) else v.flags
+    letters = "i" if isinstance(flags, int) and flags & re.IGNORECASE else ""
+    if isinstance(flags, str):
+        letters = "".join(sorted(flags))
+    return "?regex/" + letters if letters else "?regex"
+
+
+def filter_shape(filt: Mapping) -> tuple:
+    """The shape of a match expression."""
+    items = []
+    for k, v in filt.items():
+        if k in ("$and", "$or", "$nor") and isinstance(v, list):
+            items.append((k, (_ARR, tuple(filter_shape(x) if isinstance(x, Mapping) else literal(x) for x in v))))
+        elif k.startswith("$"):
+            items.append((k, _value_shape(v)))
+        elif isinstance(v, Mapping) and v and next(iter(v)).startswith("$"):
+            items.append((k, _operators(v)))
+        elif isinstance(v, (Regex, re.Pattern)):
+            items.append((k, (_DOC, (("$regex", _regex(v)),))))
+        else:
+            items.append((k, (_DOC, (("$eq", literal(v)),))))
+    return (_DOC, tuple(items))
+
+
+def _operators(ops: Mapping) -> tuple:
+    out: list[tuple[str, Any]] = []
+    for op, v in ops.items():
+        if op in ("$elemMatch", "$not") and isinstance(v, Mapping):
+            first = next(iter(v), "")
+            out.append((op, _operators(v) if first.startswith("$") else filter_shape(v)))
+        elif op == "$regex":
+            letters = "".join(sorted(str(ops.get("$options", "")))) if "$options" in ops else ""
+            if isinstance(v, (Regex, re.Pattern)):
+                out.append((op, _regex(v)))
+            else:
+                out.append((op, "?regex/" + letters if letters else "?regex"))
+        elif op == "$options":
+            continue  # folded into $regex's placeholder
+        else:
+            out.append((op, literal(v)))
+    return (_DOC, tuple(out))
+
+
+def _value_shape(v: Any) -> Any:
+    """Aggregation arguments: field paths and names stay, literals become their types."""
+    if isinstance(v, Mapping):
+        return (_DOC, tuple((k, _value_shape(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return (_ARR, tuple(_value_shape(x) for x in v))
+    if isinstance(v, str) and v.startswith("$"):
+        return v
+    return literal(v)
+
+
+def _kept(v: Any) -> Any:
+    """A part kept as given (sort, projection, hint): made hashable."""
+    if isinstance(v, Mapping):
+        return (_DOC, tuple((k, _kept(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return (_ARR, tuple(_kept(x) for x in v))
+    return v if isinstance(v, (str, int, float, bool, type(None))) else literal(v)
+
+
+def stage_shape(stage: Mapping) -> tuple:
+    name, spec = next(iter(stage.items()))
+    if name == "$match" and isinstance(spec, Mapping):
+        return (_DOC, ((name, filter_shape(spec)),))
+    if name in ("$limit", "$skip", "$sample"):
+        return (_DOC, ((name, literal(spec) if name != "$sample" else _value_shape(spec)),))
+    if name in ("$sort", "$project", "$unset"):
+        return (_DOC, ((name, _kept(spec)),))
+    return (_DOC, ((name, _value_shape(spec)),))
+
+
+_SIMPLE_SHAPES: dict[tuple, tuple] = {}
+_SIMPLE_SHAPES_MAX = 4096
+
+
+def find_shape(db: str, coll: Optional[str], filt: Mapping, sort: Any, projection: Any, skip: int, limit: int,
+               hint: Any, collation: Any) -> tuple:
+    """The shape of a find. Equality filters on plain values with no other option (the most
+    frequent finds) are looked up by their field names and value types."""
+    if not (sort or projection or skip or hint or collation) and type(filt) is dict:
+        types = tuple(map(type, filt.values()))
+        if all(t in _TYPE_NAMES for t in types):
+            key = (db, coll, tuple(filt), types, bool(limit))
+            shape = _SIMPLE_SHAPES.get(key)
+            if shape is None:
+                shape = _find_shape(db, coll, filt, sort, projection, skip, limit, hint, collation)
+                if len(_SIMPLE_SHAPES) >= _SIMPLE_SHAPES_MAX:
+                    _SIMPLE_SHAPES.clear()
+                _SIMPLE_SHAPES[key] = shape
+            return shape
+    return _find_shape(db, coll, filt, sort, projection, skip, limit, hint, collation)
+
+
+def _find_shape(db: str, coll: Optional[str], filt: Mapping, sort: Any, projection: Any, skip: int, limit: int,
+                hint: Any, collation: Any) -> tuple:
+    parts: list = [("cmdNs", (_DOC, (("db", db), ("coll", coll)))), ("command", "find"),
+                   ("filter", filter_shape(filt) if filt else (_DOC, ()))]
+    if sort:
+        parts.append(("sort", _kept(sort)))
+    if projection:
+        parts.append(("projection", _kept(projection)))
+    if skip:
+        parts.append(("skip", "?number"))
+    if limit:
+        parts.append(("limit", "?number"))
+    if hint:
+        parts.append(("hint", _kept(hint)))
+    if collation:
+        parts.append(("collation", _kept(collation)))
+    return (_DOC, tuple(parts))
+
+
+def aggregate_shape(db: str, coll: Optional[str], pipeline: list) -> tuple:
+    ns = (("db", db), ("coll", coll)) if coll else (("db", db),)
+    return (_DOC, (("cmdNs", (_DOC, ns)), ("command", "aggregate"),
+                   ("pipeline", (_ARR, tuple(stage_shape(s) for s in pipeline if isinstance(s, Mapping))))))
+
+
+def from_document(doc: Any) -> Any:
+    """The tuple form of a shape document (to_document's inverse)."""
+    if isinstance(doc, Mapping):
+        return (_DOC, tuple((k, from_document(v)) for k, v in doc.items()))
+    if isinstance(doc, list):
+        return (_ARR, tuple(from_document(v) for v in doc))
+    return doc
+
+
+def to_document(shape: Any) -> Any:
+    if isinstance(shape, tuple) and len(shape) == 2 and shape[0] == _DOC:
+        return {k: to_document(v) for k, v in shape[1]}
+    if isinstance(shape, tuple) and len(shape) == 2 and shape[0] == _ARR:
+        return [to_document(v) for v in shape[1]]
+    return shape
+
+
+class _Sum:
+    """mongod's aggregated metric: sum, max, min, sumOfSquares."""
+
+    __slots__ = ("sum", "max", "min", "squares")
+
+    def __init__(self) -> None:
+        self.sum = self.max = self.squares = 0
+        self.min = -1
+
+    def add(self, v: int) -> None:
+        self.sum += v
+        self.squares += v * v
+        if v > self.max:
+            self.max = v
+        if self.min < 0 or v < self.min:
+            self.min = v
+
+    def grow(self, v: int) -> None:
+        """A getMore's share of the same execution: the sums grow, max/min stay per execution."""
+        self.sum += v
+
+    def document(self) -> dict:
+        return {"sum": Int64(self.sum), "max": Int64(self.max), "min": Int64(max(self.min, 0)),
+                "sumOfSquares": Decimal128(str(self.squares))}
+
+    def state(self) -> list:
+        return [Int64(self.sum), Int64(self.max), Int64(self.min), str(self.squares)]
+
+    def restore(self, state: list) -> None:
+        self.sum, self.max, self.min, self.squares = int(state[0]), int(state[1]), int(state[2]), int(state[3])
+
+
+class ShapeMetrics:
+    __slots__ = ("shape", "exec_count", "total_micros", "first_response_micros", "docs_returned",
+                 "keys_examined", "docs_examined", "last_micros", "first_seen", "latest_seen",
+                 "plan", "_summary")
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+        self.exec_count = 0
+        self.total_micros, self.first_response_micros = _Sum(), _Sum()
+        self.docs_returned, self.keys_examined, self.docs_examined = _Sum(), _Sum(), _Sum()
+        self.last_micros = 0
+        self.first_seen = 0.0    # time.time() of the first and latest execution
+        self.latest_seen = 0.0
+        self.plan: Any = None                 # the last execution's QueryPlan
+        self._summary: Optional[str] = None   # or its summary, as a data directory kept it
+
+    @property
+    def plan_summary(self) -> Optional[str]:
+        if self.plan is not None:
+            from .plan_builder import plan_summary
+            return plan_summary(self.plan)
+        return self._summary
+
+    def document(self, db: str) -> dict:
+        key = {"queryShape": to_document(self.shape), "collectionType": "collection"}
+        raw = bson.encode(key)
+        return {"key": key,
+                "keyHash": base64.b64encode(hashlib.sha256(raw).digest()).decode(),
+                "queryShapeHash": hashlib.sha256(bson.encode(key["queryShape"])).hexdigest().upper(),
+                "metrics": {
+                    "lastExecutionMicros": Int64(self.last_micros), "execCount": Int64(self.exec_count),
+                    "totalExecMicros": self.total_micros.document(),
+                    "firstResponseExecMicros": self.first_response_micros.document(),
+                    "docsReturned": self.docs_returned.document(),
+                    "keysExamined": self.keys_examined.document(),
+                    "docsExamined": self.docs_examined.document(),
+                    "firstSeenTimestamp": _utc(self.first_seen), "latestSeenTimestamp": _utc(self.latest_seen),
+                    **({"planSummary": self.plan_summary} if self.plan_summary else {})},
+                "asOf": bson.Timestamp(int(datetime.datetime.now(datetime.UTC).timestamp()), 0)}
+
+
+#: what `top` counts per namespace, in its order
+TOP_KINDS = ("queries", "getmore", "insert", "update", "remove", "commands")
+#: sampled queries kept per namespace for analyzeShardKey (mongod keeps them in config.sampledQueries)
+MAX_SAMPLED = 10_000
+
+
+_SUMS = ("total_micros", "first_response_micros", "docs_returned", "keys_examined", "docs_examined")
+
+
+def _utc(t: float) -> datetime.datetime:
+    """mongod's dates have millisecond precision."""
+    d = datetime.datetime.fromtimestamp(t, datetime.UTC).replace(tzinfo=None)
+    return d.replace(microsecond=d.microsecond // 1000 * 1000)
+
+
+class QueryStats:
+    """Metrics per shape, most recently used last (the oldest are evicted past MAX_SHAPES);
+    operation counts and times per namespace (`top`); the query analyzers' configurations and
+    the queries they sampled (`configureQueryAnalyzer`, `analyzeShardKey`)."""
+
+    def __init__(self) -> None:
+        self.shapes: dict[tuple, ShapeMetrics] = {}
+        self.enabled = True
+        self.top: dict[str, list[list[int]]] = {}        # ns -> per TOP_KINDS [micros, count]
+        self.analyzers: dict[str, dict] = {}             # ns -> {mode, samplesPerSecond}
+        #: ns -> [(command, filter, update or None, multi)]
+        self.sampled: dict[str, list[tuple[str, dict, Any, bool]]] = {}
+        self._window: dict[str, list[float]] = {}        # ns -> [second, samples taken in it]
+
+    def dump(self) -> bytes:
+        """The shapes' metrics and `top` as BSON, for the engine to keep at close (so `ginkgodb
+        advise --dbpath` sees the workload of the last run); the newest shapes first if too large."""
+        entries = []
+        for e in reversed(list(self.shapes.values())):
+            entries.append({"shape": to_document(e.shape), "n": Int64(e.exec_count), "last": Int64(e.last_micros),
+                            "first": e.first_seen, "latest": e.latest_seen, "plan": e.plan_summary,
+                            "sums": [getattr(e, name).state() for name in _SUMS]})
+        top = {ns: [[Int64(c[0]), Int64(c[1])] for c in row] for ns, row in self.top.items()}
+        while True:
+            raw = bson.encode({"shapes": entries, "top": top})
+            if len(raw) < 8 * 1024 * 1024 or not entries:
+                return raw
+            del entries[len(entries) // 2:]
+
+    def load(self, raw: Optional[bytes]) -> None:
+        if not raw:
+            return
+        try:
+            doc = bson.decode(raw)
+            for item in reversed(doc.get("shapes", [])):
+                e = ShapeMetrics(from_document(item["shape"]))
+                e.exec_count, e.last_micros = int(item["n"]), int(item["last"])
+                e.first_seen, e.latest_seen = float(item["first"]), float(item["latest"])
+                e._summary = item["plan"]
+                for name, state in zip(_SUMS, item["sums"]):
+                    getattr(e, name).restore(state)
+                self.shapes[e.shape] = e
+            for ns, row in doc.get("top", {}).items():
+                self.top[ns] = [[int(c[0]), int(c[1])] for c in row]
+        except Exception:  # statistics from another format: start afresh
+            self.shapes.clear()
+            self.top.clear()
+
+    def count_op(self, ns: str, kind: int, micros: int) -> None:
+        row = self.top.get(ns)
+        if row is None:
+            row = self.top[ns] = [[0, 0] for _ in TOP_KINDS]
+        cell = row[kind]
+        cell[0] += micros
+        cell[1] += 1
+
+    def sample(self, ns: str, command: str, filt: Any, update: Any = None, multi: bool = False) -> None:
+        """A query on a namespace an analyzer samples, at most `samplesPerSecond` a second
+        (callers test `self.analyzers` first)."""
+        config = self.analyzers.get(ns)
+        if config is None or not isinstance(filt, Mapping):
+            return
+        now = int(time.monotonic())
+        window = self._window.setdefault(ns, [now, 0])
+        if window[0] != now:
+            window[0], window[1] = now, 0
+        if window[1] >= config["samplesPerSecond"]:
+            return
+        window[1] += 1
+        kept = self.sampled.setdefault(ns, [])
+        if len(kept) >= MAX_SAMPLED:
+            kept.pop(0)
+        kept.append((command, dict(filt), update, multi))
+
+    def record(self, shape: tuple, micros: int, returned: int, keys: int, docs: int,
+               plan: Any) -> ShapeMetrics:
+        """One execution; `plan`: the planner's QueryPlan (its planSummary is made when read).
+        Straight-line on purpose: this runs for every find and aggregate. The store evicts the
+        oldest shapes first (by first execution)."""
+        shapes = self.shapes
+        entry = shapes.get(shape)
+        if entry is None:
+            if len(shapes) >= MAX_SHAPES:
+                oldest = next(iter(shapes), None)
+                if oldest is not None:
+                    shapes.pop(oldest, None)
+            entry = shapes[shape] = ShapeMetrics(shape)
+            entry.first_seen = time.time()
+        entry.latest_seen = time.time()
+        entry.exec_count += 1
+        entry.last_micros = micros
+        t = entry.total_micros
+        t.sum += micros
+        t.squares += micros * micros
+        if micros > t.max:
+            t.max = micros
+        if t.min < 0 or micros < t.min:
+            t.min = micros
+        entry.first_response_micros.add(micros)
+        for agg, v in ((entry.docs_returned, returned), (entry.keys_examined, keys), (entry.docs_examined, docs)):
+            agg.sum += v
+            agg.squares += v * v
+            if v > agg.max:
+                agg.max = v
+            if agg.min < 0 or v < agg.min:
+                agg.min = v
+        if plan is not None:
+            entry.plan = plan
+        return entry
+
+    def more(self, entry: ShapeMetrics, micros: int, returned: int, keys: int, docs: int) -> None:
+        """A getMore of an execution already counted."""
+        entry.total_micros.grow(micros)
+        entry.docs_returned.grow(returned)
+        entry.keys_examined.grow(keys)
+        entry.docs_examined.grow(docs)
+
+
+def query_stats_stage(engine: Any, db: str, spec: Any) -> Any:
+    """`{$queryStats: {}}` (admin, `aggregate: 1`): one document per recorded shape."""
+    from ..errors import CommandError, ErrorCode
+    if db != "admin":
+        raise CommandError(ErrorCode.InvalidNamespace,
+                           "$queryStats must be run against the 'admin' database with {aggregate: 1}")
+    if not isinstance(spec, Mapping):
+        raise CommandError(ErrorCode.FailedToParse,
+                           f"$queryStats stage expects a document as argument, got {type(spec).__name__}")
+    for field in spec:
+        if field != "transformIdentifiers":
+            raise CommandError(ErrorCode.IDLUnknownField,
+                               f"BSON field '$queryStats.{field}' is an unknown field.")
+    if spec.get("transformIdentifiers"):
+        raise CommandError(ErrorCode.NotImplemented,
+                           "$queryStats with transformIdentifiers is not supported by ginkgodb")
+    stats = getattr(engine, "query_stats", None)
+    entries = list(stats.shapes.values()) if stats is not None else []
+    return iter([e.document(db) for e in entries])

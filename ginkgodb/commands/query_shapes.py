@@ -41,8 +41,9 @@ def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[]
                filt: Any = None) -> None:
     """A find or aggregate ran its first batch (`started`: time.perf_counter_ns() at its start;
     `filt`: the filter a query analyzer samples)."""
-    stats = _store(ctx)
-    if stats is None:
+    engine = ctx.base_engine if ctx.base_engine is not None else ctx.engine
+    stats = getattr(engine, "query_stats", None)
+    if stats is None or not stats.enabled:
         return
     micros = (time.perf_counter_ns() - started) // 1000
     ns = cursor.ns
@@ -56,12 +57,15 @@ def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[]
     if stats.analyzers:
         stats.sample(ns, "find" if filt is not None else "aggregate", filt if filt is not None else {})
     plan = cursor.stats
-    keys = docs = 0
-    chosen = None
-    if plan is not None:
+    if plan is None:
+        keys = docs = 0
+        chosen = None
+    else:
         keys, docs = plan.keys_examined, plan.docs_examined
-        built = plan if hasattr(plan, "plan") else getattr(plan, "built", None)
-        chosen = built.plan if built is not None else None   # its planSummary is made when read
+        chosen = getattr(plan, "plan", None)   # a BuiltPlan's QueryPlan (its planSummary is made when read)
+        if chosen is None:
+            built = getattr(plan, "built", None)   # or what holds one
+            chosen = built.plan if built is not None else None
     entry = stats.record(shape(), micros, len(reply["cursor"]["firstBatch"]), keys, docs, chosen)
     if reply["cursor"]["id"]:
         cursor.query_entry = (entry, keys, docs)

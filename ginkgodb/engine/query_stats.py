@@ -20,6 +20,7 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
+from operator import mul
 from typing import Any, Optional
 
 import bson
@@ -216,6 +217,16 @@ class _Sum:
         if self.min < 0 or v < self.min:
             self.min = v
 
+    def fold(self, values: tuple) -> None:
+        """Many executions at once (ShapeMetrics.fold), at C speed."""
+        self.sum += sum(values)
+        self.squares += sum(map(mul, values, values))
+        top, low = max(values), min(values)
+        if top > self.max:
+            self.max = top
+        if self.min < 0 or low < self.min:
+            self.min = low
+
     def grow(self, v: int) -> None:
         """A getMore's share of the same execution: the sums grow, max/min stay per execution."""
         self.sum += v
@@ -232,13 +243,16 @@ class _Sum:
 
 
 class ShapeMetrics:
-    __slots__ = ("shape", "exec_count", "total_micros", "first_response_micros", "docs_returned",
+    __slots__ = ("shape", "_exec_count", "total_micros", "first_response_micros", "docs_returned",
                  "keys_examined", "docs_examined", "last_micros", "first_seen", "latest_seen",
-                 "plan", "_summary")
+                 "plan", "_summary", "pending")
 
     def __init__(self, shape: tuple) -> None:
         self.shape = shape
-        self.exec_count = 0
+        self._exec_count = 0
+        #: executions not yet added to the metrics: (micros, returned, keys, docs) each; folded
+        #: in bulk (FOLD_AT at a time, or when read), so an execution costs one append
+        self.pending: list[tuple[int, int, int, int]] = []
         self.total_micros, self.first_response_micros = _Sum(), _Sum()
         self.docs_returned, self.keys_examined, self.docs_examined = _Sum(), _Sum(), _Sum()
         self.last_micros = 0
@@ -248,6 +262,28 @@ class ShapeMetrics:
         self._summary: Optional[str] = None   # or its summary, as a data directory kept it
 
     @property
+    def exec_count(self) -> int:
+        return self._exec_count + len(self.pending)
+
+    @exec_count.setter
+    def exec_count(self, n: int) -> None:
+        self._exec_count = n - len(self.pending)
+
+    def fold(self) -> None:
+        """Add the pending executions to the metrics."""
+        pending = self.pending
+        if not pending:
+            return
+        self.pending = []    # swapped, not cleared: a thread appending meanwhile is not counted twice
+        micros, returned, keys, docs = zip(*pending)
+        self._exec_count += len(pending)
+        self.total_micros.fold(micros)
+        self.first_response_micros.fold(micros)
+        self.docs_returned.fold(returned)
+        self.keys_examined.fold(keys)
+        self.docs_examined.fold(docs)
+
+    @property
     def plan_summary(self) -> Optional[str]:
         if self.plan is not None:
             from .plan_builder import plan_summary
@@ -255,6 +291,7 @@ class ShapeMetrics:
         return self._summary
 
     def document(self, db: str) -> dict:
+        self.fold()
         key = {"queryShape": to_document(self.shape), "collectionType": "collection"}
         raw = bson.encode(key)
         return {"key": key,
@@ -277,6 +314,9 @@ TOP_KINDS = ("queries", "getmore", "insert", "update", "remove", "commands")
 #: sampled queries kept per namespace for analyzeShardKey (mongod keeps them in config.sampledQueries)
 MAX_SAMPLED = 10_000
 
+
+#: executions a shape keeps pending before adding them to its metrics
+FOLD_AT = 256
 
 _SUMS = ("total_micros", "first_response_micros", "docs_returned", "keys_examined", "docs_examined")
 
@@ -306,6 +346,7 @@ class QueryStats:
         advise --dbpath` sees the workload of the last run); the newest shapes first if too large."""
         entries = []
         for e in reversed(list(self.shapes.values())):
+            e.fold()
             entries.append({"shape": to_document(e.shape), "n": Int64(e.exec_count), "last": Int64(e.last_micros),
                             "first": e.first_seen, "latest": e.latest_seen, "plan": e.plan_summary,
                             "sums": [getattr(e, name).state() for name in _SUMS]})
@@ -376,23 +417,11 @@ class QueryStats:
             entry = shapes[shape] = ShapeMetrics(shape)
             entry.first_seen = time.time()
         entry.latest_seen = time.time()
-        entry.exec_count += 1
         entry.last_micros = micros
-        t = entry.total_micros
-        t.sum += micros
-        t.squares += micros * micros
-        if micros > t.max:
-            t.max = micros
-        if t.min < 0 or micros < t.min:
-            t.min = micros
-        entry.first_response_micros.add(micros)
-        for agg, v in ((entry.docs_returned, returned), (entry.keys_examined, keys), (entry.docs_examined, docs)):
-            agg.sum += v
-            agg.squares += v * v
-            if v > agg.max:
-                agg.max = v
-            if agg.min < 0 or v < agg.min:
-                agg.min = v
+        pending = entry.pending
+        pending.append((micros, returned, keys, docs))
+        if len(pending) >= FOLD_AT:
+            entry.fold()
         if plan is not None:
             entry.plan = plan
         return entry

@@ -17,12 +17,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, Optional
 
-import bson
-
 from ..errors import CommandError, ErrorCode
-from ..wire import Request, raw_message, reply_more_to_come
+from ..wire import Request, decode_reply, raw_message, reply_more_to_come
+from ..wire.framing import OP_MSG
 from ..wire.op_msg import encode_op_msg
-from .routing import BROADCAST, LOCAL, SPLIT, WorkerSeat, killcursors_owners
+from .routing import BROADCAST, GATHER, LOCAL, SPLIT, WorkerSeat, killcursors_owners
 
 #: how long a request waits for a restarting worker's socket (seconds)
 CONNECT_PATIENCE = 15.0
@@ -90,8 +89,8 @@ _ids = iter(range(1, 1 << 31))
 
 
 def _decode_reply(message: bytes) -> dict[str, Any]:
-    """The document of an uncompressed OP_MSG reply (what a worker answers our own requests)."""
-    return bson.decode(message[21:])
+    """The document of an OP_MSG reply (compressed or not)."""
+    return decode_reply(message)
 
 
 async def _ask_all(relay: Relay, workers: list[int], message: bytes, answered: bool) -> None:
@@ -113,8 +112,10 @@ async def forward(relay: Relay, request: Request, target: int, send: Callable[[b
         others = [w for w in range(seat.count) if w != seat.index]
         await _ask_all(relay, others, raw_message(request), not request.more_to_come)
         return True
-    if target == SPLIT:
-        reply = await _split_kill_cursors(relay, request)
+    if target == GATHER and request.op_code != OP_MSG:
+        return True   # a legacy OP_QUERY currentOp: this worker's operations only
+    if target in (SPLIT, GATHER):
+        reply = await (_split_kill_cursors(relay, request) if target == SPLIT else _gather_current_op(relay, request))
         out = encode(reply)
         if out is not None:
             send(out)
@@ -157,3 +158,18 @@ async def _split_kill_cursors(relay: Relay, request: Request) -> dict[str, Any]:
         for key in merged:
             merged[key].extend(reply.get(key, []))
     return {**merged, "ok": 1.0}
+
+
+async def _gather_current_op(relay: Relay, request: Request) -> dict[str, Any]:
+    """currentOp: every worker's operations (this one's through its own socket), in one list."""
+    message = raw_message(request)
+    replies = await asyncio.gather(*(relay.ask(w, message) for w in range(relay.seat.count)), return_exceptions=True)
+    inprog: list = []
+    for reply in replies:
+        if isinstance(reply, BaseException):
+            continue   # a worker being restarted has no operations
+        doc = _decode_reply(reply)
+        if doc.get("ok") != 1:
+            return doc
+        inprog.extend(doc.get("inprog", []))
+    return {"inprog": inprog, "ok": 1.0}

@@ -24,7 +24,7 @@ from .auth_log import AuthLog
 from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
 from .logs import MongoJsonFormatter, RecentLines, event
 from .protocol import ConnectionProtocol
-from .routing import WorkerSeat
+from .routing import WorkerSeat, opid_numbers
 from .state import ServerState
 from .tls import TLSSniffer
 
@@ -61,6 +61,8 @@ class Server:
         self.seat = seat
         self.max_connections = supported_connections(config.max_connections)
         self.state = ServerState(config, recent_log, self.max_connections)
+        if seat is not None:
+            self.state.number_ops(opid_numbers(seat.index, seat.count))
         self._refusing = False  # within an episode of refused connections (logged once)
         self.state.on_shutdown_request = self._shutdown_requested
         self.state.security.report = AuthLog()

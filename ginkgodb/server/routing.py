@@ -9,15 +9,18 @@ So a request that continues state held by one process goes to that process:
   abortTransaction, retryable writes): the worker chosen by the session id (`session_worker`),
   so a session's transaction and its retry state live in one process;
 - commands whose effect must hold in every process (ending or killing sessions, server
-  parameters, fail points, the profiler level, fsyncLock/fsyncUnlock): every worker.
+  parameters, fail points, the profiler level, fsyncLock/fsyncUnlock): every worker;
+- currentOp: every worker, the operations merged; killOp: the worker named by the opid (opids
+  are numbered so that `opid % count` is the worker: `opid_numbers`).
 
 Everything else runs where it arrived. Pure functions of the command: no I/O here.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -27,6 +30,7 @@ from ..engine import cursor_worker
 LOCAL = -1
 BROADCAST = -2
 SPLIT = -3
+GATHER = -4
 
 #: commands that change per-process state every process must share
 _EVERYWHERE = frozenset({"endSessions", "killSessions", "killAllSessions", "killAllSessionsByPattern",
@@ -76,6 +80,11 @@ def killcursors_owners(command: Mapping[str, Any], count: int) -> dict[int, list
     return groups
 
 
+def opid_numbers(index: int, count: int) -> Iterator[int]:
+    """Operation ids of worker `index`: positive, and `opid % count == index`."""
+    return itertools.count(count + index, count)
+
+
 def route(command: Mapping[str, Any], me: int, count: int) -> int:
     """The worker index to forward `command` to, or LOCAL, BROADCAST or SPLIT."""
     name = next(iter(command), "")
@@ -94,6 +103,11 @@ def route(command: Mapping[str, Any], me: int, count: int) -> int:
         return BROADCAST  # setting the level (or slowms, sampleRate): every process profiles alike
     elif name == "fsync" and command.get("lock"):
         return BROADCAST  # every process must hold its writes back
+    elif name == "currentOp":
+        return GATHER
+    elif name == "killOp":
+        op = command.get("op")
+        target = int(op) % count if isinstance(op, (int, float)) and not isinstance(op, bool) and op > 0 else None
     elif "txnNumber" in command:
         target = session_worker(command.get("lsid"), count)
     else:

@@ -15,10 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import bson
+
 from ..limits import MAX_MESSAGE_SIZE
 from .compression import NEVER_COMPRESS, compress_message, decompress_message
 from .errors import ProtocolError, fatal
 from .framing import (
+    HEADER,
     HEADER_SIZE,
     OP_COMPRESSED,
     OP_MSG,
@@ -172,3 +175,16 @@ def reply_more_to_come(message: bytes) -> bool:
         inner = decompress_message(body)
         op_code, body = inner.op_code, inner.body
     return op_code == OP_MSG and len(body) >= 4 and bool(read_flags(body) & MORE_TO_COME)
+
+
+def decode_reply(message: bytes) -> dict[str, Any]:
+    """The document of a whole OP_MSG reply message (compressed or not): a server's replies
+    hold one kind-0 section."""
+    op_code = HEADER.unpack_from(message)[3]
+    body = message[HEADER_SIZE:]
+    if op_code == OP_COMPRESSED:
+        inner = decompress_message(body)
+        op_code, body = inner.op_code, inner.body
+    if op_code != OP_MSG or len(body) < 5 or body[4] != 0:
+        raise fatal("not an OP_MSG reply with a body section")
+    return bson.decode(body[5:])

@@ -330,3 +330,28 @@ def test_workers_refuse_what_they_cannot_share(tmp_path):
     out = subprocess.run([sys.executable, "-m", "ginkgodb.cli", "serve", "--in-memory", "--workers", "2"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 2 and "needs a data directory" in out.stderr
+
+
+def test_current_op_and_kill_op_reach_every_worker(pair):
+    a, b = pair
+    opened = b.command({"aggregate": "waits", "pipeline": [{"$changeStream": {}}], "cursor": {}, "$db": "t"})
+    cid = opened["cursor"]["id"]
+    answer: list[dict] = []
+    waiter = threading.Thread(target=lambda: answer.append(
+        b.command({"getMore": cid, "collection": "waits", "$db": "t", "maxTimeMS": 8_000})))
+    waiter.start()
+    deadline = time.monotonic() + 30
+    waiting: list[dict] = []
+    while not waiting and time.monotonic() < deadline:
+        ops = a.command({"currentOp": 1, "$db": "admin"})["inprog"]
+        waiting = [op for op in ops if op.get("command", {}).get("getMore") == cid]
+        time.sleep(0.05)
+    assert {op["opid"] % 2 for op in ops} == {0, 1}   # both workers answered
+    assert len(waiting) == 1
+    opid = waiting[0]["opid"]
+    assert not waiting[0]["killPending"]
+    assert a.command({"killOp": 1, "op": opid, "$db": "admin"})["ok"] == 1
+    ops = a.command({"currentOp": 1, "$db": "admin"})["inprog"]
+    assert [op["killPending"] for op in ops if op["opid"] == opid] in ([True], [])   # [] once it ended
+    waiter.join(60)
+    assert answer and (answer[0]["ok"] == 1 or answer[0]["codeName"] == "Interrupted"), answer

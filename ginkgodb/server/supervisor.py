@@ -33,7 +33,7 @@ from ..version import MONGODB_VERSION, __version__
 from .config import ServerConfig
 from .logs import configure, event
 from .routing import WorkerSeat
-from .worker import encode_spec
+from .worker_spec import encode_spec
 
 EXIT_CLEAN = 0
 EXIT_BAD_OPTIONS = 2

@@ -26,7 +26,9 @@ import pytest
 from bson import Binary, Int64
 
 from ginkgodb.engine import cursor_worker
-from ginkgodb.server.routing import BROADCAST, LOCAL, SPLIT, route, session_worker
+from ginkgodb.server.config import ServerConfig
+from ginkgodb.server.routing import BROADCAST, LOCAL, SPLIT, WorkerSeat, route, session_worker
+from ginkgodb.server.worker_spec import decode_spec, encode_spec
 from ginkgodb.wire.op_msg import encode_op_msg
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="--workers needs SO_REUSEPORT (Linux)")
@@ -57,6 +59,13 @@ def test_route_follows_cursor_ids_and_sessions():
         assert route(command, 0, 2) == BROADCAST
     assert route({"profile": -1}, 0, 2) == LOCAL
     assert route({"fsync": 1}, 0, 2) == LOCAL
+
+
+def test_worker_spec_round_trip():
+    config = ServerConfig(port=1234, bind=("127.0.0.1", "::1"), dbpath="d", workers=2, command_threads=3,
+                          set_parameters=(("quiet", "1"),), tls_disabled_protocols=("TLS1_0",), argv=("ginkgodb",))
+    seat = WorkerSeat(index=1, count=2, socket_dir="s", lock_fds=(5, 6), ready_fd=7, parent_pid=8)
+    assert decode_spec(encode_spec(config, seat)) == (config, seat)
 
 
 # -- a two-worker server -----------------------------------------------------------------------

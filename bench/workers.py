@@ -8,19 +8,26 @@ of about 0.2 KB), then `--clients` spawned processes, each with its own pymongo 
 connection), wait at a barrier and run `find_one({"_id": random})` for `--seconds`. The rate is
 all clients' operations over the window. Rounds alternate W = 1 and W = 2 (interleaved, so
 that load from elsewhere on the machine falls on both alike); medians of `--repeat` pairs.
-The load average is printed before and after, because the figures depend on it.
+The load average is printed before and after, because the figures depend on it. Also printed:
+the server's CPU time per find_one (the supervisor and its workers, from /proc, over the same
+window), which says whether a second process adds work per operation, independently of how
+much of the machine other programs leave free.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import random
+import signal
 import statistics
+import subprocess
+import sys
 import tempfile
+import threading
 import time
-
-from ginkgodb.server.testing import running_server
+from pathlib import Path
 
 SPAWN = multiprocessing.get_context("spawn")
 DOCUMENTS = 10_000
@@ -44,23 +51,57 @@ def _client(port: int, seconds: float, barrier, results, seed: int) -> None:
     client.close()
 
 
-def one_round(workers: int, clients: int, seconds: float) -> float:
-    """Aggregate find_one/s of `clients` processes against a server of `workers` processes."""
-    import pymongo
+def _server(workers: int) -> tuple[subprocess.Popen, int]:
     path = tempfile.mkdtemp(prefix="bench-workers-")
-    with running_server(path, subprocess=True, workers=workers, quiet=True) as (host, port):
-        seed = pymongo.MongoClient(host, port)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "ginkgodb.cli", "serve", "--port", "0", "--dbpath", path,
+                             "--workers", str(workers), "--quiet"], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if '"Waiting for connections"' in line:
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
+            return proc, int(json.loads(line)["attr"]["port"])
+    raise RuntimeError("the server did not start")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its children (the workers), from /proc."""
+    total = 0.0
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            children = [int(c) for c in f.read().split()]
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+    return total + sum(_cpu_seconds(c) for c in children)
+
+
+def one_round(workers: int, clients: int, seconds: float) -> tuple[float, float]:
+    """(aggregate find_one/s, server CPU microseconds per find_one) of `clients` processes
+    against a server of `workers` processes."""
+    import pymongo
+    proc, port = _server(workers)
+    try:
+        seed = pymongo.MongoClient("127.0.0.1", port)
         seed.bench.items.insert_many([{"_id": i, "k": i, "s": "x" * 200} for i in range(DOCUMENTS)])
         seed.close()
-        barrier = SPAWN.Barrier(clients)
+        barrier = SPAWN.Barrier(clients + 1)
         results = SPAWN.Queue()
         procs = [SPAWN.Process(target=_client, args=(port, seconds, barrier, results, me)) for me in range(clients)]
         for p in procs:
             p.start()
+        barrier.wait()
+        cpu = _cpu_seconds(proc.pid)
         total = sum(results.get(timeout=600) for _ in procs)
+        cpu = _cpu_seconds(proc.pid) - cpu
         for p in procs:
             p.join()
-    return total / seconds
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    return total / seconds, cpu / total * 1e6
 
 
 def main() -> None:
@@ -71,14 +112,18 @@ def main() -> None:
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     rates: dict[int, list[float]] = {1: [], 2: []}
+    costs: dict[int, list[float]] = {1: [], 2: []}
     for r in range(args.repeat):
         for workers in (1, 2) if r % 2 == 0 else (2, 1):
-            rate = one_round(workers, args.clients, args.seconds)
+            rate, cost = one_round(workers, args.clients, args.seconds)
             rates[workers].append(rate)
-            print(f"round {r + 1}: --workers {workers}: {rate:,.0f} find_one/s "
+            costs[workers].append(cost)
+            print(f"round {r + 1}: --workers {workers}: {rate:,.0f} find_one/s, server CPU {cost:,.0f} us/op "
                   f"(load {os.getloadavg()[0]:.2f})", flush=True)
     one, two = statistics.median(rates[1]), statistics.median(rates[2])
     print(f"median --workers 1: {one:,.0f}/s  --workers 2: {two:,.0f}/s  ratio {two / one:.2f}x")
+    print(f"median server CPU per find_one: --workers 1: {statistics.median(costs[1]):,.0f} us  "
+          f"--workers 2: {statistics.median(costs[2]):,.0f} us")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -26,9 +26,11 @@ import pytest
 from bson import Binary, Int64
 
 from ginkgodb.engine import cursor_worker
+from ginkgodb.errors import StorageError
 from ginkgodb.server.config import ServerConfig
 from ginkgodb.server.routing import BROADCAST, LOCAL, SPLIT, WorkerSeat, route, session_worker
 from ginkgodb.server.worker_spec import decode_spec, encode_spec
+from ginkgodb.storage.lmdb_engine import LmdbEngine, lock_directory
 from ginkgodb.wire.op_msg import encode_op_msg
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="--workers needs SO_REUSEPORT (Linux)")
@@ -66,6 +68,26 @@ def test_worker_spec_round_trip():
                           set_parameters=(("quiet", "1"),), tls_disabled_protocols=("TLS1_0",), argv=("ginkgodb",))
     seat = WorkerSeat(index=1, count=2, socket_dir="s", lock_fds=(5, 6), ready_fd=7, parent_pid=8)
     assert decode_spec(encode_spec(config, seat)) == (config, seat)
+
+
+def test_inherited_lock_shares_the_directory_with_siblings_only(tmp_path):
+    path = str(tmp_path / "d")
+    held = lock_directory(path)   # what the supervisor takes
+    try:
+        with pytest.raises(StorageError) as refused:
+            LmdbEngine(path, map_size=1 << 26, shared=True, sync_interval=0)
+        assert refused.value.kind == "locked"
+        worker = LmdbEngine(path, map_size=1 << 26, shared=True, sync_interval=0,
+                            held_locks=tuple(os.dup(fd) for fd in held))   # what a worker inherits
+        with worker.writer() as txn:
+            txn.put(b"k", b"v")
+        worker.close()                # lets go of its copies, never of the supervisor's lock
+        with pytest.raises(StorageError):
+            LmdbEngine(path, map_size=1 << 26, shared=True, sync_interval=0)
+    finally:
+        for fd in held:
+            os.close(fd)
+    LmdbEngine(path, map_size=1 << 26, shared=False, sync_interval=0).close()   # free once it is gone
 
 
 # -- a two-worker server -----------------------------------------------------------------------
@@ -310,6 +332,9 @@ def test_supervisor_restarts_a_killed_worker_and_stops_on_sigterm(tmp_path):
     try:
         workers = _children(proc.pid)
         assert len(workers) == 2
+        with pytest.raises(StorageError) as refused:   # the supervisor keeps everyone else out
+            LmdbEngine(str(tmp_path / "data"), shared=True, sync_interval=0)
+        assert refused.value.kind == "locked"
         client = pymongo.MongoClient("127.0.0.1", port, serverSelectionTimeoutMS=60_000)
         client.t.c.insert_one({"_id": 1})
         os.kill(workers[0], signal.SIGKILL)

@@ -389,3 +389,18 @@ def test_current_op_and_kill_op_reach_every_worker(pair):
     assert [op["killPending"] for op in ops if op["opid"] == opid] in ([True], [])   # [] once it ended
     waiter.join(60)
     assert answer and (answer[0]["ok"] == 1 or answer[0]["codeName"] == "Interrupted"), answer
+
+
+def test_retryable_write_retried_on_the_other_worker(pair):
+    a, b = pair
+    lsid = {"id": Binary(uuid.uuid4().bytes, 4)}
+    write = {"insert": "retried", "documents": [{"_id": 1, "n": 1}], "$db": "t", "lsid": lsid, "txnNumber": Int64(3)}
+    first = a.command(dict(write))
+    again = b.command(dict(write))        # the driver's retry, on another connection
+    assert first["ok"] == 1 and first["n"] == 1
+    assert again["ok"] == 1 and again["n"] == 1 and "writeErrors" not in again   # answered, not run again
+    bump = {"update": "retried", "updates": [{"q": {"_id": 1}, "u": {"$inc": {"n": 1}}}], "$db": "t",
+            "lsid": lsid, "txnNumber": Int64(4)}
+    for conn in (b, a, b):
+        assert conn.command(dict(bump))["nModified"] == 1
+    assert a.command({"find": "retried", "$db": "t"})["cursor"]["firstBatch"] == [{"_id": 1, "n": 2}]

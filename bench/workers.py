@@ -20,6 +20,7 @@ import json
 import multiprocessing
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -51,8 +52,7 @@ def _client(port: int, seconds: float, barrier, results, seed: int) -> None:
     client.close()
 
 
-def _server(workers: int) -> tuple[subprocess.Popen, int]:
-    path = tempfile.mkdtemp(prefix="bench-workers-")
+def _server(workers: int, path: str) -> tuple[subprocess.Popen, int]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.Popen([sys.executable, "-m", "ginkgodb.cli", "serve", "--port", "0", "--dbpath", path,
                              "--workers", str(workers), "--quiet"], stdout=subprocess.PIPE, text=True, env=env)
@@ -82,7 +82,8 @@ def one_round(workers: int, clients: int, seconds: float) -> tuple[float, float]
     """(aggregate find_one/s, server CPU microseconds per find_one) of `clients` processes
     against a server of `workers` processes."""
     import pymongo
-    proc, port = _server(workers)
+    path = tempfile.mkdtemp(prefix="bench-workers-")
+    proc, port = _server(workers, path)
     try:
         seed = pymongo.MongoClient("127.0.0.1", port)
         seed.bench.items.insert_many([{"_id": i, "k": i, "s": "x" * 200} for i in range(DOCUMENTS)])
@@ -101,6 +102,7 @@ def one_round(workers: int, clients: int, seconds: float) -> tuple[float, float]
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(120)
+        shutil.rmtree(path, ignore_errors=True)   # each round's directory holds a preallocated reserve
     return total / seconds, cpu / total * 1e6
 
 

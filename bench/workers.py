@@ -43,12 +43,13 @@ def _client(port: int, seconds: float, barrier, results, seed: int) -> None:
         coll.find_one({"_id": rng.randrange(DOCUMENTS)})
     barrier.wait()
     done = 0
+    cpu = time.process_time()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         for _ in range(50):
             coll.find_one({"_id": rng.randrange(DOCUMENTS)})
         done += 50
-    results.put(done)
+    results.put((done, time.process_time() - cpu))
     client.close()
 
 
@@ -78,9 +79,9 @@ def _cpu_seconds(pid: int) -> float:
     return total + sum(_cpu_seconds(c) for c in children)
 
 
-def one_round(workers: int, clients: int, seconds: float) -> tuple[float, float]:
-    """(aggregate find_one/s, server CPU microseconds per find_one) of `clients` processes
-    against a server of `workers` processes."""
+def one_round(workers: int, clients: int, seconds: float) -> tuple[float, float, float]:
+    """(aggregate find_one/s, server and client CPU microseconds per find_one) of `clients`
+    processes against a server of `workers` processes."""
     import pymongo
     path = tempfile.mkdtemp(prefix="bench-workers-")
     proc, port = _server(workers, path)
@@ -95,15 +96,17 @@ def one_round(workers: int, clients: int, seconds: float) -> tuple[float, float]
             p.start()
         barrier.wait()
         cpu = _cpu_seconds(proc.pid)
-        total = sum(results.get(timeout=600) for _ in procs)
+        reports = [results.get(timeout=600) for _ in procs]
         cpu = _cpu_seconds(proc.pid) - cpu
+        total = sum(done for done, _ in reports)
+        client_cpu = sum(spent for _, spent in reports)
         for p in procs:
             p.join()
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(120)
         shutil.rmtree(path, ignore_errors=True)   # each round's directory holds a preallocated reserve
-    return total / seconds, cpu / total * 1e6
+    return total / seconds, cpu / total * 1e6, client_cpu / total * 1e6
 
 
 def main() -> None:
@@ -117,11 +120,11 @@ def main() -> None:
     costs: dict[int, list[float]] = {1: [], 2: []}
     for r in range(args.repeat):
         for workers in (1, 2) if r % 2 == 0 else (2, 1):
-            rate, cost = one_round(workers, args.clients, args.seconds)
+            rate, cost, client_cost = one_round(workers, args.clients, args.seconds)
             rates[workers].append(rate)
             costs[workers].append(cost)
-            print(f"round {r + 1}: --workers {workers}: {rate:,.0f} find_one/s, server CPU {cost:,.0f} us/op "
-                  f"(load {os.getloadavg()[0]:.2f})", flush=True)
+            print(f"round {r + 1}: --workers {workers}: {rate:,.0f} find_one/s, CPU per op: server {cost:,.0f} us, "
+                  f"clients {client_cost:,.0f} us (load {os.getloadavg()[0]:.2f})", flush=True)
     one, two = statistics.median(rates[1]), statistics.median(rates[2])
     print(f"median --workers 1: {one:,.0f}/s  --workers 2: {two:,.0f}/s  ratio {two / one:.2f}x")
     print(f"median server CPU per find_one: --workers 1: {statistics.median(costs[1]):,.0f} us  "

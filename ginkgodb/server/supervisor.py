@@ -203,12 +203,17 @@ def _reserve_ports(config: ServerConfig) -> tuple[int, list[socket.socket]]:
     try:
         for host in config.bind:
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                # first without SO_REUSEPORT: that fails if anyone holds the port, also another
+                # --workers server of this user, which the reservation alone would join
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind((host, port))
+                port = probe.getsockname()[1]
             sock = socket.socket(family, socket.SOCK_STREAM)
             held.append(sock)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             sock.bind((host, port))
-            port = sock.getsockname()[1]
     except BaseException:
         for sock in held:
             sock.close()

@@ -404,3 +404,11 @@ def test_retryable_write_retried_on_the_other_worker(pair):
     for conn in (b, a, b):
         assert conn.command(dict(bump))["nModified"] == 1
     assert a.command({"find": "retried", "$db": "t"})["cursor"]["firstBatch"] == [{"_id": 1, "n": 2}]
+
+
+def test_a_port_held_by_another_workers_server_is_refused(server, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "ginkgodb.cli", "serve", "--port", str(server[1]), "--dbpath",
+                          str(tmp_path / "other"), "--workers", "2", "--quiet"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 48 and "Failed to listen" in out.stderr

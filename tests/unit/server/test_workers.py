@@ -412,3 +412,18 @@ def test_a_port_held_by_another_workers_server_is_refused(server, tmp_path):
                           str(tmp_path / "other"), "--workers", "2", "--quiet"],
                          capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 48 and "Failed to listen" in out.stderr
+
+
+def test_the_shutdown_command_stops_every_worker(tmp_path):
+    proc, port = _start(tmp_path / "data")
+    try:
+        workers = _children(proc.pid)
+        client = pymongo.MongoClient("127.0.0.1", port, serverSelectionTimeoutMS=5_000)
+        with pytest.raises(pymongo.errors.PyMongoError):   # the connection closes without a reply
+            client.admin.command("shutdown")
+        client.close()
+        assert proc.wait(120) == 0
+    finally:
+        _stop(proc)
+    for pid in workers:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"

@@ -55,8 +55,14 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
                        help="do not log connection opens, closes and client metadata")
     serve.add_argument("--noscripting", action="store_true",
                        help="disable server-side JavaScript ($where, $function, $accumulator, mapReduce)")
-    serve.add_argument("--workers", type=int, default=16,
-                       help="threads that run commands off the network loop (default %(default)s)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="server processes sharing the data directory and the port (SO_REUSEPORT, Linux): "
+                            "reads scale with the cores, writes take turns on the storage's write lock; "
+                            "cursors and transactions are routed to the process that holds them "
+                            "(default %(default)s)")
+    serve.add_argument("--commandThreads", type=int, default=16, dest="command_threads", metavar="N",
+                       help="threads per server process that run commands off the network loop "
+                            "(default %(default)s)")
     serve.add_argument("--maxConns", type=int, default=C.DEFAULT_MAX_CONNECTIONS, dest="max_connections",
                        metavar="N", help="most simultaneous client connections; more are closed at once "
                                          "(default %(default)s, and at most 80%% of the open-file limit)")
@@ -141,7 +147,8 @@ def _serve(args: argparse.Namespace, argv: list[str]) -> int:
     bind = ("0.0.0.0",) if args.bind_ip_all else tuple(a.strip() for a in args.bind.split(",") if a.strip())
     config = ServerConfig(port=args.port, bind=bind, dbpath=None if args.in_memory else args.dbpath,
                           log_level=args.log_level, slow_ms=args.slow_ms, quiet=args.quiet,
-                          workers=max(1, args.workers), max_connections=max(1, args.max_connections),
+                          workers=args.workers, command_threads=max(1, args.command_threads),
+                          max_connections=max(1, args.max_connections),
                           disk_reserve_mb=max(0, args.disk_reserve_mb), javascript_enabled=not args.noscripting,
                           argv=tuple(argv), repl_set=args.repl_set or None, etcd=args.etcd or None,
                           oplog_size_mb=args.oplog_size_mb,

@@ -7,7 +7,7 @@ typed requests they take, and the cursors they return.
 from __future__ import annotations
 
 from .change_stream import DEFAULT_AWAIT_SECONDS, ChangeStreamCursor
-from .cursors import DEFAULT_FIRST_BATCH, ServerCursor, TailableCursor
+from .cursors import DEFAULT_FIRST_BATCH, MAX_WORKERS, ServerCursor, TailableCursor, cursor_worker
 from .engine import Engine
 from .names import check_collection_name, check_db_name
 from .operations import IndexBuild, IndexChange
@@ -38,6 +38,7 @@ __all__ = [
     "FindRequest",
     "IndexBuild",
     "IndexChange",
+    "MAX_WORKERS",
     "RetryableView",
     "SETTINGS",
     "aggregate_shape",
@@ -52,6 +53,7 @@ __all__ = [
     "WriteOutcome",
     "abort_transaction",
     "check_collection_name",
+    "cursor_worker",
     "check_db_name",
     "commit_transaction",
     "default_oplog_size",

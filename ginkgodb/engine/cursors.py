@@ -161,16 +161,37 @@ class TailableCursor(ServerCursor):
         super().close()
 
 
+#: with `serve --workers N`, a cursor id carries its owning worker in the bits above these
+WORKER_ID_SHIFT = 55
+#: the most workers whose index fits the id (six bits, below the int64 sign)
+MAX_WORKERS = 64
+
+
+def cursor_worker(cid: int) -> int:
+    """The index of the worker process that owns cursor `cid` (0 for untagged ids' low values)."""
+    return (int(cid) >> WORKER_ID_SHIFT) & (MAX_WORKERS - 1)
+
+
 class CursorManager:
     def __init__(self) -> None:
         self._cursors: dict[int, ServerCursor] = {}
         self._lock = threading.Lock()
+        self._id_bits = 62      # random bits of a new id
+        self._id_tag = 0        # the worker index above them (serve --workers)
+
+    def name_worker(self, index: int) -> None:
+        """Make every new cursor id name worker `index` in its high bits (docs/design/workers.md),
+        so that a getMore arriving at another worker process can be routed to this one."""
+        if not 0 <= index < MAX_WORKERS:
+            raise ValueError(f"worker index {index} outside 0..{MAX_WORKERS - 1}")
+        self._id_bits = WORKER_ID_SHIFT
+        self._id_tag = index << WORKER_ID_SHIFT
 
     def register(self, cursor: ServerCursor) -> int:
         with self._lock:
             self._reap_locked()
             while True:
-                cid = secrets.randbits(62) or 1
+                cid = (secrets.randbits(self._id_bits) or 1) | self._id_tag
                 if cid not in self._cursors:
                     break
             cursor.id = cid

@@ -30,7 +30,8 @@ class ServerConfig:
     quiet: bool = False
     log_path: Optional[str] = None            # --logpath: the log goes to this file, not stdout
     log_append: bool = False                  # --logappend
-    workers: int = 16                        # threads running commands off the event loop
+    command_threads: int = 16                # --commandThreads: threads running commands off the event loop
+    workers: int = 1                         # --workers: server processes on one port (docs/design/workers.md)
     event_loop: str = "asyncio"              # --eventLoop asyncio|uvloop|auto (event_loop.py)
     max_connections: int = DEFAULT_MAX_CONNECTIONS   # --maxConns
     max_pipelined_bytes: int = DEFAULT_MAX_PIPELINED_BYTES

@@ -7,9 +7,11 @@ workers; the caller then closes the engine, which flushes it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import itertools
 import logging
+import os
 import resource
 import socket
 import sys
@@ -22,6 +24,7 @@ from .auth_log import AuthLog
 from .config import DEFAULT_MAX_CONNECTIONS, ServerConfig
 from .logs import MongoJsonFormatter, RecentLines, event
 from .protocol import ConnectionProtocol
+from .routing import WorkerSeat, opid_numbers
 from .state import ServerState
 from .tls import TLSSniffer
 
@@ -33,6 +36,8 @@ GIL_SWITCH_INTERVAL = 0.001
 _FD_SHARE_FOR_CONNECTIONS = 0.8
 #: how often writes held by an fsync lock look again (seconds)
 _HELD_POLL = 0.05
+#: how often a worker (serve --workers) looks whether its supervisor is still there (seconds)
+_PARENT_POLL = 1.0
 
 
 def supported_connections(requested: int) -> int:
@@ -48,11 +53,16 @@ def supported_connections(requested: int) -> int:
 
 
 class Server:
-    def __init__(self, config: ServerConfig, engine: Any, recent_log: Optional[RecentLines] = None) -> None:
+    def __init__(self, config: ServerConfig, engine: Any, recent_log: Optional[RecentLines] = None,
+                 seat: Optional[WorkerSeat] = None) -> None:
         self.config = config
         self.engine = engine
+        #: with --workers N, this worker's place (routing.py); None for a server of one process
+        self.seat = seat
         self.max_connections = supported_connections(config.max_connections)
         self.state = ServerState(config, recent_log, self.max_connections)
+        if seat is not None:
+            self.state.number_ops(opid_numbers(seat.index, seat.count))
         self._refusing = False  # within an episode of refused connections (logged once)
         self.state.on_shutdown_request = self._shutdown_requested
         self.state.security.report = AuthLog()
@@ -60,7 +70,7 @@ class Server:
         #: writes that arrived while fsync-locked: held here, not in a worker thread, so that
         #: reads keep every worker (mongod's writers wait on its global lock the same way)
         self._held: list[tuple[ConnectionProtocol, Any]] = []
-        self.pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="ginkgodb-cmd")
+        self.pool = ThreadPoolExecutor(max_workers=config.command_threads, thread_name_prefix="ginkgodb-cmd")
         self.connections: set[ConnectionProtocol] = set()
         self._unsorted: set[Any] = set()   # TLS on: connections whose first byte is not here yet
         self.port: Optional[int] = None
@@ -148,12 +158,16 @@ class Server:
                 return ConnectionProtocol(self)
             return TLSSniffer(lambda: ConnectionProtocol(self), tls, require=self.config.tls_mode == "requireTLS",
                               pending=self._unsorted)
+        seat = self.seat
         for host in self.config.bind:
-            listener = await self._loop.create_server(accept, host, port, reuse_address=True, backlog=512)
+            listener = await self._loop.create_server(accept, host, port, reuse_address=True, backlog=512,
+                                                      reuse_port=seat is not None or None)
             self._listeners.append(listener)
             if port == 0:
                 port = listener.sockets[0].getsockname()[1]
             event(logging.INFO, "NETWORK", 23015, "listener", "Listening on", address=host)
+        if seat is not None:
+            await self._listen_for_siblings(seat)
         self.port = port
         self.state.set_port(port)
         requested = self.config.max_connections
@@ -164,9 +178,38 @@ class Server:
         track_commits(self.engine)
         if self.config.repl_set:
             self._join_replica_set(port)
-        event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port,
-              ssl="off" if tls is None else "on")
+        if seat is None:
+            event(logging.INFO, "NETWORK", 23016, "listener", "Waiting for connections", port=port,
+                  ssl="off" if tls is None else "on")
+        else:   # the supervisor says "Waiting for connections" once every worker is here
+            event(logging.INFO, "NETWORK", 23016, "listener", "Worker waiting for connections", port=port,
+                  worker=seat.index, pid=os.getpid())
+            if seat.ready_fd >= 0:
+                os.write(seat.ready_fd, b"1")
+                os.close(seat.ready_fd)
+            self._watch_parent(seat)
         return port
+
+    async def _listen_for_siblings(self, seat: WorkerSeat) -> None:
+        """The Unix socket on which sibling workers forward requests this worker owns."""
+        assert self._loop is not None
+        path = seat.socket_path(seat.index)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)   # left by this seat's previous worker, which died
+        listener = await self._loop.create_unix_server(lambda: ConnectionProtocol(self, internal=True), path,
+                                                       backlog=512)
+        self._listeners.append(listener)
+
+    def _watch_parent(self, seat: WorkerSeat) -> None:
+        """Stop when the supervisor is gone (killed): nobody would restart or stop this worker."""
+        if self._loop is None or self._stop is None or self._stop.is_set():
+            return
+        if seat.parent_pid and os.getppid() != seat.parent_pid:
+            event(logging.WARNING, "CONTROL", 8990001, "worker", "The supervising process is gone: stopping",
+                  worker=seat.index)
+            self.request_stop()
+            return
+        self._loop.call_later(_PARENT_POLL, self._watch_parent, seat)
 
     def _security_warnings(self) -> None:
         """mongod's startup warning without access control (22120), and ginkgodb's own when

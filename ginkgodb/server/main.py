@@ -20,6 +20,7 @@ from .config import ServerConfig
 from .event_loop import loop_factory
 from .lifecycle import Server
 from .logs import configure, event
+from .routing import WorkerSeat
 from .tls import TLSSetupError
 
 EXIT_CLEAN = 0
@@ -35,10 +36,16 @@ EXIT_DATA_DIR = 100
 GC_THRESHOLDS = (50_000, 20, 100)
 
 
-def run(config: ServerConfig) -> int:
+def run(config: ServerConfig, seat: Optional[WorkerSeat] = None) -> int:
+    """Serve until stopped. With --workers above 1 this process supervises that many server
+    processes (supervisor.py), each of which comes back here with its `seat`."""
+    if config.workers != 1 and seat is None:
+        from .supervisor import supervise
+        return supervise(config)
     gc.set_threshold(*GC_THRESHOLDS)
+    append = config.log_append or seat is not None   # workers share the supervisor's log file
     try:
-        stream = open(config.log_path, "a" if config.log_append else "w", encoding="utf-8") if config.log_path else None
+        stream = open(config.log_path, "a" if append else "w", encoding="utf-8") if config.log_path else None
     except OSError as exc:
         print(f"ginkgodb: cannot open the log file {config.log_path}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_OPTIONS
@@ -52,22 +59,25 @@ def run(config: ServerConfig) -> int:
         event(logging.ERROR, "CONTROL", 20574, "initandlisten", "Error during global initialization", error=why)
         print(f"ginkgodb: {why}", file=sys.stderr)
         return EXIT_BAD_OPTIONS
-    event(logging.INFO, "CONTROL", 4615611, "initandlisten", "ginkgodb starting",
-          pid=os.getpid(), port=config.port, dbPath=config.dbpath or ":memory:",
-          version=__version__, mongodbVersion=MONGODB_VERSION)
+    if seat is None:
+        event(logging.INFO, "CONTROL", 4615611, "initandlisten", "ginkgodb starting",
+              pid=os.getpid(), port=config.port, dbPath=config.dbpath or ":memory:",
+              version=__version__, mongodbVersion=MONGODB_VERSION)
     try:
         config.tls_context()
     except TLSSetupError as exc:
         event(logging.ERROR, "CONTROL", 20574, "initandlisten", "Error during global initialization", error=str(exc))
         print(f"ginkgodb: {exc}", file=sys.stderr)
         return EXIT_BAD_OPTIONS
-    engine = _open_engine(config)
+    engine = _open_engine(config, seat)
     if engine is None:
         return EXIT_DATA_DIR
+    if seat is not None:
+        engine.cursors.name_worker(seat.index)   # a getMore elsewhere finds its way here
     gc.freeze()  # what start-up made lives as long as the server: no collection scans it again
     try:
         with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
-            return runner.run(_serve(Server(config, engine, recent)))
+            return runner.run(_serve(Server(config, engine, recent, seat)))
     finally:
         engine.close()
         event(logging.INFO, "STORAGE", 4784917, "initandlisten", "Data directory closed",
@@ -84,12 +94,14 @@ def apply_startup_parameters(config: ServerConfig) -> Optional[str]:
     return None
 
 
-def _open_engine(config: ServerConfig):
+def _open_engine(config: ServerConfig, seat: Optional[WorkerSeat] = None):
     from ..engine import Engine, default_oplog_size
     size = (config.oplog_size_mb * 1024 * 1024 if config.oplog_size_mb
             else default_oplog_size(config.dbpath, server=True))
+    # a worker shares the directory with its siblings only, under the supervisor's lock
+    sharing = {"shared": True, "held_locks": seat.lock_fds} if seat is not None else {}
     try:
-        return Engine.open(config.dbpath, oplog_bytes=size, **config.storage_options())
+        return Engine.open(config.dbpath, oplog_bytes=size, **config.storage_options(), **sharing)
     except StorageError as exc:
         if exc.kind == "locked":
             why = (f"DBPathInUse: Unable to lock the data directory {config.dbpath}: another ginkgodb "

@@ -21,8 +21,10 @@ from ..errors import CommandError, code_name
 from ..limits import MAX_MESSAGE_SIZE
 from ..wire import ProtocolError, Request, WireConnection
 from .executor import _HANDSHAKE, Job, slow_op_log
+from .forwarding import Relay, forward
 from .hello_stream import HelloStream, is_awaitable_hello
 from .logs import event
+from .routing import LOCAL, WorkerSeat, route
 from .state import ServerState
 from .tls import peer_subject
 
@@ -33,6 +35,7 @@ class ConnectionOwner(Protocol):
     engine: Any
     state: ServerState
     pool: Executor
+    seat: Optional[WorkerSeat]   # with --workers N: this process's place among them (routing.py)
 
     @property
     def quiet(self) -> bool: ...
@@ -46,8 +49,12 @@ class ConnectionOwner(Protocol):
 
 
 class ConnectionProtocol(asyncio.Protocol):
-    def __init__(self, server: ConnectionOwner) -> None:
+    def __init__(self, server: ConnectionOwner, internal: bool = False) -> None:
         self.server = server
+        #: a sibling worker's channel (forwarded requests run here, never routed on)
+        self.internal = internal
+        self.relay: Optional[Relay] = None
+        self.forwarding: Optional[asyncio.Task] = None   # a routed request on its way
         self.state = server.state
         self.wire = WireConnection()
         self.transport: Optional[asyncio.Transport] = None
@@ -92,6 +99,10 @@ class ConnectionProtocol(asyncio.Protocol):
             self.job.ctx.killed = True
         if self.hello_stream is not None:
             self.hello_stream.cancel()
+        if self.forwarding is not None:
+            self.forwarding.cancel()
+        if self.relay is not None:
+            self.relay.close()
         self.server.connection_closed(self)
         if not self.server.quiet:
             event(logging.INFO, "NETWORK", 22944, f"conn{self.connection_id}", "Connection ended",
@@ -115,7 +126,8 @@ class ConnectionProtocol(asyncio.Protocol):
     # -- request processing -------------------------------------------------------------------
     def _pump(self) -> None:
         """Take requests off the buffer until one must wait for a worker thread."""
-        while self.job is None and self.hello_stream is None and not self.closed and not self._write_paused:
+        while (self.job is None and self.hello_stream is None and self.forwarding is None and not self.closed
+               and not self._write_paused):
             if self.state.shutting_down:
                 self.close()
                 return
@@ -148,6 +160,38 @@ class ConnectionProtocol(asyncio.Protocol):
         self.state.requests += 1
         name = request.name
         self.state.count(name, request.command)
+        seat = self.server.seat
+        if seat is not None and not self.internal and request.frame is not None:
+            target = route(request.command, seat.index, seat.count)
+            if target != LOCAL:
+                self._forward(request, target, seat)
+                return
+        self._start_here(request)
+
+    def _forward(self, request: Request, target: int, seat: WorkerSeat) -> None:
+        """Hand the request to its owner (forwarding.py); the next request waits for it."""
+        if self.relay is None:
+            self.relay = Relay(seat)
+        task = asyncio.get_running_loop().create_task(
+            forward(self.relay, request, target, self._send, lambda reply: self.wire.encode_reply(request, reply)))
+        self.forwarding = task
+
+        def done(_: asyncio.Task) -> None:
+            self.forwarding = None
+            if task.cancelled() or self.closed:
+                return
+            exc = task.exception()
+            if exc is not None:
+                logging.getLogger("ginkgodb.server").error("forwarding %s failed", request.name, exc_info=exc)
+                self.close()
+                return
+            if task.result():
+                self._start_here(request)   # broadcast: the siblings have it, now this worker
+            self._pump()
+        task.add_done_callback(done)
+
+    def _start_here(self, request: Request) -> None:
+        name = request.name
         if name in _HANDSHAKE and is_awaitable_hello(request):
             self.hello_stream = HelloStream(self, request)
             self.hello_stream.start()

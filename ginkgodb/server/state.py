@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Optional
 
 from ..commands import OpInfo, ReplicaSetMember, Security, TopologyWatch
@@ -70,7 +70,7 @@ class ServerState:
         self.requests = 0
         self._opcounters = {"insert": 0, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0}
         self._ops: dict[int, OpInfo] = {}
-        self._opids = itertools.count(1)
+        self._opids: Iterator[int] = itertools.count(1)
         self.shutting_down = False
         #: set by the Server: stop cleanly, giving in-flight operations this many seconds
         self.on_shutdown_request: Optional[Callable[[float], None]] = None
@@ -81,6 +81,11 @@ class ServerState:
         self.replica_set: Optional[ReplicaSetMember] = None
         #: --auth, cursor owners and where authentication events go (set by the Server)
         self.security = Security(config.auth)
+
+    def number_ops(self, opids: Iterator[int]) -> None:
+        """Where operation ids come from (serve --workers: each worker its own residue class,
+        so that killOp finds the worker that runs an operation)."""
+        self._opids = opids
 
     def set_port(self, port: int) -> None:
         """The port actually bound (differs from the config when it asked for port 0)."""

@@ -192,6 +192,28 @@ def _open_locked(path: str, name: str, shared: bool) -> int:
     return fd
 
 
+def lock_directory(path: str) -> tuple[int, int]:
+    """Take a data directory's exclusive lock without opening LMDB (the `serve --workers`
+    supervisor, whose workers inherit the descriptors as `held_locks`); raises
+    StorageError("locked") when another process holds it."""
+    _make_directory(path)
+    data = _open_locked(path, DATA_FILE, False)
+    try:
+        return data, _open_locked(path, LOCK_FILE, False)
+    except BaseException:
+        os.close(data)
+        raise
+
+
+def _held(fd: int) -> int:
+    """An inherited descriptor whose open file already holds the exclusive lock: taking
+    LOCK_EX again on the same open file succeeds at once (flock locks belong to it); a
+    descriptor that does not hold it fails here instead of sharing the directory unlocked."""
+    if not _lock(fd, False):
+        raise StorageError("locked", "the inherited data-directory lock is not held by this process's supervisor")
+    return fd
+
+
 #: open environments, so that a forked child can tell its inherited ones apart (_after_fork)
 _OPEN: weakref.WeakSet[LmdbEngine] = weakref.WeakSet()
 #: environments a forked child inherited: marked closed and never closed there, because
@@ -221,8 +243,13 @@ class LmdbEngine(KVEngine):
     _own_commits: int
 
     def __init__(self, path: str, *, map_size: int = DEFAULT_MAP_SIZE, sync_interval: float = 0.1,
-                 reserve_bytes: int = DEFAULT_RESERVE, shared: bool = False) -> None:
-        """`shared`: other processes (embedded clients) may open the directory at the same time."""
+                 reserve_bytes: int = DEFAULT_RESERVE, shared: bool = False,
+                 held_locks: tuple[int, ...] = ()) -> None:
+        """`shared`: other processes (embedded clients) may open the directory at the same time.
+        `held_locks`: descriptors of the data file and the lock file that already hold the
+        directory's exclusive lock, inherited from the supervising `serve --workers` process
+        (docs/design/workers.md); the engine then locks nothing itself, and only its sibling
+        workers, which hold the same locks, may share the directory (`shared` must be set)."""
         _make_directory(path)
         real = os.path.realpath(path)
         if any(other._real == real for other in _INHERITED):
@@ -240,10 +267,16 @@ class LmdbEngine(KVEngine):
         self._forked = False
         self._own_commits = 0
         self._lock_fds: list[int] = []
+        self._locks_inherited = bool(held_locks)
         self._lease_fds: dict[str, int] = {}
         try:
-            self._lock_fds.append(_open_locked(path, DATA_FILE, shared))   # the lock that matters
-            self._lock_fds.append(_open_locked(path, LOCK_FILE, shared))   # what older versions check
+            if held_locks:
+                if not shared or len(held_locks) != 2:
+                    raise ValueError("held_locks: the data file's and the lock file's descriptors, with shared=True")
+                self._lock_fds.extend(_held(fd) for fd in held_locks)
+            else:
+                self._lock_fds.append(_open_locked(path, DATA_FILE, shared))   # the lock that matters
+                self._lock_fds.append(_open_locked(path, LOCK_FILE, shared))   # what older versions check
             self._env = lmdb.open(path, map_size=map_size, subdir=True, max_dbs=0, sync=False,
                                   metasync=False, writemap=False, readahead=False, max_readers=512,
                                   lock=True, mode=FILE_MODE)
@@ -356,6 +389,7 @@ class LmdbEngine(KVEngine):
             os.close(fd)
         self._lease_fds.clear()
         for fd in self._lock_fds:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            if not self._locks_inherited:   # an inherited lock is the supervisor's: only let go of it
+                fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
         self._lock_fds.clear()

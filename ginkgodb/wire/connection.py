@@ -15,10 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import bson
+
 from ..limits import MAX_MESSAGE_SIZE
 from .compression import NEVER_COMPRESS, compress_message, decompress_message
 from .errors import ProtocolError, fatal
 from .framing import (
+    HEADER,
     HEADER_SIZE,
     OP_COMPRESSED,
     OP_MSG,
@@ -44,6 +47,7 @@ class Request:
     exhaust_allowed: bool = False
     compressor_id: int | None = None
     wire_size: int = 0
+    frame: Frame | None = None   # the message as received (what a server forwards unchanged)
 
     @property
     def name(self) -> str:
@@ -128,7 +132,9 @@ def parse_frame(frame: Frame) -> Request:
         inner = decompress_message(body)
         op_code, body, compressor = inner.op_code, inner.body, inner.compressor_id
     try:
-        return _parse(op_code, body, header.request_id, header.response_to, compressor)
+        request = _parse(op_code, body, header.request_id, header.response_to, compressor)
+        request.frame = frame
+        return request
     except ProtocolError as err:
         err.request_id = header.request_id
         err.legacy = op_code == OP_QUERY
@@ -151,3 +157,34 @@ def _parse(op_code: int, body: bytes, request_id: int, response_to: int,
     if op_code in REMOVED_OPCODES:
         raise fatal(f"Unsupported legacy opcode {op_code}: the client driver may require an upgrade")
     raise fatal(f"Unknown opcode {op_code}")
+
+
+def raw_message(request: Request) -> bytes:
+    """The bytes of `request` exactly as they arrived (header included), to forward unchanged."""
+    frame = request.frame
+    if frame is None:
+        raise ValueError("the request was not received from the wire")
+    return encode_header(*frame.header) + frame.body
+
+
+def reply_more_to_come(message: bytes) -> bool:
+    """Whether a whole reply message says another reply follows without a request (exhaust)."""
+    op_code = int.from_bytes(message[12:16], "little", signed=True)
+    body = message[HEADER_SIZE:]
+    if op_code == OP_COMPRESSED:
+        inner = decompress_message(body)
+        op_code, body = inner.op_code, inner.body
+    return op_code == OP_MSG and len(body) >= 4 and bool(read_flags(body) & MORE_TO_COME)
+
+
+def decode_reply(message: bytes) -> dict[str, Any]:
+    """The document of a whole OP_MSG reply message (compressed or not): a server's replies
+    hold one kind-0 section."""
+    op_code = HEADER.unpack_from(message)[3]
+    body = message[HEADER_SIZE:]
+    if op_code == OP_COMPRESSED:
+        inner = decompress_message(body)
+        op_code, body = inner.op_code, inner.body
+    if op_code != OP_MSG or len(body) < 5 or body[4] != 0:
+        raise fatal("not an OP_MSG reply with a body section")
+    return bson.decode(body[5:])

@@ -13,7 +13,7 @@ from ginkgodb.server.testing import running_server
 
 
 def test_held_writes_use_no_worker_and_reads_stay_fast():
-    with running_server(workers=4, quiet=True) as address:
+    with running_server(command_threads=4, quiet=True) as address:
         writers = pymongo.MongoClient(*address, maxPoolSize=60, serverSelectionTimeoutMS=5000)
         reader = pymongo.MongoClient(*address, serverSelectionTimeoutMS=5000)
         try:
@@ -22,7 +22,7 @@ def test_held_writes_use_no_worker_and_reads_stay_fast():
             writers.admin.command("fsync", lock=True)
             done: list = []
             threads = [threading.Thread(target=lambda i=i: done.append(writers.t.c.insert_one({"_id": i + 1})))
-                       for i in range(40)]  # ten times more writers than workers
+                       for i in range(40)]  # ten times more writers than command threads
             for t in threads:
                 t.start()
             time.sleep(0.3)

@@ -1,0 +1,136 @@
+"""`ginkgodb serve --workers N`: aggregate find_one-by-_id throughput over the wire from several
+client processes, with 1 and 2 server processes (docs/design/workers.md).
+
+    PYTHONPATH=<checkout> python -m bench.workers [--repeat 3] [--clients 4] [--seconds 5]
+
+Each round starts a server (`serve --workers W` on a fresh data directory of 10,000 documents
+of about 0.2 KB), then `--clients` spawned processes, each with its own pymongo client (one
+connection), wait at a barrier and run `find_one({"_id": random})` for `--seconds`. The rate is
+all clients' operations over the window. Rounds alternate W = 1 and W = 2 (interleaved, so
+that load from elsewhere on the machine falls on both alike); medians of `--repeat` pairs.
+The load average is printed before and after, because the figures depend on it. Also printed:
+the server's CPU time per find_one (the supervisor and its workers, from /proc, over the same
+window), which says whether a second process adds work per operation, independently of how
+much of the machine other programs leave free.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+SPAWN = multiprocessing.get_context("spawn")
+DOCUMENTS = 10_000
+
+
+def _client(port: int, seconds: float, barrier, results, seed: int) -> None:
+    import pymongo
+    client = pymongo.MongoClient("127.0.0.1", port, maxPoolSize=1)
+    coll = client.bench.items
+    rng = random.Random(seed)
+    for _ in range(200):   # warm: the connection, the catalog, the plan
+        coll.find_one({"_id": rng.randrange(DOCUMENTS)})
+    barrier.wait()
+    done = 0
+    cpu = time.process_time()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(50):
+            coll.find_one({"_id": rng.randrange(DOCUMENTS)})
+        done += 50
+    results.put((done, time.process_time() - cpu))
+    client.close()
+
+
+def _server(workers: int, path: str) -> tuple[subprocess.Popen, int]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "ginkgodb.cli", "serve", "--port", "0", "--dbpath", path,
+                             "--workers", str(workers), "--quiet"], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if '"Waiting for connections"' in line:
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
+            return proc, int(json.loads(line)["attr"]["port"])
+    raise RuntimeError("the server did not start")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its children (the workers), from /proc."""
+    total = 0.0
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            children = [int(c) for c in f.read().split()]
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+    return total + sum(_cpu_seconds(c) for c in children)
+
+
+def one_round(workers: int, clients: int, seconds: float) -> tuple[float, float, float]:
+    """(aggregate find_one/s, server and client CPU microseconds per find_one) of `clients`
+    processes against a server of `workers` processes."""
+    import pymongo
+    path = tempfile.mkdtemp(prefix="bench-workers-")
+    proc, port = _server(workers, path)
+    try:
+        seed = pymongo.MongoClient("127.0.0.1", port)
+        seed.bench.items.insert_many([{"_id": i, "k": i, "s": "x" * 200} for i in range(DOCUMENTS)])
+        seed.close()
+        barrier = SPAWN.Barrier(clients + 1)
+        results = SPAWN.Queue()
+        procs = [SPAWN.Process(target=_client, args=(port, seconds, barrier, results, me)) for me in range(clients)]
+        for p in procs:
+            p.start()
+        barrier.wait()
+        cpu = _cpu_seconds(proc.pid)
+        reports = [results.get(timeout=600) for _ in procs]
+        cpu = _cpu_seconds(proc.pid) - cpu
+        total = sum(done for done, _ in reports)
+        client_cpu = sum(spent for _, spent in reports)
+        for p in procs:
+            p.join()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+        shutil.rmtree(path, ignore_errors=True)   # each round's directory holds a preallocated reserve
+    return total / seconds, cpu / total * 1e6, client_cpu / total * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    print(f"cores: {os.cpu_count()}  load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    rates: dict[int, list[float]] = {1: [], 2: []}
+    costs: dict[int, list[float]] = {1: [], 2: []}
+    for r in range(args.repeat):
+        for workers in (1, 2) if r % 2 == 0 else (2, 1):
+            rate, cost, client_cost = one_round(workers, args.clients, args.seconds)
+            rates[workers].append(rate)
+            costs[workers].append(cost)
+            print(f"round {r + 1}: --workers {workers}: {rate:,.0f} find_one/s, CPU per op: server {cost:,.0f} us, "
+                  f"clients {client_cost:,.0f} us (load {os.getloadavg()[0]:.2f})", flush=True)
+    one, two = statistics.median(rates[1]), statistics.median(rates[2])
+    print(f"median --workers 1: {one:,.0f}/s  --workers 2: {two:,.0f}/s  ratio {two / one:.2f}x")
+    print(f"median server CPU per find_one: --workers 1: {statistics.median(costs[1]):,.0f} us  "
+          f"--workers 2: {statistics.median(costs[2]):,.0f} us")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -26,7 +26,7 @@ _CREATE_FIELDS = frozenset({"capped", "size", "max", "validator", "validationLev
                             "clusteredIndex", "changeStreamPreAndPostImages", "storageEngine",
                             "indexOptionDefaults", "autoIndexId", "idIndex", "encryptedFields", "flags",
                             "temp", "recordPreImages"})
-_NOT_YET = ("timeseries", "clusteredIndex", "encryptedFields")
+_NOT_YET = ("clusteredIndex", "encryptedFields")
 
 
 def _create_options(cmd) -> dict:
@@ -113,7 +113,10 @@ def drop(ctx: CommandContext, args: Args) -> dict:
     return {} if was is None else {"nIndexesWas": was, "ns": f"{args.db}.{args.coll}"}
 
 
-def collection_info(meta, name_only: bool) -> dict:
+def collection_info(meta, name_only: bool, engine=None) -> dict:
+    series = engine.timeseries_info(meta, name_only) if engine is not None else None
+    if series is not None:  # a time-series namespace (engine/timeseries)
+        return series
     kind = "view" if "viewOn" in meta.options else "collection"
     if name_only:
         return {"name": meta.name, "type": kind}
@@ -129,7 +132,7 @@ def collection_info(meta, name_only: bool) -> dict:
                  ignored("includePendingDrops", "drops are never pending")),
          api_version_1=True, privileges=(on_database("listCollections"),))
 def list_collections(ctx: CommandContext, args: Args) -> dict:
-    infos = [collection_info(m, False) for m in ctx.engine.collections_of(args.db)]
+    infos = [collection_info(m, False, ctx.engine) for m in ctx.engine.collections_of(args.db)]
     if args.filter:
         from ..query.match import compile_filter
         matcher = compile_filter(args.filter, where=False)

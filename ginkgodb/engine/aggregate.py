@@ -143,7 +143,8 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
                            "$geoNear is only valid as the first stage in a pipeline")
     view = resolve(engine.catalog, db, coll) if coll is not None else None
     if view is not None:
-        coll, pipeline = view[0], view[1] + list(pipeline)
+        from .timeseries.rewrite import optimize  # a time-series view: bucket-level predicates first
+        coll, pipeline = view[0], optimize(view[1] + list(pipeline))
     pctx = pipeline_context(engine, db, coll, variables, ctx, allow_disk_use)
     out_stage = None
     if pipeline and _stage_name(pipeline[-1]) in ("$out", "$merge"):

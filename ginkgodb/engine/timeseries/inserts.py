@@ -19,7 +19,7 @@ from ...bsonutil.sentinels import ABSENT
 from .. import plan_builder as Q
 from ..documents import prepare_insert
 from ..records import insert_record, update_record
-from . import stats
+from .stats import latest as latest_starts
 from .buckets import MAX_COUNT, MAX_SIZE, Bucket, check_time, encoded_size, meta_key, new_bucket, stored_bucket
 
 
@@ -101,7 +101,7 @@ class Router:
         bucket = new_bucket(meta, self.time_field, t, self.rounding)
         known.append(bucket)
         self.order.append(bucket)
-        stats.latest(self.engine, self.ns)[key] = bucket.min_time
+        latest_starts(self.engine, self.ns)[key] = bucket.min_time
         return bucket
 
     def _stored_candidates(self, meta: Any, key: bytes, t: datetime.datetime, seen: set) -> list[Bucket]:
@@ -133,7 +133,7 @@ class Router:
             else:
                 self.delta["numBucketsClosedDueToTimeForward"] += 1
             return
-        start = stats.latest(self.engine, self.ns).get(key)
+        start = latest_starts(self.engine, self.ns).get(key)
         if start is None:
             self.delta["numBucketsOpenedDueToMetadata"] += 1
         elif t < start:

@@ -17,7 +17,7 @@ from ...query.match import compile_filter
 from ...query.update import compile_update
 from .. import plan_builder as Q
 from ..records import delete_record, keep_id, update_record
-from . import stats
+from .stats import add as add_stats
 from .buckets import measurements_of, rebuild
 from .inserts import Router
 from .options import buckets_name
@@ -78,7 +78,7 @@ def delete(engine: Any, batch: Any, db: str, name: str, ts: dict, st: Any) -> in
             removed += gone
         if st.limit and removed:
             break
-    stats.add(engine, f"{db}.{name}", buckets.delta)
+    add_stats(engine, f"{db}.{name}", buckets.delta)
     return removed
 
 
@@ -115,5 +115,5 @@ def update(engine: Any, batch: Any, db: str, name: str, ts: dict, st: Any) -> tu
         router.add_measurement(new)
     delta = router.flush()
     delta.update(buckets.delta)
-    stats.add(engine, f"{db}.{name}", delta)
+    add_stats(engine, f"{db}.{name}", delta)
     return matched, len(routed)

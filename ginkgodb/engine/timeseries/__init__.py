@@ -98,10 +98,19 @@ def create(batch: Any, db: str, name: str, options: dict) -> None:
         ddl.create_indexes(batch, coll, [{"key": key, "name": default_index_name(ts)}])
 
 
+def _refuse_in_transaction(batch: Any, what: str, ns: str) -> None:
+    """mongod writes time-series buckets outside transactions only (reads inside are fine)."""
+    from ..transactions import TransactionBatch
+    if isinstance(batch, TransactionBatch):
+        raise CommandError(ErrorCode.OperationNotSupportedInTransaction,
+                           f"Cannot {what} a time-series collection in a multi-document transaction: {ns}")
+
+
 def insert(engine: Any, db: str, name: str, ts: dict, docs: list, ordered: bool) -> Any:
     from ..writes import WriteOutcome, _run_batch
     out = WriteOutcome()
     with engine.write() as batch:
+        _refuse_in_transaction(batch, "insert into", f"{db}.{name}")
         batch.result = out
         router = Router(engine, batch, db, name, ts)
 
@@ -120,6 +129,7 @@ def delete(engine: Any, db: str, name: str, ts: dict, statements: list, ordered:
     from .writes import delete as delete_one_statement
     out = WriteOutcome()
     with engine.write(reclaims=True) as batch:
+        _refuse_in_transaction(batch, "delete from", f"{db}.{name}")
         batch.result = out
 
         def one(i: int, st: Any) -> None:
@@ -134,6 +144,7 @@ def update(engine: Any, db: str, name: str, ts: dict, statements: list, ordered:
     from .writes import update as update_one_statement
     out = WriteOutcome()
     with engine.write() as batch:
+        _refuse_in_transaction(batch, "update", f"{db}.{name}")
         batch.result = out
 
         def one(i: int, st: Any) -> None:

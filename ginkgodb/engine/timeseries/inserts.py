@@ -19,8 +19,8 @@ from ...bsonutil.sentinels import ABSENT
 from .. import plan_builder as Q
 from ..documents import prepare_insert
 from ..records import insert_record, update_record
-from .stats import latest as latest_starts
 from .buckets import MAX_COUNT, MAX_SIZE, Bucket, check_time, encoded_size, meta_key, new_bucket, stored_bucket
+from .stats import latest as latest_starts
 
 
 def bucket_lookup_filter(meta: Any, time_field: str, t: datetime.datetime, span: int) -> dict:

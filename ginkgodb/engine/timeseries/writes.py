@@ -17,11 +17,11 @@ from ...query.match import compile_filter
 from ...query.update import compile_update
 from .. import plan_builder as Q
 from ..records import delete_record, keep_id, update_record
-from .stats import add as add_stats
 from .buckets import measurements_of, rebuild
 from .inserts import Router
 from .options import buckets_name
 from .rewrite import bucket_predicate
+from .stats import add as add_stats
 
 
 def _refuse(kind: str, st: Any) -> None:

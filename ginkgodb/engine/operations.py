@@ -142,6 +142,9 @@ class EngineOperations(abc.ABC):
             raise CommandError(ErrorCode.IllegalOperation, "can't rename live oplog while replicating")
         with self.write() as batch:
             meta = batch.catalog.get(src_db, src)
+            if timeseries.timeseries_options(meta) is not None:
+                from ..errors import CommandError, ErrorCode
+                raise CommandError(ErrorCode.IllegalOperation, "Renaming a time-series collection is not allowed")
             if meta is None:
                 from ..errors import CommandError, ErrorCode
                 raise CommandError(ErrorCode.NamespaceNotFound,
@@ -157,6 +160,10 @@ class EngineOperations(abc.ABC):
             if meta is None:
                 from ..errors import CommandError, ErrorCode
                 raise CommandError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{name}")
+            if timeseries.timeseries_options(meta) is not None:
+                from ..errors import CommandError, ErrorCode
+                raise CommandError(ErrorCode.NotImplemented,
+                                   "collMod of a time-series collection is not supported by ginkgodb yet")
             indexes, reply, logged = ((None, {}, None) if index is None
                                       else ddl.modify_index(meta, index.target, index.options))
             ddl.modify_collection(batch, meta, options, indexes, logged)

@@ -159,3 +159,11 @@ def test_drop_removes_the_buckets_too(run):
     run.insert("w", {"t": at(0)})
     run({"drop": "w"})
     assert run({"listCollections": 1})["cursor"]["firstBatch"] == []
+
+
+def test_collmod_and_rename_are_refused(run, admin):
+    run({"create": "w", "timeseries": {"timeField": "t", "metaField": "m"}})
+    assert run.error({"collMod": "w", "validator": {}})["code"] == 72   # as on a view
+    assert run.error({"collMod": "w", "viewOn": "x"})["code"] == 238
+    err = admin.error({"renameCollection": "test.w", "to": "test.x"})
+    assert (err["code"], err["errmsg"]) == (20, "Renaming a time-series collection is not allowed")

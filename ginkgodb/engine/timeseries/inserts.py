@@ -93,15 +93,20 @@ class Router:
         found = self._stored_candidates(meta, key, t, seen)
         for bucket in found:
             known.append(bucket)
+        latest = latest_starts(self.engine, self.ns)
         for bucket in sorted(found, key=lambda b: b.min_time, reverse=True):
             if self._fits(bucket, t, size):
-                self.delta["numBucketsReopened"] += 1
+                # the bucket this process last filled for the meta is still open; any other is
+                # reopened (mongod 7.0 reopens a stored bucket with room for an older time)
+                if latest.get(key, (None, None))[1] != bucket.doc["_id"]:
+                    self.delta["numBucketsReopened"] += 1
+                    latest[key] = (bucket.min_time, bucket.doc["_id"])
                 return bucket
         self._count_reason(key, known, t, size)
         bucket = new_bucket(meta, self.time_field, t, self.rounding)
         known.append(bucket)
         self.order.append(bucket)
-        latest_starts(self.engine, self.ns)[key] = bucket.min_time
+        latest[key] = (bucket.min_time, bucket.doc["_id"])
         return bucket
 
     def _stored_candidates(self, meta: Any, key: bytes, t: datetime.datetime, seen: set) -> list[Bucket]:
@@ -133,7 +138,7 @@ class Router:
             else:
                 self.delta["numBucketsClosedDueToTimeForward"] += 1
             return
-        start = latest_starts(self.engine, self.ns).get(key)
+        start = latest_starts(self.engine, self.ns).get(key, (None, None))[0]
         if start is None:
             self.delta["numBucketsOpenedDueToMetadata"] += 1
         elif t < start:

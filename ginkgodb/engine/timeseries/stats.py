@@ -18,7 +18,8 @@ _COUNTERS = ("numBucketInserts", "numBucketUpdates", "numBucketsOpenedDueToMetad
 
 _lock = threading.Lock()
 _by_engine: weakref.WeakKeyDictionary[Any, dict[str, Counter]] = weakref.WeakKeyDictionary()
-#: per engine and namespace: the latest bucket start per meta key (to name why a bucket opened)
+#: per engine and namespace: the (start, _id) of the bucket last filled per meta key (to name why
+#: a bucket opened, and which stored buckets count as reopened)
 _latest: weakref.WeakKeyDictionary[Any, dict[str, dict[bytes, Any]]] = weakref.WeakKeyDictionary()
 
 

@@ -168,3 +168,12 @@ def test_collmod_and_rename_are_refused(run, admin):
     assert run.error({"collMod": "w", "viewOn": "x"})["code"] == 238
     err = admin.error({"renameCollection": "test.w", "to": "test.x"})
     assert (err["code"], err["errmsg"]) == (20, "Renaming a time-series collection is not allowed")
+
+
+def test_coll_stats_stage_reports_the_buckets(run):
+    run({"create": "w", "timeseries": {"timeField": "t", "metaField": "m"}})
+    run.insert("w", *({"t": at(i), "m": i % 2} for i in range(10)))
+    reply = run({"aggregate": "w", "pipeline": [{"$collStats": {"storageStats": {}, "count": {}}}], "cursor": {}})
+    [stats] = reply["cursor"]["firstBatch"]
+    assert stats["ns"] == "test.w" and stats["count"] == 2
+    assert stats["storageStats"]["timeseries"]["bucketCount"] == 2 and stats["storageStats"]["nindexes"] == 2

@@ -163,12 +163,14 @@ def rename_collection(ctx: CommandContext, args: Args) -> dict:
          fields=(value("validator"), value("validationLevel"), value("validationAction"), doc("index"),
                  value("viewOn"), value("pipeline"),
                  unimplemented("expireAfterSeconds", "collMod of a clustered collection's TTL"),
-                 value("changeStreamPreAndPostImages"),
+                 value("changeStreamPreAndPostImages"), value("timeseries"),
                  unimplemented("dryRun")),
          target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
          privileges=(on_collection("collMod"),))
 def coll_mod(ctx: CommandContext, args: Args) -> dict:
     entry = ctx.engine.collection_entry(args.db, args.coll)
+    if "timeseries" in args.cmd:  # granularity of a time-series collection (engine/timeseries)
+        return ctx.engine.modify_timeseries(args.db, args.coll, P.plain(args.timeseries))
     if entry is not None and "viewOn" in entry.options:
         return ctx.engine.modify_collection(args.db, args.coll, _view_changes(args))
     for key in ("viewOn", "pipeline"):

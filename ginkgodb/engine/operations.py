@@ -169,6 +169,12 @@ class EngineOperations(abc.ABC):
             ddl.modify_collection(batch, meta, options, indexes, logged)
         return reply
 
+    def modify_timeseries(self, db: str, name: str, change: Any) -> dict:
+        """collMod's `timeseries`: a coarser granularity for the buckets opened from now on."""
+        with self.write() as batch:
+            timeseries.modify(batch, db, name, change)
+        return {}
+
     @waits_for_transactions
     def create_indexes(self, db: str, name: str, specs: list) -> IndexBuild:
         with self.write() as batch:

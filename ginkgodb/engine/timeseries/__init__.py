@@ -106,6 +106,52 @@ def _refuse_in_transaction(batch: Any, what: str, ns: str) -> None:
                            f"Cannot {what} a time-series collection in a multi-document transaction: {ns}")
 
 
+def modify(batch: Any, db: str, name: str, change: Any) -> None:
+    """collMod `{timeseries: {granularity}}`: seconds -> minutes -> hours only, as mongod; the
+    namespace's entry, its pipeline and the buckets' options change together. Buckets already
+    stored keep their shorter span, which the new, longer one bounds too."""
+    from .options import GRANULARITIES, SPANS
+    meta = batch.catalog.get(db, name)
+    if meta is None:
+        raise CommandError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{name}")
+    ts = timeseries_options(meta)
+    if ts is None:
+        raise CommandError(ErrorCode.InvalidOptions,
+                           "option only supported on a time-series collection: timeseries")
+    if not isinstance(change, dict):
+        raise CommandError(ErrorCode.TypeMismatch, "BSON field 'collMod.timeseries' is the wrong type, "
+                                                   "expected type 'object'")
+    for key in change:
+        if key in ("bucketMaxSpanSeconds", "bucketRoundingSeconds"):
+            raise CommandError(ErrorCode.NotImplemented, f"collMod of timeseries.{key} is not supported by "
+                                                         "ginkgodb yet")
+        if key != "granularity":
+            raise CommandError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.timeseries.{key}' is an unknown field.")
+    target = change.get("granularity")
+    if target is None:
+        raise CommandError(ErrorCode.InvalidOptions, "No timeseries parameters were given")
+    if target not in GRANULARITIES:
+        raise CommandError(ErrorCode.BadValue, f"Enumeration value '{target}' for field "
+                                               "'collMod.timeseries.granularity' is not a valid value.")
+    current = ts.get("granularity")
+    if current is None:
+        raise CommandError(ErrorCode.InvalidOptions,
+                           "Cannot change the granularity of a time-series collection with custom bucketing "
+                           "parameters")
+    if GRANULARITIES.index(target) < GRANULARITIES.index(current):
+        raise CommandError(ErrorCode.InvalidOptions,
+                           "Invalid transition for timeseries.granularity. Can only transition from 'seconds' "
+                           "to 'minutes' or 'minutes' to 'hours'.")
+    if target == current:
+        return
+    span, rounding = SPANS[target]
+    new = {**ts, "granularity": target, "bucketRoundingSeconds": rounding, "bucketMaxSpanSeconds": span}
+    ddl.modify_collection(batch, meta, {"timeseries": new, "pipeline": view_pipeline(new)})
+    buckets = batch.catalog.get(db, buckets_name(name))
+    if buckets is not None:
+        ddl.modify_collection(batch, buckets, {"timeseries": new})
+
+
 def insert(engine: Any, db: str, name: str, ts: dict, docs: list, ordered: bool) -> Any:
     from ..writes import WriteOutcome, _run_batch
     out = WriteOutcome()

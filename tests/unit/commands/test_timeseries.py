@@ -166,6 +166,7 @@ def test_collmod_and_rename_are_refused(run, admin):
     run({"create": "w", "timeseries": {"timeField": "t", "metaField": "m"}})
     assert run.error({"collMod": "w", "validator": {}})["code"] == 72   # as on a view
     assert run.error({"collMod": "w", "viewOn": "x"})["code"] == 238
+    assert run.error({"collMod": "w", "timeseries": {"bucketMaxSpanSeconds": 9000}})["code"] == 238
     err = admin.error({"renameCollection": "test.w", "to": "test.x"})
     assert (err["code"], err["errmsg"]) == (20, "Renaming a time-series collection is not allowed")
 
@@ -177,3 +178,21 @@ def test_coll_stats_stage_reports_the_buckets(run):
     [stats] = reply["cursor"]["firstBatch"]
     assert stats["ns"] == "test.w" and stats["count"] == 2
     assert stats["storageStats"]["timeseries"]["bucketCount"] == 2 and stats["storageStats"]["nindexes"] == 2
+
+
+def test_collmod_raises_the_granularity_only(run):
+    run({"create": "w", "timeseries": {"timeField": "t", "metaField": "m"}})
+    run({"create": "plain"})
+    run.insert("w", {"t": at(0), "m": 1})
+    run({"collMod": "w", "timeseries": {"granularity": "minutes"}})
+    [info] = run({"listCollections": 1, "filter": {"name": "w"}})["cursor"]["firstBatch"]
+    assert info["options"]["timeseries"] == {"timeField": "t", "metaField": "m", "granularity": "minutes",
+                                             "bucketRoundingSeconds": 3600, "bucketMaxSpanSeconds": 86400}
+    run.insert("w", {"t": at(600), "m": 1})      # ten hours later: inside the first bucket's new day
+    assert run({"count": "system.buckets.w"})["n"] == 1
+    assert len(run.find("w", {"t": {"$gte": at(500)}})) == 1
+    err = run.error({"collMod": "w", "timeseries": {"granularity": "seconds"}})
+    assert (err["code"], err["errmsg"]) == (72, "Invalid transition for timeseries.granularity. Can only "
+                                                "transition from 'seconds' to 'minutes' or 'minutes' to 'hours'.")
+    err = run.error({"collMod": "plain", "timeseries": {"granularity": "hours"}})
+    assert (err["code"], err["errmsg"]) == (72, "option only supported on a time-series collection: timeseries")

@@ -108,9 +108,12 @@ def new_bucket(meta: Any, time_field: str, t: datetime.datetime, rounding: int) 
 
 
 def stored_bucket(rid: int, doc: dict, raw: bytes, time_field: str) -> Bucket:
+    """A stored bucket as a batch may fill it (a full one, never changed, shares the decoded
+    document with its old image)."""
     import copy
     count = len(doc.get("data", {}).get(time_field, {}))
-    return Bucket(copy.deepcopy(doc), rid, doc, raw, count, len(raw), 0, False, time_field)
+    working = copy.deepcopy(doc) if count < MAX_COUNT else doc
+    return Bucket(working, rid, doc, raw, count, len(raw), 0, False, time_field)
 
 
 def rebuild(doc: dict, measurements: list[dict], time_field: str, meta_field: Optional[str],

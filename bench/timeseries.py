@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import random
 import statistics
 import sys
@@ -92,8 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     q = _timed(lambda: list(series.find({"sensor": 42 % args.sensors, "ts": day})))
     rows.append(("(c) time-series collection", series, load, q))
 
+    load_avg = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [f"{args.sensors} sensors x {args.days} days of per-minute readings "
-             f"({args.sensors * args.days * 1440:,} readings), embedded client on LMDB.", "",
+             f"({args.sensors * args.days * 1440:,} readings), embedded client on LMDB; "
+             f"load average at the end {load_avg} on {os.cpu_count()} cores.", "",
              "| layout | documents | _id index bytes | all index bytes | data bytes (size) | storageSize |"
              " load s | one-sensor day query ms (results) |",
              "|---|---|---|---|---|---|---|---|"]

@@ -85,6 +85,7 @@ def collection_stats(ctx: CommandContext, db: str, coll: str, scale: int) -> dic
     series = ctx.engine.timeseries_stats(db, coll)
     if series is not None:
         out["timeseries"] = series
+        out["nindexes"] = len(s.index_sizes)  # the buckets' indexes
     return out
 
 

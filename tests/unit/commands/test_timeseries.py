@@ -108,6 +108,7 @@ def test_buckets_close_by_count_and_by_span(run):
     counts = sorted(len(b["data"]["t"]) for b in run.find("system.buckets.w"))
     assert counts == [1, 1, 1000]
     stats = run({"collStats": "w"})["timeseries"]
+    assert run({"collStats": "w"})["nindexes"] == 2
     assert stats["bucketsNs"] == "test.system.buckets.w" and stats["bucketCount"] == 3
     assert (stats["numBucketInserts"], stats["numBucketsOpenedDueToMetadata"], stats["numBucketsClosedDueToCount"],
             stats["numBucketsClosedDueToTimeForward"]) == (3, 1, 1, 1)

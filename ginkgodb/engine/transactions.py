@@ -90,6 +90,8 @@ class TransactionBatch(WriteBatch):
     key batch, claims to the conflict table, numbers into deltas, catalog changes into its
     private catalog (replayed by the commit)."""
 
+    in_transaction = True
+
     def __init__(self, txn: Transaction) -> None:
         super().__init__(txn.overlay, txn.catalog, None)
         self._txn = txn

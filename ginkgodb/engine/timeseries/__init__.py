@@ -100,8 +100,7 @@ def create(batch: Any, db: str, name: str, options: dict) -> None:
 
 def _refuse_in_transaction(batch: Any, what: str, ns: str) -> None:
     """mongod writes time-series buckets outside transactions only (reads inside are fine)."""
-    from ..transactions import TransactionBatch
-    if isinstance(batch, TransactionBatch):
+    if batch.in_transaction:
         raise CommandError(ErrorCode.OperationNotSupportedInTransaction,
                            f"Cannot {what} a time-series collection in a multi-document transaction: {ns}")
 

@@ -29,7 +29,7 @@ _CREATE_FIELDS = frozenset({"capped", "size", "max", "validator", "validationLev
                             "clusteredIndex", "changeStreamPreAndPostImages", "storageEngine",
                             "indexOptionDefaults", "autoIndexId", "idIndex", "encryptedFields", "flags",
                             "temp", "recordPreImages"})
-_NOT_YET = ("timeseries", "encryptedFields")
+_NOT_YET = ("encryptedFields",)
 
 
 def _create_options(cmd) -> dict:
@@ -117,7 +117,10 @@ def drop(ctx: CommandContext, args: Args) -> dict:
     return {} if was is None else {"nIndexesWas": was, "ns": f"{args.db}.{args.coll}"}
 
 
-def collection_info(meta, name_only: bool) -> dict:
+def collection_info(meta, name_only: bool, engine=None) -> dict:
+    series = engine.timeseries_info(meta, name_only) if engine is not None else None
+    if series is not None:  # a time-series namespace (engine/timeseries)
+        return series
     kind = "view" if "viewOn" in meta.options else "collection"
     if name_only:
         return {"name": meta.name, "type": kind}
@@ -135,7 +138,7 @@ def collection_info(meta, name_only: bool) -> dict:
                  ignored("includePendingDrops", "drops are never pending")),
          api_version_1=True, privileges=(on_database("listCollections"),))
 def list_collections(ctx: CommandContext, args: Args) -> dict:
-    infos = [collection_info(m, False) for m in ctx.engine.collections_of(args.db)]
+    infos = [collection_info(m, False, ctx.engine) for m in ctx.engine.collections_of(args.db)]
     if args.filter:
         from ..query.match import compile_filter
         matcher = compile_filter(args.filter, where=False)
@@ -166,12 +169,14 @@ def rename_collection(ctx: CommandContext, args: Args) -> dict:
          fields=(value("validator"), value("validationLevel"), value("validationAction"), doc("index"),
                  value("viewOn"), value("pipeline"),
                  value("expireAfterSeconds"), value("cappedSize"), value("cappedMax"),
-                 value("changeStreamPreAndPostImages"),
+                 value("changeStreamPreAndPostImages"), value("timeseries"),
                  unimplemented("dryRun")),
          target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
          privileges=(on_collection("collMod"),))
 def coll_mod(ctx: CommandContext, args: Args) -> dict:
     entry = ctx.engine.collection_entry(args.db, args.coll)
+    if "timeseries" in args.cmd:  # granularity of a time-series collection (engine/timeseries)
+        return ctx.engine.modify_timeseries(args.db, args.coll, P.plain(args.timeseries))
     if entry is not None and "viewOn" in entry.options:
         return ctx.engine.modify_collection(args.db, args.coll, _view_changes(args))
     for key in ("viewOn", "pipeline"):

@@ -82,6 +82,10 @@ def collection_stats(ctx: CommandContext, db: str, coll: str, scale: int) -> dic
     if s.capped_max_size is not None:
         out["max"] = s.capped_max_docs
         out["maxSize"] = s.capped_max_size // scale
+    series = ctx.engine.timeseries_stats(db, coll)
+    if series is not None:
+        out["timeseries"] = series
+        out["nindexes"] = len(s.index_sizes)  # the buckets' indexes
     return out
 
 

@@ -149,8 +149,11 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
         raise CommandError(ErrorCode.StageOnlyValidFirst,
                            "$geoNear is only valid as the first stage in a pipeline")
     view = resolve(engine.catalog, db, coll) if coll is not None else None
+    if view is not None and pipeline and _stage_name(pipeline[0]) == "$collStats" and _is_timeseries(engine, db, coll):
+        view = None  # a time-series namespace's own statistics (its buckets')
     if view is not None:
-        coll, pipeline = view[0], view[1] + list(pipeline)
+        from .timeseries.rewrite import optimize  # a time-series view: bucket-level predicates first
+        coll, pipeline = view[0], optimize(view[1] + list(pipeline))
     pctx = pipeline_context(engine, db, coll, variables, ctx, allow_disk_use)
     out_stage = None
     if pipeline and _stage_name(pipeline[-1]) in ("$out", "$merge"):
@@ -238,6 +241,11 @@ def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator
     raise CommandError(ErrorCode.NotImplemented, f"{name} is not supported by ginkgodb yet")
 
 
+def _is_timeseries(engine, db: str, coll: Optional[str]) -> bool:
+    from .timeseries.options import timeseries_options
+    return coll is not None and timeseries_options(engine.catalog.get(db, coll)) is not None
+
+
 def _coll_stats(engine, db: str, coll: Optional[str], spec: dict) -> dict:
     from .stats import collection_sizes
     meta = engine.catalog.get(db, coll) if coll else None
@@ -245,6 +253,12 @@ def _coll_stats(engine, db: str, coll: Optional[str], spec: dict) -> dict:
         raise CommandError(ErrorCode.NamespaceNotFound, f"Collection [{db}.{coll}] not found.")
     out: dict = {"ns": meta.ns, "host": "localhost",
                  "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None)}
+    series = None
+    if _is_timeseries(engine, db, coll):
+        from .timeseries import buckets_name, stats_section
+        assert coll is not None
+        series = stats_section(engine, db, coll)
+        meta = engine.catalog.get(db, buckets_name(coll)) or meta
     s = collection_sizes(engine, meta)
     if isinstance(spec, dict) and "storageStats" in spec:
         scale = (spec["storageStats"] or {}).get("scale", 1) or 1
@@ -259,6 +273,8 @@ def _coll_stats(engine, db: str, coll: Optional[str], spec: dict) -> dict:
         if s.capped_max_size is not None:
             out["storageStats"]["max"] = s.capped_max_docs
             out["storageStats"]["maxSize"] = s.capped_max_size // scale
+        if series is not None:
+            out["storageStats"]["timeseries"] = series
     if isinstance(spec, dict) and "count" in spec:
         out["count"] = s.count
     return out

@@ -103,12 +103,13 @@ def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
 class WriteBatch:
     """One storage write transaction and the logical changes it makes."""
 
+    #: whether the batch is one statement of a multi-document transaction (TransactionBatch)
+    in_transaction = False
+
     #: the codec of collections created without `storageEngine` (the engine's `compression`), and
     #: whether the engine compresses at all (the in-memory engine does not); set by the engine
     default_compression = "none"
     compresses = False
-    #: a statement's batch inside a multi-document transaction (transactions.TransactionBatch)
-    in_transaction = False
 
     def __init__(self, txn: Txn, catalog: Catalog, conflicts: Any = None) -> None:
         self.txn = txn

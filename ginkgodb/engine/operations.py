@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from ..limits import MAX_INTERNAL_BSON_SIZE
 from . import aggregate as pipelines
-from . import ddl, reads, writes
+from . import ddl, reads, timeseries, writes
 from .batch import WriteBatch
 from .catalog import Catalog, CollectionMeta
 from .change_stream import ChangeStreamCursor
@@ -102,6 +102,9 @@ class EngineOperations(abc.ABC):
     # ------------------------------------------------------------------ catalog changes
     def create_collection(self, db: str, name: str, options: Optional[dict] = None) -> None:
         with self.write() as batch:
+            if options and "timeseries" in options:
+                timeseries.create(batch, db, name, options)
+                return
             ddl.create_collection(batch, db, name, options)
 
     @waits_for_transactions
@@ -112,6 +115,11 @@ class EngineOperations(abc.ABC):
             raise CommandError(ErrorCode.IllegalOperation, "can't drop live oplog while replicating")
         with self.write(reclaims=True) as batch:
             meta = batch.catalog.get(db, name)
+            if meta is not None and timeseries.timeseries_options(meta) is not None:
+                buckets = batch.catalog.get(db, timeseries.buckets_name(name))
+                if buckets is not None:
+                    ddl.drop_collection(batch, buckets)
+                timeseries.forget(self, db, name)
             return None if meta is None else ddl.drop_collection(batch, meta)
 
     @waits_for_transactions
@@ -134,6 +142,9 @@ class EngineOperations(abc.ABC):
             raise CommandError(ErrorCode.IllegalOperation, "can't rename live oplog while replicating")
         with self.write() as batch:
             meta = batch.catalog.get(src_db, src)
+            if timeseries.timeseries_options(meta) is not None:
+                from ..errors import CommandError, ErrorCode
+                raise CommandError(ErrorCode.IllegalOperation, "Renaming a time-series collection is not allowed")
             if meta is None:
                 from ..errors import CommandError, ErrorCode
                 raise CommandError(ErrorCode.NamespaceNotFound,
@@ -170,6 +181,10 @@ class EngineOperations(abc.ABC):
             if meta is None:
                 from ..errors import CommandError, ErrorCode
                 raise CommandError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{name}")
+            if timeseries.timeseries_options(meta) is not None:
+                from ..errors import CommandError, ErrorCode
+                raise CommandError(ErrorCode.NotImplemented,
+                                   "collMod of a time-series collection is not supported by ginkgodb yet")
             indexes, reply, logged = ((None, {}, None) if index is None
                                       else ddl.modify_index(meta, index.target, index.options))
             if index is not None and ("prepareUnique" in index.options or "unique" in index.options):
@@ -181,9 +196,21 @@ class EngineOperations(abc.ABC):
             ddl.modify_collection(batch, meta, options, indexes, logged)
         return reply
 
+    def modify_timeseries(self, db: str, name: str, change: Any) -> dict:
+        """collMod's `timeseries`: a coarser granularity for the buckets opened from now on."""
+        with self.write() as batch:
+            timeseries.modify(batch, db, name, change)
+        return {}
+
     @waits_for_transactions
     def create_indexes(self, db: str, name: str, specs: list) -> IndexBuild:
         with self.write() as batch:
+            ts = timeseries.timeseries_options(batch.catalog.get(db, name))
+            if ts is not None:  # keys on measurements become keys on buckets
+                name = timeseries.buckets_name(name)
+                specs = [{**spec, "key": timeseries.bucket_index_key(ts, dict(spec.get("key") or {})),
+                          "name": spec.get("name") or "_".join(f"{k}_{v}" for k, v in (spec.get("key") or {}).items())}
+                         for spec in specs]
             created = batch.collection(db, name) is None
             coll = ddl.ensure_collection(batch, db, name)  # refuses views (166)
             before, after, note = ddl.create_indexes(batch, coll, specs)
@@ -211,6 +238,15 @@ class EngineOperations(abc.ABC):
     def index_specs(self, db: str, name: str) -> Optional[list[dict]]:
         """listIndexes' documents, or None when the collection does not exist."""
         meta = self.catalog.get(db, name)
+        ts = timeseries.timeseries_options(meta)
+        if ts is not None:
+            buckets = self.catalog.get(db, timeseries.buckets_name(name))
+            out = []
+            for ix in buckets.indexes if buckets is not None else ():
+                key = timeseries.user_index_key(ts, dict(ix.key))
+                if key is not None:
+                    out.append({**ix.spec(), "key": key})
+            return out
         return None if meta is None else [ix.spec() for ix in meta.indexes]
 
     def validate_collection(self, db: str, name: str) -> dict:
@@ -229,7 +265,21 @@ class EngineOperations(abc.ABC):
 
     def collection_stats(self, db: str, name: str) -> Optional[CollectionSizes]:
         meta = self.catalog.get(db, name)
+        if timeseries.timeseries_options(meta) is not None:
+            meta = self.catalog.get(db, timeseries.buckets_name(name))
         return None if meta is None else collection_sizes(self, meta)
+
+    def timeseries_stats(self, db: str, name: str) -> Optional[dict]:
+        """collStats' `timeseries` section, or None when the namespace is not a time-series one."""
+        if timeseries.timeseries_options(self.catalog.get(db, name)) is None:
+            return None
+        return timeseries.stats_section(self, db, name)
+
+    def timeseries_info(self, meta: CollectionMeta, name_only: bool) -> Optional[dict]:
+        """listCollections' entry when `meta` is a time-series namespace's, else None."""
+        if timeseries.timeseries_options(meta) is None:
+            return None
+        return timeseries.collection_info(meta, name_only)
 
     def database_stats(self, db: str) -> dict:
         return database_sizes(self, db)
@@ -246,21 +296,34 @@ class EngineOperations(abc.ABC):
     @waits_for_transactions
     def insert(self, db: str, coll: str, docs: list, ordered: bool = True,
                bypass_validation: bool = False, *, internal: bool = False) -> writes.WriteOutcome:
+        ts = timeseries.timeseries_options(self.catalog.get(db, coll))
+        if ts is not None:
+            return timeseries.insert(self, db, coll, ts, docs, ordered)
         return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal)
 
     @waits_for_transactions
     def update(self, db: str, coll: str, statements: list[writes.UpdateStatement],
                ordered: bool = True, bypass_validation: bool = False) -> writes.WriteOutcome:
+        ts = timeseries.timeseries_options(self.catalog.get(db, coll))
+        if ts is not None:
+            return timeseries.update(self, db, coll, ts, statements, ordered)
         return writes.update(self, db, coll, statements, ordered, validator(bypass_validation))
 
     @waits_for_transactions
     def delete(self, db: str, coll: str, statements: list[writes.DeleteStatement],
                ordered: bool = True) -> writes.WriteOutcome:
+        ts = timeseries.timeseries_options(self.catalog.get(db, coll))
+        if ts is not None:
+            return timeseries.delete(self, db, coll, ts, statements, ordered)
         return writes.delete(self, db, coll, statements, ordered)
 
     @waits_for_transactions
     def find_and_modify(self, db: str, coll: str, req: writes.FindAndModifyRequest,
                         bypass_validation: bool = False) -> dict:
+        if timeseries.timeseries_options(self.catalog.get(db, coll)) is not None:
+            from ..errors import CommandError, ErrorCode
+            raise CommandError(ErrorCode.NotImplemented,
+                               "findAndModify on a time-series collection is not supported by ginkgodb yet")
         return writes.find_and_modify(self, db, coll, req, validator(bypass_validation))
 
     # ------------------------------------------------------------------ reads
@@ -346,11 +409,29 @@ class EngineOperations(abc.ABC):
     # ------------------------------------------------------------------ explain
     def explain_find(self, db: str, coll: str, req: FindRequest, verbosity: str,
                      command: dict, ctx: Any = None) -> dict:
+        if timeseries.timeseries_options(self.catalog.get(db, coll)) is not None:
+            from .views import find_pipeline
+            stages = find_pipeline(req.filter, req.sort, req.skip, req.limit, req.projection)
+            return self.explain_aggregate(db, coll, stages, verbosity, command, ctx)
         return reads.explain_find(self, db, coll, req, verbosity, command, ctx)
 
     def explain_aggregate(self, db: str, coll: Optional[str], pipeline: list, verbosity: str,
                           command: dict, ctx: Any = None, hint: Any = None) -> dict:
         """The pushed-down find's plan, then the remaining stages as given."""
+        ts = timeseries.timeseries_options(self.catalog.get(db, coll)) if coll is not None else None
+        if ts is not None:  # the buckets' plan, then the unpack with the filter it absorbed
+            assert coll is not None
+            coll = timeseries.buckets_name(coll)
+            pipeline = timeseries.optimize(timeseries.view_pipeline(ts) + list(pipeline))
+            if isinstance(pipeline[0], dict) and "$match" in pipeline[0]:
+                first, unpack, pipeline = pipeline[0], pipeline[1], pipeline[2:]
+            else:
+                first, unpack, pipeline = {"$match": {}}, pipeline[0], pipeline[1:]
+            name = next(iter(unpack))
+            if pipeline and "$match" in pipeline[0]:
+                unpack = {name: {**unpack[name], "eventFilter": pipeline[0]["$match"]}}
+                pipeline = pipeline[1:]
+            pipeline = [first, unpack] + pipeline
         req, rest = pipelines.split_pushdown(pipeline)
         req.hint = hint
         inner = reads.explain_find(self, db, coll or "$cmd.aggregate", req, verbosity, command, ctx)

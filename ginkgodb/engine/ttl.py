@@ -64,7 +64,8 @@ def expire_once(engine, now: Optional[datetime.datetime] = None) -> int:
                     raw = record_format.document(value)
                     delete_record(batch, state, rid, bson.decode(raw), raw)
                     deleted += 1
-    return deleted
+    from .timeseries import expire as expire_buckets
+    return deleted + expire_buckets(engine, now)
 
 
 class _Period:

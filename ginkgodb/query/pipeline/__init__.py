@@ -11,7 +11,7 @@ from typing import Any
 
 from ginkgodb.query.expr.compiler import Scope
 
-from . import basic, bucket, facet, fill, group, lookup, sorting, unsupported, windows  # noqa: F401
+from . import basic, bucket, facet, fill, group, lookup, sorting, unpack_bucket, unsupported, windows  # noqa: F401
 from .context import PipelineContext
 from .core import ENGINE_STAGES, STAGES, Env, Runtime, StageFn, chain, parse_stages
 from .sorting import sort_stage

@@ -37,7 +37,7 @@ def test_create_refuses_bad_options(run, options, code, message):
 
 
 def test_create_with_an_unsupported_option_is_not_implemented(run):
-    err = run.error({"create": "t", "timeseries": {"timeField": "t"}})
+    err = run.error({"create": "t", "encryptedFields": {"fields": []}})
     assert (err["code"], err["codeName"]) == (238, "NotImplemented")
 
 

@@ -94,9 +94,9 @@ class OplogSync:
     # ------------------------------------------------------------------ the thread
     def _run(self, source: str, stop: threading.Event) -> None:
         while not stop.is_set():
-            client = pymongo.MongoClient(source, directConnection=True, serverSelectionTimeoutMS=2000,
-                                         connectTimeoutMS=1000, socketTimeoutMS=AWAIT_MS + 5000,
-                                         appname="ginkgodb-oplog-sync")
+            client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
+                source, directConnection=True, serverSelectionTimeoutMS=2000, connectTimeoutMS=1000,
+                socketTimeoutMS=AWAIT_MS + 5000, appname="ginkgodb-oplog-sync")
             try:
                 self._pull(client, stop)
             except Diverged as exc:

@@ -179,19 +179,24 @@ class ReplicaSetMember:
             return out
 
     # ------------------------------------------------------------------ initiate
+    def _initial_config(self, requested: Optional[Mapping]) -> tuple[dict, dict]:
+        """replSetInitiate's checks, the same for a set of one and of several (under the lock):
+        (the validated configuration, the reply's extra fields)."""
+        if self.config is not None:
+            raise CommandError(ErrorCode.AlreadyInitialized, "already initialized",
+                               info={"info": "try querying local.system.replset to see current "
+                                             "configuration"})
+        reply: dict[str, Any] = {}
+        if not requested:
+            reply = {"info2": "no configuration specified. Using a default configuration for the set",
+                     "me": self.me}
+            requested = {"_id": self.set_name, "version": 1, "members": [{"_id": 0, "host": self.me}]}
+        return self._validated(requested), reply
+
     def initiate(self, requested: Optional[Mapping]) -> dict:
         """replSetInitiate: validate, store, elect. Returns the reply's extra fields."""
         with self._lock:
-            if self.config is not None:
-                raise CommandError(ErrorCode.AlreadyInitialized, "already initialized",
-                                   info={"info": "try querying local.system.replset to see current "
-                                                 "configuration"})
-            reply: dict[str, Any] = {}
-            if not requested:
-                reply = {"info2": "no configuration specified. Using a default configuration for the set",
-                         "me": self.me}
-                requested = {"_id": self.set_name, "version": 1, "members": [{"_id": 0, "host": self.me}]}
-            config = self._validated(requested)
+            config, reply = self._initial_config(requested)
             config["term"] = 1
             self.term = 0
             _write(self.engine, CONFIG_COLL, config)

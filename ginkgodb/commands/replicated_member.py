@@ -160,16 +160,7 @@ class ReplicatedMember(ReplicaSetMember):
 
     def initiate(self, requested: Optional[Mapping]) -> dict:
         with self._lock:
-            if self.config is not None:
-                raise CommandError(ErrorCode.AlreadyInitialized, "already initialized",
-                                   info={"info": "try querying local.system.replset to see current "
-                                                 "configuration"})
-            reply: dict[str, Any] = {}
-            if not requested:
-                reply = {"info2": "no configuration specified. Using a default configuration for the set",
-                         "me": self.me}
-                requested = {"_id": self.set_name, "version": 1, "members": [{"_id": 0, "host": self.me}]}
-            config = self._validated(requested)
+            config, reply = self._initial_config(requested)
             config["term"] = 0
             if config["settings"].get("getLastErrorModes"):
                 raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "

@@ -152,14 +152,19 @@ class ReplicaSetMember:
     def optime(self, ts: Optional[Timestamp] = None) -> dict:
         return {"ts": ts if ts is not None else last_write_time(self.engine), "t": Int64(self.term)}
 
+    def _hello_start(self, primary_key: str) -> dict:
+        """hello's first field, and for a member not yet initiated all of them (under the lock)."""
+        out: dict[str, Any] = {"topologyVersion": self.watch.version()}
+        if not self.initialized:
+            out.update({primary_key: False, "secondary": False, "info": NO_CONFIG_INFO, "isreplicaset": True})
+        return out
+
     def hello_fields(self, legacy: bool) -> dict:
         """The replica-set part of hello, in mongod's order (before the common fields)."""
         primary_key = "ismaster" if legacy else "isWritablePrimary"
         with self._lock:
-            out: dict[str, Any] = {"topologyVersion": self.watch.version()}
+            out = self._hello_start(primary_key)
             if not self.initialized:
-                out.update({primary_key: False, "secondary": False, "info": NO_CONFIG_INFO,
-                            "isreplicaset": True})
                 return out
             assert self.config is not None
             out.update({"hosts": self.hosts(), "setName": self.set_name,

@@ -24,7 +24,6 @@ from .replica_set import (
     _MEMBER_FIELDS,
     CONFIG_COLL,
     ELECTION_COLL,
-    NO_CONFIG_INFO,
     MemberState,
     ReplicaSetMember,
     _date,
@@ -431,10 +430,8 @@ class ReplicatedMember(ReplicaSetMember):
     def hello_fields(self, legacy: bool) -> dict:
         primary_key = "ismaster" if legacy else "isWritablePrimary"
         with self._lock:
-            out: dict[str, Any] = {"topologyVersion": self.watch.version()}
+            out = self._hello_start(primary_key)
             if not self.initialized:
-                out.update({primary_key: False, "secondary": False, "info": NO_CONFIG_INFO,
-                            "isreplicaset": True})
                 return out
             assert self.config is not None
             members = self.config.get("members", [])

@@ -92,7 +92,12 @@ def test_pymongo_discovers_the_set_and_every_member_says_hello_as_mongod(rs):
     assert client.primary is not None and len(client.secondaries) == 2
     primary = f"{client.primary[0]}:{client.primary[1]}"
     for n in range(3):
-        hello = direct(rs, n).admin.command("hello")
+        # a secondary learns the new primary asynchronously (as mongod's heartbeats), so wait for it
+        member = direct(rs, n)
+        hello = member.admin.command("hello")
+        while "primary" not in hello and time.time() < deadline + 10:
+            time.sleep(0.05)
+            hello = member.admin.command("hello")
         assert hello["setName"] == "rs0" and hello["setVersion"] == 1
         assert hello["hosts"] == hosts(rs) and hello["me"] == hosts(rs)[n]
         assert hello["primary"] == primary

@@ -40,6 +40,15 @@ def ensure_env(extras: str) -> None:
         open(stamp, "w").close()
 
 
+def _workers(rest: list[str]) -> list[str]:
+    """pytest-xdist workers, one per core up to 4 (GINKGODB_TEST_WORKERS overrides; 1 = serial);
+    `--dist loadfile` keeps each file's tests, and so its module-scoped servers, in one worker."""
+    if any(a == "-n" or a.startswith("--numprocesses") or a == "no:xdist" for a in rest):
+        return []
+    n = int(os.environ.get("GINKGODB_TEST_WORKERS") or min(os.cpu_count() or 1, 4))
+    return ["-n", str(n), "--dist", "loadfile"] if n > 1 else []
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in EXTRAS:
         print(__doc__.strip())
@@ -51,7 +60,7 @@ def main(argv: list[str]) -> int:
     if cmd == "serve":
         args = [os.path.join(BIN, "ginkgodb"), "serve", *rest]
     elif cmd == "test":
-        args = [PY, "-m", "pytest", *rest]
+        args = [PY, "-m", "pytest", *_workers(rest), *rest]
     else:
         args = [PY, "-m", "bench", *rest]
     return subprocess.call(args)

@@ -49,6 +49,9 @@ BRACKET_MAXKEY = 0xF0
 class Undefined:
     """The deprecated BSON undefined value, for $type and ordering only."""
 
+    def __repr__(self) -> str:
+        return "Undefined()"
+
 
 def bracket(value: Any) -> int:
     """Canonical type bracket of a decoded BSON value (MongoDB's cross-type order)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
+from support.installing import exclusive
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".npm"
@@ -51,6 +52,12 @@ def ensure_packages(group: str = DRIVERS) -> Path:
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip(f"node/npm not installed: the tests of {', '.join(packages)} need them")
     prefix = CACHE if group == DRIVERS else CACHE / group
+    with exclusive(f"npm-{group}"):
+        _install(group, prefix, packages)
+    return prefix / "node_modules"
+
+
+def _install(group: str, prefix: Path, packages: dict[str, str]) -> None:
     if any(_installed_version(prefix, n) != v for n, v in packages.items()):
         prefix.mkdir(parents=True, exist_ok=True)
         for name in ("package.json", "package-lock.json"):
@@ -65,7 +72,6 @@ def ensure_packages(group: str = DRIVERS) -> Path:
         if done.returncode != 0:
             pytest.skip(f"npm ci of {wanted} failed (registry unreachable?): "
                         f"{done.stderr.strip()[-500:]}")
-    return prefix / "node_modules"
 
 
 def mongosh_binary(modules: Path) -> Path:

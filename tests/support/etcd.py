@@ -2,42 +2,21 @@
 the tests run as root; otherwise the tests skip with the reason."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
-import pytest
-
 from ginkgodb.cluster import find_etcd
+from support.installing import apt_install
 
 APT_PACKAGE = "etcd-server"
-APT_TIMEOUT = 600
-
-
-def _apt(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    return subprocess.run(["apt-get", *args], capture_output=True, text=True, env=env, timeout=APT_TIMEOUT)
 
 
 def ensure_etcd() -> str:
     """The etcd executable, installing Debian's package when missing and possible."""
     found = find_etcd()
-    if found:
-        return found
-    if shutil.which("apt-get") is None:
-        pytest.skip("etcd missing and no apt-get to install it (the replica-set tests need etcd)")
-    if os.geteuid() != 0:
-        pytest.skip(f"etcd missing; installing it needs root (apt-get install {APT_PACKAGE})")
-    try:
-        done = _apt("install", "-y", "-q", APT_PACKAGE)
-        if done.returncode != 0:   # a fresh machine has no package lists yet
-            _apt("update", "-q")
-            done = _apt("install", "-y", "-q", APT_PACKAGE)
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"apt-get install {APT_PACKAGE} timed out")
-    found = find_etcd()
-    if done.returncode != 0 or not found:
-        pytest.skip(f"apt-get install {APT_PACKAGE} failed: {done.stderr.strip()[-500:]}")
+    if not found:
+        apt_install([APT_PACKAGE], lambda: bool(find_etcd()), "the replica-set tests")
+        found = find_etcd()
+    assert found
     return found
 
 

@@ -88,7 +88,8 @@ def memory_rows(records: Iterable[dict]) -> list[dict]:
     rows = []
     for (target, n), recs in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         row = {"target": target, "n": n}
-        for key in ("peak_rss", "rss_after_open", "server_peak_rss", "bson_bytes", "disk_bytes"):
+        for key in ("peak_rss", "peak_anon", "peak_file", "rss_after_open", "server_peak_rss", "bson_bytes",
+                    "disk_bytes"):
             values = [r[key] for r in recs if r.get(key)]
             row[key] = statistics.median(values) if values else None
         rows.append(row)

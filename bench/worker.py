@@ -17,6 +17,7 @@ import tempfile
 
 from .documents import Dataset
 from .results import UNAVAILABLE, Result
+from .rss_sampler import RssSampler
 from .targets import dir_size, make_target
 from .timing import hard_deadline
 from .workloads import REGISTRY, Context, run_workload
@@ -55,11 +56,13 @@ def run_target(name: str, n: int, seed: int, budget: float, workload_ids: list[s
             return
         rss_open = peak_rss_bytes()
         ctx = Context(target, Dataset(n, seed), budget, seed)
-        for wid in workload_ids:
-            emit(run_workload(REGISTRY[wid], ctx, repeat).to_json())
+        with RssSampler() as rss:
+            for wid in workload_ids:
+                emit(run_workload(REGISTRY[wid], ctx, repeat).to_json())
         data_dir = target.data_dir()
         emit({"kind": "memory", "target": name, "n": n, "repeat": repeat,
               "peak_rss": peak_rss_bytes(), "rss_after_open": rss_open,
+              "peak_anon": rss.peak_anon, "peak_file": rss.peak_file,
               "server_peak_rss": target.server_peak_rss(), "bson_bytes": ctx.bson_bytes,
               "disk_bytes": dir_size(data_dir) if data_dir else None})
     finally:

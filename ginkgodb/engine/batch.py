@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Union
 
+from ..bsonutil.delta import compute_diff, compute_diff_decoded
 from ..storage.kv import Txn, prefix_end
 from . import layout, record_format
 from .catalog import Catalog, CollectionMeta
@@ -44,6 +45,20 @@ class Update(NamedTuple):
     #: the decoded images, when the writer has them (they let the oplog diff without decoding)
     old: Any = None
     new: Any = None
+    #: the diff, made when the update was written instead of keeping the images (b"": none)
+    made_diff: Optional[bytes] = None
+
+    def diff(self) -> Optional[bytes]:
+        """The $v:2 diff the oplog logs for this update, or None to log the whole new document
+        (a replacement, or a diff not smaller than the document after a pipeline)."""
+        if self.made_diff is not None:
+            return self.made_diff or None
+        if self.kind == "replace":
+            return None
+        ignore = self.kind != "pipeline"
+        if self.old is not None and self.new is not None:
+            return compute_diff_decoded(self.old, self.new, self.after, ignore_size_limit=ignore)
+        return compute_diff(self.before, self.after, ignore_size_limit=ignore)
 
 
 class Delete(NamedTuple):
@@ -111,6 +126,11 @@ class WriteBatch:
     default_compression = "none"
     compresses = False
 
+    #: how many updates keep their decoded images until commit (the oplog diffs them then); past
+    #: it an update's diff is made at once and the images dropped, so a multi-update of many
+    #: documents holds their BSON, not ~10x as much in Python objects
+    images_kept = 1024
+
     def __init__(self, txn: Txn, catalog: Catalog, conflicts: Any = None) -> None:
         self.txn = txn
         self.ops: list[Op] = []
@@ -131,6 +151,7 @@ class WriteBatch:
         self._catalog: Optional[Catalog] = None      # the private copy, once edited
         self._numbers: dict[int, CollectionNumbers] = {}
         self._next_id: Optional[int] = None
+        self._images = 0
 
     # -- the catalog as this batch sees it -----------------------------------------------------
     @property
@@ -219,7 +240,12 @@ class WriteBatch:
         numbers.size += len(after) - len(before)
         numbers.dirty = True
         meta = coll.meta
-        self.ops.append(Update(meta.ns, meta.uuid, rid, before, after, kind, old, new))
+        op = Update(meta.ns, meta.uuid, rid, before, after, kind, old, new)
+        if old is not None:
+            self._images += 1
+            if self._images > self.images_kept:
+                op = op._replace(old=None, new=None, made_diff=op.diff() or b"")
+        self.ops.append(op)
 
     def deleted(self, coll: Collection, rid: int, before: bytes) -> None:
         numbers = self.numbers(coll.meta.id)

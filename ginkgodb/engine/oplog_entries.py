@@ -13,7 +13,7 @@ from typing import Any, Optional
 import bson
 from bson.int64 import Int64
 
-from ..bsonutil.delta import compute_diff, compute_diff_decoded, first_element
+from ..bsonutil.delta import first_element
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE
 from .batch import CatalogChange, Delete, Insert, Update
@@ -103,14 +103,9 @@ class EntryBuilder:
     def update(self, op: Update) -> bytes:
         after = op.after
         o2 = e_doc(b"o2", doc(first_element(op.before)))
-        if op.kind != "replace":
-            ignore = op.kind != "pipeline"
-            diff = (compute_diff_decoded(op.old, op.new, after, ignore_size_limit=ignore)
-                    if op.old is not None and op.new is not None
-                    else compute_diff(op.before, after, ignore_size_limit=ignore))
-            if diff is not None:
-                return (_OP_U + self._ns_ui(op.ns, op.uuid)
-                        + e_doc(b"o", doc(_V2 + e_doc(b"diff", diff))) + o2)
+        diff = op.diff()
+        if diff is not None:
+            return _OP_U + self._ns_ui(op.ns, op.uuid) + e_doc(b"o", doc(_V2 + e_doc(b"diff", diff))) + o2
         return _OP_U + self._ns_ui(op.ns, op.uuid) + e_doc(b"o", after) + o2
 
     def delete(self, op: Delete) -> bytes:

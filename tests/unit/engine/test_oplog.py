@@ -68,6 +68,22 @@ def test_a_pipeline_update_is_a_diff_unless_the_document_is_smaller(engine):
     assert last(engine)["o"] == {"_id": 1, "y": 2}           # mongod logs it whole, too
 
 
+@pytest.mark.parametrize("u", [{"$set": {"a.b": 2}, "$push": {"arr": 4}}, [{"$set": {"arr": [1]}}],
+                               [{"$set": {"x": 1}}]])
+def test_a_multi_update_past_the_kept_images_logs_the_same_entries(engine, monkeypatch, u):
+    """Past `images_kept` an update's diff is made when it is written and its images dropped (so
+    a large multi-update's memory stays near its BSON); the entries must not change."""
+    run = Runner(engine)
+    docs = [{"_id": i, "a": {"b": i}, "arr": [i, 2, 3], "pad": "p" * (i % 3)} for i in range(6)]
+    run.insert("kept", *docs)
+    run.insert("made", *docs)
+    run({"update": "kept", "updates": [{"q": {}, "u": u, "multi": True}]})
+    monkeypatch.setattr(WriteBatch, "images_kept", 2)
+    run({"update": "made", "updates": [{"q": {}, "u": u, "multi": True}]})
+    logged = {ns: [(e["o"], e["o2"]) for e in entries(engine, op="u", ns=ns)] for ns in ("test.kept", "test.made")}
+    assert len(logged["test.made"]) == 6 and logged["test.made"] == logged["test.kept"]
+
+
 def test_every_entry_has_its_own_increasing_timestamp(engine):
     run = Runner(engine)
     run.insert("c", *[{"_id": i} for i in range(5)])

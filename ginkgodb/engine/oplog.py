@@ -85,6 +85,8 @@ class Oplog:
         self._next_rid: Optional[int] = None     # the record id this process expects next
         self._images_gen = -1                    # the catalog generation _images_ns is of
         self._images_ns: frozenset = frozenset()  # namespaces that keep pre-images
+        self._tail_key: tuple[int, int] = (-1, -1)  # (wall ms, term) that _tail encodes
+        self._tail = b""
 
     # ------------------------------------------------------------------ opening
     def open(self) -> None:
@@ -189,16 +191,19 @@ class Oplog:
     def _append(self, batch: WriteBatch, coll: Collection, bodies: list, images: list) -> None:
         txn_info = batch.txn_info
         wall_ms = int(time.time() * 1000)
-        tail = E.tail(self.term, wall_ms)
+        if wall_ms != self._tail_key[0] or self.term != self._tail_key[1]:   # t, v, wall: per ms
+            self._tail_key, self._tail = (wall_ms, self.term), E.tail(self.term, wall_ms)
+        tail = self._tail
         if txn_info is None:
             n = len(bodies)
             if n == 1 and not self._continue_clock(batch, coll) and batch.commit_ts is not None:
                 ts = batch.commit_ts
                 secs, first = ts.time, ts.inc
+                entries = [E.finish_one(bodies[0], secs, first, tail)]
             else:
                 secs, first = self._engine.clock.reserve(n)
                 batch.commit_ts = Timestamp(secs, first + n - 1)
-            entries = E.finish_all(bodies, secs, first, tail)
+                entries = E.finish_all(bodies, secs, first, tail)
             next_rid = append_raws(batch, coll, entries)
             if self._keeping_images(batch):
                 image_at = [(Timestamp(secs, first + i), 0) for i in range(n)]

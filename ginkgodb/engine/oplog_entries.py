@@ -191,9 +191,18 @@ def finish_all(bodies: list[bytes], secs: int, first_inc: int, tail_bytes: bytes
     """The entries of an ordinary batch: body i stamped (secs, first_inc + i), built in one join
     each (the write path's hot loop)."""
     pack_len, pack_ts, join = pack_i32, _TS.pack, b"".join
-    fixed = 4 + len(_TS_NAME) + 8 + len(tail_bytes) + 1
+    fixed = _ENTRY_FIXED + len(tail_bytes)
     return [join((pack_len(fixed + len(body)), body, _TS_NAME, pack_ts(first_inc + i, secs), tail_bytes, b"\x00"))
             for i, body in enumerate(bodies)]
+
+
+_ENTRY_FIXED = 4 + len(_TS_NAME) + 8 + 1
+
+
+def finish_one(body: bytes, secs: int, inc: int, tail_bytes: bytes) -> bytes:
+    """`finish_all` of one body (an insert_one's entry, without the list's loop)."""
+    return b"".join((pack_i32(_ENTRY_FIXED + len(tail_bytes) + len(body)), body, _TS_NAME,
+                     _TS.pack(inc, secs), tail_bytes, b"\x00"))
 
 
 def apply_ops_body(bodies: list[bytes]) -> bytes:

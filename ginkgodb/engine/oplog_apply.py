@@ -19,11 +19,12 @@ from bson.timestamp import Timestamp
 
 from ..bsonutil.delta import apply_diff
 from ..errors import CommandError
-from . import ddl
+from . import ddl, layout
 from .batch import WriteBatch
 from .collection import Collection
 from .documents import encode_updated
 from .records import delete_record, insert_record, update_record
+from .sessions import session_key
 from .writes import _targets
 
 _CODEC = CodecOptions(document_class=dict, tz_aware=True)
@@ -45,8 +46,23 @@ def apply_entries(engine: Any, raws: list[bytes]) -> Optional[Timestamp]:
                 _apply(engine, batch, entry)
             except CommandError as exc:
                 raise OplogApplyError(f"cannot apply {_short(entry)}: {exc}") from exc
+            if "retryResult" in entry:
+                _store_retry_record(batch, entry)
         last = bson.decode(raws[-1], _CODEC)["ts"]
     return last
+
+
+def _store_retry_record(batch: WriteBatch, entry: Mapping) -> None:
+    """A retryable write's record ({txnNumber, result}, as the primary stored it), kept with the
+    write it describes: a retry sent to this member once it is primary answers as the original."""
+    key = session_key(entry.get("lsid"))
+    record = entry["retryResult"]
+    if key is None or not isinstance(record, Mapping):
+        return
+    current = batch.txn.get(layout.retryable_write_key(key))
+    if current is not None and int(bson.decode(current).get("txnNumber", -1)) > int(record.get("txnNumber", -1)):
+        return
+    batch.txn.put(layout.retryable_write_key(key), bson.encode(record))
 
 
 def _short(entry: Mapping) -> str:
@@ -187,6 +203,7 @@ def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any
             numbers = batch.numbers(oplog.meta.id)
             numbers.next_rid = (kept_rid or doomed[-1][0] - 1) + 1
             numbers.dirty = True
+        _roll_back_retry_records(batch, oplog, [raw for _, raw in doomed])
         for db, name, _id, doc in restores:
             state = batch.collection(db, name)
             if state is None:
@@ -202,6 +219,35 @@ def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any
             else:
                 update_record(batch, state, found[0], found[2], found[1], doc, "replace")
     return len(doomed)
+
+
+#: how far back a rollback looks in the kept oplog for a session's previous retry record
+RETRY_RECORD_SCAN = 100_000
+
+
+def _roll_back_retry_records(batch: WriteBatch, oplog: Collection, undone: list[bytes]) -> None:
+    """The retry records of undone retryable writes go back to the session's newest kept one
+    (found in the oplog that remains), or away: a retry then runs the write again."""
+    from ..storage.kv import prefix_end
+    from .record_format import document
+    keys = set()
+    for raw in undone:
+        entry = bson.decode(raw, _CODEC)
+        key = session_key(entry.get("lsid")) if "retryResult" in entry else None
+        if key is not None:
+            keys.add(key)
+    if not keys:
+        return
+    for key in keys:
+        batch.txn.delete(layout.retryable_write_key(key))
+    for n, (_, value) in enumerate(batch.txn.scan(oplog.record_prefix, prefix_end(oplog.record_prefix), reverse=True)):
+        if not keys or n >= RETRY_RECORD_SCAN:
+            return
+        entry = bson.decode(document(value), _CODEC)
+        key = session_key(entry.get("lsid")) if "retryResult" in entry else None
+        if key in keys:
+            keys.discard(key)
+            batch.txn.put(layout.retryable_write_key(key), bson.encode(entry["retryResult"]))
 
 
 def touched_documents(entry: Mapping) -> Optional[list[tuple[str, str, Any]]]:

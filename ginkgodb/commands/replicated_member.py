@@ -54,7 +54,7 @@ class ReplicatedMember(ReplicaSetMember):
         self.positions = Positions()
         self.peers = Peers()
         self.sync = OplogSync(engine, self.my_id, self.config_version, self._applied,
-                              lambda: float(self.my_member().get("secondaryDelaySecs", 0)))
+                              lambda: float(self.my_member().get("secondaryDelaySecs", 0)), self._sync_state)
         self.coordinator = Coordinator(etcd_url, self, self.peers)
         self.primary_host: Optional[str] = None
 
@@ -80,8 +80,10 @@ class ReplicatedMember(ReplicaSetMember):
             self.config = config
             mine = self._mine(config) or {}
             self.me = mine.get("host", self.me)
-            if self.state is not MemberState.PRIMARY:
-                self.state = MemberState.SECONDARY
+            if self.state is not MemberState.PRIMARY and self.state is not MemberState.STARTUP2:
+                # an empty oplog: nothing of the set's history yet, an initial sync comes first
+                empty = self.engine.oplog.last_ts is None
+                self.state = MemberState.STARTUP2 if empty else MemberState.SECONDARY
             members = config.get("members", [])
             self.peers.configure([(m["_id"], m["host"]) for m in members if m["host"] != self.me])
             self.positions.configure({m["_id"] for m in members if m.get("votes", 1)},
@@ -169,6 +171,8 @@ class ReplicatedMember(ReplicaSetMember):
             raise CommandError(ErrorCode.AlreadyInitialized, "already initialized",
                                info={"info": f"the replica set {self.set_name} already has a configuration in etcd"})
         _write(self.engine, CONFIG_COLL, config)
+        if self.engine.oplog.last_ts is None:     # as mongod: the set's history starts here
+            self.engine.oplog.append_noop({"msg": "initiating set"})
         self._use_config(config)
         return reply
 
@@ -326,6 +330,14 @@ class ReplicatedMember(ReplicaSetMember):
         if changed:
             self.watch.changed()
 
+    def _sync_state(self, state: str) -> None:
+        """The oplog sync's news: an initial sync started or ended, or this member is too stale."""
+        with self._lock:
+            if self.state is MemberState.PRIMARY or self.state is MemberState.REMOVED:
+                return
+            self.state = MemberState[state]
+        self.watch.changed()
+
     def _applied(self, ts: Timestamp) -> None:
         self.positions.update(self.my_id(), ts)
 
@@ -479,7 +491,8 @@ class ReplicatedMember(ReplicaSetMember):
                 else:
                     out_members.append(self._peer_status(m, peers.get(m["host"])))
             voters = len(self.voters())
-            source = self.sync.source if self.state is MemberState.SECONDARY else ""
+            syncing = self.state in (MemberState.SECONDARY, MemberState.STARTUP2)
+            source = self.sync.source if syncing else ""
             source_id = next((m["_id"] for m in members if m["host"] == source), -1)
             out: dict[str, Any] = {
                 "set": self.set_name, "date": now, "myState": int(self.state), "term": Int64(self.term),
@@ -499,6 +512,9 @@ class ReplicatedMember(ReplicaSetMember):
                     "numVotesNeeded": majority_of(voters),
                     "priorityAtElection": float(self.my_member().get("priority", 1)),
                     "newTermStartDate": self.election_date}
+            progress = self.sync.initial_sync
+            if progress is not None:
+                out["initialSyncStatus"] = progress.document()
             out["members"] = out_members
             return out
 
@@ -507,7 +523,8 @@ class ReplicatedMember(ReplicaSetMember):
             "_id": m["_id"], "name": m["host"], "health": 1.0, "state": int(self.state),
             "stateStr": self.state.label, "uptime": int(time.time() - self.started), "optime": op,
             "optimeDate": _date(ts), "lastAppliedWallTime": _date(ts), "lastDurableWallTime": _date(ts),
-            "syncSourceHost": self.sync.source if self.state is MemberState.SECONDARY else "",
+            "syncSourceHost": (self.sync.source if self.state in (MemberState.SECONDARY, MemberState.STARTUP2)
+                               else ""),
             "syncSourceId": -1, "infoMessage": self.sync.message or self.coordinator.message,
         }
         if self.is_primary and self.election_ts is not None:

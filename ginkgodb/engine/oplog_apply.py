@@ -34,12 +34,14 @@ class OplogApplyError(Exception):
     """An entry this applier cannot apply: replication stops rather than diverge silently."""
 
 
-def apply_entries(engine: Any, raws: list[bytes]) -> Optional[Timestamp]:
-    """Apply `raws` (oplog entries, raw BSON, in ts order) in one write batch; returns the last ts."""
+def apply_entries(engine: Any, raws: list[bytes], logged: bool = True) -> Optional[Timestamp]:
+    """Apply `raws` (oplog entries, raw BSON, in ts order) in one write batch; returns the last ts.
+    `logged=False`: entries made up by an initial sync's clone (no ts): applied, not appended to
+    the oplog, no ts returned."""
     if not raws:
         return None
     with engine.write() as batch:
-        batch.replicated = list(raws)
+        batch.replicated = list(raws) if logged else []
         for raw in raws:
             entry = bson.decode(raw, _CODEC)
             try:
@@ -48,7 +50,7 @@ def apply_entries(engine: Any, raws: list[bytes]) -> Optional[Timestamp]:
                 raise OplogApplyError(f"cannot apply {_short(entry)}: {exc}") from exc
             if "retryResult" in entry:
                 _store_retry_record(batch, entry)
-        last = bson.decode(raws[-1], _CODEC)["ts"]
+        last = bson.decode(raws[-1], _CODEC)["ts"] if logged else None
     return last
 
 
@@ -168,16 +170,58 @@ def _apply_command(engine: Any, batch: WriteBatch, db: str, o: Mapping, o2: Any,
             ddl.drop_collection(batch, meta)
         batch.dropped_database(db)
         return
+    if name == "collMod":
+        _apply_coll_mod(batch, db, o)
+        return
     raise OplogApplyError(f"the oplog applier does not apply {name!r} entries yet")
 
 
+#: collMod options the applier sets as they are (the index and TTL changes have their own path)
+_PLAIN_COLL_MOD = frozenset({"validator", "validationLevel", "validationAction", "viewOn", "pipeline",
+                             "changeStreamPreAndPostImages"})
+
+
+def _apply_coll_mod(batch: WriteBatch, db: str, o: Mapping) -> None:
+    """collMod as the primary logged it: its new options, and the one index's changed options."""
+    from .clustered import set_ttl
+    from .unique_conversion import apply_unique_options
+    meta = batch.catalog.get(db, o["collMod"])
+    if meta is None:
+        return      # dropped later in the history
+    options = {k: v for k, v in o.items() if k not in ("collMod", "index")}
+    unknown = set(options) - _PLAIN_COLL_MOD - {"expireAfterSeconds"}
+    if unknown:
+        raise OplogApplyError(f"the oplog applier does not apply collMod of {sorted(unknown)} yet")
+    if "expireAfterSeconds" in options:     # a clustered collection's TTL ("off": none)
+        seconds = options.pop("expireAfterSeconds")
+        set_ttl(batch, meta, None if seconds == "off" else seconds)
+        meta = batch.catalog.get(db, o["collMod"])
+        assert meta is not None
+    index = o.get("index")
+    indexes = logged = None
+    if isinstance(index, Mapping):
+        target = index.get("name", index.get("keyPattern"))
+        changes = {k: v for k, v in index.items() if k in ("hidden", "expireAfterSeconds")}
+        indexes, _, logged = ddl.modify_index(meta, target, changes)
+        unique = {k: v for k, v in index.items() if k in ("prepareUnique", "unique")}
+        if unique:
+            indexes, _, more = apply_unique_options(batch, meta, indexes, target, unique)
+            logged[0].update(more)
+    elif not options:
+        return
+    ddl.modify_collection(batch, meta, options, indexes, logged)
+
+
 # ---------------------------------------------------------------------- rollback
-def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any, Optional[dict]]]) -> int:
+def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any, Optional[dict]]],
+              recreate: tuple[bytes, ...] | list[bytes] = ()) -> int:
     """Undo this member's entries after `common` (a former primary's writes that never reached
     a majority), in one write batch: each (db, coll, _id, doc) named in `restores` becomes `doc`
-    (the sync source's version; None: absent), and the oplog loses its entries after `common`
-    (record ids stay contiguous: the next entry follows the last kept one). Logs nothing: the
-    restored documents are the source's history already. Returns how many entries were removed."""
+    (the sync source's version; None: absent), the entries of `recreate` (drops, then the
+    source's collections as an initial sync clones them: for undone catalog changes) are
+    applied, and the oplog loses its entries after `common` (record ids stay contiguous: the next
+    entry follows the last kept one). Logs nothing: the restored documents are the source's
+    history already. Returns how many entries were removed."""
     from ..storage.kv import prefix_end
     from . import layout
     from .oplog import COLL, DB, entry_ts
@@ -204,6 +248,12 @@ def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any
             numbers.next_rid = (kept_rid or doomed[-1][0] - 1) + 1
             numbers.dirty = True
         _roll_back_retry_records(batch, oplog, [raw for _, raw in doomed])
+        for raw in recreate:
+            entry = bson.decode(raw, _CODEC)
+            try:
+                _apply(engine, batch, entry)
+            except CommandError as exc:
+                raise OplogApplyError(f"cannot roll back with {_short(entry)}: {exc}") from exc
         for db, name, _id, doc in restores:
             state = batch.collection(db, name)
             if state is None:

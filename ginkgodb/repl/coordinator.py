@@ -137,8 +137,14 @@ class Coordinator:
     def _renew(self) -> None:
         """The primary's lease (under the lock)."""
         assert self.lease is not None
-        if time.monotonic() - self.renewed_at >= RENEW_EVERY:
-            ttl = self.etcd.keep_alive(self.lease)
+        since = time.monotonic() - self.renewed_at
+        if since >= RENEW_EVERY:
+            # a call that hangs (etcd stopped) must not carry the primary past its deadline
+            left = LEASE_TTL - SAFETY - since
+            if left <= 0:
+                self._resign_locked("could not renew its lease in etcd")
+                return
+            ttl = self.etcd.keep_alive(self.lease, timeout=min(1.0, max(0.05, left)))
             if ttl <= 0:
                 self._resign_locked("lease expired")
                 return

@@ -35,9 +35,12 @@ class EtcdClient:
         self.url = url.rstrip("/")
         self._http = httpx.Client(base_url=self.url, timeout=timeout)
 
-    def _call(self, path: str, body: dict) -> dict:
+    def _call(self, path: str, body: dict, timeout: Optional[float] = None) -> dict:
         try:
-            response = self._http.post(path, json=body)
+            if timeout is None:
+                response = self._http.post(path, json=body)
+            else:
+                response = self._http.post(path, json=body, timeout=timeout)
         except httpx.HTTPError as exc:
             raise EtcdError(f"etcd at {self.url} unreachable: {exc}") from exc
         if response.status_code != 200:
@@ -87,9 +90,9 @@ class EtcdClient:
     def grant(self, ttl: int) -> int:
         return int(self._call("/v3/lease/grant", {"TTL": str(ttl)})["ID"])
 
-    def keep_alive(self, lease: int) -> int:
+    def keep_alive(self, lease: int, timeout: Optional[float] = None) -> int:
         """Renew `lease`; its remaining TTL in seconds (0 or less: it has expired)."""
-        result = self._call("/v3/lease/keepalive", {"ID": str(lease)}).get("result") or {}
+        result = self._call("/v3/lease/keepalive", {"ID": str(lease)}, timeout).get("result") or {}
         return int(result.get("TTL", 0))
 
     def revoke(self, lease: int) -> None:

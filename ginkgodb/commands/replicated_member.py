@@ -44,6 +44,17 @@ _STATE_NAMES = {0: "STARTUP", 1: "PRIMARY", 2: "SECONDARY", 3: "RECOVERING", 5: 
 MAX_VOTERS, MAX_MEMBERS = 7, 50
 
 
+def refuse_unsupported_settings(settings: Mapping) -> None:
+    """The one place that refuses a configuration's settings ginkgodb does not act on: tag-set
+    write concerns (`getLastErrorModes`; a write concern naming a mode then answers 79 as mongod
+    does for an unknown mode). Arbiters are refused per member (`_any_member`); chaining is not
+    refused: `chainingAllowed` only widens mongod's choice of sync source, and every ginkgodb
+    secondary pulls from the primary, which mongod also allows."""
+    if settings.get("getLastErrorModes"):
+        raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "
+                                                     "set) are not supported by ginkgodb yet")
+
+
 class ReplicatedMember(ReplicaSetMember):
     """A member that replicates: thread-safe; background threads do the replication."""
 
@@ -148,9 +159,7 @@ class ReplicatedMember(ReplicaSetMember):
             settings["replicaSetId"] = (current.get("settings") or {}).get("replicaSetId", settings["replicaSetId"])
             config["settings"] = settings
             config["term"] = self.term
-            if settings.get("getLastErrorModes"):
-                raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "
-                                                             "set) are not supported by ginkgodb yet")
+            refuse_unsupported_settings(settings)
         known = {m["host"] for m in current.get("members", [])}
         self._quorum_check({"members": [m for m in config["members"] if m["host"] not in known]},
                            "Quorum check failed")
@@ -163,9 +172,7 @@ class ReplicatedMember(ReplicaSetMember):
         with self._lock:
             config, reply = self._initial_config(requested)
             config["term"] = 0
-            if config["settings"].get("getLastErrorModes"):
-                raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "
-                                                             "set) are not supported by ginkgodb yet")
+            refuse_unsupported_settings(config["settings"])
         self._quorum_check(config)
         if not self.coordinator.publish_config(json_util.dumps(config, json_options=_JSON)):
             raise CommandError(ErrorCode.AlreadyInitialized, "already initialized",

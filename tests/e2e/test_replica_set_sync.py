@@ -2,7 +2,8 @@
 member comes and goes: a rollback of a former primary's catalog changes, a retryable write
 retried on the new primary after kill -9 of the old one (answered as the original, applied
 once), and an initial sync of a member added with an empty data directory (STARTUP2, then
-SECONDARY, with every collection, option, index and document of the set)
+SECONDARY, with every collection, option, index and document of the set; killed once during the
+clone, it starts again cleanly)
 (docs/design/replication.md)."""
 from __future__ import annotations
 
@@ -26,14 +27,18 @@ from support.sockets import recv_exactly
 
 from ginkgodb import cluster
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 
 @pytest.fixture(scope="module")
 def rs(tmp_path_factory):
     ensure_etcd()
     root = tmp_path_factory.mktemp("sync")
-    state = cluster.start("rs0", 3, _free_ports(4), str(root / "rs"))     # a 4th port for the added member
+    state = cluster.start("rs0", 3, _free_ports(4), str(root / "rs"))
+    # the member to add listens from the start: a port left free meanwhile may be taken by a
+    # client connection's ephemeral port on this busy loopback
+    state["pids"]["3"] = cluster._spawn(cluster.member_argv(state, 3), root / "rs" / "member3.log")
+    cluster._save(state)
     yield state
     cluster.stop(state["dir"])
 
@@ -186,8 +191,6 @@ def test_a_member_added_with_an_empty_data_directory_clones_the_set(rs):
         db.checked.insert_many([{"_id": i, "n": i, "pad": "x" * 100} for i in range(start, start + 4000)])
     client.other.things.insert_one({"_id": "x"})
     root = Path(rs["dir"])
-    rs["pids"]["3"] = cluster._spawn(cluster.member_argv(rs, 3), root / "member3.log")
-    cluster._save(rs)
     assert cluster._wait_port(rs["port"] + 3, 30)
     primary = direct(rs, primary_n)
     config = primary.admin.command("replSetGetConfig")["config"]
@@ -205,19 +208,27 @@ def test_a_member_added_with_an_empty_data_directory_clones_the_set(rs):
     writer = threading.Thread(target=write_during_the_clone)
     writer.start()
     added = direct(rs, 3, readPreference="secondaryPreferred")
-    states, progress = [], None
+    states, progress, killed_at = [], None, None
     started = time.monotonic()
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 40
         while time.monotonic() < deadline:
             try:
                 status = added.admin.command("replSetGetStatus")
-            except pymongo.errors.OperationFailure:    # not yet in the set
+            except pymongo.errors.PyMongoError:    # not yet in the set, or restarting
                 time.sleep(0.05)
                 continue
             if not states or states[-1] != status["myState"]:
                 states.append(status["myState"])
             progress = status.get("initialSyncStatus", progress)
+            if killed_at is None and progress is not None and progress["approxTotalDocumentsCopied"] > 0:
+                # kill -9 in the middle of the clone: the restarted member starts it again cleanly
+                os.kill(int(rs["pids"]["3"]), signal.SIGKILL)
+                killed_at = time.monotonic()
+                rs["pids"]["3"] = cluster._spawn(cluster.member_argv(rs, 3), root / "member3.log")
+                cluster._save(rs)
+                states.append("killed")
+                continue
             if status["myState"] == 2:
                 break
             time.sleep(0.05)
@@ -225,8 +236,10 @@ def test_a_member_added_with_an_empty_data_directory_clones_the_set(rs):
         stop.set()
         writer.join(10)
     synced = time.monotonic() - started
-    print(f"\ninitial sync of 8,600 documents: SECONDARY {synced:.2f} s after replSetReconfig; states {states}")
-    assert states[-1] == 2 and 5 in states, states
+    assert killed_at is not None, states
+    print(f"\ninitial sync of 8,600 documents, killed once mid-clone: SECONDARY {synced:.2f} s after "
+          f"replSetReconfig, {time.monotonic() - killed_at:.2f} s after the restart; states {states}")
+    assert states[-1] == 2 and states.count(5) == 2 and states.index("killed") > states.index(5), states
     assert progress is not None and progress["databases"]["databasesToClone"] >= 2
     for name in ("clone", "other", "test", "ddl"):
         assert wait_until(lambda name=name: catalog(added, name) == catalog(primary, name), 15), name

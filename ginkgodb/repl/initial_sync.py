@@ -114,9 +114,15 @@ def collection_entries(client: Any, db: str, info: dict, progress: Optional[Clon
         yield chunk
 
 
-def clone(engine: Any, client: Any, progress: CloneProgress, stop: Callable[[], bool]) -> bytes:
+def clone(engine: Any, client: Any, progress: CloneProgress, stop: Callable[[], bool],
+          apply: Optional[Callable[[list[bytes]], None]] = None) -> bytes:
     """Copy every database of the source at `client` into `engine` (its own databases dropped
-    first); returns the source's oplog entry the clone started at (raw), to append and tail from."""
+    first); returns the source's oplog entry the clone started at (raw), to append and tail from.
+    `apply` writes one batch of made-up entries (default: unlogged apply_oplog); the puller's
+    checks that it was not stopped meanwhile, so a clone it gave up writes nothing more."""
+    if apply is None:
+        def apply(entries: list[bytes]) -> None:
+            engine.apply_oplog(entries, logged=False)
     local = client.get_database("local", codec_options=RAW)
     newest = list(local["oplog.rs"].find({}, sort=[("$natural", -1)], limit=1))
     if not newest:
@@ -125,12 +131,12 @@ def clone(engine: Any, client: Any, progress: CloneProgress, stop: Callable[[], 
     progress.start_ts = bson.decode(start)["ts"]
     mine = [db for db in engine.database_names() if db not in SKIPPED_DATABASES]
     if mine:
-        engine.apply_oplog([drop_database_entry(db) for db in mine], logged=False)
+        apply([drop_database_entry(db) for db in mine])
     databases = [d for d in client.list_database_names() if d not in SKIPPED_DATABASES]
     progress.databases_to_clone = len(databases)
     for db in databases:
         for info in collection_infos(client, db):
             for entries in collection_entries(client, db, info, progress, stop):
-                engine.apply_oplog(entries, logged=False)
+                apply(entries)
         progress.databases_cloned += 1
     return start

@@ -27,7 +27,15 @@ from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
 from ..engine import FindRequest, oplog_touched_documents
-from .initial_sync import CloneProgress, clone, collection_entries, collection_infos, drop_database_entry, drop_entry
+from .initial_sync import (
+    CloneProgress,
+    InitialSyncError,
+    clone,
+    collection_entries,
+    collection_infos,
+    drop_database_entry,
+    drop_entry,
+)
 
 LOG = logging.getLogger("ginkgodb.repl")
 RAW = CodecOptions(document_class=RawBSONDocument)
@@ -116,6 +124,13 @@ class OplogSync:
                 self.message = str(exc)
                 LOG.error("replication stopped: %s", exc)
                 return
+            except InitialSyncError as exc:
+                if stop.is_set():
+                    return
+                self.diverged = True     # something the clone cannot copy: say so, do not loop
+                self.message = f"initial sync failed: {exc}"
+                LOG.error("replication stopped: %s", self.message)
+                return
             except TooStale as exc:
                 self.diverged = True
                 self.message = str(exc)
@@ -173,8 +188,13 @@ class OplogSync:
         progress = self.initial_sync = CloneProgress()
         self._on_state("STARTUP2")
         LOG.info("initial sync from %s", self.source)
+        def apply(entries: list[bytes]) -> None:
+            with self._apply_lock:
+                if stop.is_set():
+                    raise InitialSyncError("initial sync stopped")
+                self.engine.apply_oplog(entries, logged=False)
         try:
-            start = clone(self.engine, client, progress, stop.is_set)
+            start = clone(self.engine, client, progress, stop.is_set, apply)
             if stop.is_set():
                 return None
             with self._apply_lock:

@@ -93,3 +93,21 @@ def test_the_clone_entries_are_applied_without_being_logged(pair):
     assert run.find("c", {}) == [{"_id": 1, "a": 1}] and run.find("old", {}) == []
     assert secondary.catalog.get("test", "c").uuid == uuid
     assert len(raw_entries(secondary)) == logged
+
+
+class _FakeDatabase:
+    def __init__(self, infos: list) -> None:
+        self.infos = infos
+
+    def list_collections(self, filter=None):
+        return [i for i in self.infos if not filter or i["name"] == filter["name"]]
+
+
+def test_the_clone_lists_views_last_and_refuses_time_series():
+    from ginkgodb.repl.initial_sync import InitialSyncError, collection_infos
+    plain = {"test": _FakeDatabase([{"name": "v", "type": "view"}, {"name": "c", "type": "collection"}])}
+    assert [i["name"] for i in collection_infos(plain, "test")] == ["c", "v"]
+    assert [i["name"] for i in collection_infos(plain, "test", "v")] == ["v"]
+    series = {"test": _FakeDatabase([{"name": "m", "type": "timeseries"}])}
+    with pytest.raises(InitialSyncError, match="time-series collection test.m"):
+        collection_infos(series, "test")

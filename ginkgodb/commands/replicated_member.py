@@ -86,14 +86,17 @@ class ReplicatedMember(ReplicaSetMember):
                 return dict(m)
         return None
 
-    def _use_config(self, config: dict) -> None:
+    def _use_config(self, config: dict, initiator: bool = False) -> None:
+        """`initiator`: this member ran replSetInitiate, so its data is the set's (never cloned
+        over), even when its own coordinator adopted the configuration from etcd a moment before
+        initiate wrote the first entry."""
         with self._lock:
             self.config = config
             mine = self._mine(config) or {}
             self.me = mine.get("host", self.me)
-            if self.state is not MemberState.PRIMARY and self.state is not MemberState.STARTUP2:
+            if self.state is not MemberState.PRIMARY and (initiator or self.state is not MemberState.STARTUP2):
                 # an empty oplog: nothing of the set's history yet, an initial sync comes first
-                empty = self.engine.oplog.last_ts is None
+                empty = self.engine.oplog.last_ts is None and not initiator
                 self.state = MemberState.STARTUP2 if empty else MemberState.SECONDARY
             members = config.get("members", [])
             self.peers.configure([(m["_id"], m["host"]) for m in members if m["host"] != self.me])
@@ -180,7 +183,7 @@ class ReplicatedMember(ReplicaSetMember):
         _write(self.engine, CONFIG_COLL, config)
         if self.engine.oplog.last_ts is None:     # as mongod: the set's history starts here
             self.engine.oplog.append_noop({"msg": "initiating set"})
-        self._use_config(config)
+        self._use_config(config, initiator=True)
         return reply
 
     def _quorum_check(self, config: dict, what: str = "replSetInitiate quorum check failed") -> None:

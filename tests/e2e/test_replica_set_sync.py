@@ -187,8 +187,8 @@ def test_a_member_added_with_an_empty_data_directory_clones_the_set(rs):
     db.checked.create_index([("n", 1)], unique=True, name="n_unique")
     db.checked.create_index([("tag", 1)], sparse=True)
     db.capped.insert_many([{"_id": i} for i in range(600)])
-    for start in range(0, 8000, 4000):
-        db.checked.insert_many([{"_id": i, "n": i, "pad": "x" * 100} for i in range(start, start + 4000)])
+    for start in range(0, 4000, 2000):
+        db.checked.insert_many([{"_id": i, "n": i, "pad": "x" * 100} for i in range(start, start + 2000)])
     client.other.things.insert_one({"_id": "x"})
     root = Path(rs["dir"])
     assert cluster._wait_port(rs["port"] + 3, 30)
@@ -237,7 +237,7 @@ def test_a_member_added_with_an_empty_data_directory_clones_the_set(rs):
         writer.join(10)
     synced = time.monotonic() - started
     assert killed_at is not None, states
-    print(f"\ninitial sync of 8,600 documents, killed once mid-clone: SECONDARY {synced:.2f} s after "
+    print(f"\ninitial sync of 4,600 documents, killed once mid-clone: SECONDARY {synced:.2f} s after "
           f"replSetReconfig, {time.monotonic() - killed_at:.2f} s after the restart; states {states}")
     assert states[-1] == 2 and states.count(5) == 2 and states.index("killed") > states.index(5), states
     assert progress is not None and progress["databases"]["databasesToClone"] >= 2

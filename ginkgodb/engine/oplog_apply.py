@@ -23,8 +23,8 @@ from . import ddl, layout
 from .batch import WriteBatch
 from .collection import Collection
 from .documents import encode_updated
+from .layout import session_key
 from .records import delete_record, insert_record, update_record
-from .sessions import session_key
 from .writes import _targets
 
 _CODEC = CodecOptions(document_class=dict, tz_aware=True)

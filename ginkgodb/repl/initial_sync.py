@@ -2,9 +2,10 @@
 
 As mongod's: note the source's newest oplog entry (the clone's start), drop every database but
 `local`, clone every database of the source (collections with their options and UUIDs, then
-their indexes, then their documents, then views), append the start entry to this member's oplog,
-and tail the oplog after it: the entries written during the clone are applied again, which is
-harmless since entries are idempotent. The clone is written as made-up oplog entries (create,
+their indexes, then their documents, then views; and the sessions' retry records, from the
+source's oplog), append the start entry to this member's oplog, and tail the oplog after it:
+the entries written during the clone are applied again, which is harmless since entries are
+idempotent. The clone is written as made-up oplog entries (create,
 createIndexes, `i`) applied without being logged (`engine.apply_oplog(..., logged=False)`), so
 it goes through the applier's one path to the catalog and the records. A member killed during
 the clone has an empty oplog still, and starts again from the drop.
@@ -114,6 +115,28 @@ def collection_entries(client: Any, db: str, info: dict, progress: Optional[Clon
         yield chunk
 
 
+def retry_record_entries(local: Any, start: Any) -> list[bytes]:
+    """The sessions' retry records up to the clone's start, from the source's oplog (the entries
+    that carry `retryResult`), newest per session, as made-up no-op entries: the applier stores
+    the record of each. mongod copies `config.transactions`; the oplog holds the same records
+    for every write a retry can still name."""
+    newest: dict[bytes, bytes] = {}
+    cursor = local["oplog.rs"].find({"retryResult": {"$exists": True}, "ts": {"$lte": start}},
+                                    {"lsid": 1, "retryResult": 1}, sort=[("$natural", 1)])
+    for entry in cursor:
+        lsid = entry.get("lsid")
+        if lsid is None:
+            continue
+        key = bson.encode(lsid)
+        newest.pop(key, None)       # keep the order of the newest record per session
+        newest[key] = _entry_with_session("n", "", {"msg": "retry record"}, lsid, entry["retryResult"])
+    return list(newest.values())
+
+
+def _entry_with_session(op: str, ns: str, o: Any, lsid: Any, record: Any) -> bytes:
+    return bson.encode({"lsid": lsid, "op": op, "ns": ns, "o": o, "retryResult": record})
+
+
 def clone(engine: Any, client: Any, progress: CloneProgress, stop: Callable[[], bool],
           apply: Optional[Callable[[list[bytes]], None]] = None) -> bytes:
     """Copy every database of the source at `client` into `engine` (its own databases dropped
@@ -132,6 +155,9 @@ def clone(engine: Any, client: Any, progress: CloneProgress, stop: Callable[[], 
     mine = [db for db in engine.database_names() if db not in SKIPPED_DATABASES]
     if mine:
         apply([drop_database_entry(db) for db in mine])
+    records = retry_record_entries(local, progress.start_ts)
+    for i in range(0, len(records), CLONE_BATCH):
+        apply(records[i:i + CLONE_BATCH])
     databases = [d for d in client.list_database_names() if d not in SKIPPED_DATABASES]
     progress.databases_to_clone = len(databases)
     for db in databases:

@@ -84,3 +84,33 @@ def test_a_rolled_back_write_takes_its_record_back(pair):
     assert strip(other({"insert": "c", "documents": [{"_id": 1}], "lsid": lsid, "txnNumber": Int64(1)})) == strip(first)
     assert other({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(2)})["n"] == 1
     assert sorted(d["_id"] for d in other.find("c", {})) == [1, 2]
+
+
+class _FakeOplog:
+    def __init__(self, engine) -> None:
+        self.engine = engine
+
+    def find(self, filt, projection, sort):
+        # what the source's server answers: its entries that carry a retry record, up to the start
+        docs = Runner(self.engine, db="local").find("oplog.rs", filt, sort={"$natural": 1})
+        return [{k: d[k] for k in projection if k in d} for d in docs]
+
+
+def test_an_initial_sync_copies_the_sessions_retry_records(pair):
+    from ginkgodb.repl.initial_sync import retry_record_entries
+    primary, secondary = pair
+    run = Runner(primary)
+    lsid, other_lsid = session(), session()
+    run({"insert": "c", "documents": [{"_id": 1}], "lsid": lsid, "txnNumber": Int64(1)})
+    second = run({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(2)})
+    start = primary.oplog.last_ts
+    run({"insert": "c", "documents": [{"_id": 3}], "lsid": other_lsid, "txnNumber": Int64(1)})   # after the start
+    entries = retry_record_entries({"oplog.rs": _FakeOplog(primary)}, start)
+    assert len(entries) == 1                       # the newest record of the one session before the start
+    secondary.apply_oplog(entries, logged=False)
+    assert secondary.oplog.last_ts is None           # nothing logged
+    assert secondary.sessions.stored_retryable(bytes(lsid["id"]))["txnNumber"] == 2
+    assert secondary.sessions.stored_retryable(bytes(other_lsid["id"])) is None
+    Runner(secondary).insert("c", {"_id": 2})      # the copied data
+    again = Runner(secondary)({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(2)})
+    assert strip(again) == strip(second)

@@ -188,6 +188,7 @@ class OplogSync:
         progress = self.initial_sync = CloneProgress()
         self._on_state("STARTUP2")
         LOG.info("initial sync from %s", self.source)
+
         def apply(entries: list[bytes]) -> None:
             with self._apply_lock:
                 if stop.is_set():

@@ -52,6 +52,8 @@ class MemberState(enum.IntEnum):
     STARTUP = 0
     PRIMARY = 1
     SECONDARY = 2
+    RECOVERING = 3
+    STARTUP2 = 5
     REMOVED = 10
 
     @property

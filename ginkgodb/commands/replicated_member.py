@@ -44,6 +44,17 @@ _STATE_NAMES = {0: "STARTUP", 1: "PRIMARY", 2: "SECONDARY", 3: "RECOVERING", 5: 
 MAX_VOTERS, MAX_MEMBERS = 7, 50
 
 
+def refuse_unsupported_settings(settings: Mapping) -> None:
+    """The one place that refuses a configuration's settings ginkgodb does not act on: tag-set
+    write concerns (`getLastErrorModes`; a write concern naming a mode then answers 79 as mongod
+    does for an unknown mode). Arbiters are refused per member (`_any_member`); chaining is not
+    refused: `chainingAllowed` only widens mongod's choice of sync source, and every ginkgodb
+    secondary pulls from the primary, which mongod also allows."""
+    if settings.get("getLastErrorModes"):
+        raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "
+                                                     "set) are not supported by ginkgodb yet")
+
+
 class ReplicatedMember(ReplicaSetMember):
     """A member that replicates: thread-safe; background threads do the replication."""
 
@@ -54,7 +65,7 @@ class ReplicatedMember(ReplicaSetMember):
         self.positions = Positions()
         self.peers = Peers()
         self.sync = OplogSync(engine, self.my_id, self.config_version, self._applied,
-                              lambda: float(self.my_member().get("secondaryDelaySecs", 0)))
+                              lambda: float(self.my_member().get("secondaryDelaySecs", 0)), self._sync_state)
         self.coordinator = Coordinator(etcd_url, self, self.peers)
         self.primary_host: Optional[str] = None
 
@@ -75,13 +86,18 @@ class ReplicatedMember(ReplicaSetMember):
                 return dict(m)
         return None
 
-    def _use_config(self, config: dict) -> None:
+    def _use_config(self, config: dict, initiator: bool = False) -> None:
+        """`initiator`: this member ran replSetInitiate, so its data is the set's (never cloned
+        over), even when its own coordinator adopted the configuration from etcd a moment before
+        initiate wrote the first entry."""
         with self._lock:
             self.config = config
             mine = self._mine(config) or {}
             self.me = mine.get("host", self.me)
-            if self.state is not MemberState.PRIMARY:
-                self.state = MemberState.SECONDARY
+            if self.state is not MemberState.PRIMARY and (initiator or self.state is not MemberState.STARTUP2):
+                # an empty oplog: nothing of the set's history yet, an initial sync comes first
+                empty = self.engine.oplog.last_ts is None and not initiator
+                self.state = MemberState.STARTUP2 if empty else MemberState.SECONDARY
             members = config.get("members", [])
             self.peers.configure([(m["_id"], m["host"]) for m in members if m["host"] != self.me])
             self.positions.configure({m["_id"] for m in members if m.get("votes", 1)},
@@ -146,9 +162,7 @@ class ReplicatedMember(ReplicaSetMember):
             settings["replicaSetId"] = (current.get("settings") or {}).get("replicaSetId", settings["replicaSetId"])
             config["settings"] = settings
             config["term"] = self.term
-            if settings.get("getLastErrorModes"):
-                raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "
-                                                             "set) are not supported by ginkgodb yet")
+            refuse_unsupported_settings(settings)
         known = {m["host"] for m in current.get("members", [])}
         self._quorum_check({"members": [m for m in config["members"] if m["host"] not in known]},
                            "Quorum check failed")
@@ -161,15 +175,15 @@ class ReplicatedMember(ReplicaSetMember):
         with self._lock:
             config, reply = self._initial_config(requested)
             config["term"] = 0
-            if config["settings"].get("getLastErrorModes"):
-                raise CommandError(ErrorCode.NotImplemented, "settings.getLastErrorModes (write concerns by tag "
-                                                             "set) are not supported by ginkgodb yet")
+            refuse_unsupported_settings(config["settings"])
         self._quorum_check(config)
         if not self.coordinator.publish_config(json_util.dumps(config, json_options=_JSON)):
             raise CommandError(ErrorCode.AlreadyInitialized, "already initialized",
                                info={"info": f"the replica set {self.set_name} already has a configuration in etcd"})
         _write(self.engine, CONFIG_COLL, config)
-        self._use_config(config)
+        if self.engine.oplog.last_ts is None:     # as mongod: the set's history starts here
+            self.engine.oplog.append_noop({"msg": "initiating set"})
+        self._use_config(config, initiator=True)
         return reply
 
     def _quorum_check(self, config: dict, what: str = "replSetInitiate quorum check failed") -> None:
@@ -326,6 +340,14 @@ class ReplicatedMember(ReplicaSetMember):
         if changed:
             self.watch.changed()
 
+    def _sync_state(self, state: str) -> None:
+        """The oplog sync's news: an initial sync started or ended, or this member is too stale."""
+        with self._lock:
+            if self.state is MemberState.PRIMARY or self.state is MemberState.REMOVED:
+                return
+            self.state = MemberState[state]
+        self.watch.changed()
+
     def _applied(self, ts: Timestamp) -> None:
         self.positions.update(self.my_id(), ts)
 
@@ -479,7 +501,8 @@ class ReplicatedMember(ReplicaSetMember):
                 else:
                     out_members.append(self._peer_status(m, peers.get(m["host"])))
             voters = len(self.voters())
-            source = self.sync.source if self.state is MemberState.SECONDARY else ""
+            syncing = self.state in (MemberState.SECONDARY, MemberState.STARTUP2)
+            source = self.sync.source if syncing else ""
             source_id = next((m["_id"] for m in members if m["host"] == source), -1)
             out: dict[str, Any] = {
                 "set": self.set_name, "date": now, "myState": int(self.state), "term": Int64(self.term),
@@ -499,6 +522,9 @@ class ReplicatedMember(ReplicaSetMember):
                     "numVotesNeeded": majority_of(voters),
                     "priorityAtElection": float(self.my_member().get("priority", 1)),
                     "newTermStartDate": self.election_date}
+            progress = self.sync.initial_sync
+            if progress is not None:
+                out["initialSyncStatus"] = progress.document()
             out["members"] = out_members
             return out
 
@@ -507,7 +533,8 @@ class ReplicatedMember(ReplicaSetMember):
             "_id": m["_id"], "name": m["host"], "health": 1.0, "state": int(self.state),
             "stateStr": self.state.label, "uptime": int(time.time() - self.started), "optime": op,
             "optimeDate": _date(ts), "lastAppliedWallTime": _date(ts), "lastDurableWallTime": _date(ts),
-            "syncSourceHost": self.sync.source if self.state is MemberState.SECONDARY else "",
+            "syncSourceHost": (self.sync.source if self.state in (MemberState.SECONDARY, MemberState.STARTUP2)
+                               else ""),
             "syncSourceId": -1, "infoMessage": self.sync.message or self.coordinator.message,
         }
         if self.is_primary and self.election_ts is not None:

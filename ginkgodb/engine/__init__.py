@@ -9,6 +9,7 @@ from __future__ import annotations
 from .change_stream import DEFAULT_AWAIT_SECONDS, ChangeStreamCursor
 from .cursors import DEFAULT_FIRST_BATCH, MAX_WORKERS, ServerCursor, TailableCursor, cursor_worker
 from .engine import Engine
+from .layout import session_key
 from .names import check_collection_name, check_db_name
 from .operations import IndexBuild, IndexChange
 from .oplog import default_size as default_oplog_size
@@ -17,7 +18,7 @@ from .oplog_apply import touched_documents as oplog_touched_documents
 from .plan_builder import FindRequest, id_hack_key
 from .query_stats import aggregate_shape, find_shape
 from .retryable import RetryableView
-from .sessions import TxnState, session_key
+from .sessions import TxnState
 from .settings import SETTINGS
 from .snapshot_reads import SnapshotView
 from .transactions import Transaction, TransactionView

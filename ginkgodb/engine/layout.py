@@ -6,6 +6,7 @@ migration instead.
 from __future__ import annotations
 
 import struct
+from typing import Any, Optional
 
 FORMAT_VERSION = 1
 
@@ -79,6 +80,19 @@ def zstd_dictionary_key(did: int) -> bytes:
 
 def zstd_dictionary_of_key(key: bytes) -> int:
     return _U64.unpack_from(key, len(META_ZSTD_DICT))[0]
+
+
+def session_key(lsid: Any) -> Optional[bytes]:
+    """The catalog key of an lsid document ({id: UUID}); None when it has no UUID (here so the
+    oplog applier, which stores replicated retry records, needs no session catalog)."""
+    try:
+        uid = lsid["id"]
+    except (KeyError, TypeError):
+        return None
+    if isinstance(uid, bytes):
+        return bytes(uid)
+    as_bytes = getattr(uid, "bytes", None)
+    return bytes(as_bytes) if as_bytes is not None else None
 
 
 def retryable_write_key(session_key: bytes) -> bytes:

@@ -335,21 +335,21 @@ class EngineOperations(abc.ABC):
              await_data: bool = False, no_timeout: bool = False) -> TailableCursor:
         return reads.open_tailable(self, db, coll, filt, ctx, await_data=await_data, no_timeout=no_timeout)
 
-    def apply_oplog(self, entries: list[bytes]) -> Any:
+    def apply_oplog(self, entries: list[bytes], logged: bool = True) -> Any:
         """A secondary applies a batch of the primary's oplog entries in one write batch; returns
-        the last entry's ts (oplog_apply.py)."""
+        the last entry's ts (oplog_apply.py). `logged=False`: an initial sync's clone."""
         from .oplog_apply import apply_entries
-        return apply_entries(self, entries)
+        return apply_entries(self, entries, logged)
 
     def data_path(self) -> Optional[str]:
         """The data directory (None in memory)."""
         path = getattr(self.kv, "path", None)
         return path if isinstance(path, str) else None
 
-    def roll_back_oplog(self, common: Any, restores: list) -> int:
+    def roll_back_oplog(self, common: Any, restores: list, recreate: list | tuple = ()) -> int:
         """A former primary undoes its entries after `common` (oplog_apply.roll_back)."""
         from .oplog_apply import roll_back
-        return roll_back(self, common, restores)
+        return roll_back(self, common, restores, recreate)
 
     def is_capped(self, db: str, coll: str) -> bool:
         meta = self.catalog.get(db, coll)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, Optional
 
+import bson
 from bson.timestamp import Timestamp
 
 from ..bsonutil.delta import elements
@@ -260,16 +261,20 @@ class Oplog:
         chained by prevOpTime."""
         prefix = E.session_prefix(txn_info)
         stmt_ids = list(txn_info.get("stmtIds") or ())
+        record = txn_info.get("record")
+        last_crud = max((i for i, op in enumerate(images) if op is not None), default=-1)
         entries = []
         prev: Optional[Timestamp] = None
         k = 0
-        for body, op, ts in zip(bodies, images, stamps):
+        for i, (body, op, ts) in enumerate(zip(bodies, images, stamps)):
             if op is None:   # a catalog change (an implicit create): no session fields
                 entries.append(E.finish(b"", body, ts, tail))
                 continue
             if k < len(stmt_ids):
                 body += E.stmt_id(int(stmt_ids[k]))
             k += 1
+            if i == last_crud and record is not None:   # the retry record, for the secondaries
+                body += E.e_doc(b"retryResult", bson.encode(record))
             entries.append(E.finish(prefix, body, ts, tail, E.prev_optime(prev, self.term)))
             prev = ts
         return entries

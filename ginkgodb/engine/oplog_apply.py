@@ -19,10 +19,11 @@ from bson.timestamp import Timestamp
 
 from ..bsonutil.delta import apply_diff
 from ..errors import CommandError
-from . import ddl
+from . import ddl, layout
 from .batch import WriteBatch
 from .collection import Collection
 from .documents import encode_updated
+from .layout import session_key
 from .records import delete_record, insert_record, update_record
 from .writes import _targets
 
@@ -33,20 +34,37 @@ class OplogApplyError(Exception):
     """An entry this applier cannot apply: replication stops rather than diverge silently."""
 
 
-def apply_entries(engine: Any, raws: list[bytes]) -> Optional[Timestamp]:
-    """Apply `raws` (oplog entries, raw BSON, in ts order) in one write batch; returns the last ts."""
+def apply_entries(engine: Any, raws: list[bytes], logged: bool = True) -> Optional[Timestamp]:
+    """Apply `raws` (oplog entries, raw BSON, in ts order) in one write batch; returns the last ts.
+    `logged=False`: entries made up by an initial sync's clone (no ts): applied, not appended to
+    the oplog, no ts returned."""
     if not raws:
         return None
     with engine.write() as batch:
-        batch.replicated = list(raws)
+        batch.replicated = list(raws) if logged else []
         for raw in raws:
             entry = bson.decode(raw, _CODEC)
             try:
                 _apply(engine, batch, entry)
             except CommandError as exc:
                 raise OplogApplyError(f"cannot apply {_short(entry)}: {exc}") from exc
-        last = bson.decode(raws[-1], _CODEC)["ts"]
+            if "retryResult" in entry:
+                _store_retry_record(batch, entry)
+        last = bson.decode(raws[-1], _CODEC)["ts"] if logged else None
     return last
+
+
+def _store_retry_record(batch: WriteBatch, entry: Mapping) -> None:
+    """A retryable write's record ({txnNumber, result}, as the primary stored it), kept with the
+    write it describes: a retry sent to this member once it is primary answers as the original."""
+    key = session_key(entry.get("lsid"))
+    record = entry["retryResult"]
+    if key is None or not isinstance(record, Mapping):
+        return
+    current = batch.txn.get(layout.retryable_write_key(key))
+    if current is not None and int(bson.decode(current).get("txnNumber", -1)) > int(record.get("txnNumber", -1)):
+        return
+    batch.txn.put(layout.retryable_write_key(key), bson.encode(record))
 
 
 def _short(entry: Mapping) -> str:
@@ -152,16 +170,58 @@ def _apply_command(engine: Any, batch: WriteBatch, db: str, o: Mapping, o2: Any,
             ddl.drop_collection(batch, meta)
         batch.dropped_database(db)
         return
+    if name == "collMod":
+        _apply_coll_mod(batch, db, o)
+        return
     raise OplogApplyError(f"the oplog applier does not apply {name!r} entries yet")
 
 
+#: collMod options the applier sets as they are (the index and TTL changes have their own path)
+_PLAIN_COLL_MOD = frozenset({"validator", "validationLevel", "validationAction", "viewOn", "pipeline",
+                             "changeStreamPreAndPostImages"})
+
+
+def _apply_coll_mod(batch: WriteBatch, db: str, o: Mapping) -> None:
+    """collMod as the primary logged it: its new options, and the one index's changed options."""
+    from .clustered import set_ttl
+    from .unique_conversion import apply_unique_options
+    meta = batch.catalog.get(db, o["collMod"])
+    if meta is None:
+        return      # dropped later in the history
+    options = {k: v for k, v in o.items() if k not in ("collMod", "index")}
+    unknown = set(options) - _PLAIN_COLL_MOD - {"expireAfterSeconds"}
+    if unknown:
+        raise OplogApplyError(f"the oplog applier does not apply collMod of {sorted(unknown)} yet")
+    if "expireAfterSeconds" in options:     # a clustered collection's TTL ("off": none)
+        seconds = options.pop("expireAfterSeconds")
+        set_ttl(batch, meta, None if seconds == "off" else seconds)
+        meta = batch.catalog.get(db, o["collMod"])
+        assert meta is not None
+    index = o.get("index")
+    indexes = logged = None
+    if isinstance(index, Mapping):
+        target = index.get("name", index.get("keyPattern"))
+        changes = {k: v for k, v in index.items() if k in ("hidden", "expireAfterSeconds")}
+        indexes, _, logged = ddl.modify_index(meta, target, changes)
+        unique = {k: v for k, v in index.items() if k in ("prepareUnique", "unique")}
+        if unique:
+            indexes, _, more = apply_unique_options(batch, meta, indexes, target, unique)
+            logged[0].update(more)
+    elif not options:
+        return
+    ddl.modify_collection(batch, meta, options, indexes, logged)
+
+
 # ---------------------------------------------------------------------- rollback
-def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any, Optional[dict]]]) -> int:
+def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any, Optional[dict]]],
+              recreate: tuple[bytes, ...] | list[bytes] = ()) -> int:
     """Undo this member's entries after `common` (a former primary's writes that never reached
     a majority), in one write batch: each (db, coll, _id, doc) named in `restores` becomes `doc`
-    (the sync source's version; None: absent), and the oplog loses its entries after `common`
-    (record ids stay contiguous: the next entry follows the last kept one). Logs nothing: the
-    restored documents are the source's history already. Returns how many entries were removed."""
+    (the sync source's version; None: absent), the entries of `recreate` (drops, then the
+    source's collections as an initial sync clones them: for undone catalog changes) are
+    applied, and the oplog loses its entries after `common` (record ids stay contiguous: the next
+    entry follows the last kept one). Logs nothing: the restored documents are the source's
+    history already. Returns how many entries were removed."""
     from ..storage.kv import prefix_end
     from . import layout
     from .oplog import COLL, DB, entry_ts
@@ -187,6 +247,13 @@ def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any
             numbers = batch.numbers(oplog.meta.id)
             numbers.next_rid = (kept_rid or doomed[-1][0] - 1) + 1
             numbers.dirty = True
+        _roll_back_retry_records(batch, oplog, [raw for _, raw in doomed])
+        for raw in recreate:
+            entry = bson.decode(raw, _CODEC)
+            try:
+                _apply(engine, batch, entry)
+            except CommandError as exc:
+                raise OplogApplyError(f"cannot roll back with {_short(entry)}: {exc}") from exc
         for db, name, _id, doc in restores:
             state = batch.collection(db, name)
             if state is None:
@@ -202,6 +269,35 @@ def roll_back(engine: Any, common: Timestamp, restores: list[tuple[str, str, Any
             else:
                 update_record(batch, state, found[0], found[2], found[1], doc, "replace")
     return len(doomed)
+
+
+#: how far back a rollback looks in the kept oplog for a session's previous retry record
+RETRY_RECORD_SCAN = 100_000
+
+
+def _roll_back_retry_records(batch: WriteBatch, oplog: Collection, undone: list[bytes]) -> None:
+    """The retry records of undone retryable writes go back to the session's newest kept one
+    (found in the oplog that remains), or away: a retry then runs the write again."""
+    from ..storage.kv import prefix_end
+    from .record_format import document
+    keys = set()
+    for raw in undone:
+        entry = bson.decode(raw, _CODEC)
+        key = session_key(entry.get("lsid")) if "retryResult" in entry else None
+        if key is not None:
+            keys.add(key)
+    if not keys:
+        return
+    for key in keys:
+        batch.txn.delete(layout.retryable_write_key(key))
+    for n, (_, value) in enumerate(batch.txn.scan(oplog.record_prefix, prefix_end(oplog.record_prefix), reverse=True)):
+        if not keys or n >= RETRY_RECORD_SCAN:
+            return
+        entry = bson.decode(document(value), _CODEC)
+        key = session_key(entry.get("lsid")) if "retryResult" in entry else None
+        if key in keys:
+            keys.discard(key)
+            batch.txn.put(layout.retryable_write_key(key), bson.encode(entry["retryResult"]))
 
 
 def touched_documents(entry: Mapping) -> Optional[list[tuple[str, str, Any]]]:

@@ -3,7 +3,9 @@
 The view runs the engine's write operations and stores what they answered, with the session's
 txnNumber, in the same write batch (`layout.retryable_write_key`); a retry with that number is
 answered from the stored result without running again, also after a restart
-(docs/design/transactions.md).
+(docs/design/transactions.md). The record also rides on the write's last oplog entry
+(`retryResult`), so a secondary that applies the write stores it too and answers a retry as the
+original once it is primary (docs/design/replication.md, Retryable writes).
 """
 from __future__ import annotations
 
@@ -71,6 +73,7 @@ class RetryableView(EngineOperations):
             if batch.result is not None:
                 record = {"txnNumber": Int64(self._txn_number), "result": outcome_document(batch.result)}
                 batch.txn.put(layout.retryable_write_key(self._key), bson.encode(record))
+                batch.txn_info["record"] = record   # the oplog carries it to the secondaries
 
     def sync(self) -> None:
         self._engine.sync()

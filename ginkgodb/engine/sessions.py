@@ -45,16 +45,6 @@ class Session:
         self.user: Optional[str] = None
 
 
-def session_key(lsid: Any) -> Optional[bytes]:
-    """The catalog key of an lsid document ({id: UUID}); None when it has no UUID."""
-    try:
-        uid = lsid["id"]
-    except (KeyError, TypeError):
-        return None
-    if isinstance(uid, bytes):
-        return bytes(uid)
-    as_bytes = getattr(uid, "bytes", None)
-    return bytes(as_bytes) if as_bytes is not None else None
 
 
 class SessionCatalog:

@@ -14,6 +14,9 @@ JSON) and `primary` ({host, memberId}, attached to the primary's lease). etcd's 
   own: by then the lease may have expired in etcd and another member may be elected;
 - a member that sees another's key follows that primary (its sync source).
 
+Every member reads the keys each `TICK`; an etcd watch on `primary` wakes it at once when the key
+changes, so a secondary learns a new primary (and a step-down's free key) within a round trip.
+
 The member itself (commands/replicated_member.py) provides the callbacks; this module knows
 nothing of commands.
 """
@@ -66,12 +69,23 @@ class Coordinator:
         self.renewed_at = 0.0
         self.message = ""
         self._stop = threading.Event()
+        #: set by the watch on the primary key: the loop runs its next tick now
+        self._wake = threading.Event()
         self._ticks = 0
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, daemon=True, name="ginkgodb-coordinator")
+        self._watcher = threading.Thread(target=self._watch, daemon=True, name="ginkgodb-etcd-watch")
 
     def start(self) -> None:
         self._thread.start()
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.etcd.watch(self.prefix + "primary", self._wake.set, self._stop)
+            except EtcdError:
+                self._stop.wait(0.5)     # the loop's own reads go on meanwhile
 
     # ------------------------------------------------------------------ the configuration
     def publish_config(self, config: object) -> bool:
@@ -93,7 +107,8 @@ class Coordinator:
                 self._check_lease_deadline()
             except Exception:      # a bug must not end the member's consensus loop silently
                 LOG.exception("replica set coordinator")
-            self._stop.wait(TICK)
+            self._wake.wait(TICK)
+            self._wake.clear()
 
     def _tick(self) -> None:
         member = self.member
@@ -122,8 +137,14 @@ class Coordinator:
     def _renew(self) -> None:
         """The primary's lease (under the lock)."""
         assert self.lease is not None
-        if time.monotonic() - self.renewed_at >= RENEW_EVERY:
-            ttl = self.etcd.keep_alive(self.lease)
+        since = time.monotonic() - self.renewed_at
+        if since >= RENEW_EVERY:
+            # a call that hangs (etcd stopped) must not carry the primary past its deadline
+            left = LEASE_TTL - SAFETY - since
+            if left <= 0:
+                self._resign_locked("could not renew its lease in etcd")
+                return
+            ttl = self.etcd.keep_alive(self.lease, timeout=min(1.0, max(0.05, left)))
             if ttl <= 0:
                 self._resign_locked("lease expired")
                 return
@@ -199,6 +220,7 @@ class Coordinator:
 
     def close(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout=2)
         with self._lock:

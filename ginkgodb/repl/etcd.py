@@ -35,9 +35,12 @@ class EtcdClient:
         self.url = url.rstrip("/")
         self._http = httpx.Client(base_url=self.url, timeout=timeout)
 
-    def _call(self, path: str, body: dict) -> dict:
+    def _call(self, path: str, body: dict, timeout: Optional[float] = None) -> dict:
         try:
-            response = self._http.post(path, json=body)
+            if timeout is None:
+                response = self._http.post(path, json=body)
+            else:
+                response = self._http.post(path, json=body, timeout=timeout)
         except httpx.HTTPError as exc:
             raise EtcdError(f"etcd at {self.url} unreachable: {exc}") from exc
         if response.status_code != 200:
@@ -87,13 +90,46 @@ class EtcdClient:
     def grant(self, ttl: int) -> int:
         return int(self._call("/v3/lease/grant", {"TTL": str(ttl)})["ID"])
 
-    def keep_alive(self, lease: int) -> int:
+    def keep_alive(self, lease: int, timeout: Optional[float] = None) -> int:
         """Renew `lease`; its remaining TTL in seconds (0 or less: it has expired)."""
-        result = self._call("/v3/lease/keepalive", {"ID": str(lease)}).get("result") or {}
+        result = self._call("/v3/lease/keepalive", {"ID": str(lease)}, timeout).get("result") or {}
         return int(result.get("TTL", 0))
 
     def revoke(self, lease: int) -> None:
         self._call("/v3/lease/revoke", {"ID": str(lease)})
+
+    # -- watches ---------------------------------------------------------------------------------
+    def watch(self, key: str, on_event: Any, stop: Any, idle: float = 5.0) -> None:
+        """Call `on_event()` each time `key` changes, until `stop` (a threading.Event) is set.
+        The gateway streams one JSON line per response; a stream idle for `idle` seconds is
+        opened again from the revision after the last one seen (no change is missed between
+        the two), which is also when `stop` is noticed. Errors end the call (EtcdError)."""
+        timeout = httpx.Timeout(idle, connect=1.0)
+        revision = 0
+        with httpx.Client(base_url=self.url, timeout=timeout) as http:
+            while not stop.is_set():
+                request: dict = {"key": _b64(key)}
+                if revision:
+                    request["start_revision"] = str(revision + 1)
+                try:
+                    with http.stream("POST", "/v3/watch", json={"create_request": request}) as response:
+                        if response.status_code != 200:
+                            raise EtcdError(f"etcd /v3/watch: {response.status_code}")
+                        for line in response.iter_lines():
+                            if stop.is_set():
+                                return
+                            result = (json.loads(line) if line.strip() else {}).get("result") or {}
+                            seen = int((result.get("header") or {}).get("revision", 0))
+                            if result.get("events"):
+                                on_event()
+                                revision = max(revision, *(int(e["kv"].get("mod_revision", 0))
+                                                           for e in result["events"]))
+                            elif not revision:
+                                revision = seen     # the watch's start: changes after it count
+                except httpx.ReadTimeout:
+                    continue        # nothing happened for `idle` seconds: watch again
+                except httpx.HTTPError as exc:
+                    raise EtcdError(f"etcd at {self.url} unreachable: {exc}") from exc
 
     def close(self) -> None:
         self._http.close()

@@ -6,8 +6,9 @@ and error handling are kept code): a `find` on `local.oplog.rs` after this membe
 the source returns is applied in one storage transaction (engine.apply_oplog), in commit order,
 then this member's position goes to the source with `replSetUpdatePosition`. Before tailing, the
 source must hold this member's last entry with the same term: otherwise the histories diverged
-(this member was a primary whose last writes never reached a majority) and it stops with a
-message, since rollback is not built yet.
+(this member was a primary whose last writes never reached a majority) and it rolls back to the
+common point; a member whose last entry is older than the source's first is too stale and stops
+(RECOVERING, as mongod). A member with an empty oplog first clones the source (initial_sync.py).
 """
 from __future__ import annotations
 
@@ -26,6 +27,15 @@ from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
 from ..engine import FindRequest, oplog_touched_documents
+from .initial_sync import (
+    CloneProgress,
+    InitialSyncError,
+    clone,
+    collection_entries,
+    collection_infos,
+    drop_database_entry,
+    drop_entry,
+)
 
 LOG = logging.getLogger("ginkgodb.repl")
 RAW = CodecOptions(document_class=RawBSONDocument)
@@ -40,12 +50,22 @@ class Diverged(Exception):
     """This member's last entry is not in the sync source's oplog."""
 
 
+class TooStale(Exception):
+    """The source's oplog starts after this member's last entry: it cannot catch up."""
+
+
 class OplogSync:
     """The puller of one member: one thread, restarted towards each new sync source."""
 
     def __init__(self, engine: Any, member_id: Callable[[], int], config_version: Callable[[], int],
-                 on_applied: Callable[[Timestamp], None], delay: Callable[[], float] = lambda: 0.0) -> None:
+                 on_applied: Callable[[Timestamp], None], delay: Callable[[], float] = lambda: 0.0,
+                 on_state: Callable[[str], None] = lambda state: None) -> None:
         self.engine = engine
+        #: told "STARTUP2" when an initial sync starts, "SECONDARY" when it is done, "RECOVERING"
+        #: when this member is too stale for its source
+        self._on_state = on_state
+        #: the clone in progress (replSetGetStatus' initialSyncStatus), None otherwise
+        self.initial_sync: Optional[CloneProgress] = None
         #: secondaryDelaySecs: an entry is applied once its `wall` is this many seconds old
         self._delay = delay
         self._member_id = member_id
@@ -104,6 +124,19 @@ class OplogSync:
                 self.message = str(exc)
                 LOG.error("replication stopped: %s", exc)
                 return
+            except InitialSyncError as exc:
+                if stop.is_set():
+                    return
+                self.diverged = True     # something the clone cannot copy: say so, do not loop
+                self.message = f"initial sync failed: {exc}"
+                LOG.error("replication stopped: %s", self.message)
+                return
+            except TooStale as exc:
+                self.diverged = True
+                self.message = str(exc)
+                LOG.error("replication stopped: %s", exc)
+                self._on_state("RECOVERING")
+                return
             except Exception as exc:   # the source went away or stepped down: try again
                 self.message = f"sync source {source}: {exc}"[:300]
                 stop.wait(0.2)
@@ -113,7 +146,11 @@ class OplogSync:
     def _pull(self, client: Any, stop: threading.Event) -> None:
         local = client.get_database("local", codec_options=RAW)
         last = self.engine.oplog.last_ts
-        if last is not None:
+        if last is None:
+            last = self._initial_sync(client, stop)
+            if last is None:
+                return
+        else:
             self._check_common_point(local, last)
         filt = {"ts": {"$gt": last}} if last is not None else {}
         reply = local.command({"find": "oplog.rs", "filter": filt, "tailable": True, "awaitData": True,
@@ -145,6 +182,36 @@ class OplogSync:
             batch = list(cursor["nextBatch"])
             cursor_id = cursor["id"]
 
+    def _initial_sync(self, client: Any, stop: threading.Event) -> Optional[Timestamp]:
+        """Clone the source's databases, then append the entry the clone started at; returns its
+        ts (None: stopped). An error leaves the oplog empty: the next attempt starts again."""
+        progress = self.initial_sync = CloneProgress()
+        self._on_state("STARTUP2")
+        LOG.info("initial sync from %s", self.source)
+
+        def apply(entries: list[bytes]) -> None:
+            with self._apply_lock:
+                if stop.is_set():
+                    raise InitialSyncError("initial sync stopped")
+                self.engine.apply_oplog(entries, logged=False)
+        try:
+            start = clone(self.engine, client, progress, stop.is_set, apply)
+            if stop.is_set():
+                return None
+            with self._apply_lock:
+                if stop.is_set():
+                    return None
+                last = self.engine.apply_oplog([start])
+        finally:
+            self.initial_sync = None
+        LOG.info("initial sync done in %.2f s: %d databases, %d documents", time.time() - progress.started,
+                 progress.databases_cloned, progress.documents_copied)
+        self.message = ""
+        self._on_state("SECONDARY")
+        if last is not None:
+            self._on_applied(last)
+        return last
+
     def _ready(self, batch: list) -> tuple[list, list]:
         """(the entries old enough to apply, the rest): all of them unless the member is delayed."""
         delay = self._delay()
@@ -161,6 +228,12 @@ class OplogSync:
         mine = oplog_entry(self.engine, last)
         if mine is None or _source_has(local, last, mine.get("t")):
             return
+        first = list(local["oplog.rs"].find({}, {"ts": 1}, sort=[("$natural", 1)], limit=1))
+        if first and first[0]["ts"] > last:
+            # mongod's answer: the member cannot catch up and needs a resync (an empty dbpath)
+            raise TooStale(f"We are too stale to use {self.source} as a sync source: our last fetched "
+                           f"timestamp {last} is before their earliest timestamp {first[0]['ts']}; resync "
+                           "this member (stop it, empty its dbpath, start it: it clones the set's data)")
         self._roll_back(local)
 
     def _roll_back(self, local: Any) -> None:
@@ -177,24 +250,49 @@ class OplogSync:
             raise Diverged(f"no common point with the sync source in this member's newest {ROLLBACK_LIMIT} oplog "
                            "entries: resync the member (stop it, empty its dbpath, start it)")
         touched: list[tuple[str, str, Any]] = []
+        recloned: set[tuple[str, Optional[str]]] = set()     # (db, collection; None: the whole db)
         for entry in undone:
             docs = oplog_touched_documents(entry)
             if docs is None:
-                raise Diverged(f"cannot roll back the catalog change at {entry['ts']} ({entry.get('o')}): resync "
-                               "the member (stop it, empty its dbpath, start it)")
-            touched += [d for d in docs if d not in touched]
+                recloned |= _catalog_namespaces(entry)
+            else:
+                touched += [d for d in docs if d not in touched]
         client = local.client
         restores, removed = [], []
         for db, coll, _id in touched:
-            theirs = client[db].get_collection(coll, codec_options=CodecOptions()).find_one({"_id": _id})
             mine = _find_document(self.engine, db, coll, _id)
             if mine is not None:
                 removed.append((db, coll, mine))
+            if (db, coll) in recloned or (db, None) in recloned:
+                continue      # the whole collection comes from the source
+            theirs = client[db].get_collection(coll, codec_options=CodecOptions()).find_one({"_id": _id})
             restores.append((db, coll, _id, theirs))
+        recreate = self._reclone_entries(client, recloned, removed)
         self._write_rollback_files(removed)
-        count = self.engine.roll_back_oplog(common, restores)
+        count = self.engine.roll_back_oplog(common, restores, recreate)
         self.message = f"rolled back {count} oplog entries to the common point {common}"
-        LOG.warning("rollback: %s (%d documents refetched)", self.message, len(restores))
+        LOG.warning("rollback: %s (%d documents refetched, %d collections or databases copied again)",
+                    self.message, len(restores), len(recloned))
+
+    def _reclone_entries(self, client: Any, recloned: set, removed: list) -> list[bytes]:
+        """An undone catalog change: drop the namespace here and copy the source's version of it
+        (options, UUID, indexes, documents), as an initial sync would; this member's documents of
+        a collection the source does not have go to the rollback files."""
+        entries: list[bytes] = []
+        for db, name in sorted(recloned, key=lambda n: (n[0], n[1] or "")):
+            if name is None:
+                entries.append(drop_database_entry(db))
+                infos = collection_infos(client, db)
+            else:
+                entries.append(drop_entry(db, name))
+                infos = collection_infos(client, db, name)
+                if not infos:
+                    removed += [(db, name, d) for d in _all_documents(self.engine, db, name)
+                                if (db, name, d) not in removed]
+            for info in infos:
+                for chunk in collection_entries(client, db, info):
+                    entries += chunk
+        return entries
 
     def _write_rollback_files(self, removed: list[tuple[str, str, dict]]) -> None:
         """mongod's rollback files: this member's versions of the documents it rolled back."""
@@ -220,6 +318,45 @@ class OplogSync:
                 "cfgver": self._config_version()}]})
         except pymongo.errors.PyMongoError as exc:
             self.message = f"cannot report position: {exc}"[:300]
+
+
+#: catalog changes a rollback undoes by copying the collection again (the command names' field)
+_COLLECTION_COMMANDS = ("create", "drop", "createIndexes", "dropIndexes", "collMod")
+
+
+def _catalog_namespaces(entry: dict) -> set[tuple[str, Optional[str]]]:
+    """The namespaces an undone catalog change touched: (db, collection), or (db, None) for a
+    whole database."""
+    o = entry.get("o") or {}
+    db = str(entry.get("ns", "")).partition(".")[0]
+    name = next(iter(o), None)
+    if name in _COLLECTION_COMMANDS and isinstance(o[name], str):
+        return {(db, o[name])}
+    if name == "renameCollection":
+        return {tuple(str(o[k]).partition(".")[::2]) for k in ("renameCollection", "to")}  # type: ignore[misc]
+    if name == "dropDatabase":
+        return {(db, None)}
+    if name == "applyOps" and isinstance(o.get("applyOps"), list):
+        out: set[tuple[str, Optional[str]]] = set()
+        for inner in o["applyOps"]:
+            if oplog_touched_documents(inner) is None:
+                out |= _catalog_namespaces(inner)
+        return out
+    raise Diverged(f"cannot roll back the catalog change at {entry.get('ts')} ({o}): resync the member "
+                   "(stop it, empty its dbpath, start it)")
+
+
+def _all_documents(engine: Any, db: str, coll: str) -> list[dict]:
+    cursor = engine.find(db, coll, FindRequest(filter={}))
+    try:
+        out = []
+        while True:
+            docs = cursor.next_batch(1000)
+            if not docs:
+                return out
+            out += [dict(bson.decode(d.raw)) if hasattr(d, "raw") else dict(d) for d in docs]
+    finally:
+        cursor.close()
 
 
 def _source_has(local: Any, ts: Timestamp, term: Any) -> bool:

@@ -79,9 +79,9 @@ def test_a_transaction_applies_atomically(pair):
 def test_an_unknown_entry_fails_the_whole_batch(pair):
     primary, secondary = pair
     Runner(primary).insert("c", {"_id": 1})
-    bad = bson.encode({"op": "c", "ns": "test.$cmd", "o": {"collMod": "c", "validator": {}},
+    bad = bson.encode({"op": "c", "ns": "test.$cmd", "o": {"emptycapped": "c"},
                        "ts": bson.Timestamp(2**31 - 1, 1), "t": bson.int64.Int64(1)})
-    with pytest.raises(OplogApplyError, match="collMod"):
+    with pytest.raises(OplogApplyError, match="emptycapped"):
         secondary.apply_oplog(raw_entries(primary) + [bad])
     assert secondary.catalog.get("test", "c") is None       # nothing of the batch stayed
     assert secondary.oplog.last_ts is None

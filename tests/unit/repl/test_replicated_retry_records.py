@@ -1,0 +1,116 @@
+"""Retryable writes across members: the retry record rides on the write's oplog entry, a member
+that applied it answers a retry as the original did (the write is not applied twice), and a
+rollback of the write takes its record back to the session's previous one."""
+from __future__ import annotations
+
+import uuid
+
+import bson
+import pytest
+from bson.binary import Binary
+from bson.int64 import Int64
+from support.engines import make_kv
+from support.runner import Runner
+
+from ginkgodb.engine import Engine
+
+
+def raw_entries(engine) -> list[bytes]:
+    return [bson.encode(d) for d in Runner(engine, db="local").find("oplog.rs", {})]
+
+
+@pytest.fixture
+def pair(engine, tmp_path):
+    other = Engine(make_kv("memory", tmp_path / "secondary"))
+    yield engine, other
+    other.close()
+
+
+def session() -> dict:
+    return {"id": Binary(uuid.uuid4().bytes, 4)}
+
+
+def strip(reply: dict) -> dict:
+    return {k: v for k, v in reply.items() if k not in ("operationTime", "$clusterTime", "opTime", "electionId")}
+
+
+def test_a_retry_on_the_member_that_applied_the_write_answers_as_the_original(pair):
+    primary, secondary = pair
+    run, other = Runner(primary), Runner(secondary)
+    run.insert("c", {"_id": 1, "n": 0})
+    lsid = session()
+    inserted = run({"insert": "c", "documents": [{"_id": 2}, {"_id": 3}], "lsid": lsid, "txnNumber": Int64(1)})
+    updated = run({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$inc": {"n": 1}}},
+                                              {"q": {"_id": 9}, "u": {"$set": {"n": 5}}, "upsert": True}],
+                   "lsid": lsid, "txnNumber": Int64(2)})
+    fam_lsid = session()
+    modified = run({"findAndModify": "c", "query": {"_id": 1}, "update": {"$inc": {"n": 10}},
+                    "lsid": fam_lsid, "txnNumber": Int64(7)})
+    entries = raw_entries(primary)
+    last = [bson.decode(e) for e in entries][-1]
+    assert last["retryResult"]["txnNumber"] == 7 and "lsid" in last
+    secondary.apply_oplog(entries)
+    # the write's original reply, and nothing applied twice
+    assert strip(other({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$inc": {"n": 1}}},
+                                                   {"q": {"_id": 9}, "u": {"$set": {"n": 5}}, "upsert": True}],
+                        "lsid": lsid, "txnNumber": Int64(2)})) == strip(updated)
+    assert strip(other({"findAndModify": "c", "query": {"_id": 1}, "update": {"$inc": {"n": 10}},
+                        "lsid": fam_lsid, "txnNumber": Int64(7)})) == strip(modified)
+    assert modified["value"] == {"_id": 1, "n": 1}           # the pre-image, as the first attempt
+    assert other.find("c", {"_id": 1}) == [{"_id": 1, "n": 11}]
+    # an older txnNumber than the replicated record is refused as on the member that ran it
+    old = other.error({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(1)})
+    assert old["codeName"] == "TransactionTooOld"
+    assert inserted["n"] == 2 and len(other.find("c", {})) == 4
+
+
+def test_a_rolled_back_write_takes_its_record_back(pair):
+    primary, secondary = pair
+    run = Runner(primary)
+    lsid = session()
+    first = run({"insert": "c", "documents": [{"_id": 1}], "lsid": lsid, "txnNumber": Int64(1)})
+    common = primary.oplog.last_ts
+    run({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(2)})
+    other_lsid = session()
+    run({"insert": "c", "documents": [{"_id": 3}], "lsid": other_lsid, "txnNumber": Int64(1)})
+    primary.roll_back_oplog(common, [("test", "c", 2, None), ("test", "c", 3, None)])
+    key = lsid["id"]
+    stored = primary.sessions.stored_retryable(bytes(key))
+    assert stored is not None and stored["txnNumber"] == 1
+    assert primary.sessions.stored_retryable(bytes(other_lsid["id"])) is None
+    # on a fresh member (no session in memory) the write of txnNumber 2 runs again
+    secondary.apply_oplog(raw_entries(primary))
+    other = Runner(secondary)
+    assert strip(other({"insert": "c", "documents": [{"_id": 1}], "lsid": lsid, "txnNumber": Int64(1)})) == strip(first)
+    assert other({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(2)})["n"] == 1
+    assert sorted(d["_id"] for d in other.find("c", {})) == [1, 2]
+
+
+class _FakeOplog:
+    def __init__(self, engine) -> None:
+        self.engine = engine
+
+    def find(self, filt, projection, sort):
+        # what the source's server answers: its entries that carry a retry record, up to the start
+        docs = Runner(self.engine, db="local").find("oplog.rs", filt, sort={"$natural": 1})
+        return [{k: d[k] for k in projection if k in d} for d in docs]
+
+
+def test_an_initial_sync_copies_the_sessions_retry_records(pair):
+    from ginkgodb.repl.initial_sync import retry_record_entries
+    primary, secondary = pair
+    run = Runner(primary)
+    lsid, other_lsid = session(), session()
+    run({"insert": "c", "documents": [{"_id": 1}], "lsid": lsid, "txnNumber": Int64(1)})
+    second = run({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(2)})
+    start = primary.oplog.last_ts
+    run({"insert": "c", "documents": [{"_id": 3}], "lsid": other_lsid, "txnNumber": Int64(1)})   # after the start
+    entries = retry_record_entries({"oplog.rs": _FakeOplog(primary)}, start)
+    assert len(entries) == 1                       # the newest record of the one session before the start
+    secondary.apply_oplog(entries, logged=False)
+    assert secondary.oplog.last_ts is None           # nothing logged
+    assert secondary.sessions.stored_retryable(bytes(lsid["id"]))["txnNumber"] == 2
+    assert secondary.sessions.stored_retryable(bytes(other_lsid["id"])) is None
+    Runner(secondary).insert("c", {"_id": 2})      # the copied data
+    again = Runner(secondary)({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(2)})
+    assert strip(again) == strip(second)

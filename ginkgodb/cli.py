@@ -119,6 +119,15 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
     register_tools(sub)
     from .cluster import register as register_cluster
     register_cluster(sub)
+    router = sub.add_parser("router", help="run a sharding router (as mongos) over shards registered in etcd",
+                            description="A mongos-compatible router: drivers connect to it as to a sharded "
+                                        "cluster; the shards, chunks and settings live in etcd "
+                                        "(docs/design/sharding.md).")
+    router.add_argument("--etcd", required=True, metavar="URL", help="the etcd holding the cluster's metadata")
+    router.add_argument("--port", type=int, default=C.DEFAULT_PORT, help="TCP port (default %(default)s)")
+    router.add_argument("--bind", default=C.DEFAULT_BIND, metavar="ADDR", help="address to listen on (default %(default)s)")
+    router.add_argument("--balancerIntervalSecs", type=float, default=10.0, dest="balancer_interval",
+                        help="seconds between balancer rounds (default %(default)s)")
     return parser
 
 
@@ -136,6 +145,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _serve(args, list(sys.argv if argv is None else ["ginkgodb", *argv]))
     if args.command == "demo":
         return _demo()
+    if args.command == "router":
+        from .router import run as run_router
+        return run_router(args.etcd, args.port, args.bind.split(",")[0].strip(), args.balancer_interval)
     if hasattr(args, "tool_main"):
         return args.tool_main(args)
     _parser().print_help()

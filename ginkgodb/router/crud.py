@@ -1,0 +1,524 @@
+"""CRUD through the router: targeting from the chunk map, fan-out to shards, merged replies.
+
+Each command is first parsed with its declaration in commands/ (so bad input gets mongod's
+error and nothing is sent), then targeted (targeting.py). Unsharded collections go whole to the
+database's primary shard. Replies are merged as mongos merges them: counts summed, write errors
+re-indexed to the client's statements, sorted streams sort-merged (merge.py).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any, Optional
+
+import bson
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+from bson.raw_bson import RawBSONDocument
+
+from ..commands.declare import COMMANDS
+from ..errors import CommandError, ErrorCode
+from ..query.pipeline import PipelineContext, run_pipeline
+from ..query.pipeline.core import ENGINE_STAGES
+from ..query.projection import compile_projection
+from .chunks import ChunkMap
+from .merge import merge_streams, shard_limit
+from .shards import ShardCursor, ShardReplyError
+from .state import Router, RouterCursor
+from .targeting import full_key_equality, shards_of, target
+
+#: fields a router does not pass on to shards (sessions and gossip are the router's own)
+ROUTER_ONLY = frozenset({"lsid", "txnNumber", "$clusterTime", "$readPreference", "$db", "autocommit",
+                         "startTransaction", "apiVersion", "apiStrict", "apiDeprecationErrors", "$audit",
+                         "$client", "shardVersion", "databaseVersion"})
+DEFAULT_BATCH = 101
+MAX_BATCH_BYTES = 8 * 1024 * 1024
+SINGLE_WRITE = ("A single {} on a sharded collection must contain an exact match on _id (and have the "
+                "collection default collation) or contain the shard key (and have the simple collation). ")
+#: stages that work on one document at a time: a shard can run them before the merge
+STREAMING = frozenset({"$match", "$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith",
+                       "$unwind", "$redact"})
+
+
+def for_shard(cmd: Mapping) -> dict:
+    return {k: v for k, v in cmd.items() if k not in ROUTER_ONLY}
+
+
+def parse(name: str, cmd: Mapping) -> Any:
+    """The command's own declaration checks its fields (mongod's errors for bad input)."""
+    spec = COMMANDS[name]
+    return spec.parse(cmd, name)
+
+
+def _doc(raw: Any) -> dict:
+    if isinstance(raw, RawBSONDocument):
+        return bson.decode(raw.raw)
+    return dict(raw)
+
+
+def _check_reply(reply: Mapping) -> Mapping:
+    if reply.get("ok") != 1.0:
+        raise ShardReplyError(reply)
+    return reply
+
+
+def _targets(router: Router, cmap: Optional[ChunkMap], db: str, filter: Optional[Mapping],
+             collation: Any = None) -> list[str]:
+    if cmap is None:
+        return [router.primary_shard(db) or ""]
+    chunks = None if collation else target(filter, cmap)
+    return shards_of(chunks, cmap)
+
+
+# -- find, getMore, killCursors -------------------------------------------------------------------
+def first_batch(router: Router, ns: str, stream: Iterator[Any], parts: list, batch_size: int,
+                single: bool = False, key: str = "firstBatch") -> dict:
+    batch, size = [], 0
+    limit = batch_size or DEFAULT_BATCH
+    done = False
+    while len(batch) < limit and size < MAX_BATCH_BYTES:
+        try:
+            doc = next(stream)
+        except StopIteration:
+            done = True
+            break
+        batch.append(doc)
+        size += len(doc.raw) if isinstance(doc, RawBSONDocument) else 0
+    cid: Any = Int64(0)
+    if not done and not single:
+        cid = router.open_cursor(RouterCursor(ns, stream, parts))
+    else:
+        for p in parts:
+            p.kill()
+    return {"cursor": {key: batch, "id": cid, "ns": ns}}
+
+
+def find(router: Router, cmd: Mapping) -> dict:
+    args = parse("find", cmd)
+    ns = f"{args.db}.{args.coll}"
+    if args.tailable or args.await_data:
+        cmap = router.chunk_map(ns)
+        if cmap is not None:
+            raise CommandError(ErrorCode.NotImplemented, "tailable cursors on a sharded collection are not "
+                                                         "supported by the ginkgodb router")
+
+    def attempt(cmap: Optional[ChunkMap]) -> dict:
+        shards = _targets(router, cmap, args.db, args.filter, args.collation)
+        return _run_find(router, cmd, args, ns, cmap, shards)
+    return router.with_fresh_map(ns, attempt)
+
+
+def _run_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[ChunkMap], shards: list[str]) -> dict:
+    base = for_shard(cmd)
+    sort = args.sort or None
+    projection = args.projection or None
+    merge_projection = None
+    if len(shards) > 1:
+        base.pop("skip", None)
+        base.pop("limit", None)
+        base.pop("singleBatch", None)
+        wanted = shard_limit(args.skip or 0, args.limit or 0)
+        if wanted:
+            base["limit"] = wanted
+        if sort and projection:
+            if any("$" in k for k in projection) or any(isinstance(v, Mapping) for v in projection.values()):
+                raise CommandError(ErrorCode.NotImplemented, "a positional, $elemMatch, $slice or computed "
+                                   "projection with a sort on several shards is not supported by the ginkgodb router")
+            merge_projection = compile_projection(projection, query=args.filter)
+            base.pop("projection", None)
+    parts = []
+    try:
+        for shard in shards:
+            reply = router.shards.command(shard, args.db, router.versioned(base, cmap, shard), raw=True)
+            _check_reply(reply)
+            parts.append(ShardCursor(router.shards, shard, args.db, args.coll, reply, args.batch_size or 0))
+    except BaseException:
+        for p in parts:
+            p.kill()
+        raise
+    if len(parts) == 1:
+        stream: Iterator[Any] = iter(parts[0])
+    else:
+        stream = merge_streams(parts, sort, args.skip or 0, args.limit or 0)
+        if merge_projection is not None:
+            proj = merge_projection
+            stream = (proj.apply(_doc(d)) for d in stream)
+    single = bool(args.single_batch) and len(parts) > 1
+    return first_batch(router, ns, stream, parts, args.batch_size or 0, single)
+
+
+def get_more(router: Router, cmd: Mapping) -> dict:
+    args = parse("getMore", cmd)
+    cid = int(args.value)
+    cursor = router.take_cursor(cid)
+    ns = f"{args.db}.{args.collection}"
+    if cursor is None:
+        raise CommandError(ErrorCode.CursorNotFound, f"cursor id {cid} not found")
+    if cursor.ns != ns:
+        raise CommandError(ErrorCode.Unauthorized,
+                           f"Requested getMore on namespace '{ns}', but cursor belongs to a different namespace "
+                           f"{cursor.ns}")
+    cursor.last_used = time.monotonic()
+    batch, size, done = [], 0, False
+    limit = args.batch_size or 0
+    while (not limit or len(batch) < limit) and size < MAX_BATCH_BYTES:
+        try:
+            doc = next(cursor.stream)
+        except StopIteration:
+            done = True
+            break
+        batch.append(doc)
+        size += len(doc.raw) if isinstance(doc, RawBSONDocument) else 256
+    if done:
+        router.close_cursor(cid)
+    return {"cursor": {"nextBatch": batch, "id": Int64(0 if done else cid), "ns": ns}}
+
+
+def kill_cursors(router: Router, cmd: Mapping) -> dict:
+    args = parse("killCursors", cmd)
+    killed, missing = [], []
+    for cid in args.cursors or []:
+        (killed if router.close_cursor(int(cid)) else missing).append(Int64(int(cid)))
+    return {"cursorsKilled": killed, "cursorsNotFound": missing, "cursorsAlive": [], "cursorsUnknown": []}
+
+
+# -- inserts ----------------------------------------------------------------------------------------
+def insert(router: Router, cmd: Mapping) -> dict:
+    args = parse("insert", cmd)
+    ns = f"{args.db}.{args.coll}"
+    cmap = router.chunk_map(ns)
+    if cmap is None:
+        shard = router.primary_shard(args.db) or ""
+        return _strip(_check_ok(router.shards.command(shard, args.db, for_shard(cmd))))
+    docs = []
+    for raw in args.documents:
+        doc = _doc(raw)
+        if "_id" not in doc:
+            doc = {"_id": ObjectId(), **doc}
+        docs.append(doc)
+    ordered = args.ordered
+
+    def attempt(cmap: Optional[ChunkMap]) -> dict:
+        assert cmap is not None
+        owners = [cmap.chunk_for(cmap.key.key_of(d)).shard for d in docs]
+        runs: list[tuple[str, list[int]]] = []
+        if ordered:   # consecutive documents of one shard go together, in order
+            for i, shard in enumerate(owners):
+                if runs and runs[-1][0] == shard:
+                    runs[-1][1].append(i)
+                else:
+                    runs.append((shard, [i]))
+        else:
+            by_shard: dict[str, list[int]] = {}
+            for i, shard in enumerate(owners):
+                by_shard.setdefault(shard, []).append(i)
+            runs = list(by_shard.items())
+        return _write_runs(router, cmd, args.db, cmap, "documents", [(s, [docs[i] for i in idx], idx)
+                                                                    for s, idx in runs], ordered)
+    return router.with_fresh_map(ns, attempt)
+
+
+def _write_runs(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: str,
+                runs: list[tuple[str, list, list[int]]], ordered: bool) -> dict:
+    """Send each run (shard, statements, their indexes in the client's batch); merged reply."""
+    n = 0
+    n_modified = 0
+    errors: list[dict] = []
+    upserted: list[dict] = []
+    base = for_shard(cmd)
+    for shard, items, indexes in runs:
+        sub = dict(base)
+        sub[field] = items
+        reply = router.shards.command(shard, db, router.versioned(sub, cmap, shard))
+        if reply.get("ok") != 1.0:
+            raise ShardReplyError(reply)
+        n += int(reply.get("n", 0))
+        n_modified += int(reply.get("nModified", 0))
+        for up in reply.get("upserted", []):
+            upserted.append({**up, "index": indexes[int(up["index"])]})
+        for err in reply.get("writeErrors", []):
+            errors.append({**err, "index": indexes[int(err["index"])]})
+        if ordered and reply.get("writeErrors"):
+            break
+    out: dict[str, Any] = {"n": n}
+    if field == "updates":
+        out["nModified"] = n_modified
+        if upserted:
+            out["upserted"] = sorted(upserted, key=lambda u: u["index"])
+    if errors:
+        out["writeErrors"] = sorted(errors, key=lambda e: e["index"])
+    return out
+
+
+def _check_ok(reply: Mapping) -> dict:
+    if reply.get("ok") != 1.0:
+        raise ShardReplyError(reply)
+    return dict(reply)
+
+
+def _strip(reply: dict) -> dict:
+    for k in ("$clusterTime", "operationTime", "electionId", "opTime", "ok"):
+        reply.pop(k, None)
+    return reply
+
+
+# -- updates and deletes --------------------------------------------------------------------------
+def _touches_key(update: Any, cmap: ChunkMap) -> bool:
+    if isinstance(update, list):
+        return True   # a pipeline may set anything
+    if not isinstance(update, Mapping):
+        return False
+    if not any(str(k).startswith("$") for k in update):
+        return False
+    for op, spec in update.items():
+        if isinstance(spec, Mapping):
+            for path in spec:
+                for f in cmap.key.fields:
+                    if path == f or path.startswith(f + ".") or f.startswith(path + "."):
+                        return True
+    return False
+
+
+def _single_target(router: Router, cmap: ChunkMap, filter: Mapping, what: str, upsert: bool) -> list[str]:
+    if full_key_equality(filter, cmap):
+        return shards_of(target(filter, cmap), cmap)
+    if upsert:
+        raise CommandError(ErrorCode.ShardKeyNotFound,
+                           f"Failed to target upsert by query :: could not extract exact shard key from {filter}")
+    ident = filter.get("_id")
+    if "_id" in filter and not isinstance(ident, (Mapping, list)):
+        return cmap.shards()
+    raise CommandError(ErrorCode.InvalidOptions, SINGLE_WRITE.format(what) + f"Query: {filter}")
+
+
+def update(router: Router, cmd: Mapping) -> dict:
+    args = parse("update", cmd)
+    ns = f"{args.db}.{args.coll}"
+    cmap = router.chunk_map(ns)
+    if cmap is None:
+        shard = router.primary_shard(args.db) or ""
+        return _strip(_check_ok(router.shards.command(shard, args.db, for_shard(cmd))))
+    statements = [_doc(s) for s in args.updates]
+
+    def attempt(cmap: Optional[ChunkMap]) -> dict:
+        assert cmap is not None
+        runs = []
+        for i, st in enumerate(statements):
+            q = st.get("q") or {}
+            u = st.get("u")
+            replacement = isinstance(u, Mapping) and bool(u) and not str(next(iter(u))).startswith("$")
+            if _touches_key(u, cmap):
+                raise CommandError(ErrorCode.NotImplemented, "changing a document's shard key value is not "
+                                                             "supported by the ginkgodb router")
+            if st.get("multi"):
+                if st.get("upsert") and not full_key_equality(q, cmap):
+                    raise CommandError(ErrorCode.ShardKeyNotFound, "Failed to target upsert by query :: "
+                                       f"could not extract exact shard key from {q}")
+                shards = shards_of(target(q, cmap), cmap) if not st.get("collation") else cmap.shards()
+            elif replacement:
+                shards = [_replacement_target(cmap, q, u)]
+            else:
+                shards = _single_target(router, cmap, q, "update", bool(st.get("upsert")))
+            for shard in shards:
+                runs.append((shard, [st], [i]))
+        return _merge_statement_runs(router, cmd, args.db, cmap, "updates", runs, args.ordered, len(statements))
+    return router.with_fresh_map(ns, attempt)
+
+
+def _replacement_target(cmap: ChunkMap, q: Mapping, replacement: Mapping) -> str:
+    """A replacement is targeted by its own shard key (7.0); one that would move the document to
+    another chunk than the filter's is a shard key change."""
+    chunk = cmap.chunk_for(cmap.key.key_of(replacement))
+    if full_key_equality(q, cmap):
+        pinned = target(q, cmap) or []
+        if pinned and pinned[0] != chunk:
+            raise CommandError(ErrorCode.NotImplemented, "changing a document's shard key value is not "
+                                                         "supported by the ginkgodb router")
+    return chunk.shard
+
+
+def _merge_statement_runs(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: str,
+                          runs: list, ordered: bool, count: int) -> dict:
+    """Statements sent one shard at a time; a single-document statement broadcast by `_id`
+    counts once (only one shard holds the document)."""
+    out = _write_runs(router, cmd, db, cmap, field, runs, ordered)
+    return out
+
+
+def delete(router: Router, cmd: Mapping) -> dict:
+    args = parse("delete", cmd)
+    ns = f"{args.db}.{args.coll}"
+    cmap = router.chunk_map(ns)
+    if cmap is None:
+        shard = router.primary_shard(args.db) or ""
+        return _strip(_check_ok(router.shards.command(shard, args.db, for_shard(cmd))))
+    statements = [_doc(s) for s in args.deletes]
+
+    def attempt(cmap: Optional[ChunkMap]) -> dict:
+        assert cmap is not None
+        runs = []
+        for i, st in enumerate(statements):
+            q = st.get("q") or {}
+            if st.get("limit"):
+                shards = _single_target(router, cmap, q, "delete", False)
+            else:
+                shards = shards_of(target(q, cmap), cmap) if not st.get("collation") else cmap.shards()
+            for shard in shards:
+                runs.append((shard, [st], [i]))
+        return _write_runs(router, cmd, args.db, cmap, "deletes", runs, args.ordered)
+    return router.with_fresh_map(ns, attempt)
+
+
+def find_and_modify(router: Router, cmd: Mapping) -> dict:
+    name = next(iter(cmd))
+    args = parse(name, cmd)
+    ns = f"{args.db}.{args.coll}"
+    cmap = router.chunk_map(ns)
+    if cmap is None:
+        shard = router.primary_shard(args.db) or ""
+        return _strip(_check_ok(router.shards.command(shard, args.db, for_shard(cmd))))
+    query = args.query or {}
+
+    def attempt(cmap: Optional[ChunkMap]) -> dict:
+        assert cmap is not None
+        if not full_key_equality(query, cmap):
+            raise CommandError(ErrorCode.ShardKeyNotFound, "Query for sharded findAndModify must contain the shard key")
+        if _touches_key(args.update, cmap):
+            raise CommandError(ErrorCode.NotImplemented, "changing a document's shard key value is not "
+                                                         "supported by the ginkgodb router")
+        shard = shards_of(target(query, cmap), cmap)[0]
+        return _strip(_check_ok(router.shards.command(shard, args.db, router.versioned(for_shard(cmd), cmap, shard))))
+    return router.with_fresh_map(ns, attempt)
+
+
+# -- count, distinct, aggregate --------------------------------------------------------------------
+def count(router: Router, cmd: Mapping) -> dict:
+    args = parse("count", cmd)
+    ns = f"{args.db}.{args.coll}"
+
+    def attempt(cmap: Optional[ChunkMap]) -> dict:
+        shards = _targets(router, cmap, args.db, args.query, args.collation)
+        if len(shards) == 1:
+            reply = router.shards.command(shards[0], args.db, router.versioned(for_shard(cmd), cmap, shards[0]))
+            return {"n": _check_ok(reply)["n"]}
+        sub = for_shard(cmd)
+        skip, limit = int(args.skip or 0), abs(int(args.limit or 0))
+        sub.pop("skip", None)
+        sub.pop("limit", None)
+        if limit:
+            sub["limit"] = skip + limit
+        total = 0
+        for shard in shards:
+            total += int(_check_ok(router.shards.command(shard, args.db, router.versioned(sub, cmap, shard)))["n"])
+        total = max(0, total - skip)
+        return {"n": min(total, limit) if limit else total}
+    return router.with_fresh_map(ns, attempt)
+
+
+def distinct(router: Router, cmd: Mapping) -> dict:
+    args = parse("distinct", cmd)
+    ns = f"{args.db}.{args.coll}"
+    from ..bsonutil.keycodec import encode_value
+
+    def attempt(cmap: Optional[ChunkMap]) -> dict:
+        shards = _targets(router, cmap, args.db, args.query, args.collation)
+        seen: dict[bytes, Any] = {}
+        for shard in shards:
+            reply = _check_ok(router.shards.command(shard, args.db, router.versioned(for_shard(cmd), cmap, shard)))
+            for v in reply["values"]:
+                seen.setdefault(encode_value(v), v)
+        return {"values": [seen[k] for k in sorted(seen)]}
+    return router.with_fresh_map(ns, attempt)
+
+
+def _referenced(stages: Any) -> list[tuple[Optional[str], str]]:
+    """(db, collection) of every other collection a pipeline reads or writes."""
+    out: list[tuple[Optional[str], str]] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, Mapping):
+            for k, x in v.items():
+                if k in ("$lookup", "$graphLookup") and isinstance(x, Mapping):
+                    if isinstance(x.get("from"), str):
+                        out.append((None, x["from"]))
+                    elif isinstance(x.get("from"), Mapping):
+                        out.append((x["from"].get("db"), str(x["from"].get("coll"))))
+                elif k == "$unionWith":
+                    out.append((None, x if isinstance(x, str) else str(x.get("coll")) if isinstance(x, Mapping)
+                                else ""))
+                elif k in ("$out", "$merge"):
+                    into = x.get("into", x) if isinstance(x, Mapping) and k == "$merge" else x
+                    if isinstance(into, str):
+                        out.append((None, into))
+                    elif isinstance(into, Mapping):
+                        out.append((into.get("db"), str(into.get("coll"))))
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+    walk(stages)
+    return out
+
+
+def aggregate(router: Router, cmd: Mapping) -> dict:
+    args = parse("aggregate", cmd)
+    pipeline = list(args.pipeline or [])
+    for other_db, other in _referenced(pipeline):
+        if router.chunk_map(f"{other_db or args.db}.{other}") is not None:
+            raise CommandError(ErrorCode.NotImplemented, f"an aggregation reading or writing the sharded collection "
+                               f"{other_db or args.db}.{other} is not supported by the ginkgodb router")
+    if not isinstance(args.value, str):
+        shard = router.primary_shard(args.db) or ""
+        return _strip(_check_ok(router.shards.command(shard, args.db, for_shard(cmd))))
+    ns = f"{args.db}.{args.coll}"
+    if router.chunk_map(ns) is None:
+        shard = router.primary_shard(args.db) or ""
+        return _proxy_cursor(router, shard, args.db, args.coll, ns, for_shard(cmd), args)
+    if args.explain:
+        raise CommandError(ErrorCode.NotImplemented, "explain of an aggregation on a sharded collection is not "
+                                                     "supported by the ginkgodb router")
+    split = 0
+    while split < len(pipeline) and next(iter(pipeline[split])) in STREAMING:
+        split += 1
+    sort = None
+    if split < len(pipeline) and next(iter(pipeline[split])) == "$sort":
+        sort = pipeline[split]["$sort"]
+        split += 1
+    shard_part, router_part = pipeline[:split], pipeline[split:]
+    for stage in router_part:
+        name = next(iter(stage))
+        if name in ENGINE_STAGES or name in ("$lookup", "$graphLookup", "$unionWith", "$geoNear", "$search"):
+            raise CommandError(ErrorCode.NotImplemented, f"{name} after the merge of a sharded aggregation is not "
+                                                         "supported by the ginkgodb router")
+    match = pipeline[0].get("$match") if pipeline and "$match" in pipeline[0] else None
+
+    def attempt(cmap: Optional[ChunkMap]) -> dict:
+        shards = _targets(router, cmap, args.db, match, args.collation)
+        sub = for_shard(cmd)
+        sub["pipeline"] = shard_part
+        sub["cursor"] = {}
+        parts = []
+        try:
+            for shard in shards:
+                reply = _check_ok(router.shards.command(shard, args.db, router.versioned(sub, cmap, shard), raw=True))
+                parts.append(ShardCursor(router.shards, shard, args.db, args.coll, reply, 0))
+        except BaseException:
+            for p in parts:
+                p.kill()
+            raise
+        stream: Iterator[Any] = merge_streams(parts, sort)
+        if router_part:
+            ctx = PipelineContext(db=args.db, variables=dict(args.let or {}), collection=args.coll)
+            stream = run_pipeline(router_part, (_doc(d) for d in stream), ctx)
+        batch = (args.cursor or {}).get("batchSize") if isinstance(args.cursor, Mapping) else None
+        return first_batch(router, ns, stream, parts, int(batch or 0))
+    return router.with_fresh_map(ns, attempt)
+
+
+def _proxy_cursor(router: Router, shard: str, db: str, coll: str, ns: str, cmd: Mapping, args: Any) -> dict:
+    reply = _check_ok(router.shards.command(shard, db, cmd, raw=True))
+    if "cursor" not in reply:
+        return _strip(dict(reply))
+    part = ShardCursor(router.shards, shard, db, coll, reply, 0)
+    batch = (args.cursor or {}).get("batchSize") if isinstance(args.cursor, Mapping) else None
+    return first_batch(router, ns, iter(part), [part], int(batch or 0) if batch is not None else 0)

@@ -125,7 +125,8 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
                                         "(docs/design/sharding.md).")
     router.add_argument("--etcd", required=True, metavar="URL", help="the etcd holding the cluster's metadata")
     router.add_argument("--port", type=int, default=C.DEFAULT_PORT, help="TCP port (default %(default)s)")
-    router.add_argument("--bind", default=C.DEFAULT_BIND, metavar="ADDR", help="address to listen on (default %(default)s)")
+    router.add_argument("--bind", default=C.DEFAULT_BIND, metavar="ADDR",
+                        help="address to listen on (default %(default)s)")
     router.add_argument("--balancerIntervalSecs", type=float, default=10.0, dest="balancer_interval",
                         help="seconds between balancer rounds (default %(default)s)")
     return parser

@@ -17,9 +17,8 @@ from typing import Any
 from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
-from .declare import Args, boolean, command, on_cluster, value
 
-_VERSIONS: dict[str, dict[str, Any]] = {}
+_VERSIONS: dict[str, dict[str, Any]] = {}   # namespace -> {e, t, v, critical}
 _LOCK = threading.Lock()
 
 
@@ -55,19 +54,10 @@ def check_shard_version(value: Any, spec: Any, cmd: Mapping) -> None:
         raise _stale(ns, value, wanted, f"version mismatch detected for {ns}")
 
 
-@command("_ginkgoSetShardVersion", admin_only=True,
-         help="internal: a router sets this shard's version of a sharded collection",
-         fields=(value("e"), value("t"), value("v"), boolean("critical"), boolean("unset")),
-         privileges=(on_cluster("internal"),))
-def set_shard_version(ctx: Any, args: Args) -> dict:
-    ns = args.value
-    if not isinstance(ns, str) or "." not in ns:
-        raise CommandError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{ns}'")
+def set_version(ns: str, version: Any) -> None:
+    """Record (or with None forget) a namespace's version: {e, t, v, critical}."""
     with _LOCK:
-        if args.unset:
+        if version is None:
             _VERSIONS.pop(ns, None)
         else:
-            if not isinstance(args.v, Timestamp):
-                raise CommandError(ErrorCode.TypeMismatch, "'v' must be a Timestamp (major, minor)")
-            _VERSIONS[ns] = {"e": args.e, "t": args.t, "v": args.v, "critical": args.critical}
-    return {}
+            _VERSIONS[ns] = version

@@ -66,7 +66,8 @@ def add_shard(router: Router, cmd: Mapping) -> dict:
         name = set_name if sep else f"shard{len(shards):04d}"
     if not isinstance(name, str) or not name:
         raise CommandError(ErrorCode.BadValue, "shard name cannot be empty")
-    if not router.catalog.add_shard({"_id": name, "host": host, "state": 1, "topologyTime": Timestamp(int(time.time()), 1)}):
+    doc = {"_id": name, "host": host, "state": 1, "topologyTime": Timestamp(int(time.time()), 1)}
+    if not router.catalog.add_shard(doc):
         raise CommandError(ErrorCode.IllegalOperation, f"A shard named {name} already exists")
     router.refresh_shards()
     return {"shardAdded": name}

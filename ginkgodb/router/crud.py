@@ -270,7 +270,7 @@ def _touches_key(update: Any, cmap: ChunkMap) -> bool:
         return False
     if not any(str(k).startswith("$") for k in update):
         return False
-    for op, spec in update.items():
+    for spec in update.values():
         if isinstance(spec, Mapping):
             for path in spec:
                 for f in cmap.key.fields:

@@ -202,13 +202,15 @@ def _explain(router: Router, cmd: Mapping) -> dict:
         if reply.get("ok") != 1.0:
             raise ShardReplyError(reply)
         qp = reply.get("queryPlanner", {})
-        plans.append({"shardName": shard, "connectionString": _host(router, shard), "serverInfo": reply.get("serverInfo", {}),
+        plans.append({"shardName": shard, "connectionString": _host(router, shard),
+                      "serverInfo": reply.get("serverInfo", {}),
                       **{k: v for k, v in qp.items() if k != "mongosPlannerVersion"}})
         if "executionStats" in reply:
             stats.append({"shardName": shard, **reply["executionStats"]})
     stage = "SINGLE_SHARD" if len(shards) == 1 else ("SHARD_MERGE_SORT" if name == "find" and inner.get("sort")
                                                       else "SHARD_MERGE")
-    out: dict[str, Any] = {"queryPlanner": {"mongosPlannerVersion": 1, "winningPlan": {"stage": stage, "shards": plans}}}
+    out: dict[str, Any] = {"queryPlanner": {"mongosPlannerVersion": 1,
+                                            "winningPlan": {"stage": stage, "shards": plans}}}
     if stats:
         out["executionStats"] = {"nReturned": sum(int(s.get("nReturned", 0)) for s in stats),
                                  "executionTimeMillis": max(int(s.get("executionTimeMillis", 0)) for s in stats),
@@ -237,8 +239,8 @@ def _config(router: Router, cmd: Mapping) -> Optional[dict]:
         if name == "listCollections":
             names = ["shards", "databases", "collections", "chunks", "settings"]
             return {"cursor": {"id": Int64(0), "ns": "config.$cmd.listCollections",
-                               "firstBatch": [{"name": n, "type": "collection", "options": {}, "info": {"readOnly": True}}
-                                              for n in names]}}
+                               "firstBatch": [{"name": n, "type": "collection", "options": {},
+                                               "info": {"readOnly": True}} for n in names]}}
         return None
     docs = admin.config_documents(router, coll)
     if docs is None:

@@ -40,7 +40,7 @@ class ShardKey:
         self.pattern = dict(pattern)
         self.fields = list(self.pattern)
         hashed = [f for f, v in self.pattern.items() if v == "hashed"]
-        for f, v in self.pattern.items():
+        for v in self.pattern.values():
             if v != "hashed" and not (isinstance(v, (int, float)) and not isinstance(v, bool) and v == 1):
                 raise CommandError(ErrorCode.BadValue,
                                    f"Unsupported shard key pattern {self.pattern}. Pattern must either be a single "

@@ -1,0 +1,28 @@
+"""`_ginkgoSetShardVersion`: a router tells this shard its version of a sharded collection, or
+marks a migration's critical section (the check itself: shard_versions.py)."""
+from __future__ import annotations
+
+from typing import Any
+
+from bson.timestamp import Timestamp
+
+from ..errors import CommandError, ErrorCode
+from .declare import Args, boolean, command, on_cluster, value
+from .shard_versions import set_version
+
+
+@command("_ginkgoSetShardVersion", admin_only=True,
+         help="internal: a router sets this shard's version of a sharded collection",
+         fields=(value("e"), value("t"), value("v"), boolean("critical"), boolean("unset")),
+         privileges=(on_cluster("internal"),))
+def set_shard_version(ctx: Any, args: Args) -> dict:
+    ns = args.value
+    if not isinstance(ns, str) or "." not in ns:
+        raise CommandError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{ns}'")
+    if args.unset:
+        set_version(ns, None)
+        return {}
+    if not isinstance(args.v, Timestamp):
+        raise CommandError(ErrorCode.TypeMismatch, "'v' must be a Timestamp (major, minor)")
+    set_version(ns, {"e": args.e, "t": args.t, "v": args.v, "critical": args.critical})
+    return {}

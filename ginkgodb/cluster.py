@@ -226,6 +226,9 @@ def restart_member(directory: str, n: int) -> None:
 
 def status(directory: str) -> list[dict]:
     state = load_state(directory)
+    if state.get("sharded"):
+        from . import sharded_cluster
+        return sharded_cluster.status(state)
     rows = []
     for n in range(state["nodes"]):
         pid = state["pids"].get(str(n))
@@ -246,6 +249,9 @@ def register(sub: Any) -> None:
     begin.add_argument("--nodes", type=int, default=3, help="how many members (default %(default)s)")
     begin.add_argument("--port", type=int, default=27017, help="the first member's port; member N is on PORT+N")
     begin.add_argument("--dir", required=True, help="the directory for etcd, the members' data and logs")
+    begin.add_argument("--shards", type=int, default=0,
+                       help="a sharded cluster: this many shards (replica sets shard0.. of --nodes members on "
+                            "ports PORT+1..) and a router on PORT (docs/design/sharding.md)")
     begin.add_argument("--tags", help="a JSON list of tag documents, one per member, e.g. "
                                       "'[{\"dc\": \"east\"}, {\"dc\": \"west\"}, {}]'")
     for action, text in (("stop", "stop the members and etcd"), ("status", "each member's state")):
@@ -259,7 +265,11 @@ def register(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        if args.cluster_command == "start":
+        if args.cluster_command == "start" and args.shards:
+            from . import sharded_cluster
+            print(sharded_cluster.connection_string(sharded_cluster.start(args.shards, args.nodes, args.port,
+                                                                          args.dir)))
+        elif args.cluster_command == "start":
             tags = json.loads(args.tags) if args.tags else None
             state = start(args.name, args.nodes, args.port, args.dir, tags)
             print(connection_string(state))

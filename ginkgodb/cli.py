@@ -129,6 +129,9 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
                         help="address to listen on (default %(default)s)")
     router.add_argument("--balancerIntervalSecs", type=float, default=10.0, dest="balancer_interval",
                         help="seconds between balancer rounds (default %(default)s)")
+    router.add_argument("--orphanCleanupDelaySecs", type=float, default=2.0, dest="orphan_cleanup_delay",
+                        help="seconds a migration's donor keeps the moved range for queries still reading it "
+                             "(default %(default)s)")
     return parser
 
 
@@ -148,7 +151,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _demo()
     if args.command == "router":
         from .router import run as run_router
-        return run_router(args.etcd, args.port, args.bind.split(",")[0].strip(), args.balancer_interval)
+        return run_router(args.etcd, args.port, args.bind.split(",")[0].strip(), args.balancer_interval,
+                          args.orphan_cleanup_delay)
     if hasattr(args, "tool_main"):
         return args.tool_main(args)
     _parser().print_help()

@@ -8,12 +8,12 @@ from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
 from .declare import Args, boolean, command, on_cluster, value
-from .shard_versions import set_version
+from .shard_versions import set_orphans, set_version
 
 
 @command("_ginkgoSetShardVersion", admin_only=True,
          help="internal: a router sets this shard's version of a sharded collection",
-         fields=(value("e"), value("t"), value("v"), boolean("critical"), boolean("unset")),
+         fields=(value("e"), value("t"), value("v"), boolean("critical"), boolean("unset"), value("orphans")),
          privileges=(on_cluster("internal"),))
 def set_shard_version(ctx: Any, args: Args) -> dict:
     ns = args.value
@@ -22,7 +22,11 @@ def set_shard_version(ctx: Any, args: Args) -> dict:
     if args.unset:
         set_version(ns, None)
         return {}
+    if args.v is None and args.orphans is not None:   # the orphans flag alone
+        set_orphans(ns, bool(args.orphans))
+        return {}
     if not isinstance(args.v, Timestamp):
         raise CommandError(ErrorCode.TypeMismatch, "'v' must be a Timestamp (major, minor)")
-    set_version(ns, {"e": args.e, "t": args.t, "v": args.v, "critical": args.critical})
+    set_version(ns, {"e": args.e, "t": args.t, "v": args.v, "critical": args.critical},
+                None if args.orphans is None else bool(args.orphans))
     return {}

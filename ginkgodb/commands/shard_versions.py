@@ -2,7 +2,9 @@
 check that answers 13388 StaleConfig (docs/design/sharding.md, "shardVersion and StaleConfig").
 
 A router sets a namespace's version with `_ginkgoSetShardVersion` after shardCollection, a split
-or a migration (and marks a migration's critical section). A versioned request whose epoch
+or a migration (and marks a migration's critical section, and whether the shard holds orphans:
+a request that counts on there being none, `noOrphans`, is then StaleConfig with `orphans: true`
+and the router takes its filtering path). A versioned request whose epoch
 differs, or whose major version differs from the one set here, or that arrives during the
 critical section, is refused with StaleConfig so the router reloads its chunk map. A namespace
 with no version set (a shard that restarted) accepts versioned requests: mongod would refresh
@@ -47,6 +49,9 @@ def check_shard_version(value: Any, spec: Any, cmd: Mapping) -> None:
     wanted = {"e": known["e"], "t": known["t"], "v": known["v"]}
     if known.get("critical"):
         raise _stale(ns, value, wanted, f"migration commit in progress for {ns}")
+    if value.get("noOrphans") and known.get("orphans"):
+        raise CommandError(ErrorCode.StaleConfig, f"{ns} holds documents of chunks it does not own (a migration's)",
+                           info={"ns": ns, "vReceived": value, "vWanted": wanted, "orphans": True})
     received_v = value.get("v")
     if value.get("e") != known["e"]:
         raise _stale(ns, value, wanted, f"epoch mismatch detected for {ns}")
@@ -54,10 +59,19 @@ def check_shard_version(value: Any, spec: Any, cmd: Mapping) -> None:
         raise _stale(ns, value, wanted, f"version mismatch detected for {ns}")
 
 
-def set_version(ns: str, version: Any) -> None:
-    """Record (or with None forget) a namespace's version: {e, t, v, critical}."""
+def set_orphans(ns: str, orphans: bool) -> None:
+    with _LOCK:
+        if ns in _VERSIONS:
+            _VERSIONS[ns] = {**_VERSIONS[ns], "orphans": orphans}
+
+
+def set_version(ns: str, version: Any, orphans: Any = None) -> None:
+    """Record (or with None forget) a namespace's version: {e, t, v, critical}; `orphans`
+    (True/False, None: unchanged) says whether the shard holds documents of chunks it does not
+    own (a migration's clone before its commit, the donor's copy before the range deleter)."""
     with _LOCK:
         if version is None:
             _VERSIONS.pop(ns, None)
-        else:
-            _VERSIONS[ns] = version
+            return
+        before = _VERSIONS.get(ns, {}).get("orphans", False)
+        _VERSIONS[ns] = {**version, "orphans": before if orphans is None else bool(orphans)}

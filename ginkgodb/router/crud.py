@@ -23,7 +23,7 @@ from ..query.pipeline.core import ENGINE_STAGES
 from ..query.projection import compile_projection
 from .chunks import ChunkMap
 from .merge import merge_streams, shard_limit
-from .shards import ShardCursor, ShardReplyError
+from .shards import ShardCursor, ShardReplyError, StaleConfig
 from .state import Router, RouterCursor
 from .targeting import full_key_equality, shards_of, target
 
@@ -35,9 +35,6 @@ DEFAULT_BATCH = 101
 MAX_BATCH_BYTES = 8 * 1024 * 1024
 SINGLE_WRITE = ("A single {} on a sharded collection must contain an exact match on _id (and have the "
                 "collection default collation) or contain the shard key (and have the simple collation). ")
-#: stages that work on one document at a time: a shard can run them before the merge
-STREAMING = frozenset({"$match", "$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith",
-                       "$unwind", "$redact"})
 
 
 def for_shard(cmd: Mapping) -> dict:
@@ -108,42 +105,80 @@ def find(router: Router, cmd: Mapping) -> dict:
     return router.with_fresh_map(ns, attempt)
 
 
+def owned_only(part: Any, cmap: ChunkMap, shard: str) -> Iterator[Any]:
+    """The documents of a shard's stream that belong to chunks it owns in `cmap` (a migration's
+    clone on the recipient, or the donor's copy awaiting the range deleter, are dropped: the
+    filtering mongod's shards do themselves)."""
+    key, chunk_for = cmap.key, cmap.chunk_for
+    return (d for d in part if chunk_for(key.key_of(d)).shard == shard)
+
+
+def ask(router: Router, shard: str, db: str, cmd: Mapping, cmap: Optional[ChunkMap], *, raw: bool = False,
+        fallback: Any = None) -> tuple[Any, bool]:
+    """Send `cmd` counting on the shard holding no orphans; when it does (StaleConfig with
+    `orphans`), send `fallback(cmd)` instead (the filtering path). (reply, had orphans)."""
+    if cmap is None:
+        return router.shards.command(shard, db, cmd, raw=raw), False
+    try:
+        return router.shards.command(shard, db, router.versioned(cmd, cmap, shard, no_orphans=True), raw=raw), False
+    except StaleConfig as exc:
+        if not exc.reply.get("orphans"):
+            raise
+    again = fallback(cmd) if fallback is not None else cmd
+    return router.shards.command(shard, db, router.versioned(again, cmap, shard), raw=raw), True
+
+
+def owned_ids(router: Router, cmap: ChunkMap, shard: str, db: str, coll: str, filter: Mapping) -> list[Any]:
+    """`_id`s of the documents matching `filter` on `shard` that the shard owns."""
+    cmd = {"find": coll, "filter": dict(filter), "projection": {**dict.fromkeys(cmap.key.fields, 1), "_id": 1},
+           "batchSize": 100000}
+    reply = _check_reply(router.shards.command(shard, db, router.versioned(cmd, cmap, shard), raw=True))
+    part = ShardCursor(router.shards, shard, db, coll, reply, 100000)
+    return [d["_id"] for d in owned_only(part, cmap, shard)]
+
+
+def restricted(filter: Optional[Mapping], ids: list[Any]) -> dict:
+    return {"$and": [dict(filter or {}), {"_id": {"$in": ids}}]}
+
+
 def _run_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[ChunkMap], shards: list[str]) -> dict:
     base = for_shard(cmd)
     sort = args.sort or None
     projection = args.projection or None
     merge_projection = None
-    if len(shards) > 1:
-        base.pop("skip", None)
-        base.pop("limit", None)
-        base.pop("singleBatch", None)
+    if cmap is not None:   # skip, limit and the projection apply after the ownership filter and the merge
+        for name in ("skip", "limit", "singleBatch", "projection"):
+            base.pop(name, None)
         wanted = shard_limit(args.skip or 0, args.limit or 0)
         if wanted:
             base["limit"] = wanted
-        if sort and projection:
-            if any("$" in k for k in projection) or any(isinstance(v, Mapping) for v in projection.values()):
-                raise CommandError(ErrorCode.NotImplemented, "a positional, $elemMatch, $slice or computed "
-                                   "projection with a sort on several shards is not supported by the ginkgodb router")
+        if projection:
+            if any(k.endswith(".$") or k == "$" for k in projection):
+                raise CommandError(ErrorCode.NotImplemented, "a positional projection on a sharded collection "
+                                                             "is not supported by the ginkgodb router")
             merge_projection = compile_projection(projection, query=args.filter)
-            base.pop("projection", None)
+
+    def without_limit(c: Mapping) -> dict:
+        return {k: v for k, v in c.items() if k != "limit"}
     parts = []
     try:
         for shard in shards:
-            reply = router.shards.command(shard, args.db, router.versioned(base, cmap, shard), raw=True)
+            reply, _ = ask(router, shard, args.db, base, cmap, raw=True, fallback=without_limit)
             _check_reply(reply)
             parts.append(ShardCursor(router.shards, shard, args.db, args.coll, reply, args.batch_size or 0))
     except BaseException:
         for p in parts:
             p.kill()
         raise
-    if len(parts) == 1:
+    if cmap is None:
         stream: Iterator[Any] = iter(parts[0])
     else:
-        stream = merge_streams(parts, sort, args.skip or 0, args.limit or 0)
+        owned = [owned_only(p, cmap, p.shard) for p in parts]
+        stream = merge_streams(owned, sort, args.skip or 0, args.limit or 0)
         if merge_projection is not None:
             proj = merge_projection
             stream = (proj.apply(_doc(d)) for d in stream)
-    single = bool(args.single_batch) and len(parts) > 1
+    single = bool(args.single_batch) and cmap is not None
     return first_batch(router, ns, stream, parts, args.batch_size or 0, single)
 
 
@@ -229,7 +264,15 @@ def _write_runs(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: st
     for shard, items, indexes in runs:
         sub = dict(base)
         sub[field] = items
-        reply = router.shards.command(shard, db, router.versioned(sub, cmap, shard))
+        if field == "documents" or all(full_key_equality(st.get("q"), cmap) for st in items):
+            reply = router.shards.command(shard, db, router.versioned(sub, cmap, shard))
+        else:
+            def owned(c: Mapping, shard: str = shard) -> dict:
+                coll = str(c[next(iter(c))])
+                return {**c, field: [{**st, "q": restricted(st.get("q"), owned_ids(router, cmap, shard, db, coll,
+                                                                                   st.get("q") or {}))}
+                                     for st in c[field]]}
+            reply, _ = ask(router, shard, db, sub, cmap, fallback=owned)
         if reply.get("ok") != 1.0:
             raise ShardReplyError(reply)
         n += int(reply.get("n", 0))
@@ -302,8 +345,8 @@ def update(router: Router, cmd: Mapping) -> dict:
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:
         assert cmap is not None
-        runs = []
-        for i, st in enumerate(statements):
+
+        def plan(st: dict) -> list[str]:
             q = st.get("q") or {}
             u = st.get("u")
             replacement = isinstance(u, Mapping) and bool(u) and not str(next(iter(u))).startswith("$")
@@ -319,9 +362,8 @@ def update(router: Router, cmd: Mapping) -> dict:
                 shards = [_replacement_target(cmap, q, u)]
             else:
                 shards = _single_target(router, cmap, q, "update", bool(st.get("upsert")))
-            for shard in shards:
-                runs.append((shard, [st], [i]))
-        return _merge_statement_runs(router, cmd, args.db, cmap, "updates", runs, args.ordered, len(statements))
+            return shards
+        return _planned_writes(router, cmd, args.db, cmap, "updates", statements, plan, args.ordered)
     return router.with_fresh_map(ns, attempt)
 
 
@@ -337,11 +379,23 @@ def _replacement_target(cmap: ChunkMap, q: Mapping, replacement: Mapping) -> str
     return chunk.shard
 
 
-def _merge_statement_runs(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: str,
-                          runs: list, ordered: bool, count: int) -> dict:
-    """Statements sent one shard at a time; a single-document statement broadcast by `_id`
-    counts once (only one shard holds the document)."""
+def _planned_writes(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: str, statements: list[dict],
+                    plan: Any, ordered: bool) -> dict:
+    """Target each statement (`plan(statement) -> shards`); a statement that cannot be targeted
+    is a write error at its index, as mongos reports it (ordered: nothing after it runs)."""
+    runs, failed = [], []
+    for i, st in enumerate(statements):
+        try:
+            shards = plan(st)
+        except CommandError as exc:
+            failed.append(exc.to_write_error(i))
+            if ordered:
+                break
+            continue
+        runs.extend((shard, [st], [i]) for shard in shards)
     out = _write_runs(router, cmd, db, cmap, field, runs, ordered)
+    if failed and not (ordered and out.get("writeErrors")):
+        out["writeErrors"] = sorted(out.get("writeErrors", []) + failed, key=lambda e: e["index"])
     return out
 
 
@@ -356,16 +410,13 @@ def delete(router: Router, cmd: Mapping) -> dict:
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:
         assert cmap is not None
-        runs = []
-        for i, st in enumerate(statements):
+
+        def plan(st: dict) -> list[str]:
             q = st.get("q") or {}
             if st.get("limit"):
-                shards = _single_target(router, cmap, q, "delete", False)
-            else:
-                shards = shards_of(target(q, cmap), cmap) if not st.get("collation") else cmap.shards()
-            for shard in shards:
-                runs.append((shard, [st], [i]))
-        return _write_runs(router, cmd, args.db, cmap, "deletes", runs, args.ordered)
+                return _single_target(router, cmap, q, "delete", False)
+            return shards_of(target(q, cmap), cmap) if not st.get("collation") else cmap.shards()
+        return _planned_writes(router, cmd, args.db, cmap, "deletes", statements, plan, args.ordered)
     return router.with_fresh_map(ns, attempt)
 
 
@@ -398,8 +449,8 @@ def count(router: Router, cmd: Mapping) -> dict:
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:
         shards = _targets(router, cmap, args.db, args.query, args.collation)
-        if len(shards) == 1:
-            reply = router.shards.command(shards[0], args.db, router.versioned(for_shard(cmd), cmap, shards[0]))
+        if cmap is None:
+            reply = router.shards.command(shards[0], args.db, for_shard(cmd))
             return {"n": _check_ok(reply)["n"]}
         sub = for_shard(cmd)
         skip, limit = int(args.skip or 0), abs(int(args.limit or 0))
@@ -409,7 +460,11 @@ def count(router: Router, cmd: Mapping) -> dict:
             sub["limit"] = skip + limit
         total = 0
         for shard in shards:
-            total += int(_check_ok(router.shards.command(shard, args.db, router.versioned(sub, cmap, shard)))["n"])
+            def owned(c: Mapping, shard: str = shard) -> dict:
+                ids = owned_ids(router, cmap, shard, args.db, args.coll, args.query or {})
+                return {**c, "query": restricted(args.query, ids)}
+            reply, _ = ask(router, shard, args.db, sub, cmap, fallback=owned)
+            total += int(_check_ok(reply)["n"])
         total = max(0, total - skip)
         return {"n": min(total, limit) if limit else total}
     return router.with_fresh_map(ns, attempt)
@@ -424,8 +479,12 @@ def distinct(router: Router, cmd: Mapping) -> dict:
         shards = _targets(router, cmap, args.db, args.query, args.collation)
         seen: dict[bytes, Any] = {}
         for shard in shards:
-            reply = _check_ok(router.shards.command(shard, args.db, router.versioned(for_shard(cmd), cmap, shard)))
-            for v in reply["values"]:
+            def owned(c: Mapping, shard: str = shard) -> dict:
+                assert cmap is not None
+                ids = owned_ids(router, cmap, shard, args.db, args.coll, args.query or {})
+                return {**c, "query": restricted(args.query, ids)}
+            reply, _ = ask(router, shard, args.db, for_shard(cmd), cmap, fallback=owned)
+            for v in _check_ok(reply)["values"]:
                 seen.setdefault(encode_value(v), v)
         return {"values": [seen[k] for k in sorted(seen)]}
     return router.with_fresh_map(ns, attempt)
@@ -477,8 +536,10 @@ def aggregate(router: Router, cmd: Mapping) -> dict:
     if args.explain:
         raise CommandError(ErrorCode.NotImplemented, "explain of an aggregation on a sharded collection is not "
                                                      "supported by the ginkgodb router")
+    # the shards run the leading $match stages (and a $sort after them): documents come back whole,
+    # so the router can drop orphans by their shard key before the rest of the pipeline runs here
     split = 0
-    while split < len(pipeline) and next(iter(pipeline[split])) in STREAMING:
+    while split < len(pipeline) and next(iter(pipeline[split])) == "$match":
         split += 1
     sort = None
     if split < len(pipeline) and next(iter(pipeline[split])) == "$sort":
@@ -506,7 +567,8 @@ def aggregate(router: Router, cmd: Mapping) -> dict:
             for p in parts:
                 p.kill()
             raise
-        stream: Iterator[Any] = merge_streams(parts, sort)
+        assert cmap is not None
+        stream: Iterator[Any] = merge_streams([owned_only(p, cmap, p.shard) for p in parts], sort)
         if router_part:
             ctx = PipelineContext(db=args.db, variables=dict(args.let or {}), collection=args.coll)
             stream = run_pipeline(router_part, (_doc(d) for d in stream), ctx)

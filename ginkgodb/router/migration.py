@@ -9,6 +9,7 @@ refresh before they read the recipient, and the donor's copy goes only after the
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -16,12 +17,14 @@ from typing import Any
 from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
+from ..repl.etcd import EtcdError
 from .admin import _ok, chunk_keys
 from .chunks import Chunk, ChunkMap
 from .shards import SET_VERSION
 from .state import Router
 
 CATCH_UP_ROUNDS = 5
+log = logging.getLogger("ginkgodb.router.migration")
 BATCH = 1000
 
 
@@ -119,30 +122,48 @@ def _migrate(router: Router, cmap: ChunkMap, revision: int, chunk: Chunk, to: st
         _ok(router.shards.command(to, db, {"createIndexes": coll, "indexes": specs}))
     else:
         router.shards.command(to, db, {"create": coll})
-    since = _newest_oplog_ts(router, donor)
-    _copy(router, cmap, chunk, to, chunk_keys(router, cmap, chunk, fields={}))
-    for _ in range(CATCH_UP_ROUNDS):
-        since, changed = _catch_up(router, cmap, chunk, to, since)
-        if changed < 10:
-            break
-    # critical section: versioned requests for the namespace on the donor wait (StaleConfig)
-    router.shards.command(donor, "admin", {SET_VERSION: cmap.ns, "e": cmap.epoch, "t": cmap.timestamp,
-                                           "v": Timestamp(*cmap.shard_version(donor)), "critical": True},
-                          stale_check=False)
+    router.announce(cmap, [to], orphans=True)   # the clone is not the recipient's yet: reads filter it
+    committed = False
     try:
+        since = _newest_oplog_ts(router, donor)
+        _copy(router, cmap, chunk, to, chunk_keys(router, cmap, chunk, fields={}))
+        for _ in range(CATCH_UP_ROUNDS):
+            since, changed = _catch_up(router, cmap, chunk, to, since)
+            if changed < 10:
+                break
+        # critical section: versioned requests for the namespace on the donor are refused (StaleConfig)
+        # and routers retry; the final catch-up then sees every write the donor accepted
+        router.shards.command(donor, "admin", {SET_VERSION: cmap.ns, "e": cmap.epoch, "t": cmap.timestamp,
+                                               "v": Timestamp(*cmap.shard_version(donor)), "critical": True,
+                                               "orphans": True}, stale_check=False)
         time.sleep(0.01)   # a write already past the check commits before the final catch-up
         _catch_up(router, cmap, chunk, to, since)
         new = cmap.move(chunk, to)
-        if not router.catalog.commit_chunks(new, revision):
-            _remove_copy(router, cmap, chunk, to)
+        try:
+            committed = router.catalog.commit_chunks(new, revision)
+        except EtcdError:   # the outcome is unknown: etcd's map says
+            found = router.catalog.chunk_map(cmap.ns)
+            owner = found[0].find_chunk(chunk.min) if found else None
+            committed = owner is not None and owner.shard == to
+        if not committed:
             raise CommandError(ErrorCode.ConflictingOperationInProgress,
                                f"the chunks of {cmap.ns} changed during the migration: it was rolled back")
     except BaseException:
-        router.announce(cmap, [donor])
+        if not committed:   # the donor still owns the range: drop the recipient's copy
+            router.announce(cmap, [donor], orphans=False)
+            try:
+                _remove_copy(router, cmap, chunk, to)
+                router.mark_orphans(cmap.ns, to, False)
+            except CommandError:
+                log.warning("the copy of a failed migration of %s stays on %s (filtered as orphans)", cmap.ns, to)
         raise
     router.forget(cmap.ns)
-    router.announce(new, [donor, to])
+    router.announce(new, [to], orphans=False)
+    router.announce(new, [donor])
+    # the range deleter, after a delay for the queries still reading the donor with the old map
+    time.sleep(router.orphan_cleanup_delay)
     _remove_copy(router, new, chunk, donor)
+    router.mark_orphans(cmap.ns, donor, False)
     return new
 
 

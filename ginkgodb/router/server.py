@@ -15,7 +15,7 @@ from typing import Optional
 from ..wire import ProtocolError, WireConnection
 from .balancer import Balancer
 from .dispatch import dispatch
-from .state import Router
+from .state import ORPHAN_CLEANUP_DELAY, Router
 
 log = logging.getLogger("ginkgodb.router")
 
@@ -57,8 +57,8 @@ async def _serve_connection(router: Router, pool: ThreadPoolExecutor, reader: as
 
 
 async def serve(etcd_url: str, port: int, bind: str = "127.0.0.1", balancer_interval: float = 10.0,
-                ready: Optional[asyncio.Event] = None) -> None:
-    router = Router(etcd_url, balancer_interval=balancer_interval)
+                orphan_cleanup_delay: float = ORPHAN_CLEANUP_DELAY, ready: Optional[asyncio.Event] = None) -> None:
+    router = Router(etcd_url, balancer_interval=balancer_interval, orphan_cleanup_delay=orphan_cleanup_delay)
     pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="router")
     balancer = Balancer(router, balancer_interval)
     router.balancer = balancer   # type: ignore[attr-defined]
@@ -84,8 +84,9 @@ async def serve(etcd_url: str, port: int, bind: str = "127.0.0.1", balancer_inte
     router.close()
 
 
-def run(etcd_url: str, port: int, bind: str = "127.0.0.1", balancer_interval: float = 10.0) -> int:
+def run(etcd_url: str, port: int, bind: str = "127.0.0.1", balancer_interval: float = 10.0,
+        orphan_cleanup_delay: float = ORPHAN_CLEANUP_DELAY) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    asyncio.run(serve(etcd_url, port, bind, balancer_interval))
+    asyncio.run(serve(etcd_url, port, bind, balancer_interval, orphan_cleanup_delay))
     return 0

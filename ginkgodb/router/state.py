@@ -20,6 +20,9 @@ from .shards import SET_VERSION, Shards, StaleConfig, version_field
 
 T = TypeVar("T")
 STALE_RETRIES = 10
+#: seconds a migration's donor keeps the moved range before the range deleter (mongod's
+#: orphanCleanupDelaySecs, 900 there: a query that started on the old map still reads it)
+ORPHAN_CLEANUP_DELAY = 2.0
 
 
 @dataclass
@@ -33,7 +36,9 @@ class RouterCursor:
 
 
 class Router:
-    def __init__(self, etcd_url: str, *, balancer_interval: float = 10.0) -> None:
+    def __init__(self, etcd_url: str, *, balancer_interval: float = 10.0,
+                 orphan_cleanup_delay: float = ORPHAN_CLEANUP_DELAY) -> None:
+        self.orphan_cleanup_delay = orphan_cleanup_delay
         self.catalog = Catalog(etcd_url)
         self.shards = Shards()
         self.balancer_interval = balancer_interval
@@ -102,11 +107,14 @@ class Router:
             else:
                 self._maps.pop(ns, None)
 
-    def versioned(self, cmd: Mapping, cmap: Optional[ChunkMap], shard: str) -> dict:
-        """`cmd` with the shard version of `cmap` for `shard` (unchanged when unsharded)."""
+    def versioned(self, cmd: Mapping, cmap: Optional[ChunkMap], shard: str, no_orphans: bool = False) -> dict:
+        """`cmd` with the shard version of `cmap` for `shard` (unchanged when unsharded);
+        `no_orphans`: the shard must refuse it (StaleConfig, `orphans`) while it holds orphans."""
         out = dict(cmd)
         if cmap is not None:
             out["shardVersion"] = version_field(cmap.epoch, cmap.timestamp, cmap.shard_version(shard))
+            if no_orphans:
+                out["shardVersion"]["noOrphans"] = True
         return out
 
     def with_fresh_map(self, ns: str, attempt: Callable[[Optional[ChunkMap]], T]) -> T:
@@ -126,12 +134,22 @@ class Router:
         except StaleConfig as exc:
             raise CommandError(ErrorCode.StaleConfig, str(exc.reply.get("errmsg", "stale config"))) from exc
 
-    def announce(self, cmap: ChunkMap, shards: Optional[list[str]] = None, critical: bool = False) -> None:
+    def announce(self, cmap: ChunkMap, shards: Optional[list[str]] = None, critical: bool = False,
+                 orphans: Optional[bool] = None) -> None:
         """Tell shards their version of `cmap` (what they check versioned requests against)."""
         for shard in shards if shards is not None else self.shard_names():
-            self.shards.command(shard, "admin", {
-                SET_VERSION: cmap.ns, "e": cmap.epoch, "t": cmap.timestamp,
-                "v": Timestamp(*cmap.shard_version(shard)), "critical": critical}, stale_check=False)
+            cmd: dict[str, Any] = {SET_VERSION: cmap.ns, "e": cmap.epoch, "t": cmap.timestamp,
+                                   "v": Timestamp(*cmap.shard_version(shard)), "critical": critical}
+            if orphans is not None:
+                cmd["orphans"] = orphans
+            reply = self.shards.command(shard, "admin", cmd, stale_check=False)
+            if reply.get("ok") != 1.0:
+                raise CommandError(ErrorCode.OperationFailed,
+                                   f"shard {shard} refused its version: {reply.get('errmsg')}")
+
+    def mark_orphans(self, ns: str, shard: str, orphans: bool) -> None:
+        """Say whether `shard` holds documents of chunks it does not own (its version unchanged)."""
+        self.shards.command(shard, "admin", {SET_VERSION: ns, "orphans": orphans}, stale_check=False)
 
     def forget_on_shards(self, ns: str) -> None:
         for shard in self.shard_names():

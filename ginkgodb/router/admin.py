@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Optional
 
 import pymongo
@@ -212,13 +213,12 @@ def _median(router: Router, cmap: ChunkMap, chunk: Any) -> Optional[dict]:
     keys = chunk_keys(router, cmap, chunk)
     if len(keys) < 2:
         return None
-    point = cmap.key.bound_doc([keys[len(keys) // 2][f] for f in cmap.key.fields])
-    if cmap.key.bound(point) <= cmap.key.bound(chunk.min):
-        point = next((cmap.key.bound_doc([k[f] for f in cmap.key.fields]) for k in keys
-                      if cmap.key.bound(cmap.key.bound_doc([k[f] for f in cmap.key.fields]))
-                      > cmap.key.bound(chunk.min)), None)
-        if point is None:
-            return None
+    low = cmap.key.bound(chunk.min)
+    candidates = [cmap.key.bound_doc([k[f] for f in cmap.key.fields]) for k in keys[len(keys) // 2:]]
+    above = [p for p in candidates if cmap.key.bound(p) > low]
+    if not above:
+        return None
+    point = above[0]
     return point
 
 
@@ -243,7 +243,12 @@ def split(router: Router, cmd: Mapping) -> dict:
                 raise CommandError(ErrorCode.InvalidOptions, f"no chunk with bounds {bounds}")
             chunk = found
         median = _median(router, cmap, chunk)
-        if median is None:
+        if median is None:   # one key value: a jumbo chunk, never moved (as 7.0 marks it)
+            jumbo = ChunkMap(cmap.ns, cmap.key, cmap.epoch, cmap.timestamp,
+                             [replace(c, jumbo=True) if c == chunk else c for c in cmap.chunks])
+            if len(chunk_keys(router, cmap, chunk, fields={"_id": 1})) > 1:
+                router.catalog.commit_chunks(jumbo, revision)
+                router.forget(cmap.ns)
             raise CommandError(ErrorCode.OperationFailed,
                                f"chunk [{chunk.min}, {chunk.max}) has no split point: it holds one key value")
         point = median

@@ -70,7 +70,8 @@ def _targets(router: Router, cmap: Optional[ChunkMap], db: str, filter: Optional
 # -- find, getMore, killCursors -------------------------------------------------------------------
 def first_batch(router: Router, ns: str, stream: Iterator[Any], parts: list, batch_size: int,
                 single: bool = False, key: str = "firstBatch") -> dict:
-    batch, size = [], 0
+    batch: list[Any] = []
+    size = 0
     limit = batch_size or DEFAULT_BATCH
     done = False
     while len(batch) < limit and size < MAX_BATCH_BYTES:
@@ -194,7 +195,8 @@ def get_more(router: Router, cmd: Mapping) -> dict:
                            f"Requested getMore on namespace '{ns}', but cursor belongs to a different namespace "
                            f"{cursor.ns}")
     cursor.last_used = time.monotonic()
-    batch, size, done = [], 0, False
+    batch: list[Any] = []
+    size, done = 0, False
     limit = args.batch_size or 0
     while (not limit or len(batch) < limit) and size < MAX_BATCH_BYTES:
         try:
@@ -211,7 +213,8 @@ def get_more(router: Router, cmd: Mapping) -> dict:
 
 def kill_cursors(router: Router, cmd: Mapping) -> dict:
     args = parse("killCursors", cmd)
-    killed, missing = [], []
+    killed: list[Int64] = []
+    missing: list[Int64] = []
     for cid in args.cursors or []:
         (killed if router.close_cursor(int(cid)) else missing).append(Int64(int(cid)))
     return {"cursorsKilled": killed, "cursorsNotFound": missing, "cursorsAlive": [], "cursorsUnknown": []}
@@ -359,7 +362,7 @@ def update(router: Router, cmd: Mapping) -> dict:
                                        f"could not extract exact shard key from {q}")
                 shards = shards_of(target(q, cmap), cmap) if not st.get("collation") else cmap.shards()
             elif replacement:
-                shards = [_replacement_target(cmap, q, u)]
+                shards = [_replacement_target(cmap, q, u)]   # type: ignore[arg-type]
             else:
                 shards = _single_target(router, cmap, q, "update", bool(st.get("upsert")))
             return shards
@@ -383,7 +386,8 @@ def _planned_writes(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field
                     plan: Any, ordered: bool) -> dict:
     """Target each statement (`plan(statement) -> shards`); a statement that cannot be targeted
     is a write error at its index, as mongos reports it (ordered: nothing after it runs)."""
-    runs, failed = [], []
+    runs: list[tuple[str, list, list[int]]] = []
+    failed: list[dict] = []
     for i, st in enumerate(statements):
         try:
             shards = plan(st)

@@ -282,11 +282,12 @@ def _forward(router: Router, cmd: Mapping, name: str, db: str) -> dict:
         return _drop_database(router, cmd, db)
     elif name == "dbStats" and any(c["_id"].startswith(db + ".") for c in router.catalog.collections()):
         raise CommandError(ErrorCode.NotImplemented, f"dbStats of a database with sharded collections {NOT_BUILT}")
-    shard = router.primary_shard(db, create=name not in ("listCollections", "dbStats", "listIndexes"))
-    if shard is None:
+    found = router.primary_shard(db, create=name not in ("listCollections", "dbStats", "listIndexes"))
+    if found is None:
         if name == "listCollections":
             return {"cursor": {"id": Int64(0), "ns": f"{db}.$cmd.listCollections", "firstBatch": []}}
-        shard = router.shard_names()[0]
+        found = router.shard_names()[0]
+    shard = found
     reply = router.shards.command(shard, db, crud.for_shard(cmd), raw=name in ("listCollections", "listIndexes"))
     if reply.get("ok") != 1.0:
         raise ShardReplyError(reply)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Optional
 
 from ..query.sort import compile_sort
 
 
-def merge_streams(streams: list[Iterable[Any]], sort: Optional[dict] = None, skip: int = 0,
+def merge_streams(streams: Sequence[Iterable[Any]], sort: Optional[dict] = None, skip: int = 0,
                   limit: int = 0) -> Iterator[Any]:
     """One stream of documents: sort-merged when `sort` is given (each stream sorted by it),
     else concatenated in shard order; then `skip` and `limit` (0: no limit)."""

@@ -20,6 +20,7 @@ from .shards import SET_VERSION, Shards, StaleConfig, version_field
 
 T = TypeVar("T")
 STALE_RETRIES = 10
+CURSOR_TIMEOUT = 600.0
 #: seconds a migration's donor keeps the moved range before the range deleter (mongod's
 #: orphanCleanupDelaySecs, 900 there: a query that started on the old map still reads it)
 ORPHAN_CLEANUP_DELAY = 2.0
@@ -157,6 +158,10 @@ class Router:
 
     # -- cursors ----------------------------------------------------------------------------------
     def open_cursor(self, cursor: RouterCursor) -> Int64:
+        now = time.monotonic()
+        idle = [cid for cid, c in list(self.cursors.items()) if now - c.last_used > CURSOR_TIMEOUT]
+        for cid in idle:   # mongod's cursorTimeoutMillis: 10 minutes
+            self.close_cursor(cid)
         with self._cursor_lock:
             cid = next(self._cursor_ids)
             self.cursors[cid] = cursor

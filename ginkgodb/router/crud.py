@@ -238,10 +238,21 @@ def insert(router: Router, cmd: Mapping) -> dict:
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:
         assert cmap is not None
-        owners = [cmap.chunk_for(cmap.key.key_of(d)).shard for d in docs]
+        owners: list[Optional[str]] = []
+        failed: list[dict] = []
+        for i, d in enumerate(docs):
+            try:
+                owners.append(cmap.chunk_for(cmap.key.key_of(d)).shard)
+            except CommandError as exc:   # a write error at its index, as mongos reports it
+                owners.append(None)
+                failed.append(exc.to_write_error(i))
+                if ordered:
+                    break
         runs: list[tuple[str, list[int]]] = []
         if ordered:   # consecutive documents of one shard go together, in order
             for i, shard in enumerate(owners):
+                if shard is None:
+                    break
                 if runs and runs[-1][0] == shard:
                     runs[-1][1].append(i)
                 else:
@@ -249,10 +260,14 @@ def insert(router: Router, cmd: Mapping) -> dict:
         else:
             by_shard: dict[str, list[int]] = {}
             for i, shard in enumerate(owners):
-                by_shard.setdefault(shard, []).append(i)
+                if shard is not None:
+                    by_shard.setdefault(shard, []).append(i)
             runs = list(by_shard.items())
-        return _write_runs(router, cmd, args.db, cmap, "documents", [(s, [docs[i] for i in idx], idx)
-                                                                    for s, idx in runs], ordered)
+        out = _write_runs(router, cmd, args.db, cmap, "documents", [(s, [docs[i] for i in idx], idx)
+                                                                   for s, idx in runs], ordered)
+        if failed and not (ordered and out.get("writeErrors")):
+            out["writeErrors"] = sorted(out.get("writeErrors", []) + failed, key=lambda e: e["index"])
+        return out
     return router.with_fresh_map(ns, attempt)
 
 

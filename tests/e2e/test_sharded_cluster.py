@@ -42,14 +42,15 @@ def sharded(tmp_path_factory):
             procs.append(_spawn([sys.executable, "-m", "ginkgodb", "serve", "--port", str(ports[i]), "--dbpath",
                                  str(root / f"s{i}"), "--oplogSize", "64", "--quiet"], root / f"s{i}.log"))
         assert cluster._wait_port(client_port, 30), "etcd did not start"
-        procs.append(_spawn([sys.executable, "-m", "ginkgodb", "router", "--etcd", url, "--port", str(ports[2]),
-                             "--balancerIntervalSecs", "0.5", "--orphanCleanupDelaySecs", "0.5"],
-                            root / "router.log"))
+        router_argv = [sys.executable, "-m", "ginkgodb", "router", "--etcd", url, "--port", str(ports[2]),
+                       "--balancerIntervalSecs", "0.5", "--orphanCleanupDelaySecs", "0.5"]
+        procs.append(_spawn(router_argv, root / "router.log"))
         for p in ports:
             assert cluster._wait_port(p, 30), f"port {p} did not open: see {root}"
         client = pymongo.MongoClient(f"127.0.0.1:{ports[2]}", serverSelectionTimeoutMS=10000)
         client.admin.command("balancerStop")
-        yield {"client": client, "ports": ports, "etcd": url,
+        yield {"client": client, "ports": ports, "etcd": url, "procs": procs, "router_argv": router_argv,
+               "root": root,
                "shards": [pymongo.MongoClient(f"127.0.0.1:{p}", directConnection=True) for p in ports[:2]]}
         client.close()
     finally:
@@ -129,6 +130,10 @@ def test_writes_follow_7_0s_rules_for_sharded_collections(sharded):
     assert c.app.k.find_one_and_update({"a": 3, "_id": 13}, {"$set": {"w": 1}},
                                        return_document=pymongo.ReturnDocument.AFTER)["w"] == 1
     assert c.app.k.count_documents({}) == 89
+    with pytest.raises(pymongo.errors.BulkWriteError) as bulk:
+        c.app.k.insert_many([{"_id": 500, "a": 1}, {"_id": 501, "a": [1, 2]}, {"_id": 502, "a": 2}], ordered=False)
+    assert [(e["index"], e["code"]) for e in bulk.value.details["writeErrors"]] == [(1, 61)]
+    assert bulk.value.details["nInserted"] == 2
     c.app.plain.insert_one({"_id": 1})
     primary = c.config.databases.find_one({"_id": "app"})["primary"]
     on = [s for s, name in zip(sharded["shards"], ["shard0000", "shard0001"]) if name == primary][0]
@@ -205,3 +210,29 @@ def test_the_balancer_evens_chunk_counts(sharded):
     assert sorted(counts().values()) == [3, 3]
     assert c.app.b.count_documents({}) == 120
     assert c.admin.command("balancerStatus")["numBalancerRounds"] > 0
+
+
+def test_jumbo_chunks_are_marked_and_never_move(sharded):
+    c = sharded["client"]
+    c.admin.command("shardCollection", "app.j", key={"k": 1})
+    c.app.j.insert_many([{"k": 7} for _ in range(30)])
+    c.admin.command("split", "app.j", middle={"k": 7})
+    with pytest.raises(pymongo.errors.OperationFailure):
+        c.admin.command("split", "app.j", find={"k": 7})
+    chunk = c.config.chunks.find_one({"ns": "app.j", "min": {"k": 7}})
+    assert chunk["jumbo"] is True
+    with pytest.raises(pymongo.errors.OperationFailure):
+        c.admin.command("moveChunk", "app.j", find={"k": 7}, to="shard0001" if chunk["shard"] == "shard0000"
+                        else "shard0000")
+
+
+def test_a_new_router_serves_from_etcd_after_kill_9(sharded):
+    c = sharded["client"]
+    router = sharded["procs"][-1]
+    router.kill()
+    router.wait(10)
+    sharded["procs"].append(_spawn(sharded["router_argv"], sharded["root"] / "router2.log"))
+    assert cluster._wait_port(sharded["ports"][2], 30)
+    assert c.app.h.count_documents({}) == 600
+    assert c.app.h.find({"x": 5}).explain()["queryPlanner"]["winningPlan"]["stage"] == "SINGLE_SHARD"
+    assert [s["_id"] for s in c.admin.command("listShards")["shards"]] == ["shard0000", "shard0001"]

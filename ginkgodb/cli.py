@@ -117,7 +117,7 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
-    from .cluster import register as register_cluster
+    from .sharded_cluster import register as register_cluster
     register_cluster(sub)
     router = sub.add_parser("router", help="run a sharding router (as mongos) over shards registered in etcd",
                             description="A mongos-compatible router: drivers connect to it as to a sharded "

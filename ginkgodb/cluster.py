@@ -226,9 +226,6 @@ def restart_member(directory: str, n: int) -> None:
 
 def status(directory: str) -> list[dict]:
     state = load_state(directory)
-    if state.get("sharded"):
-        from . import sharded_cluster
-        return sharded_cluster.status(state)
     rows = []
     for n in range(state["nodes"]):
         pid = state["pids"].get(str(n))
@@ -265,11 +262,7 @@ def register(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        if args.cluster_command == "start" and args.shards:
-            from . import sharded_cluster
-            print(sharded_cluster.connection_string(sharded_cluster.start(args.shards, args.nodes, args.port,
-                                                                          args.dir)))
-        elif args.cluster_command == "start":
+        if args.cluster_command == "start":
             tags = json.loads(args.tags) if args.tags else None
             state = start(args.name, args.nodes, args.port, args.dir, tags)
             print(connection_string(state))

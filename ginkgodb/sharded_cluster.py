@@ -6,6 +6,8 @@ every pid, so `cluster stop|status` work as for a replica set (cluster.py).
 """
 from __future__ import annotations
 
+import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -38,7 +40,11 @@ def start(shards: int, nodes: int, port: int, directory: str, serve_args: Option
     root.mkdir(parents=True, exist_ok=True)
     if (root / C.STATE_FILE).exists() and any(C._alive(p) for p in C._pids(C.load_state(str(root)))):
         raise C.ClusterError(f"a cluster is already running in {root}: `ginkgodb cluster stop --dir {root}` first")
-    client_port, peer_port = C._free_port(), C._free_port()
+    previous = C.load_state(str(root)) if (root / C.STATE_FILE).exists() else None
+    if previous is not None:   # started before here: etcd keeps its ports (its data names them)
+        client_port, peer_port = previous["etcd_ports"]
+    else:
+        client_port, peer_port = C._free_port(), C._free_port()
     etcd_url = f"http://127.0.0.1:{client_port}"
     state: dict[str, Any] = {
         "sharded": True, "shards": shards, "nodes": nodes, "port": port, "dir": str(root), "etcd_url": etcd_url,
@@ -114,3 +120,29 @@ def status(state: dict) -> list[dict]:
                     else "SECONDARY" if hello.get("secondary") else "OTHER")
             rows.append({"member": f"shard{i}/{n}", "host": f"127.0.0.1:{sub['port'] + n}", "pid": pid, "state": role})
     return rows
+
+
+def register(sub: Any) -> None:
+    """`ginkgodb cluster` (cluster.py's subcommands), with `start --shards` and a sharded
+    cluster's `status` answered here."""
+    C.register(sub)
+    sub.choices["cluster"].set_defaults(tool_main=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        if args.cluster_command == "start" and args.shards:
+            print(connection_string(start(args.shards, args.nodes, args.port, args.dir)))
+            return 0
+        if args.cluster_command == "status":
+            state = C.load_state(args.dir)
+            if state.get("sharded"):
+                for row in status(state):
+                    print(f"member {row['member']}  {row['host']}  {row['state']}  pid {row['pid']}")
+                return 0
+        if args.cluster_command == "restart-member" and C.load_state(args.dir).get("sharded"):
+            raise C.ClusterError("restart-member is for replica sets; a sharded cluster restarts with stop and start")
+    except (C.ClusterError, json.JSONDecodeError) as exc:
+        print(f"ginkgodb cluster: {exc}", file=sys.stderr)
+        return 2
+    return C.main(args)

@@ -157,11 +157,6 @@ def _needs_api_version(value: Any, spec: CommandSpec, cmd: Mapping) -> None:
                            f"{API_STRICT_HELP}")
 
 
-def _check_shard_version(value: Any, spec: CommandSpec, cmd: Mapping) -> None:
-    from .shard_versions import check_shard_version
-    check_shard_version(value, spec, cmd)
-
-
 _INTERNAL = "cluster-internal (sharding/replication) field: a standalone has no peer that sends it"
 
 GENERIC: dict[str, Generic] = {
@@ -198,8 +193,8 @@ GENERIC: dict[str, Generic] = {
     "$oplogQueryData": Generic(_INTERNAL),
     "$replData": Generic(_INTERNAL),
     "databaseVersion": Generic(_INTERNAL),
-    "shardVersion": Generic("a router's chunk version: checked against what routers told this shard "
-                            "(shard_versions.py)", _check_shard_version),
+    "shardVersion": Generic("a router's chunk version: dispatch checks it against what routers told this "
+                            "shard (shard_versions.py)"),
 }
 
 

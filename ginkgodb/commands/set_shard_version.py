@@ -1,5 +1,7 @@
 """`_ginkgoSetShardVersion`: a router tells this shard its version of a sharded collection, or
-marks a migration's critical section (the check itself: shard_versions.py)."""
+marks a migration's critical section (the check itself: shard_versions.py). Entering the
+critical section returns once the versioned requests already past the check have finished, so
+the migration's final catch-up sees every write the donor accepted."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +10,9 @@ from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
 from .declare import Args, boolean, command, on_cluster, value
-from .shard_versions import set_orphans, set_version
+from .shard_versions import set_orphans, set_version, wait_drained
+
+DRAIN_TIMEOUT = 10.0
 
 
 @command("_ginkgoSetShardVersion", admin_only=True,
@@ -29,4 +33,8 @@ def set_shard_version(ctx: Any, args: Args) -> dict:
         raise CommandError(ErrorCode.TypeMismatch, "'v' must be a Timestamp (major, minor)")
     set_version(ns, {"e": args.e, "t": args.t, "v": args.v, "critical": args.critical},
                 None if args.orphans is None else bool(args.orphans))
+    if args.critical and not wait_drained(ns, DRAIN_TIMEOUT):
+        set_version(ns, {"e": args.e, "t": args.t, "v": args.v, "critical": False})
+        raise CommandError(ErrorCode.LockBusy, f"versioned requests on {ns} did not finish within "
+                                               f"{DRAIN_TIMEOUT:.0f} s: the critical section was not entered")
     return {}

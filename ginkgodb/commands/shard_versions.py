@@ -13,15 +13,18 @@ from its config servers instead (compatibility.md). The table is per process.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
 
-_VERSIONS: dict[str, dict[str, Any]] = {}   # namespace -> {e, t, v, critical}
+_VERSIONS: dict[str, dict[str, Any]] = {}   # namespace -> {e, t, v, critical, orphans}
+_IN_FLIGHT: dict[str, int] = {}             # namespace -> versioned requests running
 _LOCK = threading.Lock()
+_DRAINED = threading.Condition(_LOCK)
 
 
 def _namespace(cmd: Mapping) -> str:
@@ -37,13 +40,9 @@ def _stale(ns: str, received: Any, wanted: Any, why: str) -> CommandError:
                         info={"ns": ns, "vReceived": received, "vWanted": wanted})
 
 
-def check_shard_version(value: Any, spec: Any, cmd: Mapping) -> None:
-    """Refuse a versioned request a router sent from an older chunk map."""
-    if not _VERSIONS or not isinstance(value, Mapping):
-        return
-    ns = _namespace(cmd)
-    with _LOCK:
-        known = _VERSIONS.get(ns)
+def _check(ns: str, value: Mapping) -> None:
+    """Refuse a versioned request a router sent from an older chunk map (under _LOCK)."""
+    known = _VERSIONS.get(ns)
     if known is None:
         return
     wanted = {"e": known["e"], "t": known["t"], "v": known["v"]}
@@ -57,6 +56,34 @@ def check_shard_version(value: Any, spec: Any, cmd: Mapping) -> None:
         raise _stale(ns, value, wanted, f"epoch mismatch detected for {ns}")
     if not isinstance(received_v, Timestamp) or received_v.time != known["v"].time:
         raise _stale(ns, value, wanted, f"version mismatch detected for {ns}")
+
+
+@contextmanager
+def versioned_request(cmd: Mapping) -> Iterator[None]:
+    """Around a command: check its `shardVersion` and count it as in flight until it returns,
+    so that a migration's critical section can wait for the writes that passed the check."""
+    value = cmd.get("shardVersion")
+    if not _VERSIONS or not isinstance(value, Mapping):
+        yield
+        return
+    ns = _namespace(cmd)
+    with _LOCK:
+        _check(ns, value)
+        _IN_FLIGHT[ns] = _IN_FLIGHT.get(ns, 0) + 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _IN_FLIGHT[ns] -= 1
+            if not _IN_FLIGHT[ns]:
+                del _IN_FLIGHT[ns]
+                _DRAINED.notify_all()
+
+
+def wait_drained(ns: str, timeout: float) -> bool:
+    """Wait until no versioned request on `ns` is running (the critical section's start)."""
+    with _LOCK:
+        return _DRAINED.wait_for(lambda: ns not in _IN_FLIGHT, timeout)
 
 
 def set_orphans(ns: str, orphans: bool) -> None:

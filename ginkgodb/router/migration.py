@@ -132,11 +132,11 @@ def _migrate(router: Router, cmap: ChunkMap, revision: int, chunk: Chunk, to: st
             if changed < 10:
                 break
         # critical section: versioned requests for the namespace on the donor are refused (StaleConfig)
-        # and routers retry; the final catch-up then sees every write the donor accepted
-        router.shards.command(donor, "admin", {SET_VERSION: cmap.ns, "e": cmap.epoch, "t": cmap.timestamp,
-                                               "v": Timestamp(*cmap.shard_version(donor)), "critical": True,
-                                               "orphans": True}, stale_check=False)
-        time.sleep(0.01)   # a write already past the check commits before the final catch-up
+        # and routers retry; the shard answers once the requests past the check have finished, so
+        # the final catch-up sees every write the donor accepted
+        _ok(router.shards.command(donor, "admin", {SET_VERSION: cmap.ns, "e": cmap.epoch, "t": cmap.timestamp,
+                                                   "v": Timestamp(*cmap.shard_version(donor)), "critical": True,
+                                                   "orphans": True}, stale_check=False))
         _catch_up(router, cmap, chunk, to, since)
         new = cmap.move(chunk, to)
         try:

@@ -54,3 +54,21 @@ def test_set_shard_version_checks_its_arguments(engine):
     assert admin.error({"_ginkgoSetShardVersion": "nodot", "v": Timestamp(1, 0)})["code"] == 73
     assert admin.error({"_ginkgoSetShardVersion": "a.b", "v": 3})["code"] == 14
     assert Runner(engine).error({"_ginkgoSetShardVersion": "a.b", "v": Timestamp(1, 0)})["code"] == 13
+
+
+def test_entering_the_critical_section_waits_for_requests_past_the_check(shard):
+    import threading
+    import time
+
+    from ginkgodb.commands.shard_versions import versioned_request
+    _, admin = shard
+    version = {"e": EPOCH, "t": Timestamp(1, 1), "v": Timestamp(2, 0)}
+    entered = []
+    with versioned_request({"insert": "c", "$db": "test", "shardVersion": version}):
+        worker = threading.Thread(target=lambda: entered.append(admin({"_ginkgoSetShardVersion": "test.c",
+                                                                       **version, "critical": True})))
+        worker.start()
+        time.sleep(0.2)
+        assert not entered, "the critical section began while a versioned write was running"
+    worker.join(5)
+    assert entered and entered[0]["ok"] == 1.0

@@ -49,6 +49,8 @@ def sharded(tmp_path_factory):
             assert cluster._wait_port(p, 30), f"port {p} did not open: see {root}"
         client = pymongo.MongoClient(f"127.0.0.1:{ports[2]}", serverSelectionTimeoutMS=10000)
         client.admin.command("balancerStop")
+        for p in ports[:2]:
+            client.admin.command("addShard", f"127.0.0.1:{p}")
         yield {"client": client, "ports": ports, "etcd": url, "procs": procs, "router_argv": router_argv,
                "root": root,
                "shards": [pymongo.MongoClient(f"127.0.0.1:{p}", directConnection=True) for p in ports[:2]]}
@@ -67,9 +69,9 @@ def test_the_router_is_a_mongos_and_registers_shards(sharded):
     c = sharded["client"]
     hello = c.admin.command("hello")
     assert hello["msg"] == "isdbgrid" and hello["isWritablePrimary"] is True
+    # the fixture added both shards: adding one again answers its name
     names = [c.admin.command("addShard", f"127.0.0.1:{p}")["shardAdded"] for p in sharded["ports"][:2]]
     assert names == ["shard0000", "shard0001"]
-    assert c.admin.command("addShard", f"127.0.0.1:{sharded['ports'][0]}")["shardAdded"] == "shard0000"
     listed = c.admin.command("listShards")["shards"]
     assert [s["_id"] for s in listed] == names and listed[0]["host"] == f"127.0.0.1:{sharded['ports'][0]}"
     assert [d["_id"] for d in c.config.shards.find({}, sort=[("_id", -1)])] == names[::-1]
@@ -154,7 +156,8 @@ def test_migrations_never_lose_or_duplicate_a_document_and_stale_routers_refresh
     other = Router(sharded["etcd"])             # a second router: its map is cached now
     assert dispatch(other, {"find": "m", "filter": {"k": 250}, "$db": "app"})["cursor"]["firstBatch"]
     stop, seen, errors = threading.Event(), [], []
-    inserted = []
+    inserted: list[int] = []
+    increments: dict[int, int] = {}
 
     def read_and_write() -> None:
         n = 1000
@@ -162,6 +165,9 @@ def test_migrations_never_lose_or_duplicate_a_document_and_stale_routers_refresh
             try:
                 c.app.m.insert_one({"_id": n, "k": n % 400})
                 inserted.append(n)
+                target = (n * 37) % 400   # an update by the full shard key: one shard, versioned
+                assert c.app.m.update_one({"k": target, "_id": target}, {"$inc": {"c": 1}}).modified_count == 1
+                increments[target] = increments.get(target, 0) + 1
                 n += 1
                 ids = [d["_id"] for d in c.app.m.find({}, {"_id": 1})]
                 seen.append((len(ids), len(set(ids)), len(inserted)))
@@ -177,10 +183,14 @@ def test_migrations_never_lose_or_duplicate_a_document_and_stale_routers_refresh
         stop.set()
         worker.join(30)
     assert not errors, errors[:3]
+    assert len(inserted) >= 10, "the writer barely ran during the migrations"
     assert seen and all(total == unique for total, unique, _ in seen), "a read saw a document twice"
     assert all(total >= 400 + done - 1 for total, _, done in seen), "a read missed a document"
+    print(f"{len(inserted)} inserts and updates and {len(seen)} full reads during 6 migrations")
     ids = sorted(d["_id"] for d in c.app.m.find({}, {"_id": 1}))
     assert ids == list(range(400)) + inserted
+    counters = {d["_id"]: d.get("c", 0) for d in c.app.m.find({"_id": {"$lt": 400}})}
+    assert counters == {i: increments.get(i, 0) for i in range(400)}, "an update was lost by a migration"
     per_shard = sum(s.app.m.count_documents({}) for s in sharded["shards"])
     assert per_shard == 400 + len(inserted)     # the range deleter left no copy behind
     # the second router still holds the old map: the donor answers StaleConfig and it refreshes

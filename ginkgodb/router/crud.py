@@ -106,6 +106,10 @@ def find(router: Router, cmd: Mapping) -> dict:
     return router.with_fresh_map(ns, attempt)
 
 
+def _collated(collation: Any) -> bool:
+    return isinstance(collation, Mapping) and collation.get("locale", "simple") != "simple"
+
+
 def owned_only(part: Any, cmap: ChunkMap, shard: str) -> Iterator[Any]:
     """The documents of a shard's stream that belong to chunks it owns in `cmap` (a migration's
     clone on the recipient, or the donor's copy awaiting the range deleter, are dropped: the
@@ -147,6 +151,12 @@ def _run_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[C
     sort = args.sort or None
     projection = args.projection or None
     merge_projection = None
+    if cmap is not None and (args.return_key or args.show_record_id):
+        raise CommandError(ErrorCode.NotImplemented, f"find with {'returnKey' if args.return_key else 'showRecordId'} "
+                                                     "on a sharded collection is not supported by the ginkgodb router")
+    if cmap is not None and sort and _collated(args.collation):
+        raise CommandError(ErrorCode.NotImplemented, "a sort with a collation on a sharded collection is not "
+                                                     "supported by the ginkgodb router (the merge compares simply)")
     if cmap is not None:   # skip, limit and the projection apply after the ownership filter and the merge
         for name in ("skip", "limit", "singleBatch", "projection"):
             base.pop(name, None)
@@ -496,6 +506,9 @@ def distinct(router: Router, cmd: Mapping) -> dict:
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:
         shards = _targets(router, cmap, args.db, args.query, args.collation)
+        if len(shards) > 1 and _collated(args.collation):
+            raise CommandError(ErrorCode.NotImplemented, "distinct with a collation over several shards is not "
+                                                         "supported by the ginkgodb router")
         seen: dict[bytes, Any] = {}
         for shard in shards:
             def owned(c: Mapping, shard: str = shard) -> dict:
@@ -555,6 +568,9 @@ def aggregate(router: Router, cmd: Mapping) -> dict:
     if args.explain:
         raise CommandError(ErrorCode.NotImplemented, "explain of an aggregation on a sharded collection is not "
                                                      "supported by the ginkgodb router")
+    if _collated(args.collation):
+        raise CommandError(ErrorCode.NotImplemented, "an aggregation with a collation on a sharded collection is "
+                                                     "not supported by the ginkgodb router")
     # the shards run the leading $match stages (and a $sort after them): documents come back whole,
     # so the router can drop orphans by their shard key before the rest of the pipeline runs here
     split = 0

@@ -68,10 +68,13 @@ def _targets(router: Router, cmap: Optional[ChunkMap], db: str, filter: Optional
 
 
 # -- find, getMore, killCursors -------------------------------------------------------------------
-def first_batch(router: Router, ns: str, stream: Iterator[Any], parts: list, batch_size: int,
+def first_batch(router: Router, ns: str, stream: Iterator[Any], parts: list, batch_size: Optional[int],
                 single: bool = False, key: str = "firstBatch") -> dict:
+    """The first batch (`batch_size` None: mongod's default of 101; 0: empty, the cursor open)."""
     batch: list[Any] = []
     size = 0
+    if batch_size == 0 and not single:
+        return {"cursor": {key: batch, "id": router.open_cursor(RouterCursor(ns, stream, parts)), "ns": ns}}
     limit = batch_size or DEFAULT_BATCH
     done = False
     while len(batch) < limit and size < MAX_BATCH_BYTES:
@@ -190,7 +193,7 @@ def _run_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[C
             proj = merge_projection
             stream = (proj.apply(_doc(d)) for d in stream)
     single = bool(args.single_batch) and cmap is not None
-    return first_batch(router, ns, stream, parts, args.batch_size or 0, single)
+    return first_batch(router, ns, stream, parts, args.batch_size, single)
 
 
 def get_more(router: Router, cmd: Mapping) -> dict:
@@ -288,6 +291,7 @@ def _write_runs(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: st
     n_modified = 0
     errors: list[dict] = []
     upserted: list[dict] = []
+    concern_error: Optional[Mapping] = None
     base = for_shard(cmd)
     for shard, items, indexes in runs:
         sub = dict(base)
@@ -309,6 +313,8 @@ def _write_runs(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: st
             upserted.append({**up, "index": indexes[int(up["index"])]})
         for err in reply.get("writeErrors", []):
             errors.append({**err, "index": indexes[int(err["index"])]})
+        if "writeConcernError" in reply and concern_error is None:
+            concern_error = reply["writeConcernError"]
         if ordered and reply.get("writeErrors"):
             break
     out: dict[str, Any] = {"n": n}
@@ -318,6 +324,8 @@ def _write_runs(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: st
             out["upserted"] = sorted(upserted, key=lambda u: u["index"])
     if errors:
         out["writeErrors"] = sorted(errors, key=lambda e: e["index"])
+    if concern_error is not None:
+        out["writeConcernError"] = dict(concern_error)
     return out
 
 
@@ -608,7 +616,7 @@ def aggregate(router: Router, cmd: Mapping) -> dict:
             ctx = PipelineContext(db=args.db, variables=dict(args.let or {}), collection=args.coll)
             stream = run_pipeline(router_part, (_doc(d) for d in stream), ctx)
         batch = (args.cursor or {}).get("batchSize") if isinstance(args.cursor, Mapping) else None
-        return first_batch(router, ns, stream, parts, int(batch or 0))
+        return first_batch(router, ns, stream, parts, None if batch is None else int(batch))
     return router.with_fresh_map(ns, attempt)
 
 
@@ -618,4 +626,4 @@ def _proxy_cursor(router: Router, shard: str, db: str, coll: str, ns: str, cmd: 
         return _strip(dict(reply))
     part = ShardCursor(router.shards, shard, db, coll, reply, 0)
     batch = (args.cursor or {}).get("batchSize") if isinstance(args.cursor, Mapping) else None
-    return first_batch(router, ns, iter(part), [part], int(batch or 0) if batch is not None else 0)
+    return first_batch(router, ns, iter(part), [part], None if batch is None else int(batch))

@@ -296,7 +296,7 @@ def _forward(router: Router, cmd: Mapping, name: str, db: str) -> dict:
     if isinstance(cursor, Mapping) and cursor.get("id"):
         from .shards import ShardCursor
         part = ShardCursor(router.shards, shard, db, str(target_coll), out)
-        return crud.first_batch(router, str(cursor.get("ns")), iter(part), [part], 0)
+        return crud.first_batch(router, str(cursor.get("ns")), iter(part), [part], None)
     return crud._strip(out)
 
 

@@ -7,8 +7,9 @@ a request that counts on there being none, `noOrphans`, is then StaleConfig with
 and the router takes its filtering path). A versioned request whose epoch
 differs, or whose major version differs from the one set here, or that arrives during the
 critical section, is refused with StaleConfig so the router reloads its chunk map. A namespace
-with no version set (a shard that restarted) accepts versioned requests: mongod would refresh
-from its config servers instead (compatibility.md). The table is per process.
+with no version set (a shard that restarted, or was added later) answers StaleConfig with
+`unknown: true` and the router sends it the version (mongod's shard would refresh from its
+config servers itself). The table is per process.
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def _namespace(cmd: Mapping) -> str:
     target = cmd[name]
     if name == "getMore":
         target = cmd.get("collection")
+    elif name == "explain" and isinstance(target, Mapping) and target:
+        target = next(iter(target.values()))
     return f"{cmd.get('$db', 'admin')}.{target}" if isinstance(target, str) else ""
 
 
@@ -43,8 +46,10 @@ def _stale(ns: str, received: Any, wanted: Any, why: str) -> CommandError:
 def _check(ns: str, value: Mapping) -> None:
     """Refuse a versioned request a router sent from an older chunk map (under _LOCK)."""
     known = _VERSIONS.get(ns)
-    if known is None:
-        return
+    if known is None:   # restarted, or added after the collection was sharded: the router tells us
+        raise CommandError(ErrorCode.StaleConfig, f"sharding status of collection {ns} is not currently known "
+                                                  "and needs to be recovered",
+                           info={"ns": ns, "vReceived": value, "unknown": True})
     wanted = {"e": known["e"], "t": known["t"], "v": known["v"]}
     if known.get("critical"):
         raise _stale(ns, value, wanted, f"migration commit in progress for {ns}")
@@ -63,10 +68,13 @@ def versioned_request(cmd: Mapping) -> Iterator[None]:
     """Around a command: check its `shardVersion` and count it as in flight until it returns,
     so that a migration's critical section can wait for the writes that passed the check."""
     value = cmd.get("shardVersion")
-    if not _VERSIONS or not isinstance(value, Mapping):
+    if not isinstance(value, Mapping):
         yield
         return
     ns = _namespace(cmd)
+    if not ns:
+        yield
+        return
     with _LOCK:
         _check(ns, value)
         _IN_FLIGHT[ns] = _IN_FLIGHT.get(ns, 0) + 1

@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..errors import CommandError
 from .admin import balancer_state
-from .migration import move_chunk
+from .migration import delete_pending_ranges, move_chunk
 from .state import Router
 
 THRESHOLD = 2
@@ -47,6 +47,7 @@ class Balancer:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             try:
+                delete_pending_ranges(self.router)
                 if balancer_state(self.router).get("mode", "full") != "off":
                     self.round()
             except Exception:   # a failed round is retried at the next; the router keeps serving

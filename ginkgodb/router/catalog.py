@@ -7,7 +7,7 @@ know. Values are canonical Extended JSON, so shard key values keep their BSON ty
 from __future__ import annotations
 
 import base64
-import json
+import uuid
 from collections.abc import Mapping
 from typing import Any, Optional
 
@@ -28,6 +28,7 @@ COLLECTIONS = PREFIX + "collections/"
 CHUNKS = PREFIX + "chunks/"
 SETTINGS = PREFIX + "settings/"
 LOCKS = PREFIX + "locks/"
+RANGE_DELETIONS = PREFIX + "rangedeletions/"
 
 
 def _b64(text: str) -> str:
@@ -171,6 +172,19 @@ class Catalog:
     def put_setting(self, doc: Mapping) -> None:
         self.store.write(SETTINGS + str(doc["_id"]), dict(doc))
 
+    # -- range deletions (orphans a shard holds until they are deleted) ------------------------------
+    def add_range_deletion(self, ns: str, shard: str, low: dict, high: dict) -> str:
+        key = f"{RANGE_DELETIONS}{ns}/{shard}/{uuid.uuid4().hex}"
+        self.store.write(key, {"ns": ns, "shard": shard, "min": low, "max": high})
+        return key
+
+    def remove_range_deletion(self, key: str) -> None:
+        self.store.remove(key)
+
+    def range_deletions(self, ns: str = "", shard: str = "") -> list[tuple[str, dict]]:
+        prefix = RANGE_DELETIONS + (f"{ns}/" if ns else "") + (f"{shard}/" if ns and shard else "")
+        return self.store.read_prefix(prefix)
+
     # -- locks ------------------------------------------------------------------------------------
     def lock(self, name: str, ttl: int = 30) -> Optional[int]:
         """A lease holding `locks/<name>`, or None when another router holds it."""
@@ -194,4 +208,4 @@ def require_shards(catalog: Catalog) -> list[dict]:
     return shards
 
 
-__all__ = ["Catalog", "FORMAT_VERSION", "MetadataStore", "from_json", "json", "require_shards", "to_json"]
+__all__ = ["Catalog", "FORMAT_VERSION", "MetadataStore", "from_json", "require_shards", "to_json"]

@@ -22,7 +22,7 @@ from ..query.pipeline import PipelineContext, run_pipeline
 from ..version import MONGODB_VERSION, __version__
 from . import admin, crud
 from .migration import move_chunk
-from .shards import ShardReplyError
+from .shards import ShardReplyError, StaleConfig
 from .state import Router
 from .targeting import shards_of, target
 
@@ -194,19 +194,23 @@ def _explain(router: Router, cmd: Mapping) -> dict:
                                                                                        "findAndModify")
               else ((inner.get("updates") or inner.get("deletes") or [{}])[0].get("q") if name in ("update", "delete")
                     else None))
-    shards = [router.primary_shard(db) or ""] if cmap is None else shards_of(target(filter, cmap), cmap)
     sub = {"explain": {**crud.for_shard(inner)}, "verbosity": cmd.get("verbosity", "allPlansExecution")}
-    plans, stats = [], []
-    for shard in shards:
-        reply = router.shards.command(shard, db, router.versioned(sub, cmap, shard))
-        if reply.get("ok") != 1.0:
-            raise ShardReplyError(reply)
-        qp = reply.get("queryPlanner", {})
-        plans.append({"shardName": shard, "connectionString": _host(router, shard),
-                      "serverInfo": reply.get("serverInfo", {}),
-                      **{k: v for k, v in qp.items() if k != "mongosPlannerVersion"}})
-        if "executionStats" in reply:
-            stats.append({"shardName": shard, **reply["executionStats"]})
+
+    def attempt(cmap: Any) -> tuple[list, list, list]:
+        shards = [router.primary_shard(db) or ""] if cmap is None else shards_of(target(filter, cmap), cmap)
+        plans, stats = [], []
+        for shard in shards:
+            reply = router.shards.command(shard, db, router.versioned(sub, cmap, shard))
+            if reply.get("ok") != 1.0:
+                raise ShardReplyError(reply)
+            qp = reply.get("queryPlanner", {})
+            plans.append({"shardName": shard, "connectionString": _host(router, shard),
+                          "serverInfo": reply.get("serverInfo", {}),
+                          **{k: v for k, v in qp.items() if k != "mongosPlannerVersion"}})
+            if "executionStats" in reply:
+                stats.append({"shardName": shard, **reply["executionStats"]})
+        return shards, plans, stats
+    shards, plans, stats = router.with_fresh_map(ns, attempt)
     stage = "SINGLE_SHARD" if len(shards) == 1 else ("SHARD_MERGE_SORT" if name == "find" and inner.get("sort")
                                                       else "SHARD_MERGE")
     out: dict[str, Any] = {"queryPlanner": {"mongosPlannerVersion": 1,
@@ -348,7 +352,7 @@ def dispatch(router: Router, cmd: Mapping) -> dict:
         return reply
     except CommandError as exc:
         return exc.to_reply()
-    except ShardReplyError as exc:
+    except (ShardReplyError, StaleConfig) as exc:
         out = {k: v for k, v in exc.reply.items() if k not in ("$clusterTime", "operationTime")}
         out["ok"] = 0.0
         return out

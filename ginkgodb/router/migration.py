@@ -122,7 +122,10 @@ def _migrate(router: Router, cmap: ChunkMap, revision: int, chunk: Chunk, to: st
         _ok(router.shards.command(to, db, {"createIndexes": coll, "indexes": specs}))
     else:
         router.shards.command(to, db, {"create": coll})
-    router.announce(cmap, [to], orphans=True)   # the clone is not the recipient's yet: reads filter it
+    # the clone is not the recipient's yet: reads filter it, and etcd remembers it must go if this fails
+    clone_task = router.catalog.add_range_deletion(cmap.ns, to, chunk.min, chunk.max)
+    router.announce(cmap, [to], orphans=True)
+    donor_task = ""
     committed = False
     try:
         since = _newest_oplog_ts(router, donor)
@@ -134,6 +137,7 @@ def _migrate(router: Router, cmap: ChunkMap, revision: int, chunk: Chunk, to: st
         # critical section: versioned requests for the namespace on the donor are refused (StaleConfig)
         # and routers retry; the shard answers once the requests past the check have finished, so
         # the final catch-up sees every write the donor accepted
+        donor_task = router.catalog.add_range_deletion(cmap.ns, donor, chunk.min, chunk.max)
         _ok(router.shards.command(donor, "admin", {SET_VERSION: cmap.ns, "e": cmap.epoch, "t": cmap.timestamp,
                                                    "v": Timestamp(*cmap.shard_version(donor)), "critical": True,
                                                    "orphans": True}, stale_check=False))
@@ -150,21 +154,57 @@ def _migrate(router: Router, cmap: ChunkMap, revision: int, chunk: Chunk, to: st
                                f"the chunks of {cmap.ns} changed during the migration: it was rolled back")
     except BaseException:
         if not committed:   # the donor still owns the range: drop the recipient's copy
-            router.announce(cmap, [donor], orphans=False)
             try:
+                if donor_task:
+                    router.catalog.remove_range_deletion(donor_task)
+                router.announce(cmap, [donor], orphans=router.holds_orphans(cmap.ns, donor))
                 _remove_copy(router, cmap, chunk, to)
-                router.mark_orphans(cmap.ns, to, False)
-            except CommandError:
-                log.warning("the copy of a failed migration of %s stays on %s (filtered as orphans)", cmap.ns, to)
+                router.catalog.remove_range_deletion(clone_task)
+                router.mark_orphans(cmap.ns, to, router.holds_orphans(cmap.ns, to))
+            except (CommandError, EtcdError):
+                log.warning("the copy of a failed migration of %s stays on %s (filtered as orphans; the range "
+                            "deleter retries)", cmap.ns, to)
         raise
     router.forget(cmap.ns)
-    router.announce(new, [to], orphans=False)
+    router.catalog.remove_range_deletion(clone_task)   # the recipient owns its copy now
+    router.announce(new, [to], orphans=router.holds_orphans(cmap.ns, to))
     router.announce(new, [donor])
     # the range deleter, after a delay for the queries still reading the donor with the old map
     time.sleep(router.orphan_cleanup_delay)
     _remove_copy(router, new, chunk, donor)
-    router.mark_orphans(cmap.ns, donor, False)
+    router.catalog.remove_range_deletion(donor_task)
+    router.mark_orphans(cmap.ns, donor, router.holds_orphans(cmap.ns, donor))
     return new
+
+
+def delete_pending_ranges(router: Router) -> int:
+    """The range deleter's recovery: ranges etcd lists as held without ownership (a migration that
+    failed or whose router died) lose, on their shard, every document the shard does not own in
+    the current map. A range whose collection is migrating (its lock is held) waits. How many
+    ranges were cleaned."""
+    done = 0
+    for key, task in router.catalog.range_deletions():
+        ns, shard = task["ns"], task["shard"]
+        lease = router.catalog.lock(ns)
+        if lease is None:
+            continue
+        try:
+            cmap = router.chunk_map(ns, refresh=True)
+            if cmap is not None:
+                db, coll = ns.split(".", 1)
+                span = Chunk(task["min"], task["max"], shard, 0, 0)
+                docs = chunk_keys(router, cmap, span, fields={**dict.fromkeys(cmap.key.fields, 1), "_id": 1})
+                ids = [d["_id"] for d in docs if cmap.chunk_for(cmap.key.key_of(d)).shard != shard]
+                for i in range(0, len(ids), BATCH):
+                    _ok(router.shards.command(shard, db, {"delete": coll, "deletes": [
+                        {"q": {"_id": {"$in": ids[i:i + BATCH]}}, "limit": 0}]}))
+            router.catalog.remove_range_deletion(key)
+            if cmap is not None:
+                router.mark_orphans(ns, shard, router.holds_orphans(ns, shard))
+            done += 1
+        finally:
+            router.catalog.unlock(lease)
+    return done
 
 
 def _remove_copy(router: Router, cmap: ChunkMap, chunk: Chunk, shard: str) -> None:

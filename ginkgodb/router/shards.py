@@ -45,11 +45,13 @@ class ShardReplyError(Exception):
 
 
 class StaleConfig(Exception):
-    """A shard answered 13388: the router's chunk map is older than the shard's."""
+    """A shard answered 13388: the router's chunk map is older than the shard's, or the shard
+    does not know the collection's version (`unknown`: it restarted, or was added later)."""
 
-    def __init__(self, reply: Mapping) -> None:
+    def __init__(self, reply: Mapping, shard: str = "") -> None:
         super().__init__(reply.get("errmsg", "StaleConfig"))
         self.reply = reply
+        self.shard = shard
 
 
 class Shards:
@@ -96,7 +98,7 @@ class Shards:
         except PyMongoError as exc:
             raise CommandError(ErrorCode.OperationFailed, f"shard {shard}: {exc}") from exc
         if stale_check and reply.get("code") == STALE_CONFIG:
-            raise StaleConfig(dict(reply))
+            raise StaleConfig(dict(reply), shard)
         return reply
 
     def close(self) -> None:

@@ -126,10 +126,13 @@ class Router:
         for _ in range(STALE_RETRIES):
             try:
                 return attempt(cmap)
-            except StaleConfig:
+            except StaleConfig as exc:
+                cmap = self.chunk_map(ns, refresh=True)
+                if exc.reply.get("unknown") and cmap is not None and exc.shard:
+                    self.announce(cmap, [exc.shard], orphans=self.holds_orphans(ns, exc.shard))
+                    continue
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
-                cmap = self.chunk_map(ns, refresh=True)
         try:
             return attempt(cmap)
         except StaleConfig as exc:
@@ -151,6 +154,9 @@ class Router:
     def mark_orphans(self, ns: str, shard: str, orphans: bool) -> None:
         """Say whether `shard` holds documents of chunks it does not own (its version unchanged)."""
         self.shards.command(shard, "admin", {SET_VERSION: ns, "orphans": orphans}, stale_check=False)
+
+    def holds_orphans(self, ns: str, shard: str) -> bool:
+        return bool(self.catalog.range_deletions(ns, shard))
 
     def forget_on_shards(self, ns: str) -> None:
         for shard in self.shard_names():

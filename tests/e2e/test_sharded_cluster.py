@@ -38,9 +38,10 @@ def sharded(tmp_path_factory):
                      "--initial-cluster", f"t=http://127.0.0.1:{peer_port}"], root / "etcd.log")]
     ports = [cluster._free_port() for _ in range(3)]
     try:
+        shard_argv = [[sys.executable, "-m", "ginkgodb", "serve", "--port", str(ports[i]), "--dbpath",
+                       str(root / f"s{i}"), "--oplogSize", "64", "--quiet"] for i in range(2)]
         for i in range(2):
-            procs.append(_spawn([sys.executable, "-m", "ginkgodb", "serve", "--port", str(ports[i]), "--dbpath",
-                                 str(root / f"s{i}"), "--oplogSize", "64", "--quiet"], root / f"s{i}.log"))
+            procs.append(_spawn(shard_argv[i], root / f"s{i}.log"))
         assert cluster._wait_port(client_port, 30), "etcd did not start"
         router_argv = [sys.executable, "-m", "ginkgodb", "router", "--etcd", url, "--port", str(ports[2]),
                        "--balancerIntervalSecs", "0.5", "--orphanCleanupDelaySecs", "0.5"]
@@ -52,6 +53,7 @@ def sharded(tmp_path_factory):
         for p in ports[:2]:
             client.admin.command("addShard", f"127.0.0.1:{p}")
         yield {"client": client, "ports": ports, "etcd": url, "procs": procs, "router_argv": router_argv,
+               "shard_argv": shard_argv,
                "root": root,
                "shards": [pymongo.MongoClient(f"127.0.0.1:{p}", directConnection=True) for p in ports[:2]]}
         client.close()
@@ -234,6 +236,42 @@ def test_jumbo_chunks_are_marked_and_never_move(sharded):
     with pytest.raises(pymongo.errors.OperationFailure):
         c.admin.command("moveChunk", "app.j", find={"k": 7}, to="shard0001" if chunk["shard"] == "shard0000"
                         else "shard0000")
+
+
+def test_left_over_orphans_are_filtered_then_deleted_and_a_restarted_shard_gets_its_version(sharded):
+    from ginkgodb.router import Router
+    from ginkgodb.router.migration import delete_pending_ranges
+    c = sharded["client"]
+    chunks = list(c.config.chunks.find({"ns": "app.m"}).sort("min", 1))
+    first = chunks[0]
+    other = "shard0001" if first["shard"] == "shard0000" else "shard0000"
+    stray = sharded["shards"][int(other[-1])].app.m
+    # what a migration whose router died leaves: a copy on a shard that does not own the range
+    router = Router(sharded["etcd"])
+    cmap = router.chunk_map("app.m", refresh=True)
+    task = router.catalog.add_range_deletion("app.m", other, first["min"], first["max"])
+    router.announce(cmap, [other], orphans=True)
+    stray.insert_one({"_id": "orphan", "k": 1})
+    before = c.app.m.count_documents({})
+    assert c.app.m.find_one({"_id": "orphan"}) is None
+    assert c.app.m.count_documents({"k": {"$lt": 100}}) == len([d for d in c.app.m.find({"k": {"$lt": 100}})])
+    assert "orphan" not in c.app.m.distinct("_id")
+    # not targeted by the shard key: both shards; the one holding orphans only on what it owns
+    assert c.app.m.update_many({"_id": {"$in": [1, "orphan"]}}, {"$set": {"touched": 1}}).matched_count == 1
+    assert stray.find_one({"_id": "orphan"}).get("touched") is None
+    assert delete_pending_ranges(router) == 1
+    assert stray.find_one({"_id": "orphan"}) is None and not router.catalog.range_deletions("app.m")
+    assert c.app.m.count_documents({}) == before
+    router.catalog.remove_range_deletion(task)
+    router.close()
+    # kill -9 of a shard: back up, it knows no versions until the router tells it
+    victim = sharded["procs"][1]
+    victim.kill()
+    victim.wait(10)
+    sharded["procs"][1] = _spawn(sharded["shard_argv"][0], sharded["root"] / "s0-again.log")
+    assert cluster._wait_port(sharded["ports"][0], 30)
+    assert c.app.m.count_documents({}) == before
+    assert c.app.m.find_one({"k": 1})["touched"] == 1
 
 
 def test_a_new_router_serves_from_etcd_after_kill_9(sharded):

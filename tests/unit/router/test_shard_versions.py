@@ -34,10 +34,23 @@ def test_the_current_version_is_served_and_an_older_one_is_stale(shard):
     assert run.error(_find({"e": ObjectId(), "t": Timestamp(1, 1), "v": Timestamp(2, 0)}))["code"] == 13388
 
 
-def test_unversioned_requests_and_other_namespaces_pass(shard):
+def test_unversioned_requests_pass_and_an_unknown_namespace_asks_for_its_version(shard):
     run, _ = shard
     assert run({"find": "c", "filter": {}})["ok"] == 1.0
-    assert run({"find": "d", "filter": {}, "shardVersion": {"e": ObjectId(), "v": Timestamp(9, 9)}})["ok"] == 1.0
+    assert run({"find": "d", "filter": {}})["ok"] == 1.0
+    err = run.error({"find": "d", "filter": {}, "shardVersion": {"e": ObjectId(), "v": Timestamp(9, 9)}})
+    assert err["code"] == 13388 and err["unknown"] is True and err["ns"] == "test.d"
+
+
+def test_orphans_refuse_what_counts_on_none_until_cleared(shard):
+    run, admin = shard
+    version = {"e": EPOCH, "t": Timestamp(1, 1), "v": Timestamp(2, 0)}
+    admin({"_ginkgoSetShardVersion": "test.c", "orphans": True})
+    err = run.error({"count": "c", "shardVersion": {**version, "noOrphans": True}})
+    assert err["code"] == 13388 and err["orphans"] is True
+    assert run({"count": "c", "shardVersion": version})["n"] == 1
+    admin({"_ginkgoSetShardVersion": "test.c", "orphans": False})
+    assert run({"count": "c", "shardVersion": {**version, "noOrphans": True}})["n"] == 1
 
 
 def test_the_critical_section_makes_every_versioned_request_stale(shard):

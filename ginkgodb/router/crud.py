@@ -18,6 +18,7 @@ from bson.raw_bson import RawBSONDocument
 
 from ..commands.declare import COMMANDS
 from ..errors import CommandError, ErrorCode
+from ..limits import MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
 from ..query.pipeline.core import ENGINE_STAGES
 from ..query.projection import compile_projection
@@ -33,6 +34,7 @@ ROUTER_ONLY = frozenset({"lsid", "txnNumber", "$clusterTime", "$readPreference",
                          "$client", "shardVersion", "databaseVersion"})
 DEFAULT_BATCH = 101
 MAX_BATCH_BYTES = 8 * 1024 * 1024
+SUB_BATCH_BYTES = 12 * 1024 * 1024   # a write command to a shard: under the 16 MB document limit
 SINGLE_WRITE = ("A single {} on a sharded collection must contain an exact match on _id (and have the "
                 "collection default collation) or contain the shard key (and have the simple collation). ")
 
@@ -238,9 +240,11 @@ def insert(router: Router, cmd: Mapping) -> dict:
     args = parse("insert", cmd)
     ns = f"{args.db}.{args.coll}"
     cmap = router.chunk_map(ns)
-    if cmap is None:
+    if cmap is None:   # the database's primary shard, in pieces under its document limit
         shard = router.primary_shard(args.db) or ""
-        return _strip(_check_ok(router.shards.command(shard, args.db, for_shard(cmd))))
+        items = list(args.documents)
+        return _write_runs(router, cmd, args.db, None, "documents", [(shard, items, list(range(len(items))))],
+                           args.ordered)
     docs = []
     for raw in args.documents:
         doc = _doc(raw)
@@ -284,7 +288,24 @@ def insert(router: Router, cmd: Mapping) -> dict:
     return router.with_fresh_map(ns, attempt)
 
 
-def _write_runs(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: str,
+def _sized(runs: list[tuple[str, list, list[int]]]) -> Iterator[tuple[str, list, list[int]]]:
+    """Runs cut so that each command sent stays under a shard's BSON document limit (a client's
+    batch arrives as a 48 MB message; the router sends it on as one command document)."""
+    for shard, items, indexes in runs:
+        if len(items) <= 1:
+            yield shard, items, indexes
+            continue
+        start, size = 0, 0
+        for j, item in enumerate(items):
+            n = len(item.raw) if isinstance(item, RawBSONDocument) else len(bson.encode(item))
+            if j > start and (size + n > SUB_BATCH_BYTES or j - start >= MAX_WRITE_BATCH_SIZE):
+                yield shard, items[start:j], indexes[start:j]
+                start, size = j, 0
+            size += n
+        yield shard, items[start:], indexes[start:]
+
+
+def _write_runs(router: Router, cmd: Mapping, db: str, cmap: Optional[ChunkMap], field: str,
                 runs: list[tuple[str, list, list[int]]], ordered: bool) -> dict:
     """Send each run (shard, statements, their indexes in the client's batch); merged reply."""
     n = 0
@@ -293,10 +314,10 @@ def _write_runs(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field: st
     upserted: list[dict] = []
     concern_error: Optional[Mapping] = None
     base = for_shard(cmd)
-    for shard, items, indexes in runs:
+    for shard, items, indexes in _sized(runs):
         sub = dict(base)
         sub[field] = items
-        if field == "documents" or all(full_key_equality(st.get("q"), cmap) for st in items):
+        if cmap is None or field == "documents" or all(full_key_equality(st.get("q"), cmap) for st in items):
             reply = router.shards.command(shard, db, router.versioned(sub, cmap, shard))
         else:
             def owned(c: Mapping, shard: str = shard) -> dict:
@@ -374,9 +395,11 @@ def update(router: Router, cmd: Mapping) -> dict:
     args = parse("update", cmd)
     ns = f"{args.db}.{args.coll}"
     cmap = router.chunk_map(ns)
-    if cmap is None:
+    if cmap is None:   # the database's primary shard, in pieces under its document limit
         shard = router.primary_shard(args.db) or ""
-        return _strip(_check_ok(router.shards.command(shard, args.db, for_shard(cmd))))
+        items = list(args.updates)
+        return _write_runs(router, cmd, args.db, None, "updates", [(shard, items, list(range(len(items))))],
+                           args.ordered)
     statements = [_doc(s) for s in args.updates]
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:
@@ -440,9 +463,11 @@ def delete(router: Router, cmd: Mapping) -> dict:
     args = parse("delete", cmd)
     ns = f"{args.db}.{args.coll}"
     cmap = router.chunk_map(ns)
-    if cmap is None:
+    if cmap is None:   # the database's primary shard, in pieces under its document limit
         shard = router.primary_shard(args.db) or ""
-        return _strip(_check_ok(router.shards.command(shard, args.db, for_shard(cmd))))
+        items = list(args.deletes)
+        return _write_runs(router, cmd, args.db, None, "deletes", [(shard, items, list(range(len(items))))],
+                           args.ordered)
     statements = [_doc(s) for s in args.deletes]
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:

@@ -21,6 +21,7 @@ RAW = CodecOptions(document_class=RawBSONDocument, tz_aware=False)
 PLAIN: CodecOptions = CodecOptions(document_class=dict, tz_aware=False)
 STALE_CONFIG = int(ErrorCode.StaleConfig)
 SET_VERSION = "_ginkgoSetShardVersion"
+GETMORE_BYTES = 4 * 1024 * 1024
 
 
 def connection_uri(host: str) -> str:
@@ -122,13 +123,15 @@ class ShardCursor:
 
     def __iter__(self) -> Iterator[Any]:
         while True:
+            sizes = [len(d.raw) for d in self.batch if isinstance(d, RawBSONDocument)]
             yield from self.batch
             self.batch = []
             if not self.id:
                 return
             cmd: dict[str, Any] = {"getMore": self.id, "collection": self.coll}
-            if self.batch_size:
-                cmd["batchSize"] = self.batch_size
+            # a batch the size of the documents seen so far allows, well under the 16 MB reply
+            fit = max(1, GETMORE_BYTES // max(1, sum(sizes) // len(sizes))) if sizes else 1000
+            cmd["batchSize"] = min(self.batch_size, fit) if self.batch_size else fit
             reply = self.shards.command(self.shard, self.db, cmd, raw=True, stale_check=False)
             if reply.get("ok") != 1.0:
                 self.id = 0

@@ -36,3 +36,14 @@ def test_the_balancer_moves_from_the_most_to_the_least_loaded_shard():
     assert plan_move({"s0": 2, "s1": 1}, ["s0", "s1"]) is None
     assert plan_move({"s0": 3}, ["s0", "s1", "s2"]) == ("s0", "s1")
     assert plan_move({"s0": 3}, ["s0"]) is None
+
+
+def test_write_batches_are_cut_under_the_document_limit_keeping_client_indexes():
+    from ginkgodb.router.crud import SUB_BATCH_BYTES, _sized
+    doc = {"p": "x" * (1024 * 1024)}   # about 1 MB each
+    items = [dict(doc, _id=i) for i in range(30)]
+    pieces = list(_sized([("s0", items, list(range(100, 130)))]))
+    assert len(pieces) >= 3
+    assert all(sum(len(str(d["p"])) for d in part) < SUB_BATCH_BYTES for _, part, _ in pieces)
+    assert [i for _, _, idx in pieces for i in idx] == list(range(100, 130))
+    assert list(_sized([("s1", [{"_id": 1}], [7])])) == [("s1", [{"_id": 1}], [7])]

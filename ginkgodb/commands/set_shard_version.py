@@ -1,7 +1,8 @@
 """`_ginkgoSetShardVersion`: a router tells this shard its version of a sharded collection, or
 marks a migration's critical section (the check itself: shard_versions.py). Entering the
-critical section returns once the versioned requests already past the check have finished, so
-the migration's final catch-up sees every write the donor accepted."""
+critical section (or starting to hold orphans) returns once the versioned requests already past
+the check have finished, so the migration's final catch-up sees every write the donor accepted
+and no request that counted on there being no orphans sees the clone."""
 from __future__ import annotations
 
 from typing import Any
@@ -28,13 +29,23 @@ def set_shard_version(ctx: Any, args: Args) -> dict:
         return {}
     if args.v is None and args.orphans is not None:   # the orphans flag alone
         set_orphans(ns, bool(args.orphans))
+        _drain(ns, bool(args.orphans))
         return {}
     if not isinstance(args.v, Timestamp):
         raise CommandError(ErrorCode.TypeMismatch, "'v' must be a Timestamp (major, minor)")
     set_version(ns, {"e": args.e, "t": args.t, "v": args.v, "critical": args.critical},
                 None if args.orphans is None else bool(args.orphans))
-    if args.critical and not wait_drained(ns, DRAIN_TIMEOUT):
+    try:
+        _drain(ns, args.critical or bool(args.orphans))
+    except CommandError:
         set_version(ns, {"e": args.e, "t": args.t, "v": args.v, "critical": False})
-        raise CommandError(ErrorCode.LockBusy, f"versioned requests on {ns} did not finish within "
-                                               f"{DRAIN_TIMEOUT:.0f} s: the critical section was not entered")
+        raise
     return {}
+
+
+def _drain(ns: str, needed: bool) -> None:
+    """Entering a critical section, or starting to hold orphans: wait for the versioned requests
+    that passed the check before (they counted on neither)."""
+    if needed and not wait_drained(ns, DRAIN_TIMEOUT):
+        raise CommandError(ErrorCode.LockBusy, f"versioned requests on {ns} did not finish within "
+                                               f"{DRAIN_TIMEOUT:.0f} s")

@@ -23,6 +23,7 @@ from ..query.pipeline import PipelineContext, run_pipeline
 from ..query.pipeline.core import ENGINE_STAGES
 from ..query.projection import compile_projection
 from .chunks import ChunkMap
+from .group_split import split_group
 from .merge import merge_streams, shard_limit
 from .shards import ShardCursor, ShardReplyError, StaleConfig
 from .state import Router, RouterCursor
@@ -620,25 +621,40 @@ def aggregate(router: Router, cmd: Mapping) -> dict:
             raise CommandError(ErrorCode.NotImplemented, f"{name} after the merge of a sharded aggregation is not "
                                                          "supported by the ginkgodb router")
     match = pipeline[0].get("$match") if pipeline and "$match" in pipeline[0] else None
+    # a first $group of mergeable accumulators runs partially on the shards (group_split.py)
+    partial = None
+    if sort is None and router_part and next(iter(router_part[0])) == "$group":
+        found = split_group(router_part[0]["$group"])
+        if found is not None:
+            partial, merge_stages = found
+            router_part = merge_stages + router_part[1:]
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:
+        assert cmap is not None
         shards = _targets(router, cmap, args.db, match, args.collation)
         sub = for_shard(cmd)
-        sub["pipeline"] = shard_part
+        sub["pipeline"] = shard_part + ([{"$group": partial}] if partial is not None else [])
         sub["cursor"] = {}
-        parts = []
+        parts, streams = [], []
+        ctx = PipelineContext(db=args.db, variables=dict(args.let or {}), collection=args.coll)
         try:
             for shard in shards:
-                reply = _check_ok(router.shards.command(shard, args.db, router.versioned(sub, cmap, shard), raw=True))
-                parts.append(ShardCursor(router.shards, shard, args.db, args.coll, reply, 0))
+                # counting on no orphans when the shard groups; else whole documents, filtered here
+                reply, orphans = ask(router, shard, args.db, sub, cmap, raw=True,
+                                     fallback=lambda c: {**c, "pipeline": shard_part})
+                _check_reply(reply)
+                part = ShardCursor(router.shards, shard, args.db, args.coll, reply, 0)
+                parts.append(part)
+                owned = owned_only(part, cmap, shard) if partial is None or orphans else part
+                if partial is not None and orphans:
+                    owned = run_pipeline([{"$group": partial}], (_doc(d) for d in owned), ctx)
+                streams.append(owned)
         except BaseException:
             for p in parts:
                 p.kill()
             raise
-        assert cmap is not None
-        stream: Iterator[Any] = merge_streams([owned_only(p, cmap, p.shard) for p in parts], sort)
+        stream: Iterator[Any] = merge_streams(streams, sort)
         if router_part:
-            ctx = PipelineContext(db=args.db, variables=dict(args.let or {}), collection=args.coll)
             stream = run_pipeline(router_part, (_doc(d) for d in stream), ctx)
         batch = (args.cursor or {}).get("batchSize") if isinstance(args.cursor, Mapping) else None
         return first_batch(router, ns, stream, parts, None if batch is None else int(batch))

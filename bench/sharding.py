@@ -7,7 +7,9 @@
   growing key): per-shard counts and the insert rate through the router;
 - find latency through the router: targeted (`{_id: X}` on the hashed key: one shard) and
   broadcast (`{v: X}`: both shards, merged), against the same read sent directly to the shard
-  that holds the document, p50/p99.
+  that holds the document, p50/p99;
+- a `$group` over the hashed collection (shard partials merged by the router) against the same
+  documents in one unsharded collection.
 
 Everything runs on one machine: the shards and the router share its cores with the client.
 """
@@ -89,6 +91,14 @@ def main() -> int:
         print(f"\n{'find_one latency':<44} {'p50 ms':>9} {'p99 ms':>7} {'vs direct':>9}")
         for label, p50, p99 in results:
             print(f"{label:<44} {p50:9.2f} {p99:7.2f} {p50 / direct:8.2f}x")
+        # $group: split into shard partials (2 shards) vs the same documents in one unsharded collection
+        router.bench.one.insert_many([{"_id": i, "v": i} for i in range(n)], ordered=False)
+        pipeline = [{"$group": {"_id": {"$mod": ["$v", 10]}, "n": {"$sum": 1}, "mean": {"$avg": "$v"}}}]
+        print(f"\n{'$group of ' + str(n) + ' documents':<44} {'p50 ms':>9} {'p99 ms':>7}")
+        for label, coll in (("2 shards (partials merged by the router)", router.bench.hashed),
+                            ("one server (unsharded, via the router)", router.bench.one)):
+            p50, p99 = _latency(lambda i, coll=coll: list(coll.aggregate(pipeline)), max(10, args.samples // 10))
+            print(f"{label:<44} {p50:9.2f} {p99:7.2f}")
         router.close()
         for client in shards.values():
             client.close()

@@ -117,8 +117,21 @@ def _parser(serve_defaults: Optional[dict] = None) -> argparse.ArgumentParser:
     sub.add_parser("demo", help="a short tour of the embedded API (in memory)")
     from .tools import register as register_tools
     register_tools(sub)
-    from .cluster import register as register_cluster
+    from .sharded_cluster import register as register_cluster
     register_cluster(sub)
+    router = sub.add_parser("router", help="run a sharding router (as mongos) over shards registered in etcd",
+                            description="A mongos-compatible router: drivers connect to it as to a sharded "
+                                        "cluster; the shards, chunks and settings live in etcd "
+                                        "(docs/design/sharding.md).")
+    router.add_argument("--etcd", required=True, metavar="URL", help="the etcd holding the cluster's metadata")
+    router.add_argument("--port", type=int, default=C.DEFAULT_PORT, help="TCP port (default %(default)s)")
+    router.add_argument("--bind", default=C.DEFAULT_BIND, metavar="ADDR",
+                        help="address to listen on (default %(default)s)")
+    router.add_argument("--balancerIntervalSecs", type=float, default=10.0, dest="balancer_interval",
+                        help="seconds between balancer rounds (default %(default)s)")
+    router.add_argument("--orphanCleanupDelaySecs", type=float, default=2.0, dest="orphan_cleanup_delay",
+                        help="seconds a migration's donor keeps the moved range for queries still reading it "
+                             "(default %(default)s)")
     return parser
 
 
@@ -136,6 +149,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _serve(args, list(sys.argv if argv is None else ["ginkgodb", *argv]))
     if args.command == "demo":
         return _demo()
+    if args.command == "router":
+        from .router import run as run_router
+        return run_router(args.etcd, args.port, args.bind.split(",")[0].strip(), args.balancer_interval,
+                          args.orphan_cleanup_delay)
     if hasattr(args, "tool_main"):
         return args.tool_main(args)
     _parser().print_help()

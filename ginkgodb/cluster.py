@@ -246,6 +246,9 @@ def register(sub: Any) -> None:
     begin.add_argument("--nodes", type=int, default=3, help="how many members (default %(default)s)")
     begin.add_argument("--port", type=int, default=27017, help="the first member's port; member N is on PORT+N")
     begin.add_argument("--dir", required=True, help="the directory for etcd, the members' data and logs")
+    begin.add_argument("--shards", type=int, default=0,
+                       help="a sharded cluster: this many shards (replica sets shard0.. of --nodes members on "
+                            "ports PORT+1..) and a router on PORT (docs/design/sharding.md)")
     begin.add_argument("--tags", help="a JSON list of tag documents, one per member, e.g. "
                                       "'[{\"dc\": \"east\"}, {\"dc\": \"west\"}, {}]'")
     for action, text in (("stop", "stop the members and etcd"), ("status", "each member's state")):

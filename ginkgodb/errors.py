@@ -59,6 +59,7 @@ class ErrorCode(enum.IntEnum):
     CannotBackfillArray = 34
     ConflictingUpdateOperators = 40
     CursorNotFound = 43
+    LockBusy = 46
     NoMatchingDocument = 47
     NamespaceExists = 48
     MaxTimeMSExpired = 50
@@ -70,11 +71,13 @@ class ErrorCode(enum.IntEnum):
     EmptyFieldName = 56
     DottedFieldName = 57
     CommandNotFound = 59
+    ShardKeyNotFound = 61
     OBSOLETE_StaleShardVersion = 63
     WriteConcernFailed = 64
     ImmutableField = 66
     CannotCreateIndex = 67
     IndexAlreadyExists = 68
+    ShardNotFound = 70
     InvalidOptions = 72
     InvalidNamespace = 73
     NodeNotFound = 74
@@ -94,6 +97,7 @@ class ErrorCode(enum.IntEnum):
     WriteConflict = 112
     CommandNotSupported = 115
     ConflictingOperationInProgress = 117
+    NamespaceNotSharded = 118
     DocumentValidationFailure = 121
     NotAReplicaSet = 123
     FailedToSatisfyReadPreference = 133

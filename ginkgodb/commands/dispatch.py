@@ -32,6 +32,7 @@ from .profiler import profiled_dispatch
 from .replica_set import member_of
 from .replies import ErrmsgOnlyFailure
 from .server_parameters import script_settings, test_commands_enabled
+from .shard_versions import versioned_request
 from .transactions import enter
 
 log = logging.getLogger("ginkgodb.commands")
@@ -138,7 +139,7 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
             if getattr(ctx.engine, "fsync_locked", False) and writes_data(cmd):
                 ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
             # running: what the query layer's loops and regex matches check
-            with running(ctx), bind_scripts(lambda: script_settings(ctx)):
+            with running(ctx), bind_scripts(lambda: script_settings(ctx)), versioned_request(cmd):
                 reply = _in_scope(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved

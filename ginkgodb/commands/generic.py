@@ -193,7 +193,8 @@ GENERIC: dict[str, Generic] = {
     "$oplogQueryData": Generic(_INTERNAL),
     "$replData": Generic(_INTERNAL),
     "databaseVersion": Generic(_INTERNAL),
-    "shardVersion": Generic(_INTERNAL),
+    "shardVersion": Generic("a router's chunk version: dispatch checks it against what routers told this "
+                            "shard (shard_versions.py)"),
 }
 
 

@@ -34,7 +34,8 @@ GATHER = -4
 
 #: commands that change per-process state every process must share
 _EVERYWHERE = frozenset({"endSessions", "killSessions", "killAllSessions", "killAllSessionsByPattern",
-                         "refreshSessions", "setParameter", "configureFailPoint", "fsyncUnlock"})
+                         "refreshSessions", "setParameter", "configureFailPoint", "fsyncUnlock",
+                         "_ginkgoSetShardVersion"})
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ ALLOWED = {
     "client": {"commands", "engine", "bsonutil", "storage"},
     "tools": {"client", "bsonutil", "advisor"},   # a front end: pymongo-shaped clients only
     "advisor": set(),                  # a front end too: it is handed a pymongo-shaped client
+    # the sharding router: above commands (their declarations), never the engine (docs/design/sharding.md)
+    "router": {"wire", "commands", "query", "bsonutil", "repl"},
 }
 
 

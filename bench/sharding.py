@@ -1,0 +1,112 @@
+"""A sharded cluster on loopback (`ginkgodb cluster start --shards 2 --nodes 1`; needs etcd):
+
+    PYTHONPATH=<checkout> python -m bench.sharding [--docs 5000] [--samples 300]
+
+- inserts with a hashed shard key (`{_id: "hashed"}`, presplit) vs a monotonically increasing
+  range key (`{ts: 1}`, the top chunk [0, MaxKey) on the second shard, as after any split of a
+  growing key): per-shard counts and the insert rate through the router;
+- find latency through the router: targeted (`{_id: X}` on the hashed key: one shard) and
+  broadcast (`{v: X}`: both shards, merged), against the same read sent directly to the shard
+  that holds the document, p50/p99;
+- a `$group` over the hashed collection (shard partials merged by the router) against the same
+  documents in one unsharded collection.
+
+Everything runs on one machine: the shards and the router share its cores with the client.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+
+import pymongo
+
+from ginkgodb import cluster, sharded_cluster
+
+
+def _percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def _insert_rate(coll, docs: list[dict], batch: int = 100) -> float:
+    started = time.perf_counter()
+    for i in range(0, len(docs), batch):
+        coll.insert_many(docs[i:i + batch], ordered=False)
+    return len(docs) / (time.perf_counter() - started)
+
+
+def _latency(read, samples: int) -> tuple[float, float]:
+    times = []
+    for i in range(samples):
+        started = time.perf_counter()
+        read(i)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times), _percentile(times, 99)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", type=int, default=5000)
+    parser.add_argument("--samples", type=int, default=300)
+    parser.add_argument("--port", type=int, default=28700)
+    args = parser.parse_args()
+    directory = tempfile.mkdtemp(prefix="bench-sharded-")
+    state = sharded_cluster.start(2, 1, args.port, directory)
+    try:
+        router = pymongo.MongoClient(sharded_cluster.connection_string(state))
+        router.admin.command("balancerStop")
+        shards = {f"shard{i}": pymongo.MongoClient(f"127.0.0.1:{sharded_cluster.shard_state(state, i)['port']}",
+                                                   directConnection=True) for i in range(2)}
+        router.admin.command("shardCollection", "bench.hashed", key={"_id": "hashed"}, numInitialChunks=4)
+        router.admin.command("shardCollection", "bench.mono", key={"ts": 1})
+        router.admin.command("split", "bench.mono", middle={"ts": 0})
+        router.admin.command("moveChunk", "bench.mono", find={"ts": 1}, to="shard1")
+        print(f"{'inserts, 2 shards':<44} {'rate /s':>9} {'shard0':>7} {'shard1':>7} {'spread':>7}")
+        for name, make in (("hashed", lambda i: {"_id": i, "v": i}), ("mono", lambda i: {"ts": i + 1, "v": i})):
+            rate = _insert_rate(router.bench[name], [make(i) for i in range(args.docs)])
+            counts = [shards[s].bench[name].count_documents({}) for s in ("shard0", "shard1")]
+            spread = abs(counts[0] - counts[1]) / max(1, sum(counts))
+            key = "{_id: hashed}" if name == "hashed" else "{ts: 1} (monotonic)"
+            print(f"{'insert_many x100, key ' + key:<44} {rate:9.0f} {counts[0]:7d} {counts[1]:7d} {spread:7.1%}")
+
+        router.bench.hashed.create_index("v")
+        owner = {}
+        for s, client in shards.items():
+            for d in client.bench.hashed.find({}, {"_id": 1}):
+                owner[d["_id"]] = s
+        n = args.docs
+        rows = [
+            ("router, targeted {_id: X} (1 shard)", lambda i: router.bench.hashed.find_one({"_id": (i * 7) % n})),
+            ("router, broadcast {v: X} (2 shards)", lambda i: router.bench.hashed.find_one({"v": (i * 7) % n})),
+            ("direct to the owning shard {_id: X}",
+             lambda i: shards[owner[(i * 7) % n]].bench.hashed.find_one({"_id": (i * 7) % n})),
+        ]
+        for _, read in rows:   # warm the pools
+            _latency(read, 20)
+        results = [(label, *_latency(read, args.samples)) for label, read in rows]
+        direct = results[2][1]
+        print(f"\n{'find_one latency':<44} {'p50 ms':>9} {'p99 ms':>7} {'vs direct':>9}")
+        for label, p50, p99 in results:
+            print(f"{label:<44} {p50:9.2f} {p99:7.2f} {p50 / direct:8.2f}x")
+        # $group: split into shard partials (2 shards) vs the same documents in one unsharded collection
+        router.bench.one.insert_many([{"_id": i, "v": i} for i in range(n)], ordered=False)
+        pipeline = [{"$group": {"_id": {"$mod": ["$v", 10]}, "n": {"$sum": 1}, "mean": {"$avg": "$v"}}}]
+        print(f"\n{'$group of ' + str(n) + ' documents':<44} {'p50 ms':>9} {'p99 ms':>7}")
+        for label, coll in (("2 shards (partials merged by the router)", router.bench.hashed),
+                            ("one server (unsharded, via the router)", router.bench.one)):
+            p50, p99 = _latency(lambda i, coll=coll: list(coll.aggregate(pipeline)), max(10, args.samples // 10))
+            print(f"{label:<44} {p50:9.2f} {p99:7.2f}")
+        router.close()
+        for client in shards.values():
+            client.close()
+    finally:
+        cluster.stop(directory)
+        shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""A shard's side of routing: the collection versions routers told it, and the `shardVersion`
+check that answers 13388 StaleConfig (docs/design/sharding.md, "shardVersion and StaleConfig").
+
+A router sets a namespace's version with `_ginkgoSetShardVersion` after shardCollection, a split
+or a migration (and marks a migration's critical section, and whether the shard holds orphans:
+a request that counts on there being none, `noOrphans`, is then StaleConfig with `orphans: true`
+and the router takes its filtering path). A versioned request whose epoch
+differs, or whose major version differs from the one set here, or that arrives during the
+critical section, is refused with StaleConfig so the router reloads its chunk map. A namespace
+with no version set (a shard that restarted, or was added later) answers StaleConfig with
+`unknown: true` and the router sends it the version (mongod's shard would refresh from its
+config servers itself). The table is per process.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from bson.timestamp import Timestamp
+
+from ..errors import CommandError, ErrorCode
+
+_VERSIONS: dict[str, dict[str, Any]] = {}   # namespace -> {e, t, v, critical, orphans}
+_IN_FLIGHT: dict[str, int] = {}             # namespace -> versioned requests running
+_LOCK = threading.Lock()
+_DRAINED = threading.Condition(_LOCK)
+
+
+def _namespace(cmd: Mapping) -> str:
+    name = next(iter(cmd))
+    target = cmd[name]
+    if name == "getMore":
+        target = cmd.get("collection")
+    elif name == "explain" and isinstance(target, Mapping) and target:
+        target = next(iter(target.values()))
+    return f"{cmd.get('$db', 'admin')}.{target}" if isinstance(target, str) else ""
+
+
+def _stale(ns: str, received: Any, wanted: Any, why: str) -> CommandError:
+    return CommandError(ErrorCode.StaleConfig, why,
+                        info={"ns": ns, "vReceived": received, "vWanted": wanted})
+
+
+def _check(ns: str, value: Mapping) -> None:
+    """Refuse a versioned request a router sent from an older chunk map (under _LOCK)."""
+    known = _VERSIONS.get(ns)
+    if known is None:   # restarted, or added after the collection was sharded: the router tells us
+        raise CommandError(ErrorCode.StaleConfig, f"sharding status of collection {ns} is not currently known "
+                                                  "and needs to be recovered",
+                           info={"ns": ns, "vReceived": value, "unknown": True})
+    wanted = {"e": known["e"], "t": known["t"], "v": known["v"]}
+    if known.get("critical"):
+        raise _stale(ns, value, wanted, f"migration commit in progress for {ns}")
+    if value.get("noOrphans") and known.get("orphans"):
+        raise CommandError(ErrorCode.StaleConfig, f"{ns} holds documents of chunks it does not own (a migration's)",
+                           info={"ns": ns, "vReceived": value, "vWanted": wanted, "orphans": True})
+    received_v = value.get("v")
+    if value.get("e") != known["e"]:
+        raise _stale(ns, value, wanted, f"epoch mismatch detected for {ns}")
+    if not isinstance(received_v, Timestamp) or received_v.time != known["v"].time:
+        raise _stale(ns, value, wanted, f"version mismatch detected for {ns}")
+
+
+@contextmanager
+def versioned_request(cmd: Mapping) -> Iterator[None]:
+    """Around a command: check its `shardVersion` and count it as in flight until it returns,
+    so that a migration's critical section can wait for the writes that passed the check."""
+    value = cmd.get("shardVersion")
+    if not isinstance(value, Mapping):
+        yield
+        return
+    ns = _namespace(cmd)
+    if not ns:
+        yield
+        return
+    with _LOCK:
+        _check(ns, value)
+        _IN_FLIGHT[ns] = _IN_FLIGHT.get(ns, 0) + 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _IN_FLIGHT[ns] -= 1
+            if not _IN_FLIGHT[ns]:
+                del _IN_FLIGHT[ns]
+                _DRAINED.notify_all()
+
+
+def wait_drained(ns: str, timeout: float) -> bool:
+    """Wait until no versioned request on `ns` is running (the critical section's start)."""
+    with _LOCK:
+        return _DRAINED.wait_for(lambda: ns not in _IN_FLIGHT, timeout)
+
+
+def set_orphans(ns: str, orphans: bool) -> None:
+    with _LOCK:
+        if ns in _VERSIONS:
+            _VERSIONS[ns] = {**_VERSIONS[ns], "orphans": orphans}
+
+
+def set_version(ns: str, version: Any, orphans: Any = None) -> None:
+    """Record (or with None forget) a namespace's version: {e, t, v, critical}; `orphans`
+    (True/False, None: unchanged) says whether the shard holds documents of chunks it does not
+    own (a migration's clone before its commit, the donor's copy before the range deleter)."""
+    with _LOCK:
+        if version is None:
+            _VERSIONS.pop(ns, None)
+            return
+        before = _VERSIONS.get(ns, {}).get("orphans", False)
+        _VERSIONS[ns] = {**version, "orphans": before if orphans is None else bool(orphans)}

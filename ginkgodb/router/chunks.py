@@ -1,0 +1,160 @@
+"""A sharded collection's chunk map: ranges of the shard key, their owners and versions.
+
+Pure data (no I/O). The map is immutable: split and move return a new map, which the catalog
+commits to etcd with a compare-and-swap (docs/design/sharding.md). Versions are (major, minor)
+under the collection's epoch: a split raises the minor, a migration the major.
+"""
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+from bson.objectid import ObjectId
+from bson.timestamp import Timestamp
+
+from ..errors import CommandError, ErrorCode
+from .shardkey import ShardKey
+
+
+@dataclass(frozen=True)
+class Chunk:
+    min: dict
+    max: dict
+    shard: str
+    major: int
+    minor: int
+    jumbo: bool = False
+
+    @property
+    def version(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+
+class ChunkMap:
+    """Chunks sorted by their minimum, covering the whole key space without gaps."""
+
+    def __init__(self, ns: str, key: ShardKey, epoch: ObjectId, timestamp: Timestamp,
+                 chunks: Iterable[Chunk]) -> None:
+        self.ns = ns
+        self.key = key
+        self.epoch = epoch
+        self.timestamp = timestamp
+        self.chunks = sorted(chunks, key=lambda c: key.bound(c.min))
+        self._mins = [key.bound(c.min) for c in self.chunks]
+        self._maxs = [key.bound(c.max) for c in self.chunks]
+        for i in range(1, len(self.chunks)):
+            if self._mins[i] != self._maxs[i - 1]:
+                raise ValueError(f"chunk map of {ns} has a gap or an overlap at {self.chunks[i].min}")
+
+    # -- versions ---------------------------------------------------------------------------------
+    @property
+    def version(self) -> tuple[int, int]:
+        return max(c.version for c in self.chunks)
+
+    def shard_version(self, shard: str) -> tuple[int, int]:
+        """The highest version of the shard's chunks; (0, 0) when it owns none."""
+        return max((c.version for c in self.chunks if c.shard == shard), default=(0, 0))
+
+    def shards(self) -> list[str]:
+        return sorted({c.shard for c in self.chunks})
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for c in self.chunks:
+            out[c.shard] = out.get(c.shard, 0) + 1
+        return out
+
+    # -- lookups ----------------------------------------------------------------------------------
+    def index_of(self, key: bytes) -> int:
+        return max(0, bisect.bisect_right(self._mins, key) - 1)
+
+    def chunk_for(self, key: bytes) -> Chunk:
+        return self.chunks[self.index_of(key)]
+
+    def overlapping(self, low: bytes, high: bytes) -> list[Chunk]:
+        """Chunks holding any key k with low <= k <= high."""
+        first, last = self.index_of(low), self.index_of(high)
+        return self.chunks[first:last + 1]
+
+    def find_chunk(self, bound: dict) -> Optional[Chunk]:
+        """The chunk whose minimum is exactly `bound` (moveChunk's `bounds`), else None."""
+        key = self.key.bound(bound)
+        i = bisect.bisect_left(self._mins, key)
+        return self.chunks[i] if i < len(self._mins) and self._mins[i] == key else None
+
+    def bounds_bytes(self, chunk: Chunk) -> tuple[bytes, bytes]:
+        return self.key.bound(chunk.min), self.key.bound(chunk.max)
+
+    # -- changes (new maps) ---------------------------------------------------------------------
+    def split(self, points: list[dict]) -> ChunkMap:
+        """Split at each point (a bound document in key space); each point must fall strictly
+        inside a chunk. The new chunks take the collection's major and fresh minors."""
+        major, minor = self.version
+        chunks = list(self.chunks)
+        for point in points:
+            key = self.key.bound(point)
+            i = bisect.bisect_right([self.key.bound(c.min) for c in chunks], key) - 1
+            chunk = chunks[i]
+            if key == self.key.bound(chunk.min) or key >= self.key.bound(chunk.max):
+                raise CommandError(ErrorCode.InvalidOptions,
+                                   f"cannot split chunk [{chunk.min}, {chunk.max}) at key {point}")
+            minor += 1
+            left = replace(chunk, max=point, major=major, minor=minor)
+            minor += 1
+            right = replace(chunk, min=point, major=major, minor=minor)
+            chunks[i:i + 1] = [left, right]
+        return ChunkMap(self.ns, self.key, self.epoch, self.timestamp, chunks)
+
+    def move(self, chunk: Chunk, to_shard: str) -> ChunkMap:
+        """`chunk` owned by `to_shard` at major+1; the donor's highest chunk (if it keeps any)
+        is raised to the same major so both shards' versions change (the donor's old version
+        is then stale)."""
+        major = self.version[0] + 1
+        donor = chunk.shard
+        out = []
+        for c in self.chunks:
+            if c == chunk:
+                out.append(replace(c, shard=to_shard, major=major, minor=0))
+            else:
+                out.append(c)
+        remaining = [c for c in out if c.shard == donor]
+        if remaining:
+            top = max(remaining, key=lambda c: c.version)
+            out[out.index(top)] = replace(top, major=major, minor=1)
+        return ChunkMap(self.ns, self.key, self.epoch, self.timestamp, out)
+
+    # -- storage form -----------------------------------------------------------------------------
+    def to_doc(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, "timestamp": self.timestamp,
+                "chunks": [{"min": c.min, "max": c.max, "shard": c.shard, "lastmod": [c.major, c.minor],
+                            "jumbo": c.jumbo} for c in self.chunks]}
+
+    @classmethod
+    def from_doc(cls, ns: str, key: ShardKey, doc: dict) -> ChunkMap:
+        chunks = [Chunk(c["min"], c["max"], c["shard"], int(c["lastmod"][0]), int(c["lastmod"][1]),
+                        bool(c.get("jumbo"))) for c in doc["chunks"]]
+        return cls(ns, key, doc["epoch"], doc["timestamp"], chunks)
+
+
+def initial_chunks(key: ShardKey, shards: list[str], primary: str, num_initial: int = 0) -> list[Chunk]:
+    """The chunks shardCollection creates: one on the primary shard for a range key; for a
+    hashed key, `num_initial` (default 2 per shard) ranges of the int64 hash space spread
+    round-robin over the shards (7.0's presplitting)."""
+    from bson.int64 import Int64
+    if not key.is_hashed or key.hashed != 0:
+        return [Chunk(key.global_min(), key.global_max(), primary, 1, 0)]
+    n = num_initial or 2 * len(shards)
+    n = max(1, n)
+    span = 1 << 64
+    cuts = [-(1 << 63) + span * i // n for i in range(1, n)]
+    rest = key.fields[1:]
+    bounds = [key.global_min()] + [{key.fields[0]: Int64(c), **{f: _min_key() for f in rest}} for c in cuts] \
+        + [key.global_max()]
+    return [Chunk(bounds[i], bounds[i + 1], shards[i % len(shards)], 1, i) for i in range(n)]
+
+
+def _min_key() -> Any:
+    from bson.min_key import MinKey
+    return MinKey()

@@ -18,6 +18,9 @@ from ..limits import MAX_BSON_OBJECT_SIZE
 
 DEFAULT_FIRST_BATCH = 101
 MAX_BATCH_BYTES = MAX_BSON_OBJECT_SIZE  # a batch fits in one reply document, as in mongod
+#: each document's array-element overhead in the reply (type byte, index digits, NUL), counted
+#: as mongod's batch limit counts it: without it, 16 MiB of small documents overflow the reply
+PER_DOCUMENT_OVERHEAD = 8
 IDLE_TIMEOUT = 600.0  # seconds, mongod's cursorTimeoutMillis default
 
 
@@ -83,7 +86,7 @@ class ServerCursor:
                     except StopIteration:
                         self.exhausted = True
                         break
-                n = len(doc.raw)
+                n = len(doc.raw) + PER_DOCUMENT_OVERHEAD
                 if batch and nbytes + n > MAX_BATCH_BYTES:
                     self._pending = doc  # mongod stops before a batch would exceed 16 MiB
                     break

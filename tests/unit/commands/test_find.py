@@ -1,6 +1,7 @@
 """find, getMore, killCursors: parameters, cursor replies and cursor errors."""
 from __future__ import annotations
 
+import bson
 import pytest
 
 
@@ -242,3 +243,18 @@ def test_tailable_cursors_refuse_what_they_do_not_support(run):
     assert (err["code"], err["errmsg"]) == (2, "cannot use tailable option with a sort other than {$natural: 1}")
     for option, value in (("skip", 1), ("showRecordId", True), ("returnKey", True)):
         assert run.error({"find": "log", "tailable": True, option: value})["code"] == 238
+
+
+def test_a_getmore_of_16_mib_of_small_documents_fits_in_one_reply(run):
+    """The batch limit counts each document's array-element overhead (mongod's rule), so the
+    encoded reply stays within the 16 MiB + 16 KiB a reply document may be."""
+    from ginkgodb.commands import dispatch
+    from ginkgodb.limits import MAX_BSON_OBJECT_SIZE, MAX_INTERNAL_BSON_SIZE
+    pad = "x" * 980
+    for start in range(0, 18_000, 2_000):
+        run.insert("small", *[{"_id": i, "p": pad} for i in range(start, start + 2_000)])
+    first = run({"find": "small", "batchSize": 1})["cursor"]
+    reply = dispatch(run.ctx, {"getMore": first["id"], "collection": "small", "$db": "test"})
+    size = len(bson.encode(reply))
+    batch = reply["cursor"]["nextBatch"]
+    assert MAX_BSON_OBJECT_SIZE - 65_536 < size <= MAX_INTERNAL_BSON_SIZE and 15_000 < len(batch) < 17_999

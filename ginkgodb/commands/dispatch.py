@@ -32,7 +32,7 @@ from .profiler import profiled_dispatch
 from .replica_set import member_of
 from .replies import ErrmsgOnlyFailure
 from .server_parameters import script_settings, test_commands_enabled
-from .transactions import enter
+from .transactions import PLAIN_SCOPE, enter, unscoped
 
 log = logging.getLogger("ginkgodb.commands")
 
@@ -77,6 +77,12 @@ def _in_scope(ctx: CommandContext, spec: Any, cmd: Mapping[str, Any], args: Any)
     if ctx.transaction is not None:  # nested: already inside a command's scope
         return spec.handler(ctx, args)
     base = ctx.engine
+    if unscoped(spec.name, cmd):   # no session, transaction or snapshot: the engine itself
+        ctx.transaction, ctx.base_engine = PLAIN_SCOPE, base
+        try:
+            return spec.handler(ctx, args)
+        finally:
+            ctx.transaction = None
     scope = enter(ctx, spec, cmd)
     with scope:
         ctx.engine, ctx.transaction, ctx.base_engine = scope.engine, scope, base

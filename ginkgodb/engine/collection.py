@@ -42,8 +42,9 @@ class Collection:
     def ns(self) -> str:
         return self.meta.ns
 
-    @property
+    @cached_property
     def id_index(self) -> Optional[IndexEntries]:
+        """The _id index (or a clustered collection's): looked up once, the handle is immutable."""
         for ix in self.indexes:
             if ix.meta.is_id:
                 return ix

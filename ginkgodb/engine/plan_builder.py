@@ -154,10 +154,13 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     rejected: list = []
     covered = False
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
-    text = _text_search(state, reader, req, ctx, for_write)
+    shortcut = req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write)
+    # `{_id: <plain value>}` names no $text and no near operator: IDHACK without looking for them
+    idhack = shortcut and query.id_key is not None
+    text = None if idhack else _text_search(state, reader, req, ctx, for_write)
     if text is not None:
         return text
-    near = _near_operand(filt)
+    near = None if idhack else _near_operand(filt)
     near_meta = False
     if near is not None:
         from ..query import metadata
@@ -173,10 +176,9 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             with metadata.providing(*metadata.GEO_NEAR):
                 key = compile_sort(req.sort).key
             root = S.SortStage(root, req.sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
-    elif req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write):
-        id_key = query.id_key
-        if id_key is not None:
-            root = S.IdHack(state, reader, id_key)
+    elif shortcut:
+        if idhack:
+            root = S.IdHack(state, reader, query.id_key)
         else:
             root, fast = _fast(state, reader, query, req, ctx)
         if root is not None:
@@ -217,12 +219,15 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root = S.SortStage(root, sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
     built = BuiltPlan(root, plan, rejected, req)
     if reader is not None and hasattr(reader, "depends_on"):
-        ids = _index_ids(plan, root)
-        reader.depends_on(state.meta.id, ids, f"collection {state.meta.ns}")
-        if not explain:
-            if not ids and plan.kind == "IDHACK" and state.id_index is not None:
-                ids = (state.id_index.meta.id,)
-            reader.note_use(ids)
+        if plan.kind == "IDHACK":   # depends on the collection alone: its _id index stays
+            reader.depends_on(state.meta.id, (), state.meta.ns)
+            if not explain and state.id_index is not None:
+                reader.note_use((state.id_index.meta.id,))
+        else:
+            ids = _index_ids(plan, root)
+            reader.depends_on(state.meta.id, ids, state.meta.ns)
+            if not explain:
+                reader.note_use(ids)
     if req.skip:
         if exact and isinstance(root, S.Fetch) and root.matcher is None:
             root.child = S.SkipKeys(root.child, req.skip)  # skip index entries, not fetched documents
@@ -279,7 +284,7 @@ def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optio
     root: Any = text_root(state, reader, tplan, wants, lambda spec: cached_filter(spec, req), ctx)
     plan = QueryPlan("IXSCAN", [IndexPlan(tplan.index.meta, None)] + [p for p in tplan.or_scans])
     if reader is not None and hasattr(reader, "depends_on"):
-        reader.depends_on(state.meta.id, tuple(p.index.id for p in plan.scans), f"collection {state.meta.ns}")
+        reader.depends_on(state.meta.id, tuple(p.index.id for p in plan.scans), state.meta.ns)
     with metadata.providing(metadata.TEXT_SCORE):
         if req.sort:
             from ..query.sort import compile_sort

@@ -15,7 +15,7 @@ from ..query.match import compile_filter
 from . import plan_stages as S
 
 
-@dataclass
+@dataclass(init=False)
 class FindRequest:
     filter: dict = field(default_factory=dict)
     sort: Optional[dict] = None
@@ -36,6 +36,18 @@ class FindRequest:
     geo_near: Any = None               # $geoNear: what to add to each result (GeoNearOutput)
     near_metadata: bool = False        # a near query: the caller reads the geoNearDistance and
     #                                    geoNearPoint fields and removes them (a pipeline)
+
+    def __init__(self, **given: Any) -> None:
+        """Only the fields given are set on the instance, the others are read from the class
+        (every find, update and delete builds one; the generated __init__ assigned all 18)."""
+        if not _REQUEST_FIELDS.issuperset(given):
+            raise TypeError(f"FindRequest has no field {sorted(set(given) - _REQUEST_FIELDS)}")
+        self.__dict__.update(given)
+        if "filter" not in given:
+            self.filter = {}
+
+
+_REQUEST_FIELDS = frozenset(FindRequest.__dataclass_fields__)
 
 
 class BuiltPlan:
@@ -156,7 +168,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
     shortcut = req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write)
     # `{_id: <plain value>}` names no $text and no near operator: IDHACK without looking for them
-    idhack = shortcut and query.id_key is not None
+    id_key = query.id_key if shortcut else None
+    idhack = id_key is not None
     text = None if idhack else _text_search(state, reader, req, ctx, for_write)
     if text is not None:
         return text
@@ -177,8 +190,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
                 key = compile_sort(req.sort).key
             root = S.SortStage(root, req.sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
     elif shortcut:
-        if idhack:
-            root = S.IdHack(state, reader, query.id_key)
+        if id_key is not None:
+            root = S.IdHack(state, reader, id_key)
         else:
             root, fast = _fast(state, reader, query, req, ctx)
         if root is not None:

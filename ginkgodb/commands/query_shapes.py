@@ -45,9 +45,8 @@ def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[]
     aggregate), whose find_key leads to its shape's metrics without calling `shape`). Straight-line on purpose: every
     find runs it. Statistics never fail the operation they describe (as the profiler)."""
     try:
-        engine = ctx.base_engine
-        stats = getattr(engine if engine is not None else ctx.engine, "query_stats", None)
-        if stats is None or not stats.enabled:
+        stats = ctx.base_engine.query_stats    # a handler runs with its base engine set (dispatch)
+        if not stats.enabled:
             return
         micros = (time.perf_counter_ns() - started) // 1000
         ns = cursor.ns
@@ -62,23 +61,25 @@ def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[]
             keys = docs = 0
             chosen = None
         else:
-            keys, docs = plan.keys_examined, plan.docs_examined
+            keys, docs = plan.examined()
             chosen = getattr(plan, "plan", None)   # a BuiltPlan's QueryPlan (its planSummary is made when read)
             if chosen is None:
                 built = getattr(plan, "built", None)   # or what holds one
                 chosen = built.plan if built is not None else None
-        first = reply["cursor"]
         entry = stats.keyed.get(key) if key is not None else None
         if entry is None or entry.evicted:
             entry = stats.entry(key, shape, ns)
         pending = entry.pending      # ShapeMetrics.add, inline: every find runs it
-        pending.append((micros, len(first["firstBatch"]), keys, docs, started))
+        pending.append((micros, cursor.n_returned, keys, docs, started))   # n_returned: batch one's
         if chosen is not None:
             entry.plan = chosen
         if len(pending) >= FOLD_AT:
             entry.fold()
-        if first["id"]:
+        if reply["cursor"]["id"]:
             cursor.query_entry = (entry, keys, docs)
+    except AttributeError:
+        if getattr(ctx.base_engine, "query_stats", None) is not None:
+            log.exception("cannot record the statistics of an operation")
     except Exception:
         log.exception("cannot record the statistics of an operation")
 

@@ -69,6 +69,11 @@ class BuiltPlan:
     def docs_examined(self) -> int:
         return self.root.docs_examined()
 
+    def examined(self) -> tuple[int, int]:
+        """(keys_examined, docs_examined) in one call (every find's statistics read both)."""
+        root = self.root
+        return root.keys_examined(), root.docs_examined()
+
     @property
     def matcher(self) -> Any:
         """The whole filter, compiled (positional `$` needs it even when an index answered)."""

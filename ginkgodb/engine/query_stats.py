@@ -161,7 +161,7 @@ def find_key(ns: str, cmd: Any, filt: Any) -> Optional[tuple]:
     parsed) is equality on plain values, its field names, value types and whether it has a
     limit; None for any other find. A string under an operator key stays in the shape when it
     is a field path (`{$expr: "$a"}`): such filters take the shape's path."""
-    if type(filt) is not dict or not _KEYED_FIND_FIELDS.issuperset(cmd):
+    if not _KEYED_FIND_FIELDS.issuperset(cmd):   # filt: the parsed filter, a dict
         return None
     types = tuple(map(type, filt.values()))
     if not _PLAIN_TYPES.issuperset(types):

@@ -188,7 +188,8 @@ PARAMETERS = ParameterTable([
     # run and the memory of an operation's sandbox, as mongod's parameters of the same names
     Parameter("internalQueryJavaScriptFnTimeoutMillis", 60_000, coerce=_positive_int),
     Parameter("internalQueryJavaScriptHeapSizeLimitMB", 100, coerce=_positive_int),
-    # the queries $queryStats records: -1 all (mongod's default), 0 none, N at most N a second
+    # the queries $queryStats records: -1 all (ginkgodb's default: statistics stay on; mongod's is 0),
+    # 0 none, N at most N a second
     Parameter("internalQueryStatsRateLimit", SETTINGS.query_stats_rate_limit, coerce=_rate_limit,
               on_change=lambda value: setattr(SETTINGS, "query_stats_rate_limit", value)),
     Parameter("logComponentVerbosity", _default_verbosity(), coerce=_merge_verbosity,

@@ -7,7 +7,8 @@ turned into documents only when `$queryStats` reads them. Differences from mongo
 docs/advisor.md lists: regular-expression literals keep their flags (`"?regex/i"`, so the
 advisor can tell case-insensitive searches), and `metrics.planSummary` (the last plan) is a
 ginkgodb extension. Which queries are recorded follows mongod's `internalQueryStatsRateLimit`
-(settings.py): every one by default (-1), none (0), or at most N a second.
+(settings.py): every one (-1, the default here: mongod's is 0, none), none (0), or at most N a
+second.
 The store keeps the `MAX_SHAPES` shapes seen last. It takes no lock: two threads
 recording one shape at the same instant may lose one execution, which advisory statistics
 tolerate better than a lock on every query.

@@ -25,7 +25,7 @@ def client():
 
 
 def test_rate_limit_parameter(client):
-    assert SETTINGS.query_stats_rate_limit == -1       # mongod's default: every query
+    assert SETTINGS.query_stats_rate_limit == -1       # ginkgodb's default: every query (mongod: 0)
     got = client.admin.command({"getParameter": 1, "internalQueryStatsRateLimit": 1})
     assert got["internalQueryStatsRateLimit"] == -1
     was = client.admin.command({"setParameter": 1, "internalQueryStatsRateLimit": 0})

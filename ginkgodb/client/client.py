@@ -37,6 +37,10 @@ class MongoClient(PymongoCursorHooks, SettingsHolder):
         javascript_enabled = bool(kwargs.pop("javascriptEnabled", True))
         # the codec of collections created without storageEngine (`ginkgodb serve --storageCompression`)
         compression = kwargs.pop("storageCompression", None)
+        # workload statistics ($queryStats, top, query analyzers), on by default; queryStats=False
+        # turns them off for the data directory's engine (setParameter internalQueryStatsRateLimit: 0
+        # stops $queryStats alone, process-wide)
+        query_stats = bool(kwargs.pop("queryStats", True))
         # `port` names no server here; it is accepted and unused so that libraries that always
         # pass one (MongoEngine's connect passes 27017) work with mongo_client_class=MongoClient
         if connect is not None:
@@ -49,6 +53,8 @@ class MongoClient(PymongoCursorHooks, SettingsHolder):
         self._engine_key: Optional[str] = None
         if channel is None:
             self._engine, self._engine_key = engines.acquire(settings.path, compression)
+            if not query_stats and getattr(self._engine, "query_stats", None) is not None:
+                self._engine.query_stats.enabled = False
             channel = EngineChannel(self._engine, javascript_enabled)
         self._runner = CommandRunner(channel, self)
 

@@ -5,6 +5,7 @@ from ..engine import FindRequest
 from ..errors import CommandError, ErrorCode
 from .context import CommandContext
 from .declare import Args, Target, command, doc, ignored, integer, on_collection, string, value
+from .query_shapes import note_sampled
 from .replies import explain_reply
 
 
@@ -15,6 +16,7 @@ from .replies import explain_reply
 def count(ctx: CommandContext, args: Args) -> dict:
     skip, limit = _skip_limit(args)
     n = ctx.engine.count(args.db, args.coll, args.query, skip, limit, args.hint, ctx, args.collation)
+    note_sampled(ctx, "count", args.db, args.coll, args.query)
     return {"n": n}
 
 
@@ -36,6 +38,7 @@ def explain_count(ctx: CommandContext, args: Args, verbosity: str) -> dict:
          target=Target.COLLECTION, privileges=(on_collection("find"),))
 def distinct(ctx: CommandContext, args: Args) -> dict:
     values = ctx.engine.distinct(args.db, args.coll, args.key, args.query, ctx, args.collation, args.hint)
+    note_sampled(ctx, "distinct", args.db, args.coll, args.query)
     return {"values": values}
 
 

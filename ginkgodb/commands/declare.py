@@ -167,7 +167,10 @@ class CommandSpec:
         # what parse needs, worked out once: every command runs through it
         accepted = [f for f in self.fields.values() if f.use is Use.ACCEPTED]
         self._defaults = {f.attr: f.default for f in accepted}
-        self._by_name = {f.name: (f, f.attr) for f in self.fields.values()}
+        #: name -> (attribute, reader, accepted, field): parse's one lookup per field sent
+        self._by_name = {f.name: (f.attr, f.read, f.use is Use.ACCEPTED, f) for f in self.fields.values()}
+        # parse skips the command's own field when no declaration names it
+        assert not {self.name, *self.aliases} & self._by_name.keys(), f"{self.name} declares its own field"
         self._required = [f for f in accepted if f.required]
 
     def parse(self, cmd: Mapping, name: Optional[str] = None) -> Args:
@@ -180,15 +183,13 @@ class CommandSpec:
         values.update(self._defaults)
         by_name, open_fields = self._by_name, self.open_fields
         for key in cmd:  # one pass over what was sent, in its order (as mongod's IDL parser)
-            if key == name:
-                continue
             found = by_name.get(key)
-            if found is None:
-                if open_fields or key in generic:
+            if found is None:   # the command's own field (no declaration names it), or generic
+                if key == name or open_fields or key in generic:
                     continue
                 raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{name}.{key}' is an unknown field.")
-            f, attr = found
-            if f.use is not Use.ACCEPTED:
+            attr, read, accepted, f = found
+            if not accepted:
                 if f.use is Use.UNIMPLEMENTED:
                     raise CommandError(ErrorCode.NotImplemented,
                                        f"{name} with '{f.name}' is not supported by ginkgodb"
@@ -197,7 +198,7 @@ class CommandSpec:
             raw = cmd[key]
             if raw is None and not f.required:
                 continue
-            v = f.read(cmd, key, name) if f.read is not None else raw
+            v = read(cmd, key, name) if read is not None else raw
             if v is not None:
                 values[attr] = v
         for f in self._required:

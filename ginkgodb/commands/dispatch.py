@@ -11,6 +11,7 @@ operation's deadline. A member's replies carry its cluster time.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any, Optional
@@ -33,9 +34,10 @@ from .replica_set import member_of
 from .replies import ErrmsgOnlyFailure
 from .server_parameters import script_settings, test_commands_enabled
 from .shard_versions import versioned_request
-from .transactions import enter
+from .transactions import PLAIN_SCOPE, enter, unscoped
 
 log = logging.getLogger("ginkgodb.commands")
+_UNVERSIONED = contextlib.nullcontext()   # a command a router did not send (no shardVersion)
 
 _STORAGE_CODES = {
     "map_full": (ErrorCode.OperationFailed, "storage is full: {}"),
@@ -78,6 +80,12 @@ def _in_scope(ctx: CommandContext, spec: Any, cmd: Mapping[str, Any], args: Any)
     if ctx.transaction is not None:  # nested: already inside a command's scope
         return spec.handler(ctx, args)
     base = ctx.engine
+    if unscoped(spec.name, cmd):   # no session, transaction or snapshot: the engine itself
+        ctx.transaction, ctx.base_engine = PLAIN_SCOPE, base
+        try:
+            return spec.handler(ctx, args)
+        finally:
+            ctx.transaction = None
     scope = enter(ctx, spec, cmd)
     with scope:
         ctx.engine, ctx.transaction, ctx.base_engine = scope.engine, scope, base
@@ -139,7 +147,8 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
             if getattr(ctx.engine, "fsync_locked", False) and writes_data(cmd):
                 ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
             # running: what the query layer's loops and regex matches check
-            with running(ctx), bind_scripts(lambda: script_settings(ctx)), versioned_request(cmd):
+            versioned = versioned_request(cmd) if "shardVersion" in cmd else _UNVERSIONED
+            with running(ctx), bind_scripts(lambda: script_settings(ctx)), versioned:
                 reply = _in_scope(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved

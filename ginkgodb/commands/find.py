@@ -99,7 +99,7 @@ def find(ctx: CommandContext, args: Args) -> dict:
     reply = first_batch(ctx, cursor, size, args.single_batch, args.cmd)
     note_first(ctx, cursor, reply, lambda: find_shape(args.db, args.coll, req.filter, req.sort, req.projection,
                                                       req.skip, req.limit, req.hint, req.collation), started,
-               req.filter)
+               req.filter, args.cmd)
     return reply
 
 

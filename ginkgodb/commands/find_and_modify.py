@@ -6,6 +6,7 @@ from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .context import CommandContext
 from .declare import Args, Target, array, boolean, command, doc, let, on_collection, value
+from .query_shapes import note_sampled
 from .replies import explain_reply
 from .write import finish
 
@@ -17,7 +18,9 @@ from .write import finish
          target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
          privileges=(on_collection("find", "update", "remove", "insert"),))
 def find_and_modify(ctx: CommandContext, args: Args) -> dict:
-    body = ctx.engine.find_and_modify(args.db, args.coll, parse_request(args), args.bypass_document_validation)
+    req = parse_request(args)
+    body = ctx.engine.find_and_modify(args.db, args.coll, req, args.bypass_document_validation)
+    note_sampled(ctx, "findAndModify", args.db, args.coll, req.query, req.update)
     return finish(ctx, args.cmd, None, body)
 
 

@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..engine import QUERY_STATS_FOLD_AT as FOLD_AT
+from ..engine import SETTINGS, find_key
 from .context import CommandContext
 
 log = logging.getLogger("ginkgodb.query_stats")
@@ -36,39 +38,50 @@ def _store(ctx: CommandContext) -> Any:
 QUERIES, GETMORE, INSERT, UPDATE, REMOVE, COMMANDS = range(6)
 
 
-@_never_fails
 def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[], tuple], started: int,
-               filt: Any = None) -> None:
+               filt: Any = None, layout: Any = None) -> None:
     """A find or aggregate ran its first batch (`started`: time.perf_counter_ns() at its start;
-    `filt`: the filter a query analyzer samples)."""
-    engine = ctx.base_engine if ctx.base_engine is not None else ctx.engine
-    stats = getattr(engine, "query_stats", None)
-    if stats is None or not stats.enabled:
-        return
-    micros = (time.perf_counter_ns() - started) // 1000
-    ns = cursor.ns
-    row = stats.top.get(ns)
-    if row is None:
-        stats.count_op(ns, QUERIES, micros)
-    else:
-        cell = row[QUERIES]
-        cell[0] += micros
-        cell[1] += 1
-    if stats.analyzers:
-        stats.sample(ns, "find" if filt is not None else "aggregate", filt if filt is not None else {})
-    plan = cursor.stats
-    if plan is None:
-        keys = docs = 0
-        chosen = None
-    else:
-        keys, docs = plan.keys_examined, plan.docs_examined
-        chosen = getattr(plan, "plan", None)   # a BuiltPlan's QueryPlan (its planSummary is made when read)
-        if chosen is None:
-            built = getattr(plan, "built", None)   # or what holds one
-            chosen = built.plan if built is not None else None
-    entry = stats.record(shape(), micros, len(reply["cursor"]["firstBatch"]), keys, docs, chosen)
-    if reply["cursor"]["id"]:
-        cursor.query_entry = (entry, keys, docs)
+    `filt`: the filter a query analyzer samples; `layout`: a find's command (None: an
+    aggregate), whose find_key leads to its shape's metrics without calling `shape`). Straight-line on purpose: every
+    find runs it. Statistics never fail the operation they describe (as the profiler)."""
+    try:
+        stats = ctx.base_engine.query_stats    # a handler runs with its base engine set (dispatch)
+        if not stats.enabled:
+            return
+        micros = (time.perf_counter_ns() - started) // 1000
+        ns = cursor.ns
+        if stats.analyzers:
+            stats.sample(ns, "find" if layout is not None else "aggregate", filt if filt is not None else {})
+        if SETTINGS.query_stats_rate_limit >= 0 and not stats.admit():
+            stats.count_op(ns, QUERIES, micros)   # `top` counts every query; recorded ones when folded
+            return
+        key = find_key(ns, layout, filt) if layout is not None else None
+        plan = cursor.stats
+        if plan is None:
+            keys = docs = 0
+            chosen = None
+        else:
+            keys, docs = plan.examined()
+            chosen = getattr(plan, "plan", None)   # a BuiltPlan's QueryPlan (its planSummary is made when read)
+            if chosen is None:
+                built = getattr(plan, "built", None)   # or what holds one
+                chosen = built.plan if built is not None else None
+        entry = stats.keyed.get(key) if key is not None else None
+        if entry is None or entry.evicted:
+            entry = stats.entry(key, shape, ns)
+        pending = entry.pending      # ShapeMetrics.add, inline: every find runs it
+        pending.append((micros, cursor.n_returned, keys, docs, started))   # n_returned: batch one's
+        if chosen is not None:
+            entry.plan = chosen
+        if len(pending) >= FOLD_AT:
+            entry.fold()
+        if reply["cursor"]["id"]:
+            cursor.query_entry = (entry, keys, docs)
+    except AttributeError:
+        if getattr(ctx.base_engine, "query_stats", None) is not None:
+            log.exception("cannot record the statistics of an operation")
+    except Exception:
+        log.exception("cannot record the statistics of an operation")
 
 
 @_never_fails
@@ -88,16 +101,36 @@ def note_more(ctx: CommandContext, cursor: Any, returned: int, started: int) -> 
     cursor.query_entry = (entry, keys, docs)
 
 
-@_never_fails
-def note_write(ctx: CommandContext, kind: int, db: str, coll: Any, filters: Any, started: int) -> None:
-    """An insert, update or delete command (`filters`: its statements' (filter, update, multi),
-    for a query analyzer)."""
+def note_write(ctx: CommandContext, kind: int, db: str, coll: Any, statements: Any, started: int) -> None:
+    """An insert, update or delete command (`statements`: its UpdateStatements or
+    DeleteStatements, whose filters a query analyzer samples). Never fails the write."""
+    try:
+        engine = ctx.base_engine
+        stats = getattr(engine if engine is not None else ctx.engine, "query_stats", None)
+        if stats is None or not stats.enabled:
+            return
+        ns = f"{db}.{coll}"
+        stats.count_op(ns, kind, (time.perf_counter_ns() - started) // 1000)
+        if stats.analyzers and ns in stats.analyzers:
+            if kind == UPDATE:
+                for st in statements:
+                    stats.sample(ns, "update", st.q, st.u, st.multi)
+            else:
+                for st in statements:
+                    stats.sample(ns, "delete", st.q, None, st.limit == 0)
+    except Exception:
+        log.exception("cannot record the statistics of an operation")
+
+
+def note_sampled(ctx: CommandContext, command: str, db: str, coll: Any, filt: Any, update: Any = None) -> None:
+    """count, distinct and findAndModify: what a query analyzer samples of them (mongod 7.0
+    samples these beside find, aggregate, update and delete)."""
     stats = _store(ctx)
-    if stats is None:
+    if stats is None or not stats.analyzers:
         return
     ns = f"{db}.{coll}"
-    stats.count_op(ns, kind, (time.perf_counter_ns() - started) // 1000)
-    if stats.analyzers and ns in stats.analyzers:
-        name = "update" if kind == UPDATE else "delete"
-        for f, update, multi in filters:
-            stats.sample(ns, name, f, update, multi)
+    if ns in stats.analyzers:
+        try:
+            stats.sample(ns, command, filt if filt is not None else {}, update, False)
+        except Exception:
+            log.exception("cannot sample a query")

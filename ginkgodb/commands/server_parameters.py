@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..engine import monitor_sleep, set_monitor_sleep
+from ..engine import SETTINGS, monitor_sleep, set_monitor_sleep
 from ..errors import CommandError, ErrorCode
 from ..query.js import ScriptSettings
 from ..query.knobs import KNOBS
@@ -153,6 +153,13 @@ def _positive_int(value: Any) -> int:
     return int(value)
 
 
+def _rate_limit(value: Any) -> int:
+    """internalQueryStatsRateLimit: an integer, -1 (no limit) or more."""
+    if isinstance(value, bool) or not is_number(value) or int(value) != value or int(value) < -1:
+        raise ValueError
+    return int(value)
+
+
 def _iterations(value: Any) -> int:
     """mongod's floor for SCRAM iteration counts."""
     count = _positive_int(value)
@@ -181,6 +188,10 @@ PARAMETERS = ParameterTable([
     # run and the memory of an operation's sandbox, as mongod's parameters of the same names
     Parameter("internalQueryJavaScriptFnTimeoutMillis", 60_000, coerce=_positive_int),
     Parameter("internalQueryJavaScriptHeapSizeLimitMB", 100, coerce=_positive_int),
+    # the queries $queryStats records: -1 all (ginkgodb's default: statistics stay on; mongod's is 0),
+    # 0 none, N at most N a second
+    Parameter("internalQueryStatsRateLimit", SETTINGS.query_stats_rate_limit, coerce=_rate_limit,
+              on_change=lambda value: setattr(SETTINGS, "query_stats_rate_limit", value)),
     Parameter("logComponentVerbosity", _default_verbosity(), coerce=_merge_verbosity,
               on_change=_apply_verbosity),
     Parameter("logLevel", 0, coerce=_log_level, on_change=_apply_log_level),

@@ -84,6 +84,19 @@ def _end(engine: Any, session: Any, state: TxnState) -> None:
     session.state = state
 
 
+#: the fields that put a command in a scope other than the engine itself (a snapshot read
+#: concern among readConcern's)
+_SCOPE_FIELDS = frozenset({"lsid", "txnNumber", "autocommit", "startTransaction", "readConcern"})
+#: the scope of a command that has none of them: the engine, no session
+PLAIN_SCOPE = Scope(None)
+
+
+def unscoped(name: str, cmd: Mapping[str, Any]) -> bool:
+    """Whether `enter` would give the command the engine itself and nothing to do at its end
+    (most embedded commands): no session field, no read concern, not a transaction's finisher."""
+    return _SCOPE_FIELDS.isdisjoint(cmd) and name not in FINISHERS
+
+
 def enter(ctx: CommandContext, spec: CommandSpec, cmd: Mapping[str, Any]) -> Scope:
     engine = ctx.engine
     lsid = cmd.get("lsid")

@@ -95,7 +95,7 @@ def update(ctx: CommandContext, args: Args) -> dict:
     statements = [parse_update_statement(st, args.let) for st in _statements(args, "updates")]
     started = time.perf_counter_ns()
     outcome = ctx.engine.update(args.db, args.coll, statements, args.ordered, args.bypass_document_validation)
-    note_write(ctx, UPDATE, args.db, args.coll, [(st.q, st.u, st.multi) for st in statements], started)
+    note_write(ctx, UPDATE, args.db, args.coll, statements, started)
     body: dict = {"n": outcome.n, "nModified": outcome.n_modified}
     if outcome.upserted:
         body["upserted"] = outcome.upserted
@@ -135,7 +135,7 @@ def delete(ctx: CommandContext, args: Args) -> dict:
     statements = [parse_delete_statement(st, args.let) for st in _statements(args, "deletes")]
     started = time.perf_counter_ns()
     outcome = ctx.engine.delete(args.db, args.coll, statements, args.ordered)
-    note_write(ctx, REMOVE, args.db, args.coll, [(st.q, None, st.limit == 0) for st in statements], started)
+    note_write(ctx, REMOVE, args.db, args.coll, statements, started)
     return finish(ctx, args.cmd, outcome, {"n": outcome.n})
 
 

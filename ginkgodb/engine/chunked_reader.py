@@ -54,9 +54,10 @@ class ChunkedReader:
         self.txn = snap
         self.catalog = catalog
 
-    def depends_on(self, coll_id: int, index_ids: tuple[int, ...], what: str) -> None:
-        """The plan reads this collection (and these indexes): later batches check they remain."""
-        self._depends = (coll_id, index_ids, what)
+    def depends_on(self, coll_id: int, index_ids: tuple[int, ...], ns: str) -> None:
+        """The plan reads this collection (namespace `ns`) and these indexes: later batches
+        check they remain."""
+        self._depends = (coll_id, index_ids, ns)
 
     def note_use(self, index_ids: tuple[int, ...]) -> None:
         """An operation runs through these indexes: one access each for `$indexStats`."""
@@ -67,10 +68,10 @@ class ChunkedReader:
     def _check_still_valid(self, catalog: Any) -> None:
         if self._depends is None:
             return
-        coll_id, index_ids, what = self._depends
+        coll_id, index_ids, ns = self._depends
         if not catalog.has_ids(coll_id, index_ids):
             raise CommandError(ErrorCode.QueryPlanKilled,
-                               f"PlanExecutor error during find command :: caused by :: {what} "
+                               f"PlanExecutor error during find command :: caused by :: collection {ns} "
                                "was dropped or renamed while the query was running")
 
     def close(self) -> None:

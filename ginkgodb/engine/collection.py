@@ -6,6 +6,7 @@ What changes with the data rather than the catalog (counts, capped totals) is in
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any, Optional
 
@@ -20,7 +21,7 @@ class Collection:
     """One collection's index access methods, shortcut-planner map and validator."""
 
     __slots__ = ("meta", "record_prefix", "indexes", "index_map", "capped", "codec", "clustered", "rids",
-                 "__dict__")
+                 "record_key", "__dict__")
 
     def __init__(self, meta: CollectionMeta) -> None:
         from ..planner.fast import IndexMap
@@ -29,6 +30,8 @@ class Collection:
         # a clustered collection keys its records by _id (clustered.py): its record ids are bytes
         self.clustered = "clusteredIndex" in meta.options
         self.rids = CLUSTERED_RIDS if self.clustered else INT_RIDS
+        #: the key of the record with this id (the record id strategy's, with the prefix bound)
+        self.record_key: Callable[[Any], bytes] = self.rids.record_key_of(self.record_prefix)
         self.indexes: list[IndexEntries] = [self._access(ix) for ix in meta.indexes]
         self.index_map = IndexMap(list(meta.indexes))
         self.capped = bool(meta.options.get("capped"))
@@ -42,8 +45,9 @@ class Collection:
     def ns(self) -> str:
         return self.meta.ns
 
-    @property
+    @cached_property
     def id_index(self) -> Optional[IndexEntries]:
+        """The _id index (or a clustered collection's): looked up once, the handle is immutable."""
         for ix in self.indexes:
             if ix.meta.is_id:
                 return ix
@@ -64,9 +68,6 @@ class Collection:
         runtime = access_method(ix, self.meta.ns)
         runtime.rids = CLUSTERED_RIDS
         return runtime
-
-    def record_key(self, rid: Any) -> bytes:
-        return self.rids.record_key(self.record_prefix, rid)
 
     def rid_of_record_key(self, key: bytes) -> Any:
         return self.rids.of_record_key(key)

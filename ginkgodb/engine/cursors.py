@@ -45,6 +45,10 @@ class PlanStats:
     def plan_summary(self) -> Optional[str]:
         return self.built.plan_summary if self.built is not None else None
 
+    def examined(self) -> tuple[int, int]:
+        """(keys_examined, docs_examined)."""
+        return self.built.examined() if self.built is not None else (0, 0)
+
 
 class ServerCursor:
     def __init__(self, ns: str, docs: Iterator[RawBSONDocument], reader: Any, *,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import struct
+from collections import defaultdict
 from typing import Any, Optional
 
 from . import layout
@@ -33,14 +34,14 @@ class IndexUsage:
     __slots__ = ("ops", "since", "_started")
 
     def __init__(self) -> None:
-        self.ops: dict[int, int] = {}
+        self.ops: defaultdict[int, int] = defaultdict(int)
         self.since: dict[int, int] = {}
         self._started = _now_ms()
 
     def note(self, index_ids: tuple[int, ...]) -> None:
         ops = self.ops
         for i in index_ids:
-            ops[i] = ops.get(i, 0) + 1
+            ops[i] += 1
 
     def accesses(self, index_id: int) -> dict:
         """`{ops, since}` as `$indexStats` shows it."""

@@ -6,6 +6,7 @@ migration instead.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any, Optional
 
 FORMAT_VERSION = 1
@@ -58,8 +59,8 @@ def index_prefix(index_id: int) -> bytes:
     return INDEX + _U32.pack(index_id)
 
 
-def rid_bytes(rid: int) -> bytes:
-    return _U64.pack(rid)
+#: a record id's 8 bytes (the struct's own pack: no Python frame, every record key is one)
+rid_bytes: Callable[[int], bytes] = _U64.pack
 
 
 def rid_from_entry(key: bytes) -> int:

@@ -15,7 +15,7 @@ from ..query.match import compile_filter
 from . import plan_stages as S
 
 
-@dataclass
+@dataclass(init=False)
 class FindRequest:
     filter: dict = field(default_factory=dict)
     sort: Optional[dict] = None
@@ -37,6 +37,18 @@ class FindRequest:
     near_metadata: bool = False        # a near query: the caller reads the geoNearDistance and
     #                                    geoNearPoint fields and removes them (a pipeline)
 
+    def __init__(self, **given: Any) -> None:
+        """Only the fields given are set on the instance, the others are read from the class
+        (every find, update and delete builds one; the generated __init__ assigned all 18)."""
+        if not _REQUEST_FIELDS.issuperset(given):
+            raise TypeError(f"FindRequest has no field {sorted(set(given) - _REQUEST_FIELDS)}")
+        self.__dict__.update(given)
+        if "filter" not in given:
+            self.filter = {}
+
+
+_REQUEST_FIELDS = frozenset(FindRequest.__dataclass_fields__)
+
 
 class BuiltPlan:
     """The stages of one query, with its plan for explain and its filter compiled on demand."""
@@ -56,6 +68,11 @@ class BuiltPlan:
     @property
     def docs_examined(self) -> int:
         return self.root.docs_examined()
+
+    def examined(self) -> tuple[int, int]:
+        """(keys_examined, docs_examined) in one call (every find's statistics read both)."""
+        root = self.root
+        return root.keys_examined(), root.docs_examined()
 
     @property
     def matcher(self) -> Any:
@@ -154,10 +171,14 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     rejected: list = []
     covered = False
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
-    text = _text_search(state, reader, req, ctx, for_write)
+    shortcut = req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write)
+    # `{_id: <plain value>}` names no $text and no near operator: IDHACK without looking for them
+    id_key = query.id_key if shortcut else None
+    idhack = id_key is not None
+    text = None if idhack else _text_search(state, reader, req, ctx, for_write)
     if text is not None:
         return text
-    near = _near_operand(filt)
+    near = None if idhack else _near_operand(filt)
     near_meta = False
     if near is not None:
         from ..query import metadata
@@ -173,8 +194,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             with metadata.providing(*metadata.GEO_NEAR):
                 key = compile_sort(req.sort).key
             root = S.SortStage(root, req.sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
-    elif req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write):
-        id_key = query.id_key
+    elif shortcut:
         if id_key is not None:
             root = S.IdHack(state, reader, id_key)
         else:
@@ -217,12 +237,15 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root = S.SortStage(root, sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
     built = BuiltPlan(root, plan, rejected, req)
     if reader is not None and hasattr(reader, "depends_on"):
-        ids = _index_ids(plan, root)
-        reader.depends_on(state.meta.id, ids, f"collection {state.meta.ns}")
-        if not explain:
-            if not ids and plan.kind == "IDHACK" and state.id_index is not None:
-                ids = (state.id_index.meta.id,)
-            reader.note_use(ids)
+        if plan.kind == "IDHACK":   # depends on the collection alone: its _id index stays
+            reader.depends_on(state.meta.id, (), state.meta.ns)
+            if not explain and state.id_index is not None:
+                reader.note_use((state.id_index.meta.id,))
+        else:
+            ids = _index_ids(plan, root)
+            reader.depends_on(state.meta.id, ids, state.meta.ns)
+            if not explain:
+                reader.note_use(ids)
     if req.skip:
         if exact and isinstance(root, S.Fetch) and root.matcher is None:
             root.child = S.SkipKeys(root.child, req.skip)  # skip index entries, not fetched documents
@@ -279,7 +302,7 @@ def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optio
     root: Any = text_root(state, reader, tplan, wants, lambda spec: cached_filter(spec, req), ctx)
     plan = QueryPlan("IXSCAN", [IndexPlan(tplan.index.meta, None)] + [p for p in tplan.or_scans])
     if reader is not None and hasattr(reader, "depends_on"):
-        reader.depends_on(state.meta.id, tuple(p.index.id for p in plan.scans), f"collection {state.meta.ns}")
+        reader.depends_on(state.meta.id, tuple(p.index.id for p in plan.scans), state.meta.ns)
     with metadata.providing(metadata.TEXT_SCORE):
         if req.sort:
             from ..query.sort import compile_sort

@@ -5,11 +5,18 @@ A query's shape is its command with every literal replaced by its type (`{a: 5}`
 Shapes are built as nested tuples (hashable, so the store is one dict lookup per query) and
 turned into documents only when `$queryStats` reads them. Differences from mongod, which
 docs/advisor.md lists: regular-expression literals keep their flags (`"?regex/i"`, so the
-advisor can tell case-insensitive searches), every shape is recorded (mongod samples with
-`internalQueryStatsRateLimit`), and `metrics.planSummary` (the last plan) is a ginkgodb extension.
-The store keeps the most recently used `MAX_SHAPES` shapes. It takes no lock: two threads
+advisor can tell case-insensitive searches), and `metrics.planSummary` (the last plan) is a
+ginkgodb extension. Which queries are recorded follows mongod's `internalQueryStatsRateLimit`
+(settings.py): every one (-1, the default here: mongod's is 0, none), none (0), or at most N a
+second.
+The store keeps the `MAX_SHAPES` shapes seen last. It takes no lock: two threads
 recording one shape at the same instant may lose one execution, which advisory statistics
 tolerate better than a lock on every query.
+
+Cost per query (bench/results/query-stats-cost.md): the commonest finds (equality on plain
+values, no other option) are keyed by their field layout (`find_key`), and the key leads
+straight to the shape's metrics (`QueryStats.entry`), so such a find neither rebuilds its shape
+nor hashes it.
 """
 from __future__ import annotations
 
@@ -27,6 +34,8 @@ import bson
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.regex import Regex
+
+from .settings import SETTINGS
 
 MAX_SHAPES = 5000
 
@@ -136,30 +145,37 @@ def stage_shape(stage: Mapping) -> tuple:
     return (_DOC, ((name, _value_shape(spec)),))
 
 
-_SIMPLE_SHAPES: dict[tuple, tuple] = {}
-_SIMPLE_SHAPES_MAX = 4096
+_PLAIN_TYPES = frozenset(_TYPE_NAMES)
+
+
+#: the find fields a find key may be taken with: none of them is in the shape (limit: whether
+#: there is one), so a find naming only these has its shape fixed by its filter's layout
+_KEYED_FIND_FIELDS = frozenset({
+    "find", "filter", "limit", "batchSize", "singleBatch", "noCursorTimeout", "allowDiskUse", "comment",
+    "maxTimeMS", "readConcern", "lsid", "txnNumber", "$db", "$clusterTime", "$readPreference", "apiVersion",
+    "apiStrict", "apiDeprecationErrors"})
+
+
+def find_key(ns: str, cmd: Any, filt: Any) -> Optional[tuple]:
+    """A key that determines a find's shape without building it: for a find command `cmd` on
+    `ns` naming no field of the shape but its filter and limit, and whose filter (`filt`, as
+    parsed) is equality on plain values, its field names, value types and whether it has a
+    limit; None for any other find. A string under an operator key stays in the shape when it
+    is a field path (`{$expr: "$a"}`): such filters take the shape's path."""
+    if not _KEYED_FIND_FIELDS.issuperset(cmd):   # filt: the parsed filter, a dict
+        return None
+    types = tuple(map(type, filt.values()))
+    if not _PLAIN_TYPES.issuperset(types):
+        return None
+    names = tuple(filt)
+    if str in types and "\0$" in "\0" + "\0".join(names):   # field names hold no NUL
+        return None
+    return (ns, names, types, bool(cmd.get("limit")))
 
 
 def find_shape(db: str, coll: Optional[str], filt: Mapping, sort: Any, projection: Any, skip: int, limit: int,
                hint: Any, collation: Any) -> tuple:
-    """The shape of a find. Equality filters on plain values with no other option (the most
-    frequent finds) are looked up by their field names and value types."""
-    if not (sort or projection or skip or hint or collation) and type(filt) is dict:
-        types = tuple(map(type, filt.values()))
-        if all(t in _TYPE_NAMES for t in types):
-            key = (db, coll, tuple(filt), types, bool(limit))
-            shape = _SIMPLE_SHAPES.get(key)
-            if shape is None:
-                shape = _find_shape(db, coll, filt, sort, projection, skip, limit, hint, collation)
-                if len(_SIMPLE_SHAPES) >= _SIMPLE_SHAPES_MAX:
-                    _SIMPLE_SHAPES.clear()
-                _SIMPLE_SHAPES[key] = shape
-            return shape
-    return _find_shape(db, coll, filt, sort, projection, skip, limit, hint, collation)
-
-
-def _find_shape(db: str, coll: Optional[str], filt: Mapping, sort: Any, projection: Any, skip: int, limit: int,
-                hint: Any, collation: Any) -> tuple:
+    """The shape of a find."""
     parts: list = [("cmdNs", (_DOC, (("db", db), ("coll", coll)))), ("command", "find"),
                    ("filter", filter_shape(filt) if filt else (_DOC, ()))]
     if sort:
@@ -245,14 +261,19 @@ class _Sum:
 class ShapeMetrics:
     __slots__ = ("shape", "_exec_count", "total_micros", "first_response_micros", "docs_returned",
                  "keys_examined", "docs_examined", "last_micros", "first_seen", "latest_seen",
-                 "plan", "_summary", "pending")
+                 "plan", "_summary", "pending", "evicted", "top_cell")
 
     def __init__(self, shape: tuple) -> None:
         self.shape = shape
+        self.evicted = False     # left the store: a find key that leads here must look again
+        #: the `top` queries cell ([micros, count]) of the shape's namespace: executions reach
+        #: `top` when they are folded, so a recorded find touches one structure
+        self.top_cell: Optional[list[int]] = None
         self._exec_count = 0
-        #: executions not yet added to the metrics: (micros, returned, keys, docs) each; folded
-        #: in bulk (FOLD_AT at a time, or when read), so an execution costs one append
-        self.pending: list[tuple[int, int, int, int]] = []
+        #: executions not yet added to the metrics: (micros, returned, keys, docs, started) each
+        #: (started: time.perf_counter_ns() at its start); folded in bulk (FOLD_AT at a time, or
+        #: when read), so an execution costs one append
+        self.pending: list[tuple[int, int, int, int, int]] = []
         self.total_micros, self.first_response_micros = _Sum(), _Sum()
         self.docs_returned, self.keys_examined, self.docs_examined = _Sum(), _Sum(), _Sum()
         self.last_micros = 0
@@ -275,13 +296,29 @@ class ShapeMetrics:
         if not pending:
             return
         self.pending = []    # swapped, not cleared: a thread appending meanwhile is not counted twice
-        micros, returned, keys, docs = zip(*pending)
+        micros, returned, keys, docs, started = zip(*pending)
         self._exec_count += len(pending)
+        cell = self.top_cell
+        if cell is not None:
+            cell[0] += sum(micros)
+            cell[1] += len(pending)
+        self.last_micros = micros[-1]
+        self.latest_seen = max(self.latest_seen, wall_clock(started[-1]) + micros[-1] / 1e6)
         self.total_micros.fold(micros)
         self.first_response_micros.fold(micros)
         self.docs_returned.fold(returned)
         self.keys_examined.fold(keys)
         self.docs_examined.fold(docs)
+
+    def add(self, micros: int, returned: int, keys: int, docs: int, started: int, plan: Any) -> None:
+        """One execution (`started`: its time.perf_counter_ns()): one append, the metrics are
+        folded FOLD_AT at a time, or when read."""
+        pending = self.pending
+        pending.append((micros, returned, keys, docs, started))
+        if len(pending) >= FOLD_AT:
+            self.fold()
+        if plan is not None:
+            self.plan = plan
 
     @property
     def plan_summary(self) -> Optional[str]:
@@ -321,6 +358,15 @@ FOLD_AT = 256
 _SUMS = ("total_micros", "first_response_micros", "docs_returned", "keys_examined", "docs_examined")
 
 
+#: time.time() - time.perf_counter_ns() / 1e9 when the module loaded
+_WALL_OFFSET = time.time() - time.perf_counter_ns() / 1e9
+
+
+def wall_clock(perf_ns: int) -> float:
+    """The time.time() of a time.perf_counter_ns() reading (to the clock's drift since start)."""
+    return _WALL_OFFSET + perf_ns / 1e9
+
+
 def _utc(t: float) -> datetime.datetime:
     """mongod's dates have millisecond precision."""
     d = datetime.datetime.fromtimestamp(t, datetime.UTC).replace(tzinfo=None)
@@ -334,7 +380,12 @@ class QueryStats:
 
     def __init__(self) -> None:
         self.shapes: dict[tuple, ShapeMetrics] = {}
+        #: find_key -> the metrics of its shape (an evicted entry is looked up again)
+        self.keyed: dict[tuple, ShapeMetrics] = {}
+        #: False: nothing is recorded (`MongoClient(queryStats=False)`, `serve --noQueryStats`)
         self.enabled = True
+        self._second = 0      # the rate limit's current second and the queries admitted in it
+        self._admitted = 0
         self.top: dict[str, list[list[int]]] = {}        # ns -> per TOP_KINDS [micros, count]
         self.analyzers: dict[str, dict] = {}             # ns -> {mode, samplesPerSecond}
         #: ns -> [(command, filter, update or None, multi)]
@@ -376,13 +427,23 @@ class QueryStats:
             self.shapes.clear()
             self.top.clear()
 
-    def count_op(self, ns: str, kind: int, micros: int) -> None:
+    def top_row(self, ns: str) -> list[list[int]]:
+        """`top`'s cells of a namespace ([micros, count] per TOP_KINDS), created if new."""
         row = self.top.get(ns)
         if row is None:
             row = self.top[ns] = [[0, 0] for _ in TOP_KINDS]
-        cell = row[kind]
+        return row
+
+    def count_op(self, ns: str, kind: int, micros: int) -> None:
+        row = self.top.get(ns)
+        cell = (row if row is not None else self.top_row(ns))[kind]
         cell[0] += micros
         cell[1] += 1
+
+    def fold_all(self) -> None:
+        """Every shape's pending executions into its metrics and `top` (before either is read)."""
+        for entry in list(self.shapes.values()):
+            entry.fold()
 
     def sample(self, ns: str, command: str, filt: Any, update: Any = None, multi: bool = False) -> None:
         """A query on a namespace an analyzer samples, at most `samplesPerSecond` a second
@@ -402,28 +463,53 @@ class QueryStats:
             kept.pop(0)
         kept.append((command, dict(filt), update, multi))
 
-    def record(self, shape: tuple, micros: int, returned: int, keys: int, docs: int,
-               plan: Any) -> ShapeMetrics:
-        """One execution; `plan`: the planner's QueryPlan (its planSummary is made when read).
-        Straight-line on purpose: this runs for every find and aggregate. The store evicts the
-        oldest shapes first (by first execution)."""
+    def admit(self) -> bool:
+        """Whether the rate limit lets this query be recorded (callers skip the call when
+        SETTINGS.query_stats_rate_limit is -1, the default)."""
+        limit = SETTINGS.query_stats_rate_limit
+        if limit < 0:
+            return True
+        if limit == 0:
+            return False
+        now = int(time.monotonic())
+        if now != self._second:
+            self._second, self._admitted = now, 0
+        if self._admitted >= limit:
+            return False
+        self._admitted += 1
+        return True
+
+    def entry(self, key: Optional[tuple], shape: Any, ns: str) -> ShapeMetrics:
+        """The metrics of a query's shape on `ns`, whose executions count in `top` when folded:
+        through its find key when it has one, else (and on the key's first use) built by
+        `shape()` and looked up."""
+        if key is not None:
+            entry = self.keyed.get(key)
+            if entry is not None and not entry.evicted:
+                return entry
+        entry = self.shaped(shape())
+        if entry.top_cell is None:
+            entry.top_cell = self.top_row(ns)[0]     # TOP_KINDS[0]: queries
+        if key is not None:
+            keyed = self.keyed
+            if len(keyed) >= MAX_SHAPES:
+                keyed.clear()
+            keyed[key] = entry
+        return entry
+
+    def shaped(self, shape: tuple) -> ShapeMetrics:
+        """The metrics of a shape, created (evicting the oldest by first execution) if new."""
         shapes = self.shapes
         entry = shapes.get(shape)
         if entry is None:
             if len(shapes) >= MAX_SHAPES:
                 oldest = next(iter(shapes), None)
                 if oldest is not None:
-                    shapes.pop(oldest, None)
+                    gone = shapes.pop(oldest)
+                    gone.evicted = True
+                    gone.fold()      # its executions still count in `top`
             entry = shapes[shape] = ShapeMetrics(shape)
             entry.first_seen = time.time()
-        entry.latest_seen = time.time()
-        entry.last_micros = micros
-        pending = entry.pending
-        pending.append((micros, returned, keys, docs))
-        if len(pending) >= FOLD_AT:
-            entry.fold()
-        if plan is not None:
-            entry.plan = plan
         return entry
 
     def more(self, entry: ShapeMetrics, micros: int, returned: int, keys: int, docs: int) -> None:

@@ -62,7 +62,7 @@ def open_tailable(engine, db: str, coll: str, filt: dict, ctx=None, *, await_dat
     reader = engine.reader()
     with reader:
         state = reader.catalog.collection(db, coll)
-    reader.depends_on(state.meta.id, (), f"collection {state.meta.ns}")
+    reader.depends_on(state.meta.id, (), state.meta.ns)
 
     def restart(cursor: TailableCursor) -> Iterator[RawBSONDocument]:
         last = cursor.last_rid

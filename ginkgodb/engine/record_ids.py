@@ -7,6 +7,7 @@ as a big-endian u32, so the id can be read back from the entry's end.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from . import layout
@@ -23,9 +24,7 @@ class IntRecordIds:
     def suffix(rid: Any) -> bytes:
         return layout.rid_bytes(rid)
 
-    @staticmethod
-    def of_entry(entry: bytes) -> Any:
-        return layout.rid_from_entry(entry)
+    of_entry = staticmethod(layout.rid_from_entry)
 
     @staticmethod
     def key_of_entry(entry: bytes, start: int) -> bytes:
@@ -34,6 +33,12 @@ class IntRecordIds:
     @staticmethod
     def record_key(prefix: bytes, rid: Any) -> bytes:
         return prefix + layout.rid_bytes(rid)
+
+    @staticmethod
+    def record_key_of(prefix: bytes) -> Callable[[Any], bytes]:
+        """record_key with `prefix` bound, as one call (a fetch makes one per record)."""
+        pack = layout.rid_bytes
+        return lambda rid: prefix + pack(rid)
 
     @staticmethod
     def of_record_key(key: bytes) -> Any:
@@ -62,6 +67,10 @@ class ClusteredRecordIds:
     @staticmethod
     def record_key(prefix: bytes, rid: Any) -> bytes:
         return prefix + rid
+
+    @staticmethod
+    def record_key_of(prefix: bytes) -> Callable[[Any], bytes]:
+        return lambda rid: prefix + rid
 
     @staticmethod
     def of_record_key(key: bytes) -> Any:

@@ -5,8 +5,8 @@ builds them after the data), so most of a large insert lands in a collection wit
 the `_id` index. There each document needs exactly what `writes.insert` gives it (the same
 `prepare_insert` checks, the validator, the `_id` uniqueness check, its record id and its
 logical operation for the oplog), but the records and index entries are written with one
-`put_many` each at the end, the uniqueness check needs no storage lookup while the index was
-empty when the batch began, and no per-document index machinery runs. Anything else (capped,
+`put_many` each at the end, the uniqueness check needs no storage lookup for a key beyond the
+index's greatest entry when the batch began, and no per-document index machinery runs. Anything else (capped,
 clustered, a secondary index, an `_id` index with a collation, zstd still training its
 dictionary) takes the ordinary path, `writes.insert_into`, in the same write batch.
 `EngineOperations.insert` comes here for every batch, so the whole suite exercises both paths.
@@ -61,7 +61,10 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
     prefix = ix.prefix
     suffix = ix.rids.suffix
     record_key, stored = coll.record_key, coll.stored
-    empty = txn.first(prefix, prefix_end(prefix)) is None
+    # the index's greatest entry: a key beyond it cannot be there yet (ascending _ids, as a
+    # restore's or an import's usually are, need no lookup)
+    last = next(iter(txn.scan(prefix, prefix_end(prefix), reverse=True)), None)
+    last_entry = last[0] if last is not None else None
     check = None if validate is None or not coll.meta.options.get("validator") else validate
     tick = engine.clock.tick
     # only bytes are kept per document: decoded documents held to the end of the batch would
@@ -77,8 +80,12 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
             check(coll, d, None)
         keys, _ = ix.keys(d)
         key = keys[0]
-        if key in seen or (not empty and txn.first(prefix + key, prefix_end(prefix + key)) is not None):
+        if key in seen:
             raise ix.duplicate_error(key, d)
+        if last_entry is not None:
+            lo = prefix + key
+            if lo <= last_entry and txn.first(lo, prefix_end(lo)) is not None:
+                raise ix.duplicate_error(key, d)
         if len(key) > MAX_INDEX_KEY:
             raise CommandError(ErrorCode.OBSOLETE_KeyTooLong,
                                f"key too large to index, failing {len(key)} bytes (limit {MAX_INDEX_KEY}) "

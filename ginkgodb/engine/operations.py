@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from ..limits import MAX_INTERNAL_BSON_SIZE
 from . import aggregate as pipelines
-from . import ddl, reads, timeseries, writes
+from . import bulk_insert, ddl, reads, timeseries, writes
 from .batch import WriteBatch
 from .catalog import Catalog, CollectionMeta
 from .change_stream import ChangeStreamCursor
@@ -299,7 +299,7 @@ class EngineOperations(abc.ABC):
         ts = timeseries.timeseries_options(self.catalog.get(db, coll))
         if ts is not None:
             return timeseries.insert(self, db, coll, ts, docs, ordered)
-        return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal)
+        return bulk_insert.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal)
 
     @waits_for_transactions
     def update(self, db: str, coll: str, statements: list[writes.UpdateStatement],

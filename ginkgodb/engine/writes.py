@@ -74,17 +74,22 @@ def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validat
     with engine.write() as batch:
         batch.result = out
         ensure_collection(batch, db, coll)
-
-        def one(i: int, doc: Any) -> None:
-            d, raw = prepare_insert(doc, now=engine.clock.tick)
-            state = batch.collection(db, coll)  # a multikey change makes a new handle
-            if validate is not None:
-                validate(state, d, None)
-            insert_record(batch, state, d, raw)
-            out.n += 1
-
-        _run_batch(docs, ordered, one, out)
+        insert_into(engine, batch, db, coll, docs, ordered, validate, out)
     return out
+
+
+def insert_into(engine, batch, db: str, coll: str, docs: list, ordered: bool, validate,
+                out: WriteOutcome) -> None:
+    """insert's statements, one document at a time, in `batch` (the collection exists)."""
+    def one(i: int, doc: Any) -> None:
+        d, raw = prepare_insert(doc, now=engine.clock.tick)
+        state = batch.collection(db, coll)  # a multikey change makes a new handle
+        if validate is not None:
+            validate(state, d, None)
+        insert_record(batch, state, d, raw)
+        out.n += 1
+
+    _run_batch(docs, ordered, one, out)
 
 
 @dataclass

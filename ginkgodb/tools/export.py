@@ -14,6 +14,7 @@ import csv
 import datetime as dt
 import io
 import sys
+from collections.abc import Iterable
 from typing import Any, BinaryIO, Optional
 
 import bson
@@ -165,10 +166,11 @@ def run(args: argparse.Namespace, log: Log) -> int:
             writer = _JsonWriter(args, out) if args.type == "json" else _TableWriter(args, fields, out)
             with Progress(log, f"{args.db}.{args.collection}", total) as progress:
                 for raw in coll.find_raw_batches(query, **kwargs):
-                    docs = bson.decode_all(raw, extjson.EXPORT_CODEC)
-                    writer.write(docs)
-                    n += len(docs)
-                    progress.advance(len(docs))
+                    # one document decoded at a time: a whole 16 MB batch of decoded documents
+                    # alive at once makes every garbage collection pass walk them all
+                    count = writer.write(bson.decode_iter(raw, writer.codec))
+                    n += count
+                    progress.advance(count)
             writer.finish()
         finally:
             if closing:
@@ -193,7 +195,7 @@ def _open_out(path: Optional[str]) -> tuple[BinaryIO, bool]:
 class _JsonWriter:
     def __init__(self, args: argparse.Namespace, out: BinaryIO) -> None:
         self.out = out
-        self.dumps = extjson.dumper(args.jsonFormat)
+        self.codec, self.dumps = extjson.batch_encoder(args.jsonFormat)
         self.pretty = args.pretty
         self.array = args.jsonArray
         self.first = True
@@ -206,16 +208,18 @@ class _JsonWriter:
             text = orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2)
         return text
 
-    def write(self, docs: list) -> None:
-        if not docs:
-            return
+    def write(self, docs: Iterable[Any]) -> int:
+        """Write the documents; how many there were."""
         texts = [self._text(d) for d in docs]
+        if not texts:
+            return 0
         if self.array:
             sep = b",\n" if self.pretty else b","
             self.out.write((b"" if self.first else sep) + sep.join(texts))
         else:
             self.out.write(b"\n".join(texts) + b"\n")
         self.first = False
+        return len(texts)
 
     def finish(self) -> None:
         if self.array:
@@ -223,6 +227,8 @@ class _JsonWriter:
 
 
 class _TableWriter:
+    codec = extjson.EXPORT_CODEC
+
     def __init__(self, args: argparse.Namespace, fields: list[str], out: BinaryIO) -> None:
         self.out = out
         self.fields = fields
@@ -244,14 +250,18 @@ class _TableWriter:
         self.buf.seek(0)
         self.buf.truncate()
 
-    def write(self, docs: list) -> None:
+    def write(self, docs: Iterable[Any]) -> int:
+        """Write the documents' rows; how many there were."""
+        n = 0
         for doc in docs:
             cells = []
             for f in self.fields:
                 value = field_value(doc, f)
                 cells.append("" if value is _MISSING else csv_value(value))
             self.row(cells)
+            n += 1
         self._flush()
+        return n
 
     def finish(self) -> None:
         self._flush()

@@ -5,7 +5,10 @@
   what `json_util.dumps` gives, compact). Relaxed mode lets orjson write numbers natively; the
   one thing orjson cannot express is a non-finite double (it writes `null`), so any document
   whose text contains `null` is re-checked and written with `{"$numberDouble": "NaN"}` where due.
-  Canonical mode wraps every number (`$numberInt`, `$numberLong`, `$numberDouble`).
+  Canonical mode wraps every number (`$numberInt`, `$numberLong`, `$numberDouble`): export
+  decodes its documents with type decoders (`CANONICAL_CODEC`) that give each number and
+  datetime its wrapper as the C decoder builds the document, so orjson writes the result with
+  no walk over it in Python (twice as fast as wrapping a decoded document afterwards).
 - Input (import): each document goes from JSON text straight to BSON bytes with MongoDB's libbson
   parser (python-bsonjs), which reads canonical, relaxed and legacy (v1) Extended JSON; the
   bytes are inserted as `RawBSONDocument`, never decoded.
@@ -22,7 +25,7 @@ import bson
 import bsonjs
 import orjson
 from bson import json_util
-from bson.codec_options import CodecOptions, DatetimeConversion
+from bson.codec_options import CodecOptions, DatetimeConversion, TypeDecoder, TypeRegistry
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
@@ -105,6 +108,73 @@ def dumps_relaxed(doc: Any) -> bytes:
 
 def dumps_canonical(doc: Any) -> bytes:
     return orjson.dumps(_canonical(doc))
+
+
+# -- canonical output of documents decoded with CANONICAL_CODEC --------------------------------
+def _wrapped_double(value: float) -> dict:
+    if math.isfinite(value):
+        return {"$numberDouble": repr(value)}
+    return _encode_default(value, CANONICAL)
+
+
+def _wrapped_date(value: dt.datetime) -> dict:
+    """`{"$date": {"$numberLong": ms}}` (json_util's millisecond count, without its timegm)."""
+    delta = value - _EPOCH
+    millis = delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
+    return {"$date": {"$numberLong": str(millis)}}
+
+
+class _Int32(TypeDecoder):
+    bson_type = int          # BSON int32 (int64 decodes to Int64)
+
+    def transform_bson(self, value: Any) -> Any:
+        return {"$numberInt": str(value)}
+
+
+class _Int64(TypeDecoder):
+    bson_type = Int64
+
+    def transform_bson(self, value: Any) -> Any:
+        return {"$numberLong": str(int(value))}
+
+
+class _Double(TypeDecoder):
+    bson_type = float
+    transform_bson = staticmethod(_wrapped_double)
+
+
+class _Date(TypeDecoder):
+    bson_type = _DATETIME    # in Python's range; DATETIME_AUTO gives DatetimeMS outside it
+    transform_bson = staticmethod(_wrapped_date)
+
+
+#: decoding for canonical export: numbers and datetimes arrive already wrapped
+CANONICAL_CODEC = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO,
+                               type_registry=TypeRegistry([_Int32(), _Int64(), _Double(), _Date()]))
+
+
+def _canonical_default(value: Any) -> Any:
+    """orjson's hook for the types left (ObjectId fast, the rest by json_util, which leaves
+    the already wrapped numbers of a Code's scope or a DBRef as they are)."""
+    if type(value) is ObjectId:
+        return {"$oid": value.binary.hex()}
+    if isinstance(value, dict):          # SON and other mappings
+        return dict(value)
+    return _encode_default(value, CANONICAL)
+
+
+def dumps_decoded_canonical(doc: Any) -> bytes:
+    """Canonical Extended JSON of a document decoded with CANONICAL_CODEC."""
+    return orjson.dumps(doc, default=_canonical_default, option=_OPTIONS)
+
+
+def batch_encoder(mode: str) -> tuple[CodecOptions, Any]:
+    """(how to decode the documents, document -> bytes) for an output mode."""
+    if mode == "relaxed":
+        return EXPORT_CODEC, dumps_relaxed
+    if mode == "canonical":
+        return CANONICAL_CODEC, dumps_decoded_canonical
+    raise ToolError(f"invalid JSON format {mode!r}: must be 'relaxed' or 'canonical'")
 
 
 def dumper(mode: str):

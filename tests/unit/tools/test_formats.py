@@ -8,7 +8,8 @@ import uuid
 
 import bson
 import pytest
-from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp, json_util
+from bson import Binary, Code, DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp, json_util
+from bson.datetime_ms import DatetimeMS
 
 from ginkgodb.tools import archive, bsonfile, extjson
 from ginkgodb.tools.archive import ArchiveReader, ArchiveWriter, CollectionMetadata
@@ -131,6 +132,40 @@ def test_extjson_output_is_json_utils(mode):
     # and the text goes back to the same BSON (canonical: exactly)
     if mode == "canonical":
         assert extjson.json_to_bson(ours) == bson.encode(VALUES)
+
+
+MORE_VALUES = {"_id": 1, "nan": float("nan"), "inf": float("inf"), "ninf": -math.inf, "bool": False,
+               "i64small": Int64(-7), "i32max": 2 ** 31 - 1, "i32min": -2 ** 31, "i64max": Int64(2 ** 63 - 1),
+               "tiny": 5e-324, "neg": -123.456, "before": dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+               "ref": DBRef("c", 5, "db", extra=2.5), "ref2": DBRef("c", ObjectId("65a1b2c3d4e5f60718293a4b")),
+               "scope": Code("f", {"n": 1, "l": Int64(2), "d": 1.5, "when": dt.datetime(2020, 1, 1),
+                                   "arr": [1, {"x": 2.0}]}),
+               "nested": [[1, [2.0, [Int64(3)]]], {"a": {"b": {"c": -0.0}}}], "empty": {}, "none": [],
+               "bin": Binary(b"\x00\xff", 128), "ts0": Timestamp(0, 0), "dec": Decimal128("-Infinity"),
+               "re": Regex("^a", "imsx"), "unicode": "\u2603 \U0001f600 \x00\x1f"}
+
+
+@pytest.mark.parametrize("values", [VALUES, MORE_VALUES], ids=["values", "more_values"])
+def test_canonical_export_codec_gives_json_utils_text(values):
+    raw = bson.encode(values)
+    codec, dumps = extjson.batch_encoder("canonical")
+    ours = dumps(bson.decode(raw, codec)).decode()
+    theirs = json_util.dumps(bson.decode(raw, extjson.EXPORT_CODEC), json_options=extjson.CANONICAL,
+                             separators=(",", ":"), ensure_ascii=False)
+    assert ours == theirs
+    assert extjson.json_to_bson(ours.encode()) == raw        # and back to the same bytes
+    # datetimes outside Python's range too (DATETIME_AUTO gives DatetimeMS; they take json_util)
+    far = bson.encode({"d": DatetimeMS(-2 ** 62), "e": DatetimeMS(2 ** 62)})
+    assert dumps(bson.decode(far, codec)) == json_util.dumps(
+        bson.decode(far, extjson.EXPORT_CODEC), json_options=extjson.CANONICAL, separators=(",", ":")).encode()
+
+
+def test_relaxed_export_codec_gives_json_utils_text():
+    raw = bson.encode({k: v for k, v in MORE_VALUES.items() if k not in ("nan", "inf", "ninf")})
+    codec, dumps = extjson.batch_encoder("relaxed")
+    assert dumps(bson.decode(raw, codec)).decode() == json_util.dumps(
+        bson.decode(raw, extjson.EXPORT_CODEC), json_options=extjson.RELAXED, separators=(",", ":"),
+        ensure_ascii=False)
 
 
 def test_relaxed_non_finite_doubles_are_wrapped():

@@ -185,7 +185,29 @@ class GeoNear(S.Stage):
         where_from = center if spherical else (x, y)
         center_vector = s2.vector_of(center) if spherical else (0.0, 0.0, 0.0)
 
+        plain_points = spherical and top_level and not self.is_2d
+        cx, cy, cz = center_vector
+        cos, sin, atan2, sqrt = math.cos, math.sin, math.atan2, math.sqrt
+        deg = s2.DEGREE
+
         def measure(doc: dict) -> tuple[Optional[float], Any]:
+            if plain_points:
+                # The common stored point {type: "Point", coordinates: [lng, lat]} inside the
+                # ranges: s2.unit_vector and s2.vector_angle written out (same operations).
+                value = doc.get(path)
+                if type(value) is dict and len(value) == 2 and value.get("type") == "Point":
+                    coords = value.get("coordinates")
+                    if type(coords) is list and len(coords) == 2:
+                        lng, lat = coords
+                        if ((type(lng) is float or type(lng) is int)
+                                and (type(lat) is float or type(lat) is int)
+                                and -180.0 < lng < 180.0 and -90.0 < lat < 90.0):
+                            phi, theta = lat * deg, lng * deg
+                            cos_phi = cos(phi)
+                            px, py, pz = cos(theta) * cos_phi, sin(theta) * cos_phi, sin(phi)
+                            qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
+                            return (atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz),
+                                    value)
             best: Optional[float] = None
             where = None
             if top_level:   # field_values of a top-level path: the value itself (arrays whole)
@@ -200,16 +222,19 @@ class GeoNear(S.Stage):
                         best, where = d, loc
             return best, where
 
+        get, record_key, matcher = self.reader.get, self.state.record_key, self.matcher
+        stored_document, decode = record_format.document, bson.decode
+
         def distance(rid: Any) -> Optional[float]:
             if rid in known:
                 return known[rid]
-            value = self.reader.get(self.state.record_key(rid))
+            value = get(record_key(rid))
             d = None
             if value is not None:
-                raw = record_format.document(value)
+                raw = stored_document(value)
                 self.fetched += 1
-                doc = bson.decode(raw)
-                if self.matcher is None or self.matcher(doc):
+                doc = decode(raw)
+                if matcher is None or matcher(doc):
                     d, where = measure(doc)
                     if d is not None:
                         pending[rid] = (raw, doc, where)

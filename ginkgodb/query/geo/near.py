@@ -29,7 +29,7 @@ Sample = Callable[[int, int, int], list]             # (lo, hi, n) -> first ~n c
 GROW_BELOW = 300
 SHRINK_ABOVE = 600
 # S2 query coverings of annuli (same knobs as other 2dsphere query coverings).
-_NEAR_MAX_CELLS = 20
+_NEAR_MAX_CELLS = 12
 _NEAR_FINEST = 23
 
 
@@ -43,7 +43,7 @@ def first_step_for(step: float, wanted: int) -> float:
 
 
 _FIRST_ROUND_POINTS = 20
-_MARGIN = 1.5   # grow to the radius expected to hold 1.5 times what is still wanted
+_MARGIN = 2.0   # grow to the radius expected to hold twice what is still wanted
 
 
 def _rounds(scan: Scan, distance: Distance, ranges_for: Callable[[float, float], list],

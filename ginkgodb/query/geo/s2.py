@@ -53,14 +53,14 @@ def angle_to(center, lng: float, lat: float) -> float:
     return _s2.S1Angle(center, ll.ToPoint()).radians()
 
 
-_DEG = math.pi / 180   # S1Angle::Degrees multiplies by this constant
+DEGREE = math.pi / 180   # S1Angle::Degrees multiplies by this constant
 
 
 def unit_vector(lng: float, lat: float) -> tuple[float, float, float]:
     """S2LatLng::FromDegrees(lat, lng).ToPoint() in plain floats, for a longitude and latitude
     inside their ranges (Normalized() changes nothing there): the same operations in the same
     order, so the same bits as the bindings (checked in the tests), without three calls."""
-    phi, theta = lat * _DEG, lng * _DEG
+    phi, theta = lat * DEGREE, lng * DEGREE
     cos_phi = math.cos(phi)
     return (math.cos(theta) * cos_phi, math.sin(theta) * cos_phi, math.sin(phi))
 

@@ -172,7 +172,6 @@ class GeoNear(S.Stage):
         q = self.sel.query
         spherical = q.spherical("2d" if self.is_2d else "2dsphere")
         pending: dict[int, tuple] = {}
-        known: dict[int, Optional[float]] = {}
         path = self.sel.path
         if spherical:
             center = q.sphere_center()
@@ -226,8 +225,7 @@ class GeoNear(S.Stage):
         stored_document, decode = record_format.document, bson.decode
 
         def distance(rid: Any) -> Optional[float]:
-            if rid in known:
-                return known[rid]
+            # each record is measured once: the search keeps what it read (near.py `_rounds`)
             value = get(record_key(rid))
             d = None
             if value is not None:
@@ -238,7 +236,6 @@ class GeoNear(S.Stage):
                     d, where = measure(doc)
                     if d is not None:
                         pending[rid] = (raw, doc, where)
-            known[rid] = d
             return d
 
         if self.is_2d and spherical:

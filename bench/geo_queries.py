@@ -61,7 +61,8 @@ def _rate(fn: Any, queries: list, min_seconds: float) -> tuple[float, list]:
             return done / elapsed, answers
 
 
-def measure(target_name: str, n: int, min_seconds: float) -> dict[str, Any]:
+def measure(target_name: str, n: int, min_seconds: float,
+            workloads: tuple[str, ...] = ("within", "near")) -> dict[str, Any]:
     workdir = tempfile.mkdtemp(prefix=f"geo-{target_name}-")
     target = make_target(target_name, workdir)
     client = target.open()
@@ -81,10 +82,13 @@ def measure(target_name: str, n: int, min_seconds: float) -> dict[str, Any]:
         def within(coll: Any) -> Any:
             return lambda region: sorted(d["_id"] for d in coll.find(
                 {"loc": {"$geoWithin": {"$geometry": region}}}, {"_id": 1}))
-        scan_qps, scan_answers = _rate(within(db.scan), regions[:3], min_seconds)
-        index_qps, index_answers = _rate(within(db.indexed), regions[:3], min_seconds)
-        within_wrong = sum(a != b for a, b in zip(index_answers, scan_answers))
-        sizes = [len(a) for a in scan_answers]
+        scan_qps = index_qps = math.nan
+        within_wrong, sizes = 0, []
+        if "within" in workloads:
+            scan_qps, scan_answers = _rate(within(db.scan), regions[:3], min_seconds)
+            index_qps, index_answers = _rate(within(db.indexed), regions[:3], min_seconds)
+            within_wrong = sum(a != b for a, b in zip(index_answers, scan_answers))
+            sizes = [len(a) for a in scan_answers]
 
         centers = [[rng.uniform(-9.5, 9.5), rng.uniform(-9.5, 9.5)] for _ in range(50)]
         by_id = {d["_id"]: d["loc"]["coordinates"] for d in docs}
@@ -92,7 +96,7 @@ def measure(target_name: str, n: int, min_seconds: float) -> dict[str, Any]:
         def near(center: list) -> list:
             query = {"loc": {"$near": {"$geometry": {"type": "Point", "coordinates": center}}}}
             return [d["_id"] for d in db.indexed.find(query, {"_id": 1}).limit(10)]
-        near_qps, near_answers = _rate(near, centers, min_seconds)
+        near_qps, near_answers = _rate(near, centers, min_seconds) if "near" in workloads else (math.nan, [])
         near_wrong = 0
         for center, got in zip(centers[:10], near_answers):
             want = sorted(_haversine(center, by_id[i]) for i in by_id)[:10]
@@ -103,7 +107,8 @@ def measure(target_name: str, n: int, min_seconds: float) -> dict[str, Any]:
         target.close()
     return {"target": target_name, "points": n, "index_build_s": round(build_s, 2),
             "within_matches": sizes, "within_scan_qps": round(scan_qps, 2),
-            "within_indexed_qps": round(index_qps, 1), "within_speedup": round(index_qps / scan_qps, 1),
+            "within_indexed_qps": round(index_qps, 1),
+            "within_speedup": round(index_qps / scan_qps, 1) if scan_qps == scan_qps else math.nan,
             "near10_qps": round(near_qps, 1),
             "wrong_answers": {"within": within_wrong, "near_of_10_checked": near_wrong}}
 
@@ -114,9 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--points", type=int, default=100_000)
     p.add_argument("--seconds", type=float, default=3.0, help="minimum time per measurement")
     p.add_argument("--targets", default="ginkgo-memory,ginkgo-lmdb")
+    p.add_argument("--workloads", default="within,near",
+                   help="which of within,near to measure (the other's columns show nan)")
     p.add_argument("--json", default=None, help="also write the results here")
     args = p.parse_args(argv)
-    results = measure_each(args.targets, lambda name: measure(name, args.points, args.seconds))
+    workloads = tuple(w.strip() for w in args.workloads.split(",") if w.strip())
+    results = measure_each(args.targets, lambda name: measure(name, args.points, args.seconds, workloads))
     if results is None:
         return 2
     print("\n| target | points | $geoWithin 1% scan (q/s) | indexed (q/s) | speedup | $near limit 10 (q/s) "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Optional
 
 import bson
@@ -28,8 +29,9 @@ from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
 from ..planner.geo_plans import check_near_placement
+from ..planner.key_ranges import prefix_end
 from ..query import metadata
-from ..query.geo import GeoError, NearQuery, parse_near, parse_stored, predicates, s2
+from ..query.geo import GeoError, NearQuery, parse_near, parse_stored, predicates, s2, s2keys
 from ..query.geo import near as near_search
 from ..query.geo.geohash import document_locations, query_point_hash
 from ..query.geo.shapes import CRS
@@ -116,17 +118,60 @@ class GeoNear(S.Stage):
     # -- the search ---------------------------------------------------------------------------
     def _scan(self, intervals: list[tuple[int, int]]) -> Iterator[int]:
         access = self.sel.access
+        intervals = self._present(intervals)
+        if not intervals:
+            return iter(())
         ranges = access.ranges_with_prefixes(self.sel.prefixes, intervals)
-        scan = S.IndexScan(access, self.reader, ranges, access.explain_intervals(intervals), 1,
-                           multikey=True, ctx=self.ctx)
+        scan = S.IndexScan(access, self.reader, ranges, lambda: access.explain_intervals(intervals),
+                           1, multikey=True, ctx=self.ctx)
         self.scans.append(scan)
         return scan.rids()
+
+    def _present(self, intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The intervals less the single values no entry holds. A covering's ancestors are
+        single cell values (about half of a round's ranges) that only shapes larger than a
+        point store; a point probe (`first`) costs far less than setting up a scan."""
+        access, prefixes = self.sel.access, self.sel.prefixes
+        base = access.prefix
+        first = self.reader.first
+        kept = []
+        for lo, hi in intervals:
+            if lo == hi:
+                lo_key, hi_key = access.encode_interval(lo, hi)
+                if all(first(base + p + lo_key, base + prefix_end(p + hi_key)) is None
+                       for p in prefixes):
+                    continue
+            kept.append((lo, hi))
+        return kept
+
+    def _sample(self, lo: int, hi: int, n: int) -> list[float]:
+        """About the first n cell ids (approximate, ascending) stored in [lo, hi] under the
+        first prefix: what sizes the first annulus of a spherical search."""
+        access = self.sel.access
+        head = access.prefix + self.sel.prefixes[0]
+        lo_key, hi_key = access.encode_interval(lo, hi)
+        skip = len(head)
+        approx = s2keys.approximate_cell
+        return [approx(key[skip:skip + 10])
+                for key, _ in islice(self.reader.scan(head + lo_key, prefix_end(head + hi_key)), n)]
+
+    def _exists(self, intervals: list[tuple[int, int]]) -> bool:
+        """Whether an entry falls in any of the intervals: point probes, no scan (the near
+        search's density estimate asks only this)."""
+        access, prefixes = self.sel.access, self.sel.prefixes
+        base = access.prefix
+        first = self.reader.first
+        for lo, hi in intervals:
+            lo_key, hi_key = access.encode_interval(lo, hi)
+            for p in prefixes:
+                if first(base + p + lo_key, base + prefix_end(p + hi_key)) is not None:
+                    return True
+        return False
 
     def rows(self) -> Iterator[S.Row]:
         q = self.sel.query
         spherical = q.spherical("2d" if self.is_2d else "2dsphere")
         pending: dict[int, tuple] = {}
-        known: dict[int, Optional[float]] = {}
         path = self.sel.path
         if spherical:
             center = q.sphere_center()
@@ -136,8 +181,32 @@ class GeoNear(S.Stage):
             lo, hi = q.min_distance, q.max_distance
 
         top_level = "." not in path
+        where_from = center if spherical else (x, y)
+        center_vector = s2.vector_of(center) if spherical else (0.0, 0.0, 0.0)
+
+        plain_points = spherical and top_level and not self.is_2d
+        cx, cy, cz = center_vector
+        cos, sin, atan2, sqrt = math.cos, math.sin, math.atan2, math.sqrt
+        deg = s2.DEGREE
 
         def measure(doc: dict) -> tuple[Optional[float], Any]:
+            if plain_points:
+                # The common stored point {type: "Point", coordinates: [lng, lat]} inside the
+                # ranges: s2.unit_vector and s2.vector_angle written out (same operations).
+                value = doc.get(path)
+                if type(value) is dict and len(value) == 2 and value.get("type") == "Point":
+                    coords = value.get("coordinates")
+                    if type(coords) is list and len(coords) == 2:
+                        lng, lat = coords
+                        if ((type(lng) is float or type(lng) is int)
+                                and (type(lat) is float or type(lat) is int)
+                                and -180.0 < lng < 180.0 and -90.0 < lat < 90.0):
+                            phi, theta = lat * deg, lng * deg
+                            cos_phi = cos(phi)
+                            px, py, pz = cos(theta) * cos_phi, sin(theta) * cos_phi, sin(phi)
+                            qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
+                            return (atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz),
+                                    value)
             best: Optional[float] = None
             where = None
             if top_level:   # field_values of a top-level path: the value itself (arrays whole)
@@ -147,25 +216,26 @@ class GeoNear(S.Stage):
                 values = field_values(doc, path)
             for value in values:
                 for loc in (document_locations(value) if self.is_2d else [value]):
-                    d = _distance(loc, spherical, center if spherical else (x, y))
+                    d = _distance(loc, spherical, where_from, center_vector)
                     if d is not None and (best is None or d < best):
                         best, where = d, loc
             return best, where
 
+        get, record_key, matcher = self.reader.get, self.state.record_key, self.matcher
+        stored_document, decode = record_format.document, bson.decode
+
         def distance(rid: Any) -> Optional[float]:
-            if rid in known:
-                return known[rid]
-            value = self.reader.get(self.state.record_key(rid))
+            # each record is measured once: the search keeps what it read (near.py `_rounds`)
+            value = get(record_key(rid))
             d = None
             if value is not None:
-                raw = record_format.document(value)
+                raw = stored_document(value)
                 self.fetched += 1
-                doc = bson.decode(raw)
-                if self.matcher is None or self.matcher(doc):
+                doc = decode(raw)
+                if matcher is None or matcher(doc):
                     d, where = measure(doc)
                     if d is not None:
                         pending[rid] = (raw, doc, where)
-            known[rid] = d
             return d
 
         if self.is_2d and spherical:
@@ -174,10 +244,11 @@ class GeoNear(S.Stage):
             results: Any = iter(found)
         elif self.is_2d:
             results = near_search.near_2d(x, y, self._scan, distance, self.sel.access.params, lo, hi,
-                                          self.wanted)
+                                          self.wanted, self._exists)
         else:
             results = near_search.near_2dsphere(center, self._scan, distance,
-                                                self.sel.access.params, lo, hi, self.wanted)
+                                                self.sel.access.params, lo, hi, self.wanted,
+                                                self._exists, self._sample)
         report = spherical and q.is_geojson
         with_metadata = self.with_metadata
         for d, rid in results:
@@ -244,16 +315,21 @@ def _plain_point(value: Any) -> Optional[tuple[float, float]]:
     return None
 
 
-def _distance(value: Any, spherical: bool, center: Any) -> Optional[float]:
-    """Distance from the query center to one stored location (None: not a usable geometry)."""
+def _distance(value: Any, spherical: bool, center: Any,
+              center_vector: tuple = (0.0, 0.0, 0.0)) -> Optional[float]:
+    """Distance from the query center to one stored location (None: not a usable geometry);
+    `center_vector` is the spherical center's coordinates (s2.vector_of)."""
     if not isinstance(value, (dict, list, tuple)) and not hasattr(value, "items"):
         return None
     plain = _plain_point(value)
     if plain is not None:
         if not spherical:
             return math.hypot(plain[0] - center[0], plain[1] - center[1])
-        if -180 <= plain[0] <= 180 and -90 <= plain[1] <= 90:
-            return s2.angle_to(center, plain[0], plain[1])
+        lng, lat = plain
+        if -180.0 < lng < 180.0 and -90.0 < lat < 90.0:   # Normalized() would change nothing
+            return s2.vector_angle(center_vector, s2.unit_vector(lng, lat))
+        if -180 <= lng <= 180 and -90 <= lat <= 90:
+            return s2.angle_to(center, lng, lat)
     try:
         geometry = parse_stored("", value, skip_validation=True)
     except GeoError:

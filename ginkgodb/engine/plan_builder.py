@@ -363,8 +363,10 @@ def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ct
     each result carries its geoNearDistance and geoNearPoint, query/metadata.py)."""
     from .geo_near import GeoNear, selection
     sel = selection(state, query, near)
-    matcher = cached_filter(req.filter, req)
     shown = {k: v for k, v in req.filter.items() if k != sel.path}   # explain: what else filters
+    # the near operand (parsed and checked by `selection`) passes every document: a filter of
+    # nothing else needs no compiling
+    matcher = cached_filter(req.filter, req) if shown else None
     root = GeoNear(state, reader, sel, matcher, shown or None, ctx, req.geo_near, with_metadata)
     return root, QueryPlan(root.name, [IndexPlan(sel.access.meta, None)])
 

@@ -288,6 +288,8 @@ def text_root(state, reader, plan: Any, want_score: bool, compile_filter, ctx=No
     if not scans:
         lookup = TermUnion([])
     residual = plan.residual
+    if plan.nested is not None:
+        return _nested_root(state, reader, plan, lookup, scores, compile_filter, ctx)
     if plan.or_scans:
         # the other conjuncts apply to every branch; each indexed branch also to its own filter
         text_part = TextMatch(S.Fetch(state, reader, lookup, compile_filter(residual) if residual else None,
@@ -302,3 +304,121 @@ def text_root(state, reader, plan: Any, want_score: bool, compile_filter, ctx=No
         return TextUnion(children)
     fetch = S.Fetch(state, reader, lookup, compile_filter(residual) if residual else None, residual)
     return TextMatch(fetch, plan, scores)
+
+
+# --- a $text nested under $and/$or ----------------------------------------------------------
+
+class TextCandidates(S.Stage):
+    """OR: the text lookup's record ids, then each indexed `$or` branch's, once each; remembers
+    which came from the lookup (what `$text` means for the filter above)."""
+
+    name = "OR"
+
+    def __init__(self, lookup: Any, scans: list) -> None:
+        super().__init__()
+        self.lookup, self.scans = lookup, scans
+        self.found: set = set()
+        self.current: Any = None   # the record id yielded last
+        self.dups = 0
+
+    def rids(self) -> Iterator[int]:
+        found = self.found
+        for rid in self.lookup.rids():   # all of them first: `found` is complete for the scans
+            if rid in found:
+                self.dups += 1
+                continue
+            found.add(rid)
+            self.n_returned += 1
+            self.current = rid
+            yield rid
+        seen = set(found)
+        for scan in self.scans:
+            for rid in scan.rids():
+                if rid in seen:
+                    self.dups += 1
+                    continue
+                seen.add(rid)
+                self.n_returned += 1
+                self.current = rid
+                yield rid
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStages": [c.explain(stats) for c in [self.lookup, *self.scans]]}
+
+    def stat_fields(self) -> dict:
+        return {"dupsTested": self.n_returned + self.dups, "dupsDropped": self.dups}
+
+    def keys_examined(self) -> int:
+        return sum(c.keys_examined() for c in [self.lookup, *self.scans])
+
+
+class TextScoreOf(S.PassThrough):
+    """Adds the textScore of the documents the lookup found (others found by an indexed `$or`
+    branch get none, as in the top-level `$or` form)."""
+
+    def __init__(self, child: Any, scores: dict) -> None:
+        super().__init__(child)
+        self.scores = scores
+
+    def rows(self) -> Iterator[S.Row]:
+        scores, field = self.scores, metadata.TEXT_SCORE_FIELD
+        for rid, raw, doc in self.child.rows():
+            if rid in scores:
+                score = scores[rid]
+                if doc is not None:
+                    doc[field] = score
+                raw = _with_score(raw, score)
+            self.n_returned += 1
+            yield rid, raw, doc
+
+    def explain(self, stats: bool) -> dict:
+        return self.child.explain(stats)
+
+
+def _nested_matcher(filt: dict, text_matches: Any, compile_filter: Any) -> Any:
+    """The filter as a predicate, `$text` being `text_matches(doc)`; the parts without `$text`
+    are compiled as usual."""
+    from ..planner.text_plans import contains_text
+
+    def compiled(spec: dict) -> Any:
+        m = compile_filter(spec)
+        return getattr(m, "match", m)
+
+    def build(node: dict) -> Any:
+        parts = []
+        plain = {}
+        for key, value in node.items():
+            if key == "$text":
+                parts.append(text_matches)
+            elif key in ("$and", "$or") and isinstance(value, list) and contains_text({key: value}):
+                subs = [build(b) if contains_text(b) else compiled(b) for b in value]
+                if key == "$and":
+                    parts.append(lambda doc, subs=subs: all(p(doc) for p in subs))
+                else:
+                    parts.append(lambda doc, subs=subs: any(p(doc) for p in subs))
+            else:
+                plain[key] = value
+        if plain:
+            parts.append(compiled(plain))
+        return lambda doc: all(p(doc) for p in parts)
+    return build(filt)
+
+
+def _nested_root(state, reader, plan: Any, lookup: Any, scores: Optional[dict], compile_filter,
+                 ctx) -> S.Stage:
+    scans = []
+    for scan in plan.or_scans:
+        ix = state.index(scan.index.name)
+        scans.append(S.IndexScan(ix, reader, scan.bounds.key_ranges(), scan.bounds.to_explain,
+                                 scan.direction, multikey=bool(scan.index.multikey_paths), ctx=ctx))
+    candidates = TextCandidates(lookup, scans)
+    matcher = TextMatcher(plan.index.spec, plan.query)
+    found = candidates.found
+
+    def text_matches(doc: dict) -> bool:
+        # FETCH applies its filter to the record the candidates yielded last
+        return candidates.current in found and matcher.matches(doc, found_in_index=True)
+
+    whole = _nested_matcher(plan.nested, text_matches, compile_filter)
+    fetch = S.Fetch(state, reader, candidates, whole, plan.nested)
+    return TextScoreOf(fetch, scores) if scores is not None else fetch

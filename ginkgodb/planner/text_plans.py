@@ -5,8 +5,11 @@ A filter holds at most one `$text`, never under `$nor` (mongod's CanonicalQuery:
 It is either a conjunct of the top level (beside it, or in nested `$and`s), planned as
 TEXT_MATCH over a fetch of the index lookups with the other conjuncts as the fetch's filter, or
 a branch of a top-level `$or` whose other branches each have an index scan, planned as the
-union of the text lookup and those scans. A compound text index needs an equality on each of
-its prefix fields.
+union of the text lookup and those scans. Anywhere deeper (under `$and`s and `$or`s at any
+depth), it is planned as mongod's planner allows it: every `$or` on the way down to the `$text`
+needs an index scan for each of its other branches (the text lookup and those scans give every
+document that can match; the whole filter, with `$text` as "found by the lookup", is applied to
+each). A compound text index needs an equality on each of its prefix fields beside the `$text`.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ NO_PREFIX = ("failed to use text index to satisfy $text query (if text index is 
              "predicates given for all prefix fields?)")
 UNINDEXED_OR = ("Failed to produce a solution for TEXT under OR - other non-TEXT clauses under OR have to "
                 "be indexed as well.")
+NO_SOLUTIONS = "No query solutions"   # mongod's message when the $text is not a branch of the root $or
 
 
 @dataclass
@@ -37,6 +41,7 @@ class TextPlan:
     or_scans: list = field(default_factory=list)  # IndexPlans of the other $or branches
     or_filters: list = field(default_factory=list)  # ... and each branch's filter
     compiled: Any = None              # the residual, compiled (positional updates use it)
+    nested: Optional[dict] = None     # a $text deeper in the filter: the whole filter to apply
 
 
 def _count(filt: Any, under_nor: bool = False) -> tuple[int, bool]:
@@ -119,10 +124,15 @@ def plan_text(indexes: list, filt: dict, hint: Any = None, sort: Optional[dict] 
         raise CommandError(ErrorCode.BadValue, "text and {$natural: ...} sort order not allowed in same query")
     found = _split_conjunct(filt)
     branches: list = []
-    if found is None:
+    nested: Optional[dict] = None
+    beside: dict = {}
+    if found is not None:
+        operand, residual = found
+    elif _is_or_branch(filt):
         operand, residual, branches = _split_or(filt)
     else:
-        operand, residual = found
+        operand, beside, branches = _nested(filt)
+        residual, nested = {}, filt
     params = parse_text_operator(operand)
     if compile_filter is not None:
         for part in [residual, *branches]:
@@ -134,32 +144,85 @@ def plan_text(indexes: list, filt: dict, hint: Any = None, sort: Optional[dict] 
     prefix: tuple = ()
     if prefix_fields:
         equal: dict = {}
-        _equalities(residual, equal)
-        if branches or any(f not in equal for f in prefix_fields):
+        _equalities(beside if nested is not None else residual, equal)
+        if (branches and nested is None) or any(f not in equal for f in prefix_fields):
             raise CommandError(ErrorCode.NoQueryExecutionPlans, NO_PREFIX)
         prefix = tuple(equal[f] for f in prefix_fields)
-    plan = TextPlan(text_ix, query, prefix, residual or None)
+    plan = TextPlan(text_ix, query, prefix, residual or None, nested=nested)
     plan.compiled = compile_filter(residual) if (compile_filter is not None and residual) else None
+    unindexed = UNINDEXED_OR if _text_under_root_or(filt) else NO_SOLUTIONS
     for branch in branches:
-        plan.or_scans.append(_branch_scan(indexes, branch))
+        plan.or_scans.append(_branch_scan(indexes, branch, unindexed))
         plan.or_filters.append(branch)
     return plan
 
 
+def _is_or_branch(filt: dict) -> bool:
+    """Whether the $text is a whole branch of the top-level $or."""
+    branches = filt.get("$or")
+    return isinstance(branches, list) and any(
+        isinstance(b, dict) and list(b) == ["$text"] for b in branches)
+
+
+def _text_under_root_or(filt: dict) -> bool:
+    """mongod names the unindexed $or branches only when the $or is the whole (canonical)
+    filter and the $text one of its branches; otherwise its planner says "No query solutions"."""
+    while list(filt) == ["$and"] and isinstance(filt["$and"], list) and len(filt["$and"]) == 1 \
+            and isinstance(filt["$and"][0], dict):
+        filt = filt["$and"][0]
+    return list(filt) == ["$or"] and _is_or_branch(filt)
+
+
+def contains_text(node: Any) -> bool:
+    """Whether `$text` appears in this filter node (through $and/$or/$nor)."""
+    return _count(node)[0] > 0
+
+
+def _nested(filt: dict) -> tuple[Any, dict, list]:
+    """A $text under $and/$or at any depth: (its operand, the conjuncts beside it up to the
+    nearest $or above it, the other branches of every $or on the way down)."""
+    others: list = []
+    beside: list = []
+    node = filt
+    while "$text" not in node:
+        rest = {k: v for k, v in node.items() if k not in ("$and", "$or")}
+        descended = False
+        for key in ("$and", "$or"):
+            branches = node.get(key)
+            if not isinstance(branches, list):
+                continue
+            for i, branch in enumerate(branches):
+                if isinstance(branch, dict) and contains_text(branch):
+                    siblings = branches[:i] + branches[i + 1:]
+                    if key == "$or":
+                        others.extend(siblings)
+                        beside = []   # what stands beside the $or does not stand beside the $text
+                    else:
+                        beside.extend([rest] if rest else [])
+                        beside.extend(siblings)
+                        if "$or" in node:
+                            beside.append({"$or": node["$or"]})
+                    node = branch
+                    descended = True
+                    break
+            if descended:
+                break
+        if not descended:   # has_text found it: only $and/$or lead there
+            raise CommandError(ErrorCode.BadValue, "$text is not allowed in this context")
+    beside.append({k: v for k, v in node.items() if k != "$text"})
+    return node["$text"], {"$and": [b for b in beside if b]}, others
+
+
 def _split_or(filt: dict) -> tuple[Any, dict, list]:
     """($text operand, the other top-level conjuncts, the other $or branches) for a $text that
-    is a branch of the top-level $or; 238 for a $text deeper than that."""
-    branches = filt.get("$or")
-    if isinstance(branches, list):
-        for i, branch in enumerate(branches):
-            if isinstance(branch, dict) and list(branch) == ["$text"]:
-                rest = {k: v for k, v in filt.items() if k != "$or"}
-                return branch["$text"], rest, branches[:i] + branches[i + 1:]
-    raise CommandError(ErrorCode.NotImplemented,
-                       "$text is supported as a top-level conjunct or a branch of the top-level $or")
+    is a branch of the top-level $or (`_is_or_branch`)."""
+    branches = filt["$or"]
+    i = next(i for i, b in enumerate(branches) if isinstance(b, dict) and list(b) == ["$text"])
+    rest = {k: v for k, v in filt.items() if k != "$or"}
+    return branches[i]["$text"], rest, branches[:i] + branches[i + 1:]
 
 
-def _branch_scan(indexes: list, branch: Any) -> Any:
+def _branch_scan(indexes: list, branch: Any, unindexed: str = UNINDEXED_OR) -> Any:
     query = ParsedQuery(branch if isinstance(branch, dict) else {})
     best = None
     for ix in indexes:
@@ -169,5 +232,5 @@ def _branch_scan(indexes: list, branch: Any) -> Any:
         if p is not None and narrows(p) and (best is None or p.score > best.score):
             best = p
     if best is None:
-        raise CommandError(ErrorCode.NoQueryExecutionPlans, UNINDEXED_OR)
+        raise CommandError(ErrorCode.NoQueryExecutionPlans, unindexed)
     return best

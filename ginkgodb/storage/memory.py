@@ -24,6 +24,7 @@ from .batch import KeyBatch, OverlayTxn
 from .kv import KVEngine, Snapshot, Txn
 
 _CHUNK = 256
+_FIRST_CHUNK = 16
 _PRUNE_MIN = 1024
 
 
@@ -42,12 +43,14 @@ class MemorySnapshot(Snapshot):
 
     def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         engine = self._engine
+        size = _FIRST_CHUNK   # short reads (probes, a limit) stay short; long ones grow
         while True:
             with engine._lock:
-                items, last = engine._chunk(lo, hi, reverse, self.version)
+                items, last = engine._chunk(lo, hi, reverse, self.version, size)
             yield from items
             if last is None:
                 return
+            size = min(size * 4, _CHUNK)
             if reverse:
                 hi = last
             else:
@@ -153,22 +156,23 @@ class MemoryEngine(KVEngine):
                         return before
         return self._data.get(key)
 
-    def _chunk(self, lo: bytes, hi: Optional[bytes], reverse: bool, version: int):
-        """Up to _CHUNK visible pairs of [lo, hi) at `version`, and the last key examined (None
+    def _chunk(self, lo: bytes, hi: Optional[bytes], reverse: bool, version: int,
+               size: int = _CHUNK):
+        """Up to `size` visible pairs of [lo, hi) at `version`, and the last key examined (None
         when the range is exhausted)."""
         keys_now = self._data.irange(lo, hi, inclusive=(True, False), reverse=reverse)
         if version != self._version and self._history:
             # keys changed since `version` (deleted ones among them) are visible to it too
             changed = self._history.irange(lo, hi, inclusive=(True, False), reverse=reverse)
-            keys = list(islice(_merge_unique(keys_now, changed, reverse), _CHUNK))
+            keys = list(islice(_merge_unique(keys_now, changed, reverse), size))
         else:
-            keys = list(islice(keys_now, _CHUNK))
+            keys = list(islice(keys_now, size))
         items = []
         for key in keys:
             value = self._visible(key, version)
             if value is not None:
                 items.append((key, value))
-        return items, (keys[-1] if len(keys) == _CHUNK else None)
+        return items, (keys[-1] if len(keys) == size else None)
 
     def _apply(self, batch: KeyBatch) -> None:
         """Make a writer's batch the next version."""

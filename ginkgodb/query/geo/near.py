@@ -23,11 +23,13 @@ from .s2keys import S2IndexParams, cells_to_intervals, merge_intervals
 
 Scan = Callable[[list[tuple[int, int]]], Iterable[Hashable]]
 Distance = Callable[[Hashable], "float | None"]
+Exists = Callable[[list[tuple[int, int]]], bool]   # does any key fall in these ranges?
+Sample = Callable[[int, int, int], list]             # (lo, hi, n) -> first ~n cell ids stored
 
 GROW_BELOW = 300
 SHRINK_ABOVE = 600
 # S2 query coverings of annuli (same knobs as other 2dsphere query coverings).
-_NEAR_MAX_CELLS = 20
+_NEAR_MAX_CELLS = 12
 _NEAR_FINEST = 23
 
 
@@ -41,7 +43,7 @@ def first_step_for(step: float, wanted: int) -> float:
 
 
 _FIRST_ROUND_POINTS = 20
-_MARGIN = 1.5   # grow to the radius expected to hold 1.5 times what is still wanted
+_MARGIN = 2.0   # grow to the radius expected to hold twice what is still wanted
 
 
 def _rounds(scan: Scan, distance: Distance, ranges_for: Callable[[float, float], list],
@@ -56,7 +58,11 @@ def _rounds(scan: Scan, distance: Distance, ranges_for: Callable[[float, float],
     results; the rounds are exact annuli, so the steps change only how much is read."""
     limit = min(max_distance, full)
     inner = min_distance
-    step = first_step_for(first_step, wanted)
+    if wanted < 0:   # the first step is already sized for -wanted results
+        wanted = -wanted
+        step = first_step
+    else:
+        step = first_step_for(first_step, wanted)
     done: set = set()                      # returned, or without a usable distance
     pending: dict[Hashable, float] = {}    # read, farther than the rounds so far
     scanned = _Scanned()
@@ -131,7 +137,7 @@ class _Scanned:
 
 # --- 2dsphere -------------------------------------------------------------------------------
 
-def _s2_density_step(center, scan: Scan, params: S2IndexParams) -> float:
+def _s2_density_step(center, exists: Exists, params: S2IndexParams) -> float:
     """Three edges of the finest level whose cells around the center hold a key (radians)."""
     leaf = s2.S2.S2CellId(center)
     level = max(0, params.finest_level - 1)
@@ -140,10 +146,14 @@ def _s2_density_step(center, scan: Scan, params: S2IndexParams) -> float:
         # Only the neighbours' descendants: a coarser stored cell (an ancestor) would also say
         # "something is here", but the step only sizes the first annulus (every round scans the
         # ancestors too, so results never depend on it), and four ranges are far cheaper.
-        if any(True for _ in scan(merge_intervals(_descendant_ranges(neighbours)))):
+        if exists(merge_intervals(_descendant_ranges(neighbours))):
             break
         level -= 1
     return 3 * s2.avg_edge(level)
+
+
+def _exists_by_scan(scan: Scan) -> Exists:
+    return lambda ranges: any(True for _ in scan(ranges))
 
 
 def _descendant_ranges(cell_ids: list[int]) -> list[tuple[int, int]]:
@@ -178,34 +188,69 @@ def _annulus_ranges(center, params: S2IndexParams) -> Callable[[float, float], l
     return ranges
 
 
+# A face holds 2**61 leaf-cell id units over 4 pi / 6 steradians (S2 cells of one level have
+# areas within a factor of about 2 of each other, which is plenty to size a first round).
+_SR_PER_ID = (4 * math.pi / 6) / 2 ** 61
+_SAMPLE_KEYS = 16
+
+
+def _sampled_first_radius(center, sample: Sample, wanted: int) -> float | None:
+    """The radius expected to hold `_MARGIN` times `wanted` keys, from the spacing of the keys
+    that follow the center's leaf cell in cell-id (Hilbert curve) order on its face: one short
+    scan instead of mongod's neighbourhood probes, which take a scan per level. None when the
+    face holds too few keys to tell."""
+    leaf = s2.S2.S2CellId(center).id()
+    face_end = ((leaf >> 61) + 1 << 61) - 1
+    ids = sample(s2.to_signed(leaf), s2.to_signed(face_end), _SAMPLE_KEYS)
+    if len(ids) < _SAMPLE_KEYS:
+        return None
+    spread = ids[-1] - s2.to_signed(leaf)
+    if spread <= 0:
+        return None
+    density = len(ids) / (spread * _SR_PER_ID)   # keys per steradian
+    return math.sqrt(_MARGIN * wanted / (math.pi * density))
+
+
 def near_2dsphere(center, scan: Scan, distance: Distance, params: S2IndexParams,
-                  min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0
+                  min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0,
+                  exists: Exists | None = None, sample: Sample | None = None
                   ) -> Iterator[tuple[float, Hashable]]:
     """(distance, rid) pairs in increasing distance; radii and distances in radians.
-    `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds."""
-    step = _s2_density_step(center, scan, params)
+    `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds;
+    `exists`: a cheaper emptiness test of ranges than a scan (the density probe's);
+    `sample(lo, hi, n)`: about the first n cell ids stored in [lo, hi] (sizes the first round
+    when `wanted` is known; the results never depend on it)."""
+    first = None
+    if wanted > 0 and sample is not None:
+        first = _sampled_first_radius(center, sample, wanted)
+    if first is not None:
+        step = first
+        wanted_for_steps = -wanted   # already sized: no further scaling of the first step
+    else:
+        step = _s2_density_step(center, exists or _exists_by_scan(scan), params)
+        wanted_for_steps = wanted
     return _rounds(scan, distance, _annulus_ranges(center, params), step, min_distance,
-                   max_distance, math.pi, wanted)
+                   max_distance, math.pi, wanted_for_steps)
 
 
 # --- 2d -------------------------------------------------------------------------------------
 
-def _flat_density_step(x: float, y: float, scan: Scan, params: geohash.TwoDParams) -> float:
+def _flat_density_step(x: float, y: float, exists: Exists, params: geohash.TwoDParams) -> float:
     level = params.bits
     while level > 0:
         edge = params.cell_edge(level)
         box = (x - edge, y - edge, x + edge, y + edge)
-        if any(True for _ in scan(geohash.box_ranges(box, params))):
+        if exists(geohash.box_ranges(box, params)):
             break
         level -= 1
     return 3 * params.cell_edge(level)
 
 
 def near_2d(x: float, y: float, scan: Scan, distance: Distance, params: geohash.TwoDParams,
-            min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0
-            ) -> Iterator[tuple[float, Hashable]]:
+            min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0,
+            exists: Exists | None = None) -> Iterator[tuple[float, Hashable]]:
     """(distance, rid) pairs in increasing flat distance (coordinate units) on a 2d index."""
-    step = _flat_density_step(x, y, scan, params)
+    step = _flat_density_step(x, y, exists or _exists_by_scan(scan), params)
 
     def ranges(inner: float, outer: float) -> list:
         return geohash.box_ranges((x - outer, y - outer, x + outer, y + outer), params)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -171,7 +172,49 @@ def index_key_values(field: str, value: Any, document: Mapping,
 def encode_cell(signed_cell: int) -> bytes:
     """One 2dsphere key component: keycodec's encoding of the NumberLong cell id (remembered:
     queries keep scanning the same coarse ancestors)."""
-    return keycodec.encode_value(Int64(signed_cell))
+    if signed_cell == 0 or not -_I64 <= signed_cell < _I64:
+        return keycodec.encode_value(Int64(signed_cell))
+    return _encode_int64(signed_cell)
+
+
+_I64 = 1 << 63
+_U64_MASK = (1 << 64) - 1
+_PACK_D = struct.Struct(">d").pack
+_PACK_Q = struct.Struct(">Q").pack
+_UNPACK_Q = struct.Struct(">Q").unpack
+_UNPACK_D = struct.Struct(">d").unpack
+_DIGITS = bytes.maketrans(b"0123456789", bytes(range(1, 11)))
+_INVERT = bytes(255 - i for i in range(256))
+
+
+def _encode_int64(v: int) -> bytes:
+    """keycodec's bytes of a non-zero NumberLong with integer arithmetic (keycodec computes the
+    remainder with decimals): the nearest double, ordered, then the exact remainder as a
+    decimal magnitude. tests/unit/query/geo/test_near_speed.py checks it against keycodec."""
+    d = float(v)   # correctly rounded, as keycodec's float(Decimal(v))
+    u = _UNPACK_Q(_PACK_D(d))[0]
+    head = b"\x14\x04" + _PACK_Q(u ^ _U64_MASK if u & _I64 else u ^ _I64)
+    rem = v - int(d)
+    if rem == 0:
+        return head + b"\x02"
+    if rem > 0:
+        return head + b"\x03" + _magnitude(rem)
+    return head + b"\x01" + _magnitude(-rem).translate(_INVERT)
+
+
+def approximate_cell(component: bytes) -> float:
+    """The cell id an encoded key component holds, to within a double's precision (its first
+    ten bytes: bracket, tag, ordered double bits), without decoding the remainder."""
+    u = _UNPACK_Q(component[2:10])[0]
+    return _UNPACK_D(_PACK_Q(u ^ _I64 if u & _I64 else u ^ _U64_MASK))[0]
+
+
+def _magnitude(m: int) -> bytes:
+    """keycodec's magnitude of a positive integer m = 0.d1..dn x 10^len: the biased exponent,
+    the digits (trailing zeros dropped) plus one, 0x00."""
+    text = str(m)
+    return ((len(text) + 0x8000).to_bytes(2, "big") + text.rstrip("0").encode().translate(_DIGITS)
+            + b"\x00")
 
 
 # --- query side -----------------------------------------------------------------------------
@@ -188,16 +231,19 @@ def cells_to_intervals(cover_ids: list[int], params: S2IndexParams) -> list[Inte
     times faster than a bindings call per ancestor.
     """
     to_signed = s2.to_signed
-    coarsest = params.coarsest_level
+    coarsest_lsb = 1 << (2 * (30 - params.coarsest_level))
     ancestors: set[int] = set()
     intervals: list[Interval] = []
     for cid in cover_ids:
         lsb = cid & -cid
         intervals.append((to_signed(cid - (lsb - 1)), to_signed(cid + (lsb - 1))))
-        level = 30 - (lsb.bit_length() - 1) // 2
-        for parent_level in range(level - 1, coarsest - 1, -1):
-            parent_lsb = 1 << (2 * (30 - parent_level))
-            ancestors.add((cid & -parent_lsb) | parent_lsb)
+        parent_lsb = lsb << 2
+        while parent_lsb <= coarsest_lsb:
+            parent = (cid & -parent_lsb) | parent_lsb
+            if parent in ancestors:
+                break   # and so are all of its own ancestors
+            ancestors.add(parent)
+            parent_lsb <<= 2
     intervals += [(to_signed(a), to_signed(a)) for a in ancestors]
     intervals.sort()
     return intervals

@@ -215,3 +215,95 @@ def test_a_sort_on_the_score_alone_fetches_only_what_a_limit_returns(coll):
     stats = coll({"explain": cmd, "verbosity": "executionStats"})["executionStats"]
     assert stats["totalDocsExamined"] == 2 and stats["totalKeysExamined"] == 5
     assert stats["executionStages"]["inputStage"]["inputStage"]["stage"] == "SORT"
+
+
+NESTED_DOCS = [
+    {"_id": 1, "title": "Baking a cake", "n": 1, "k": "a"},
+    {"_id": 2, "title": "cake", "n": 2, "k": "b"},
+    {"_id": 3, "title": "coffee shop", "n": 3, "k": "a"},
+    {"_id": 4, "title": "cake and coffee cake", "n": 4, "k": "b"},
+    {"_id": 5, "title": "Tea leaves", "n": 5, "k": "a"},
+]
+CAKE = {"$text": {"$search": "cake"}}
+
+
+@pytest.fixture
+def nested(run):
+    run({"insert": "c", "documents": NESTED_DOCS})
+    run({"createIndexes": "c", "indexes": [{"key": {"title": "text"}, "name": "title_text"},
+                                           {"key": {"n": 1}, "name": "n_1"}]})
+    return run
+
+
+def _brute(filt, text_ids=frozenset({1, 2, 4})):
+    """The expected ids: the filter evaluated in Python, `$text` being "cake" (ids 1, 2, 4)."""
+    def ok(node, doc):
+        for key, value in node.items():
+            if key == "$text":
+                good = doc["_id"] in text_ids
+            elif key == "$and":
+                good = all(ok(b, doc) for b in value)
+            elif key == "$or":
+                good = any(ok(b, doc) for b in value)
+            elif isinstance(value, dict):
+                (op, arg), = value.items()
+                good = {"$lt": doc[key] < arg, "$gte": doc[key] >= arg, "$ne": doc[key] != arg}[op]
+            else:
+                good = doc[key] == value
+            if not good:
+                return False
+        return True
+    return sorted(d["_id"] for d in NESTED_DOCS if ok(filt, d))
+
+
+@pytest.mark.parametrize("filt", [
+    {"$and": [{"k": "b"}, {"$or": [CAKE, {"n": 5}]}]},
+    {"$or": [{"$and": [CAKE, {"k": "a"}]}, {"n": 3}]},
+    {"$and": [{"$and": [{"n": {"$gte": 2}}, CAKE]}]},
+    {"$or": [{"$or": [CAKE, {"n": 3}]}, {"n": 5}]},
+    {"k": "a", "$or": [{"$and": [{"$or": [CAKE, {"n": 3}]}, {"n": {"$lt": 4}}]}, {"n": 5}]},
+    {"$or": [{"$and": [CAKE, {"n": {"$ne": 2}}]}, {"n": {"$gte": 5}}], "k": {"$ne": "b"}},
+])
+def test_text_nested_in_and_and_indexed_or(nested, filt):
+    assert sorted(ids(find(nested, filt))) == _brute(filt)
+
+
+def test_text_nested_scores_only_what_the_lookup_found(nested):
+    filt = {"$or": [{"$and": [CAKE, {"n": {"$lt": 4}}]}, {"n": 5}]}
+    docs = find(nested, filt, projection={"s": {"$meta": "textScore"}}, sort={"s": {"$meta": "textScore"}})
+    assert [d["_id"] for d in docs] == [2, 1, 5]
+    assert docs[0]["s"] > docs[1]["s"] > 0 and "s" not in docs[2]
+    plan = nested({"explain": {"find": "c", "filter": filt}})["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "FETCH" and plan["inputStage"]["stage"] == "OR"
+    assert [s["indexName"] for s in plan["inputStage"]["inputStages"]] == ["title_text", "n_1"]
+    counted = nested({"count": "c", "query": filt})
+    assert counted["n"] == 3
+
+
+def test_text_nested_refusals_as_mongod(nested):
+    def error(filt):
+        reply = nested.error({"find": "c", "filter": filt})
+        return reply["code"], reply["errmsg"]
+    # an unindexed branch of an $or on the way to the $text: mongod's planner finds no plan
+    assert error({"$or": [{"$and": [CAKE, {"k": "a"}]}, {"k": "b"}]}) == (291, "No query solutions")
+    assert error({"k": "a", "$or": [CAKE, {"k": "b"}]}) == (291, "No query solutions")
+    assert error({"$and": [{"$or": [CAKE, {"k": "b"}]}]}) == (
+        291, "Failed to produce a solution for TEXT under OR - other non-TEXT clauses under OR have to "
+             "be indexed as well.")
+    assert error({"$or": [{"$and": [CAKE]}, {"$and": [{"n": 1}, CAKE]}]}) == (2, "Too many text expressions")
+    assert error({"$and": [{"$nor": [CAKE]}]}) == (2, "text expression not allowed in nor")
+    assert error({"$or": [{"a": {"$elemMatch": CAKE}}, {"n": 1}]})[0] == 2
+    assert error({"$or": [{"a": {"$not": CAKE}}, {"n": 1}]})[0] == 2
+
+
+def test_text_nested_beside_a_compound_prefix(run):
+    run({"insert": "c", "documents": [{"_id": 1, "shop": "a", "t": "red shoes", "n": 1},
+                                      {"_id": 2, "shop": "b", "t": "red hat", "n": 2},
+                                      {"_id": 3, "shop": "a", "t": "blue hat", "n": 3}]})
+    run({"createIndexes": "c", "indexes": [{"key": {"shop": 1, "t": "text"}, "name": "shop_t"},
+                                           {"key": {"n": 1}, "name": "n_1"}]})
+    red = {"$text": {"$search": "red"}}
+    got = run({"find": "c", "filter": {"$or": [{"shop": "a", **red}, {"n": 3}]}})["cursor"]["firstBatch"]
+    assert sorted(ids(got)) == [1, 3]
+    reply = run.error({"find": "c", "filter": {"shop": "a", "$or": [red, {"n": 3}]}})
+    assert reply["code"] == 291 and "prefix fields" in reply["errmsg"]

@@ -23,7 +23,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
 RAW = CodecOptions(document_class=RawBSONDocument)
-PLAIN = CodecOptions()
+PLAIN: CodecOptions = CodecOptions()
 #: documents per write batch of the clone
 CLONE_BATCH = 1000
 SKIPPED_DATABASES = frozenset({"local"})

@@ -349,7 +349,7 @@ def _catalog_namespaces(entry: dict) -> set[tuple[str, Optional[str]]]:
 def _all_documents(engine: Any, db: str, coll: str) -> list[dict]:
     cursor = engine.find(db, coll, FindRequest(filter={}))
     try:
-        out = []
+        out: list[dict] = []
         while True:
             docs = cursor.next_batch(1000)
             if not docs:

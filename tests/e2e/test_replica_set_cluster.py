@@ -21,7 +21,7 @@ from pymongo.read_preferences import Secondary, SecondaryPreferred
 from pymongo.write_concern import WriteConcern
 from support.etcd import ensure_etcd
 from support.history import History, check
-from support.sockets import recv_exactly
+from support.sockets import free_port_range, recv_exactly
 
 from ginkgodb import cluster
 
@@ -29,32 +29,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 TAGS = [{"dc": "east"}, {"dc": "west"}, {"dc": "east", "rack": "b"}]
 
 
-def _free_ports(n: int) -> int:
-    """A first port P with P..P+n-1 free."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + n > 65000:
-            continue
-        try:
-            socks = []
-            for i in range(n):
-                sock = socket.socket()
-                socks.append(sock)
-                sock.bind(("127.0.0.1", base + i))
-            return base
-        except OSError:
-            continue
-        finally:
-            for sock in socks:
-                sock.close()
-    raise RuntimeError("no free ports")
-
-
 def _start(tmp_path, tags=None) -> dict:
     ensure_etcd()
-    return cluster.start("rs0", 3, _free_ports(3), str(tmp_path / "rs"), tags)
+    return cluster.start("rs0", 3, free_port_range(3), str(tmp_path / "rs"), tags)
 
 
 @pytest.fixture(scope="module")
@@ -413,7 +390,7 @@ def test_failover_under_load_loses_no_acknowledged_write(tmp_path):
 
 def test_reconfig_adds_a_member_that_syncs_and_removes_it(tmp_path):
     ensure_etcd()
-    state = cluster.start("rs0", 3, _free_ports(4), str(tmp_path / "rs"))
+    state = cluster.start("rs0", 3, free_port_range(4), str(tmp_path / "rs"))
     try:
         client = pymongo.MongoClient(cluster.connection_string(state), serverSelectionTimeoutMS=15000)
         client.test.grow.insert_many([{"_id": i} for i in range(100)])
@@ -472,7 +449,7 @@ def test_a_primary_cut_off_from_etcd_steps_down_without_split_brain(tmp_path):
         host, port = url.rsplit("/", 1)[-1].split(":")
         proxies[n] = TcpProxy(host, int(port))
         return proxies[n].url
-    state = cluster.start("rs0", 3, _free_ports(3), str(tmp_path / "rs"), member_etcd=through_proxy)
+    state = cluster.start("rs0", 3, free_port_range(3), str(tmp_path / "rs"), member_etcd=through_proxy)
     try:
         uri = cluster.connection_string(state)
         old = cluster.wait_for_primary(state, 10)
@@ -529,7 +506,7 @@ def test_a_primary_cut_off_from_etcd_steps_down_without_split_brain(tmp_path):
 
 def test_a_hidden_delayed_member_is_never_chosen_and_applies_late(tmp_path):
     ensure_etcd()
-    state = cluster.start("rs0", 3, _free_ports(3), str(tmp_path / "rs"))
+    state = cluster.start("rs0", 3, free_port_range(3), str(tmp_path / "rs"))
     try:
         primary_n = cluster.wait_for_primary(state, 10)
         delayed_n = next(n for n in range(3) if n != primary_n)

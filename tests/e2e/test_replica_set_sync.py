@@ -21,9 +21,9 @@ import pymongo
 import pytest
 from bson.binary import Binary
 from bson.int64 import Int64
-from e2e.test_replica_set_cluster import _free_ports, direct
+from e2e.test_replica_set_cluster import direct
 from support.etcd import ensure_etcd
-from support.sockets import recv_exactly
+from support.sockets import free_port_range, recv_exactly
 
 from ginkgodb import cluster
 
@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 def rs(tmp_path_factory):
     ensure_etcd()
     root = tmp_path_factory.mktemp("sync")
-    state = cluster.start("rs0", 3, _free_ports(4), str(root / "rs"))
+    state = cluster.start("rs0", 3, free_port_range(4), str(root / "rs"))
     # the member to add listens from the start: a port left free meanwhile may be taken by a
     # client connection's ephemeral port on this busy loopback
     state["pids"]["3"] = cluster._spawn(cluster.member_argv(state, 3), root / "rs" / "member3.log")

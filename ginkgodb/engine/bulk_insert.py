@@ -9,7 +9,7 @@ logical operation for the oplog), but the records and index entries are written 
 index's greatest entry when the batch began, and no per-document index machinery runs. Anything else (capped,
 clustered, a secondary index, an `_id` index with a collation, zstd still training its
 dictionary) takes the ordinary path, `writes.insert_into`, in the same write batch.
-`EngineOperations.insert` comes here for every batch, so the whole suite exercises both paths.
+`EngineOperations.insert` sends every batch here, so the whole suite exercises both paths.
 """
 from __future__ import annotations
 
@@ -21,10 +21,9 @@ from ..storage.kv import prefix_end
 from .access.btree import BtreeAccess
 from .access.entries import MAX_INDEX_KEY
 from .collection import Collection
-from .ddl import ensure_collection
 from .documents import prepare_insert
-from .names import check_writable
-from .writes import WriteOutcome, _run_batch, insert_into
+from .writes import WriteOutcome, _run_batch
+from .writes import insert_into as one_by_one
 
 
 def applies(coll: Collection) -> bool:
@@ -38,20 +37,14 @@ def applies(coll: Collection) -> bool:
             and ix._partial is None and ix._simple_field == "_id")
 
 
-def insert(engine: Any, db: str, coll: str, docs: list, ordered: bool = True, validate: Any = None, *,
-           internal: bool = False) -> WriteOutcome:
-    """`writes.insert`, with the bulk path where it applies."""
-    if not internal:
-        check_writable(db, coll)
-    out = WriteOutcome()
-    with engine.write() as batch:
-        batch.result = out
-        state = ensure_collection(batch, db, coll)
-        if applies(state):
-            _insert_bulk(engine, batch, state, docs, ordered, validate, out)
-        else:
-            insert_into(engine, batch, db, coll, docs, ordered, validate, out)
-    return out
+def insert_into(engine: Any, batch: Any, db: str, coll: str, docs: list, ordered: bool, validate: Any,
+                out: WriteOutcome) -> None:
+    """`writes.insert_into`, with the bulk path where it applies (`writes.insert(into=...)`)."""
+    state = batch.collection(db, coll)
+    if state is not None and applies(state):
+        _insert_bulk(engine, batch, state, docs, ordered, validate, out)
+    else:
+        one_by_one(engine, batch, db, coll, docs, ordered, validate, out)
 
 
 def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered: bool,

@@ -299,7 +299,8 @@ class EngineOperations(abc.ABC):
         ts = timeseries.timeseries_options(self.catalog.get(db, coll))
         if ts is not None:
             return timeseries.insert(self, db, coll, ts, docs, ordered)
-        return bulk_insert.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal)
+        return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal,
+                             into=bulk_insert.insert_into)
 
     @waits_for_transactions
     def update(self, db: str, coll: str, statements: list[writes.UpdateStatement],

@@ -66,15 +66,16 @@ def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], 
 
 
 def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validate=None, *,
-           internal: bool = False) -> WriteOutcome:
-    """`internal`: the server's own write (the profiler's) to a collection users may not write."""
+           internal: bool = False, into: Optional[Callable[..., None]] = None) -> WriteOutcome:
+    """`internal`: the server's own write (the profiler's) to a collection users may not write;
+    `into`: what writes the statements in the batch (`insert_into`, or bulk_insert's)."""
     if not internal:
         check_writable(db, coll)
     out = WriteOutcome()
     with engine.write() as batch:
         batch.result = out
         ensure_collection(batch, db, coll)
-        insert_into(engine, batch, db, coll, docs, ordered, validate, out)
+        (into or insert_into)(engine, batch, db, coll, docs, ordered, validate, out)
     return out
 
 

@@ -148,7 +148,7 @@ def enter(ctx: CommandContext, spec: CommandSpec, cmd: Mapping[str, Any]) -> Sco
     with session.lock:
         if start:
             return _begin(engine, session, int(txn_number), lsid, cmd)
-        return _continue(engine, session, int(txn_number), name, cmd)
+        return _continue(engine, session, key, int(txn_number), name, cmd)
 
 
 def _snapshot_read(engine: Any, rc: Mapping[str, Any], cmd: Mapping[str, Any], name: str) -> Scope:
@@ -191,6 +191,9 @@ def _retryable(engine: Any, session: Any, key: bytes, lsid: Any, n: int) -> Scop
                                f"Retryable write with txnNumber {n} is prohibited on session {_show(lsid)} because "
                                f"a newer retryable write with txnNumber {int(stored['txnNumber'])} has already "
                                "started on this session.")
+        if stored is not None and int(stored["txnNumber"]) == n and stored.get("committedTransaction"):
+            raise CommandError(ErrorCode.IncompleteTransactionHistory,
+                               "Cannot retry a retryable write that has been converted into a transaction")
         replay = stored if stored is not None and int(stored["txnNumber"]) == n else None
         session.txn_number = n
         session.state = TxnState.RETRYABLE
@@ -227,7 +230,12 @@ def _begin(engine: Any, session: Any, n: int, lsid: Any, cmd: Mapping[str, Any])
     return Scope(TransactionView(engine, txn), session, txn, n)
 
 
-def _continue(engine: Any, session: Any, n: int, name: str, cmd: Mapping[str, Any]) -> Scope:
+def _continue(engine: Any, session: Any, key: Optional[bytes], n: int, name: str, cmd: Mapping[str, Any]) -> Scope:
+    if (name == "commitTransaction" and n > session.txn_number and key is not None
+            and _committed_elsewhere(engine, key, n)):
+        # a commit retried on a new primary: this member applied the transaction's entry
+        session.txn_number, session.state = n, TxnState.COMMITTED
+        return Scope(engine, session, None, n)
     if n != session.txn_number or session.state in (TxnState.NONE, TxnState.RETRYABLE):
         raise CommandError(ErrorCode.NoSuchTransaction,
                            f"Given transaction number {n} does not match any in-progress transactions. The "
@@ -246,6 +254,13 @@ def _continue(engine: Any, session: Any, n: int, name: str, cmd: Mapping[str, An
                            "Only the first command in a transaction may specify a readConcern")
     txn = session.txn
     return Scope(TransactionView(engine, txn), session, txn, n)
+
+
+def _committed_elsewhere(engine: Any, key: bytes, n: int) -> bool:
+    """Did this member apply transaction `n` of the session from the primary's oplog (its
+    record, oplog_apply.py), as mongod's config.transactions says "committed"?"""
+    stored = engine.sessions.stored_retryable(key)
+    return bool(stored is not None and stored.get("committedTransaction") and int(stored["txnNumber"]) == n)
 
 
 def _show(lsid: Any) -> str:

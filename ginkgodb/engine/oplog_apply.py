@@ -48,17 +48,32 @@ def apply_entries(engine: Any, raws: list[bytes], logged: bool = True) -> Option
                 _apply(engine, batch, entry)
             except CommandError as exc:
                 raise OplogApplyError(f"cannot apply {_short(entry)}: {exc}") from exc
-            if "retryResult" in entry:
-                _store_retry_record(batch, entry)
+            record = session_record(entry)
+            if record is not None:
+                _store_retry_record(batch, entry, record)
         last = bson.decode(raws[-1], _CODEC)["ts"] if logged else None
     return last
 
 
-def _store_retry_record(batch: WriteBatch, entry: Mapping) -> None:
-    """A retryable write's record ({txnNumber, result}, as the primary stored it), kept with the
-    write it describes: a retry sent to this member once it is primary answers as the original."""
+def session_record(entry: Mapping) -> Optional[Mapping]:
+    """The session record an entry carries: a retryable write's `retryResult`, or for a
+    transaction's one entry {txnNumber, committedTransaction} (mongod's config.transactions
+    "committed"), so that a commitTransaction retried on this member once it is primary answers
+    ok instead of running the transaction again (commands/transactions.py)."""
+    record = entry.get("retryResult")
+    if record is not None:
+        return record if isinstance(record, Mapping) else None
+    o = entry.get("o")
+    if "txnNumber" in entry and "lsid" in entry and isinstance(o, Mapping) and "applyOps" in o:
+        return {"txnNumber": entry["txnNumber"], "committedTransaction": True}
+    return None
+
+
+def _store_retry_record(batch: WriteBatch, entry: Mapping, record: Any) -> None:
+    """A session's record ({txnNumber, result} of a retryable write, as the primary stored it, or
+    {txnNumber, committedTransaction} of a transaction), kept with the write it describes: a
+    retry sent to this member once it is primary answers as the original."""
     key = session_key(entry.get("lsid"))
-    record = entry["retryResult"]
     if key is None or not isinstance(record, Mapping):
         return
     current = batch.txn.get(layout.retryable_write_key(key))
@@ -276,14 +291,14 @@ RETRY_RECORD_SCAN = 100_000
 
 
 def _roll_back_retry_records(batch: WriteBatch, oplog: Collection, undone: list[bytes]) -> None:
-    """The retry records of undone retryable writes go back to the session's newest kept one
+    """The session records of undone retryable writes and transactions go back to the session's newest kept one
     (found in the oplog that remains), or away: a retry then runs the write again."""
     from ..storage.kv import prefix_end
     from .record_format import document
     keys = set()
     for raw in undone:
         entry = bson.decode(raw, _CODEC)
-        key = session_key(entry.get("lsid")) if "retryResult" in entry else None
+        key = session_key(entry.get("lsid")) if session_record(entry) is not None else None
         if key is not None:
             keys.add(key)
     if not keys:
@@ -294,10 +309,11 @@ def _roll_back_retry_records(batch: WriteBatch, oplog: Collection, undone: list[
         if not keys or n >= RETRY_RECORD_SCAN:
             return
         entry = bson.decode(document(value), _CODEC)
-        key = session_key(entry.get("lsid")) if "retryResult" in entry else None
-        if key in keys:
+        record = session_record(entry)
+        key = session_key(entry.get("lsid")) if record is not None else None
+        if key in keys and record is not None:
             keys.discard(key)
-            batch.txn.put(layout.retryable_write_key(key), bson.encode(entry["retryResult"]))
+            batch.txn.put(layout.retryable_write_key(key), bson.encode(record))
 
 
 def touched_documents(entry: Mapping) -> Optional[list[tuple[str, str, Any]]]:

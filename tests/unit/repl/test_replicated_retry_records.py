@@ -114,3 +114,43 @@ def test_an_initial_sync_copies_the_sessions_retry_records(pair):
     Runner(secondary).insert("c", {"_id": 2})      # the copied data
     again = Runner(secondary)({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(2)})
     assert strip(again) == strip(second)
+
+
+def _transaction(run, lsid, n: int, doc: dict) -> dict:
+    run({"insert": "c", "documents": [doc], "lsid": lsid, "txnNumber": Int64(n), "startTransaction": True,
+         "autocommit": False})
+    return run({"commitTransaction": 1, "lsid": lsid, "txnNumber": Int64(n), "autocommit": False, "$db": "admin"})
+
+
+def test_a_commit_retried_on_the_member_that_applied_the_transaction_answers_ok(pair):
+    """mongod's config.transactions says "committed" on every member: a driver that retries
+    commitTransaction on a new primary gets ok, and its with_transaction does not run twice."""
+    primary, secondary = pair
+    run, other = Runner(primary), Runner(secondary)
+    lsid = session()
+    _transaction(run, lsid, 3, {"_id": 1})
+    secondary.apply_oplog(raw_entries(primary))
+    again = other({"commitTransaction": 1, "lsid": lsid, "txnNumber": Int64(3), "autocommit": False,
+                   "$db": "admin"})
+    assert again["ok"] == 1.0 and other.find("c", {}) == [{"_id": 1}]
+    # the same number as a retryable write is refused as mongod refuses it
+    refused = other.error({"insert": "c", "documents": [{"_id": 2}], "lsid": lsid, "txnNumber": Int64(3)})
+    assert refused["codeName"] == "IncompleteTransactionHistory"
+    # a transaction the member never applied is still unknown to it
+    unknown = other.error({"commitTransaction": 1, "lsid": session(), "txnNumber": Int64(3),
+                           "autocommit": False, "$db": "admin"})
+    assert unknown["codeName"] == "NoSuchTransaction"
+
+
+def test_a_rolled_back_transaction_takes_its_commit_record_away(pair):
+    primary, secondary = pair
+    run = Runner(primary)
+    lsid = session()
+    run.insert("c", {"_id": 0})
+    common = primary.oplog.last_ts
+    _transaction(run, lsid, 1, {"_id": 1})
+    assert primary.sessions.stored_retryable(bytes(lsid["id"])) is None      # written by appliers only
+    secondary.apply_oplog(raw_entries(primary))
+    assert secondary.sessions.stored_retryable(bytes(lsid["id"]))["committedTransaction"] is True
+    secondary.roll_back_oplog(common, [("test", "c", 1, None)])
+    assert secondary.sessions.stored_retryable(bytes(lsid["id"])) is None

@@ -103,6 +103,17 @@ def repl_set_freeze(ctx: CommandContext, args: Args) -> dict:
     return member.freeze(int(_seconds("replSetFreeze", args.value, "replSetFreeze")))
 
 
+@command("replSetMaintenance", help="{ replSetMaintenance : bool }\nEnable or disable maintenance mode.",
+         admin_only=True, privileges=(on_cluster("replSetStateChange"),))
+def repl_set_maintenance(ctx: CommandContext, args: Args) -> dict:
+    member = _member(ctx)
+    if not isinstance(args.value, (bool, int, float)):
+        raise CommandError(ErrorCode.TypeMismatch,
+                           f"BSON field 'replSetMaintenance' is the wrong type '{type_name(args.value)}', expected "
+                           "types '[bool, long, int, decimal, double]'")
+    return member.maintenance(bool(args.value))
+
+
 @command("replSetReconfig", help="Adjust configuration of a replica set\n{ replSetReconfig : config_object }",
          admin_only=True, privileges=(on_cluster("replSetConfigure"),),
          fields=(boolean("force"),))

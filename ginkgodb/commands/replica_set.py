@@ -340,6 +340,30 @@ class ReplicaSetMember:
             self._hold(seconds)
             self.watch.changed()
 
+    #: replSetMaintenance calls still holding the member in RECOVERING (mongod's counter), and
+    #: the state the oplog sync last reported (a too-stale member stays RECOVERING after them)
+    maintenance_calls = 0
+    sync_state = "SECONDARY"
+
+    def maintenance(self, activate: bool) -> dict:
+        """replSetMaintenance: RECOVERING (no reads, not electable; the oplog still applied)
+        while any `true` call is not matched by a `false` one."""
+        with self._lock:
+            if self.is_primary:
+                raise CommandError(ErrorCode.NotSecondary, "primaries can't modify maintenance mode")
+            if self.state is MemberState.STARTUP2:
+                raise CommandError(ErrorCode.NotSecondary, "initial sync in progress")
+            if activate:
+                self.maintenance_calls += 1
+            elif self.maintenance_calls:
+                self.maintenance_calls -= 1
+            else:
+                raise CommandError(ErrorCode.OperationFailed, "already out of maintenance mode")
+            if self.state in (MemberState.SECONDARY, MemberState.RECOVERING):
+                self.state = MemberState.RECOVERING if self.maintenance_calls else MemberState[self.sync_state]
+        self.watch.changed()
+        return {}
+
     def freeze(self, seconds: int) -> dict:
         """replSetFreeze: only a secondary can be frozen; 0 unfreezes (and a member of one then
         elects itself at once)."""

@@ -345,7 +345,9 @@ class ReplicatedMember(ReplicaSetMember):
         with self._lock:
             if self.state is MemberState.PRIMARY or self.state is MemberState.REMOVED:
                 return
-            self.state = MemberState[state]
+            self.sync_state = state
+            held = self.maintenance_calls and state == "SECONDARY"   # replSetMaintenance holds it
+            self.state = MemberState.RECOVERING if held else MemberState[state]
         self.watch.changed()
 
     def _applied(self, ts: Timestamp) -> None:

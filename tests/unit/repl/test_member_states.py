@@ -48,3 +48,34 @@ def test_a_member_with_history_is_secondary_at_once(member):
     member.engine.oplog.append_noop({"msg": "new primary"})
     member.adopt_config(dict(CONFIG))
     assert member.state is MemberState.SECONDARY
+
+
+def _maintenance(member, on) -> dict:
+    from support.runner import decode_all
+
+    from ginkgodb.commands import CommandContext, dispatch
+
+    class Server:
+        replica_set = member
+        topology = member.watch
+    ctx = CommandContext(engine=member.engine, server=Server())
+    return decode_all(dispatch(ctx, {"replSetMaintenance": on, "$db": "admin"}))
+
+
+def test_maintenance_mode_holds_a_secondary_in_recovering_until_every_call_is_undone(member):
+    member.engine.oplog.append_noop({"msg": "new primary"})
+    member.adopt_config(dict(CONFIG))
+    assert _maintenance(member, True)["ok"] == 1.0 and _maintenance(member, True)["ok"] == 1.0
+    assert member.state is MemberState.RECOVERING and not member.electable()
+    assert member.hello_fields(False)["secondary"] is False
+    member._sync_state("SECONDARY")                  # the oplog sync's news does not end it
+    assert member.state is MemberState.RECOVERING
+    assert _maintenance(member, False)["ok"] == 1.0 and member.state is MemberState.RECOVERING
+    assert _maintenance(member, False)["ok"] == 1.0 and member.state is MemberState.SECONDARY
+    again = _maintenance(member, False)
+    assert (again["code"], again["errmsg"]) == (96, "already out of maintenance mode")
+    wrong = _maintenance(member, "yes")
+    assert wrong["codeName"] == "TypeMismatch"
+    member.state = MemberState.PRIMARY
+    refused = _maintenance(member, True)
+    assert (refused["codeName"], refused["errmsg"]) == ("NotSecondary", "primaries can't modify maintenance mode")

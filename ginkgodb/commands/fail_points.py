@@ -26,6 +26,7 @@ from typing import Any, Optional, cast
 
 from ..bsonutil.types import type_name
 from ..errors import CommandError, ErrorCode, code_name
+from ..repl.app_names import INTERNAL as INTERNAL_APPS
 from .context import CommandContext
 from .fields import is_number
 from .txn_names import RETRYABLE_WRITES
@@ -37,7 +38,7 @@ KNOWN = ("failCommand", "failGetMoreAfterCursorCheckout", "onPrimaryTransactiona
 _DATA_FIELDS = {
     "failCommand": frozenset({"failCommands", "errorCode", "errmsg", "errorLabels", "closeConnection",
                               "blockConnection", "blockTimeMS", "writeConcernError", "appName", "namespace",
-                              "failInternalCommands"}),  # ginkgodb runs no internal commands
+                              "failInternalCommands"}),
     "failGetMoreAfterCursorCheckout": frozenset({"errorCode", "errmsg", "errorLabels", "closeConnection"}),
     "onPrimaryTransactionalWrite": frozenset({"failBeforeCommitExceptionCode", "closeConnection"}),
 }
@@ -174,8 +175,11 @@ def _fail_command_applies(ctx: CommandContext, name: str, cmd: Mapping[str, Any]
     names = data.get("failCommands")
     if not isinstance(names, list) or name not in names:
         return False
-    if "appName" in data and _app_name(ctx) != data["appName"]:
+    app = _app_name(ctx)
+    if "appName" in data and app != data["appName"]:
         return False
+    if app in INTERNAL_APPS and not data.get("failInternalCommands"):
+        return False           # another member's connection: mongod's internal client
     if "namespace" in data:
         first = cmd.get(name)
         ns = f"{cmd.get('$db', '')}.{first}" if isinstance(first, str) else f"{cmd.get('$db', '')}.$cmd"

@@ -12,6 +12,8 @@ from typing import Any, Optional
 import pymongo
 from bson.timestamp import Timestamp
 
+from .app_names import HEARTBEAT
+
 HEARTBEAT_INTERVAL = 0.5
 #: a peer not heard from for this long is unreachable
 HEARTBEAT_TIMEOUT = 2.0
@@ -35,7 +37,7 @@ class PeerStatus:
 
 def _client(host: str) -> Any:
     return pymongo.MongoClient(host, directConnection=True, serverSelectionTimeoutMS=1000, connectTimeoutMS=1000,
-                               socketTimeoutMS=2000, appname="ginkgodb-heartbeat")
+                               socketTimeoutMS=2000, appname=HEARTBEAT)
 
 
 class Peers:

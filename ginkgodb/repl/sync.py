@@ -27,6 +27,7 @@ from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
 from ..engine import FindRequest, oplog_touched_documents
+from .app_names import OPLOG_SYNC
 from .initial_sync import (
     CloneProgress,
     InitialSyncError,
@@ -116,7 +117,7 @@ class OplogSync:
         while not stop.is_set():
             client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
                 source, directConnection=True, serverSelectionTimeoutMS=2000, connectTimeoutMS=1000,
-                socketTimeoutMS=AWAIT_MS + 5000, appname="ginkgodb-oplog-sync")
+                socketTimeoutMS=AWAIT_MS + 5000, appname=OPLOG_SYNC)
             try:
                 self._pull(client, stop)
             except Diverged as exc:

@@ -1,6 +1,6 @@
-"""The transaction areas of the driver specifications over the wire against a 3-member replica
-set on etcd (`ginkgodb cluster start`): transactions commit atomically on every member with the
-drivers' own retry and pinning logic, as against mongod. The one-member figures are in
+"""The session, transaction, retryable and change-stream areas of the driver specifications over
+the wire against a 3-member replica set on etcd (`ginkgodb cluster start`), with the drivers'
+own server selection, retry and pinning logic, as against mongod. The one-member figures are in
 test_replica_set_areas.py; THRESHOLDS is this run's table of pass rates (of runnable tests)."""
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ from support.sockets import free_port_range
 
 from ginkgodb import cluster
 
-THRESHOLDS = {"transactions": 0.90, "transactions-convenient-api": 0.90}
+THRESHOLDS = {"transactions": 0.90, "transactions-convenient-api": 0.90, "sessions": 0.90,
+              "retryable-writes": 0.90, "retryable-reads": 0.90, "causal-consistency": 0.90,
+              # 52-55 of 66 measured: some "change stream resumes after <error>" tests see their
+              # one-shot getMore fail point spent elsewhere on a set of three (docs/compatibility.md)
+              "change-streams": 0.75}
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not RUNNER.exists(), reason=f"spec-test runner not found at {RUNNER}")]

@@ -92,6 +92,18 @@ def test_app_name_matches_the_clients_metadata(fp, engine):
     assert dispatch(CommandContext(engine=engine), {"find": "c", "$db": "t"})["ok"] == 1.0
 
 
+@pytest.mark.parametrize("internal", [False, True])
+def test_another_members_connections_are_spared_unless_fail_internal_commands(fp, engine, internal):
+    """mongod's failCommand skips internal clients: a secondary's oplog tailing must not spend a
+    one-shot getMore fail point meant for a client's change stream."""
+    from ginkgodb.repl.app_names import OPLOG_SYNC
+    fp({"times": 1}, {"failCommands": ["find"], "errorCode": 2, **({"failInternalCommands": True} if internal else {})})
+    member = CommandContext(engine=engine, client_metadata={"application": {"name": OPLOG_SYNC}})
+    client = CommandContext(engine=engine)
+    assert dispatch(member, {"find": "c", "$db": "t"}).get("code") == (2 if internal else None)
+    assert dispatch(client, {"find": "c", "$db": "t"}).get("code") == (None if internal else 2)
+
+
 def test_namespace_narrows_the_commands(fp, run):
     fp("alwaysOn", {"failCommands": ["find"], "errorCode": 2, "namespace": "test.a"})
     assert run.error({"find": "a"})["code"] == 2

@@ -15,6 +15,7 @@ bench/results/query-stats-cost.md.
 from __future__ import annotations
 
 import argparse
+import collections
 import statistics
 import sys
 import tempfile
@@ -22,30 +23,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .op_costs import opcodes
+
 RESULTS = "bench/results/query-stats-cost.md"
-
-
-def opcodes(fn: Callable[[int], Any], n: int) -> float:
-    """Interpreted opcodes per call of fn(i), i in range(n)."""
-    count = [0]
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        if event == "opcode":
-            count[0] += 1
-        return local
-
-    def tracer(frame: Any, event: str, arg: Any) -> Any:
-        frame.f_trace_opcodes = True
-        frame.f_trace_lines = False
-        return local
-
-    sys.settrace(tracer)
-    try:
-        for i in range(n):
-            fn(i)
-    finally:
-        sys.settrace(None)
-    return count[0] / n
 
 
 def measure(rounds: int) -> dict[str, dict[str, float]]:
@@ -66,7 +46,7 @@ def measure(rounds: int) -> dict[str, dict[str, float]]:
         row: dict[str, float] = {}
         for state in (True, False):
             stats.enabled = state
-            row["opcodes_on" if state else "opcodes_off"] = opcodes(op, 50)
+            row["opcodes_on" if state else "opcodes_off"] = opcodes(op, 50, collections.Counter())
         on: list[float] = []
         off: list[float] = []
         for r in range(rounds * 2):

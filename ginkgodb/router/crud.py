@@ -392,39 +392,47 @@ def _single_target(router: Router, cmap: ChunkMap, filter: Mapping, what: str, u
     raise CommandError(ErrorCode.InvalidOptions, SINGLE_WRITE.format(what) + f"Query: {filter}")
 
 
-def update(router: Router, cmd: Mapping) -> dict:
-    args = parse("update", cmd)
+def _routed_writes(router: Router, cmd: Mapping, args: Any, field: str, items: Any,
+                   plan: Any) -> dict:
+    """An update or delete command through the router: the database's primary shard when the
+    collection is unsharded (in pieces under its document limit), else each statement where
+    `plan(router, cmap, statement)` targets it, retried on a fresher chunk map."""
     ns = f"{args.db}.{args.coll}"
     cmap = router.chunk_map(ns)
-    if cmap is None:   # the database's primary shard, in pieces under its document limit
+    if cmap is None:
         shard = router.primary_shard(args.db) or ""
-        items = list(args.updates)
-        return _write_runs(router, cmd, args.db, None, "updates", [(shard, items, list(range(len(items))))],
+        items = list(items)
+        return _write_runs(router, cmd, args.db, None, field, [(shard, items, list(range(len(items))))],
                            args.ordered)
-    statements = [_doc(s) for s in args.updates]
+    statements = [_doc(s) for s in items]
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:
         assert cmap is not None
-
-        def plan(st: dict) -> list[str]:
-            q = st.get("q") or {}
-            u = st.get("u")
-            replacement = isinstance(u, Mapping) and bool(u) and not str(next(iter(u))).startswith("$")
-            if _touches_key(u, cmap):
-                raise CommandError(ErrorCode.NotImplemented, "changing a document's shard key value is not "
-                                                             "supported by the ginkgodb router")
-            if st.get("multi"):
-                if st.get("upsert") and not full_key_equality(q, cmap):
-                    raise CommandError(ErrorCode.ShardKeyNotFound, "Failed to target upsert by query :: "
-                                       f"could not extract exact shard key from {q}")
-                shards = shards_of(target(q, cmap), cmap) if not st.get("collation") else cmap.shards()
-            elif replacement:
-                shards = [_replacement_target(cmap, q, u)]   # type: ignore[arg-type]
-            else:
-                shards = _single_target(router, cmap, q, "update", bool(st.get("upsert")))
-            return shards
-        return _planned_writes(router, cmd, args.db, cmap, "updates", statements, plan, args.ordered)
+        return _planned_writes(router, cmd, args.db, cmap, field, statements,
+                               lambda st: plan(router, cmap, st), args.ordered)
     return router.with_fresh_map(ns, attempt)
+
+
+def update(router: Router, cmd: Mapping) -> dict:
+    args = parse("update", cmd)
+    return _routed_writes(router, cmd, args, "updates", args.updates, _plan_update)
+
+
+def _plan_update(router: Router, cmap: ChunkMap, st: dict) -> list[str]:
+    q = st.get("q") or {}
+    u = st.get("u")
+    replacement = isinstance(u, Mapping) and bool(u) and not str(next(iter(u))).startswith("$")
+    if _touches_key(u, cmap):
+        raise CommandError(ErrorCode.NotImplemented, "changing a document's shard key value is not "
+                                                     "supported by the ginkgodb router")
+    if st.get("multi"):
+        if st.get("upsert") and not full_key_equality(q, cmap):
+            raise CommandError(ErrorCode.ShardKeyNotFound, "Failed to target upsert by query :: "
+                               f"could not extract exact shard key from {q}")
+        return shards_of(target(q, cmap), cmap) if not st.get("collation") else cmap.shards()
+    if replacement:
+        return [_replacement_target(cmap, q, u)]   # type: ignore[arg-type]
+    return _single_target(router, cmap, q, "update", bool(st.get("upsert")))
 
 
 def _replacement_target(cmap: ChunkMap, q: Mapping, replacement: Mapping) -> str:
@@ -462,25 +470,14 @@ def _planned_writes(router: Router, cmd: Mapping, db: str, cmap: ChunkMap, field
 
 def delete(router: Router, cmd: Mapping) -> dict:
     args = parse("delete", cmd)
-    ns = f"{args.db}.{args.coll}"
-    cmap = router.chunk_map(ns)
-    if cmap is None:   # the database's primary shard, in pieces under its document limit
-        shard = router.primary_shard(args.db) or ""
-        items = list(args.deletes)
-        return _write_runs(router, cmd, args.db, None, "deletes", [(shard, items, list(range(len(items))))],
-                           args.ordered)
-    statements = [_doc(s) for s in args.deletes]
+    return _routed_writes(router, cmd, args, "deletes", args.deletes, _plan_delete)
 
-    def attempt(cmap: Optional[ChunkMap]) -> dict:
-        assert cmap is not None
 
-        def plan(st: dict) -> list[str]:
-            q = st.get("q") or {}
-            if st.get("limit"):
-                return _single_target(router, cmap, q, "delete", False)
-            return shards_of(target(q, cmap), cmap) if not st.get("collation") else cmap.shards()
-        return _planned_writes(router, cmd, args.db, cmap, "deletes", statements, plan, args.ordered)
-    return router.with_fresh_map(ns, attempt)
+def _plan_delete(router: Router, cmap: ChunkMap, st: dict) -> list[str]:
+    q = st.get("q") or {}
+    if st.get("limit"):
+        return _single_target(router, cmap, q, "delete", False)
+    return shards_of(target(q, cmap), cmap) if not st.get("collation") else cmap.shards()
 
 
 def find_and_modify(router: Router, cmd: Mapping) -> dict:

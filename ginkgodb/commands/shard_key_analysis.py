@@ -20,6 +20,7 @@ from typing import Any, Optional
 import bson
 
 from ..bsonutil import keycodec
+from ..bsonutil.paths import embedded_value
 from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .context import CommandContext
@@ -200,15 +201,6 @@ def supporting_index(indexes: list, key: dict) -> Any:
     return None
 
 
-def _field_value(doc: Mapping, path: str) -> Any:
-    cur: Any = doc
-    for part in path.split("."):
-        if not isinstance(cur, Mapping) or part not in cur:
-            return None
-        cur = cur[part]
-    return cur
-
-
 def _characteristics(ctx: CommandContext, db: str, coll: str, key: dict, index: Any,
                      size: Optional[tuple[str, float]]) -> dict:
     from bson.int64 import Int64
@@ -225,7 +217,7 @@ def _characteristics(ctx: CommandContext, db: str, coll: str, key: dict, index: 
     values: list[tuple[bytes, int, tuple]] = []
     for rid, raw in records:
         doc = bson.decode(raw)
-        vals = tuple(_field_value(doc, f) for f in fields)
+        vals = tuple(embedded_value(doc, f) for f in fields)
         values.append((keycodec.encode_key(vals), rid, vals))
     counts = Counter(v[0] for v in values)
     by_key = {v[0]: v[2] for v in values}

@@ -15,18 +15,10 @@ from bson.min_key import MinKey
 
 from ..bsonutil.keycodec import encode_key
 from ..bsonutil.keyhash import hash_value
+from ..bsonutil.paths import embedded_value
 from ..errors import CommandError, ErrorCode
 
 _MISSING = object()
-
-
-def _lookup(doc: Mapping, path: str) -> Any:
-    value: Any = doc
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return _MISSING
-        value = value[part]
-    return value
 
 
 class ShardKey:
@@ -60,7 +52,7 @@ class ShardKey:
         an array is refused as mongod refuses it."""
         out = []
         for i, f in enumerate(self.fields):
-            v = _lookup(doc, f)
+            v = embedded_value(doc, f, _MISSING)
             if v is _MISSING:
                 v = None
             if isinstance(v, list):
@@ -73,7 +65,7 @@ class ShardKey:
         return encode_key(self.values(doc))
 
     def has_all(self, doc: Mapping) -> bool:
-        return all(_lookup(doc, f) is not _MISSING for f in self.fields)
+        return all(embedded_value(doc, f, _MISSING) is not _MISSING for f in self.fields)
 
     def encode(self, values: list[Any]) -> bytes:
         """Bytes of key values already in key space (hashed fields hashed)."""

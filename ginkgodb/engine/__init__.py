@@ -17,7 +17,7 @@ from .oplog_apply import OplogApplyError
 from .oplog_apply import touched_documents as oplog_touched_documents
 from .plan_builder import FindRequest, id_hack_key
 from .query_stats import FOLD_AT as QUERY_STATS_FOLD_AT
-from .query_stats import aggregate_shape, find_key, find_shape
+from .query_stats import aggregate_shape, find_shape
 from .retryable import RetryableView
 from .sessions import TxnState
 from .settings import SETTINGS
@@ -45,7 +45,6 @@ __all__ = [
     "SETTINGS",
     "QUERY_STATS_FOLD_AT",
     "aggregate_shape",
-    "find_key",
     "find_shape",
     "SnapshotView",
     "ServerCursor",

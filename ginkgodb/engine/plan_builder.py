@@ -1,6 +1,7 @@
 """From a find-shaped request to a tree of stages, and the explain document for it."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
@@ -56,6 +57,13 @@ class BuiltPlan:
     def __init__(self, root: Any, plan: Any, rejected: list, req: FindRequest, matcher: Any = None) -> None:
         self.root, self.plan, self.rejected, self._req = root, plan, rejected, req
         self._matcher = matcher
+        #: (keys_examined, docs_examined) in one call (every find's statistics read both): the
+        #: root's own counter, bound here so that reading it is one call
+        self.examined: Callable[[], tuple[int, int]] = root.counts
+
+    def set_root(self, root: Any) -> None:
+        """The stages over the plan's own (limit, projection, ...): they count as the root does."""
+        self.root, self.examined = root, root.counts
 
     @property
     def plan_summary(self) -> str:
@@ -68,11 +76,6 @@ class BuiltPlan:
     @property
     def docs_examined(self) -> int:
         return self.root.docs_examined()
-
-    def examined(self) -> tuple[int, int]:
-        """(keys_examined, docs_examined) in one call (every find's statistics read both)."""
-        root = self.root
-        return root.keys_examined(), root.docs_examined()
 
     @property
     def matcher(self) -> Any:
@@ -251,7 +254,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root.child = S.SkipKeys(root.child, req.skip)  # skip index entries, not fetched documents
         else:
             root = S.Skip(root, req.skip)
-    if req.limit:
+    if req.limit and type(root) is not S.IdHack:   # IDHACK returns one document at most (mongod: no LIMIT)
         root = S.Limit(root, req.limit)
     if req.return_key and not for_write:
         root = S.ReturnKey(root, _keep_keys(root))  # mongod: returnKey takes the projection's place
@@ -268,7 +271,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         root = StripMetadata(root)
     if req.show_record_id and not for_write:
         root = S.ShowRecordId(root)
-    built.root = root
+    built.set_root(root)
     return built
 
 
@@ -328,7 +331,7 @@ def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optio
         root = StripMetadata(root)
     if req.show_record_id and not for_write:
         root = S.ShowRecordId(root)
-    built.root = root
+    built.set_root(root)
     return built
 
 

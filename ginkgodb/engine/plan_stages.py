@@ -74,6 +74,11 @@ class Stage:
     def docs_examined(self) -> int:
         return 0
 
+    def counts(self) -> tuple[int, int]:
+        """(keys examined, docs examined): both in one walk of the stages (every find's
+        statistics read both)."""
+        return self.keys_examined(), self.docs_examined()
+
 
 class CollScan(Stage):
     name = "COLLSCAN"
@@ -278,6 +283,9 @@ class IdHack(Stage):
     def docs_examined(self) -> int:
         return self.n_returned
 
+    def counts(self) -> tuple[int, int]:
+        return self.examined, self.n_returned
+
 
 class Fetch(Stage):
     name = "FETCH"
@@ -362,6 +370,9 @@ class PassThrough(Stage):
 
     def docs_examined(self) -> int:
         return self.child.docs_examined()
+
+    def counts(self) -> tuple[int, int]:
+        return self.child.counts()
 
 
 class SortStage(PassThrough):

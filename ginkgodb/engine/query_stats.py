@@ -14,7 +14,7 @@ recording one shape at the same instant may lose one execution, which advisory s
 tolerate better than a lock on every query.
 
 Cost per query (bench/results/query-stats-cost.md): the commonest finds (equality on plain
-values, no other option) are keyed by their field layout (`find_key`), and the key leads
+values, no other option) are keyed by their field layout (`QueryStats.keyed_entry`), and the key leads
 straight to the shape's metrics (`QueryStats.entry`), so such a find neither rebuilds its shape
 nor hashes it.
 """
@@ -27,7 +27,8 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
-from operator import mul
+from itertools import repeat
+from operator import floordiv, mul, sub
 from typing import Any, Optional
 
 import bson
@@ -156,23 +157,6 @@ _KEYED_FIND_FIELDS = frozenset({
     "apiStrict", "apiDeprecationErrors"})
 
 
-def find_key(ns: str, cmd: Any, filt: Any) -> Optional[tuple]:
-    """A key that determines a find's shape without building it: for a find command `cmd` on
-    `ns` naming no field of the shape but its filter and limit, and whose filter (`filt`, as
-    parsed) is equality on plain values, its field names, value types and whether it has a
-    limit; None for any other find. A string under an operator key stays in the shape when it
-    is a field path (`{$expr: "$a"}`): such filters take the shape's path."""
-    if not _KEYED_FIND_FIELDS.issuperset(cmd):   # filt: the parsed filter, a dict
-        return None
-    types = tuple(map(type, filt.values()))
-    if not _PLAIN_TYPES.issuperset(types):
-        return None
-    names = tuple(filt)
-    if str in types and "\0$" in "\0" + "\0".join(names):   # field names hold no NUL
-        return None
-    return (ns, names, types, bool(cmd.get("limit")))
-
-
 def find_shape(db: str, coll: Optional[str], filt: Mapping, sort: Any, projection: Any, skip: int, limit: int,
                hint: Any, collation: Any) -> tuple:
     """The shape of a find."""
@@ -261,17 +245,16 @@ class _Sum:
 class ShapeMetrics:
     __slots__ = ("shape", "_exec_count", "total_micros", "first_response_micros", "docs_returned",
                  "keys_examined", "docs_examined", "last_micros", "first_seen", "latest_seen",
-                 "plan", "_summary", "pending", "evicted", "top_cell")
+                 "plan", "plan_source", "_summary", "pending", "top_cell")
 
     def __init__(self, shape: tuple) -> None:
         self.shape = shape
-        self.evicted = False     # left the store: a find key that leads here must look again
         #: the `top` queries cell ([micros, count]) of the shape's namespace: executions reach
         #: `top` when they are folded, so a recorded find touches one structure
         self.top_cell: Optional[list[int]] = None
         self._exec_count = 0
-        #: executions not yet added to the metrics: (micros, returned, keys, docs, started) each
-        #: (started: time.perf_counter_ns() at its start); folded in bulk (FOLD_AT at a time, or
+        #: executions not yet added to the metrics: (ended, returned, keys, docs, started) each
+        #: (time.perf_counter_ns() at its end and start); folded in bulk (FOLD_AT at a time, or
         #: when read), so an execution costs one append
         self.pending: list[tuple[int, int, int, int, int]] = []
         self.total_micros, self.first_response_micros = _Sum(), _Sum()
@@ -280,6 +263,9 @@ class ShapeMetrics:
         self.first_seen = 0.0    # time.time() of the first and latest execution
         self.latest_seen = 0.0
         self.plan: Any = None                 # the last execution's QueryPlan
+        #: the last execution's plan counters (a BuiltPlan, or a PlanStats holding one), whose
+        #: QueryPlan becomes `plan` at the next fold: an execution stores one reference
+        self.plan_source: Any = None
         self._summary: Optional[str] = None   # or its summary, as a data directory kept it
 
     @property
@@ -292,11 +278,21 @@ class ShapeMetrics:
 
     def fold(self) -> None:
         """Add the pending executions to the metrics."""
+        source = self.plan_source
+        if source is not None:
+            self.plan_source = None
+            chosen = getattr(source, "plan", None)     # a BuiltPlan's QueryPlan
+            if chosen is None:
+                built = getattr(source, "built", None)   # or what holds one
+                chosen = built.plan if built is not None else None
+            if chosen is not None:
+                self.plan = chosen
         pending = self.pending
         if not pending:
             return
         self.pending = []    # swapped, not cleared: a thread appending meanwhile is not counted twice
-        micros, returned, keys, docs, started = zip(*pending)
+        ended, returned, keys, docs, started = zip(*pending)
+        micros = tuple(map(floordiv, map(sub, ended, started), repeat(1000)))
         self._exec_count += len(pending)
         cell = self.top_cell
         if cell is not None:
@@ -310,18 +306,10 @@ class ShapeMetrics:
         self.keys_examined.fold(keys)
         self.docs_examined.fold(docs)
 
-    def add(self, micros: int, returned: int, keys: int, docs: int, started: int, plan: Any) -> None:
-        """One execution (`started`: its time.perf_counter_ns()): one append, the metrics are
-        folded FOLD_AT at a time, or when read."""
-        pending = self.pending
-        pending.append((micros, returned, keys, docs, started))
-        if len(pending) >= FOLD_AT:
-            self.fold()
-        if plan is not None:
-            self.plan = plan
-
     @property
     def plan_summary(self) -> Optional[str]:
+        if self.plan_source is not None:
+            self.fold()
         if self.plan is not None:
             from .plan_builder import plan_summary
             return plan_summary(self.plan)
@@ -374,13 +362,13 @@ def _utc(t: float) -> datetime.datetime:
 
 
 class QueryStats:
-    """Metrics per shape, most recently used last (the oldest are evicted past MAX_SHAPES);
+    """Metrics per shape, most recently used last (the oldest are evicted past MAX_SHAPES, and the keys then forgotten);
     operation counts and times per namespace (`top`); the query analyzers' configurations and
     the queries they sampled (`configureQueryAnalyzer`, `analyzeShardKey`)."""
 
     def __init__(self) -> None:
         self.shapes: dict[tuple, ShapeMetrics] = {}
-        #: find_key -> the metrics of its shape (an evicted entry is looked up again)
+        #: a find's key (keyed_entry) -> the metrics of its shape
         self.keyed: dict[tuple, ShapeMetrics] = {}
         #: False: nothing is recorded (`MongoClient(queryStats=False)`, `serve --noQueryStats`)
         self.enabled = True
@@ -479,13 +467,32 @@ class QueryStats:
         self._admitted += 1
         return True
 
+    def keyed_entry(self, ns: str, cmd: Any, filt: Any) -> tuple[Optional[ShapeMetrics], Optional[tuple]]:
+        """(the metrics, the key) of a find whose shape its key determines without building it,
+        the metrics None when the key is new; (None, None) for any other find (both then go
+        through `entry`). The key, for a find command `cmd` on `ns` naming no field of the shape
+        but its filter and limit, and whose filter (`filt`, as parsed) is equality on plain
+        values: its field names, value types and whether it names a limit. A string under an
+        operator key stays in the shape when it is a field path (`{$expr: "$a"}`): such filters
+        take the shape's path. Every repeated find runs this: one call, one lookup."""
+        if not _KEYED_FIND_FIELDS.issuperset(cmd):   # filt: the parsed filter, a dict
+            return None, None
+        types = tuple(map(type, filt.values()))
+        if not _PLAIN_TYPES.issuperset(types):
+            return None, None
+        names = tuple(filt)
+        if str in types and "\0$" in "\0" + "\0".join(names):   # field names hold no NUL
+            return None, None
+        key = (ns, names, types, "limit" in cmd)   # limit 0 and none: two keys, one shape
+        return self.keyed.get(key), key
+
     def entry(self, key: Optional[tuple], shape: Any, ns: str) -> ShapeMetrics:
         """The metrics of a query's shape on `ns`, whose executions count in `top` when folded:
         through its find key when it has one, else (and on the key's first use) built by
         `shape()` and looked up."""
         if key is not None:
             entry = self.keyed.get(key)
-            if entry is not None and not entry.evicted:
+            if entry is not None:
                 return entry
         entry = self.shaped(shape())
         if entry.top_cell is None:
@@ -506,7 +513,7 @@ class QueryStats:
                 oldest = next(iter(shapes), None)
                 if oldest is not None:
                     gone = shapes.pop(oldest)
-                    gone.evicted = True
+                    self.keyed.clear()   # keys lead only to kept shapes (found again through shape())
                     gone.fold()      # its executions still count in `top`
             entry = shapes[shape] = ShapeMetrics(shape)
             entry.first_seen = time.time()

@@ -88,6 +88,10 @@ class Oplog:
         self._images_ns: frozenset = frozenset()  # namespaces that keep pre-images
         self._tail_key: tuple[int, int] = (-1, -1)  # (wall ms, term) that _tail encodes
         self._tail = b""
+        #: the oplog's handle in the last published catalog a batch wrote with (every write
+        #: looks it up), and the entry whose capped size max_bytes holds
+        self._handle_of: tuple[Any, Optional[Collection]] = (None, None)
+        self._sized: Any = None
 
     # ------------------------------------------------------------------ opening
     def open(self) -> None:
@@ -130,8 +134,18 @@ class Oplog:
             return
         if not ops or not self.enabled:
             return
-        coll = batch.catalog.collection(DB, COLL)
+        catalog = batch.catalog
+        seen, coll = self._handle_of
+        if catalog is not seen:
+            coll = catalog.collection(DB, COLL)
+            if not batch.catalog_changed:   # a batch's own copy may still abort: not kept
+                self._handle_of = (catalog, coll)
         if coll is None:
+            return
+        if len(ops) == 1 and type(ops[0]) is Insert:   # an insert_one: no loop, no image
+            op = ops[0]
+            if self._is_logged(op.ns):
+                self._append(batch, coll, [self._builder.insert(op)], None if batch.txn_info is None else [op])
             return
         bodies, images = self._bodies(batch, ops)
         if bodies:
@@ -189,7 +203,9 @@ class Oplog:
         secs, first = self._engine.clock.reserve(n)
         return [Timestamp(secs, first + i) for i in range(n)]
 
-    def _append(self, batch: WriteBatch, coll: Collection, bodies: list, images: list) -> None:
+    def _append(self, batch: WriteBatch, coll: Collection, bodies: list, images: Optional[list]) -> None:
+        """Stamp and store the entries (`images`: each body's CRUD operation, or None for a
+        catalog change; None: inserts only, no pre-image to keep)."""
         txn_info = batch.txn_info
         wall_ms = int(time.time() * 1000)
         if wall_ms != self._tail_key[0] or self.term != self._tail_key[1]:   # t, v, wall: per ms
@@ -206,7 +222,7 @@ class Oplog:
                 batch.commit_ts = Timestamp(secs, first + n - 1)
                 entries = E.finish_all(bodies, secs, first, tail)
             next_rid = append_raws(batch, coll, entries)
-            if self._keeping_images(batch):
+            if images is not None and self._keeping_images(batch):
                 image_at = [(Timestamp(secs, first + i), 0) for i in range(n)]
                 self._keep_preimages(batch, images, image_at, wall_ms)
         else:
@@ -224,7 +240,10 @@ class Oplog:
             if self._keeping_images(batch):
                 self._keep_preimages(batch, images, image_at, wall_ms)
         numbers = batch.numbers(coll.meta.id)
-        self.max_bytes = int(coll.meta.options.get("size") or self.max_bytes)  # resized elsewhere?
+        meta = coll.meta
+        if meta is not self._sized:   # resized elsewhere (another process, a replicated collMod)?
+            self.max_bytes = int(meta.options.get("size") or self.max_bytes)
+            self._sized = meta
         if numbers.size > self.max_bytes and numbers.count > 1:
             self._truncate(batch, coll)
         self._next_rid = next_rid

@@ -7,6 +7,7 @@ names, types and order here are the replication format: DO NOT CHANGE them.
 """
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Any, Optional
 
@@ -80,8 +81,17 @@ class EntryBuilder:
     def __init__(self) -> None:
         self._ns: dict[str, bytes] = {}
         self._ui: dict[bytes, bytes] = {}
+        self._both: dict[tuple[str, Any], bytes] = {}   # (ns, uuid) -> both elements, every write's
 
     def _ns_ui(self, ns: str, uuid: Any) -> bytes:
+        both = self._both.get((ns, uuid))
+        if both is None:
+            if len(self._both) > 4096:
+                self._both.clear()
+            both = self._both[(ns, uuid)] = self._encode_ns_ui(ns, uuid)
+        return both
+
+    def _encode_ns_ui(self, ns: str, uuid: Any) -> bytes:
         head = self._ns.get(ns)
         if head is None:
             head = self._ns[ns] = e_str(b"ns", ns)
@@ -167,7 +177,13 @@ class EntryBuilder:
 
 def tail(term: int, wall_ms: int) -> bytes:
     """The elements after `ts`, the same for every entry of a batch: t, v, wall."""
-    return e_i64(b"t", term) + e_i64(b"v", 2) + b"\x09wall\x00" + _I64.pack(wall_ms)
+    return _term_prefix(term) + _I64.pack(wall_ms)
+
+
+@functools.lru_cache(maxsize=4)
+def _term_prefix(term: int) -> bytes:
+    """t and v, and wall's name: they change with the term only."""
+    return e_i64(b"t", term) + e_i64(b"v", 2) + b"\x09wall\x00"
 
 
 def session_prefix(txn_info: dict) -> bytes:

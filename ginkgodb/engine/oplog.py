@@ -226,6 +226,7 @@ class Oplog:
                 image_at = [(Timestamp(secs, first + i), 0) for i in range(n)]
                 self._keep_preimages(batch, images, image_at, wall_ms)
         else:
+            assert images is not None   # a session's batch always names its operations
             transaction = txn_info.get("autocommit") is False
             stamps = self._timestamps(batch, coll, 1 if transaction else len(bodies))
             if transaction:

@@ -95,10 +95,11 @@ class CommandRunner:
                                        if encoded else write_concern.document)
         if session is not None:
             check_session_for_write(session, write_concern)
-            session._apply_to(cmd, self._client)
         cmd["$db"] = dbname
         if not encoded:
             cmd = to_wire(cmd, codec_options)
+        if session is not None:   # after: its lsid (a UUID Binary) would send the copy the BSON way
+            session._apply_to(cmd, self._client)
         reply = self.send(cmd)
         if session is not None:
             session._process_reply(reply)

@@ -160,6 +160,13 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
           explain: bool = False) -> BuiltPlan:
     """Plan and assemble stages. `for_write` skips projection (writers need whole documents).
     Explain builds exactly what a query runs; `explain` only keeps it out of `$indexStats`' accesses."""
+    if (state is not None and req.geo_near is None and req.hint is None and req.collation is None
+            and not (req.sort or req.skip or req.show_record_id)
+            and (for_write or not (req.projection or req.return_key))
+            and not state.meta.options.get("collation")):
+        id_key = id_point_key(req.filter) if req.filter else None
+        if id_key is not None:
+            return _idhack(state, reader, req, id_key, explain)
     if state is not None and req.geo_near is not None and hasattr(req.geo_near, "near"):
         from .geo_near import geo_near_filter
         req = replace(req, filter=geo_near_filter(state, req.geo_near))  # the $geoNear stage
@@ -272,6 +279,20 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     if req.show_record_id and not for_write:
         root = S.ShowRecordId(root)
     built.set_root(root)
+    return built
+
+
+def _idhack(state, reader, req: FindRequest, id_key: bytes, explain: bool) -> BuiltPlan:
+    """mongod's IDHACK path: `{_id: <plain value>}` with nothing around it (no sort, skip,
+    projection, hint or collation) is one probe of the `_id` index, planned without the
+    planner (what `build`'s general path gives such a query, built directly)."""
+    root = S.IdHack(state, reader, id_key)
+    root.query_filter = req.filter
+    built = BuiltPlan(root, QueryPlan("IDHACK"), [], req)
+    if reader is not None and hasattr(reader, "depends_on"):
+        reader.depends_on(state.meta.id, (), state.meta.ns)   # the collection alone: its _id index stays
+        if not explain and state.id_index is not None:
+            reader.note_use((state.id_index.meta.id,))
     return built
 
 

@@ -70,6 +70,9 @@ def multiply(a: Any, b: Any) -> Any:
 
 
 def _arith(a: Any, b: Any, op: str) -> Any:
+    if type(a) is int and type(b) is int and _INT32_MIN <= a <= _INT32_MAX and _INT32_MIN <= b <= _INT32_MAX:
+        r = a + b if op == "add" else a * b   # two int32s (a counter's $inc): int32, else int64
+        return r if _INT32_MIN <= r <= _INT32_MAX else Int64(r)
     ka, kb = kind(a), kind(b)
     k = max(ka, kb)
     if k == DECIMAL:

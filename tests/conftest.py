@@ -8,7 +8,13 @@ import os
 os.environ.setdefault("GINKGODB_DISK_RESERVE_MB", "1")
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 from support.engines import ENGINES, make_kv  # noqa: E402
+
+# Property tests judge results, not speed: on a shared, loaded machine generating inputs or one
+# example may take long (a test's own @settings still sets what it names).
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 
 @pytest.fixture(params=ENGINES)

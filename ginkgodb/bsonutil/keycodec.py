@@ -100,6 +100,8 @@ def _enc_float(d: float) -> bytes:
 
 
 def _enc_int(v: int) -> bytes:
+    if 0 < v <= _EXACT_INT:   # the commonest key (ids, counters): _double_bits of a positive, inline
+        return b"\x14\x04" + _PACK_Q(_UNPACK_Q(_PACK_D(v))[0] ^ _SIGN) + b"\x02"
     if -_EXACT_INT <= v <= _EXACT_INT:
         if v == 0:
             return _NUM_ZERO

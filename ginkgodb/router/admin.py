@@ -138,7 +138,7 @@ def shard_collection(router: Router, cmd: Mapping) -> dict:
         raise CommandError(ErrorCode.AlreadyInitialized,
                            f"sharding already enabled for collection {ns} with options {existing}")
     primary = router.primary_shard(db) or ""
-    shards = router.shard_names()
+    shards = router.placeable_shards()
     count = int(_ok(router.shards.command(primary, db, {"count": coll}))["n"])
     index: dict[str, Any] = {"key": key.index_spec(), "name": _index_name(key.pattern)}
     if unique:

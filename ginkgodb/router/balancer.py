@@ -1,7 +1,10 @@
-"""The balancer: evens chunk counts across shards, one migration per round.
+"""The balancer: splits chunks grown past the chunk size, drains shards being removed, evens
+chunk counts across shards; one migration per collection per round.
 
 A thread in every router; the `locks/balancer` lease makes one router balance at a time. Each
-round, for each sharded collection with balancing on, when the most-loaded shard owns at least
+round, for each sharded collection with balancing on: chunks above the collection's chunk size
+are split (or marked jumbo, router/range_ops.py); a chunk on a draining shard moves to the
+least-loaded shard that is not draining; else, when the most-loaded shard owns at least
 `THRESHOLD` more chunks than the least-loaded one, its lowest non-jumbo chunk moves there.
 """
 from __future__ import annotations
@@ -12,7 +15,10 @@ from typing import Optional
 
 from ..errors import CommandError
 from .admin import balancer_state
+from .chunks import Chunk, ChunkMap
 from .migration import delete_pending_ranges, move_chunk
+from .range_ops import split_by_size
+from .shards import ShardReplyError
 from .state import Router
 
 THRESHOLD = 2
@@ -27,6 +33,27 @@ def plan_move(counts: dict[str, int], shards: list[str]) -> Optional[tuple[str, 
     donor = max(full, key=lambda s: (full[s], s))
     recipient = min(full, key=lambda s: (full[s], s))
     return (donor, recipient) if full[donor] - full[recipient] >= THRESHOLD else None
+
+
+def plan_collection(cmap: ChunkMap, targets: list[str], draining: set[str]) -> Optional[tuple[Chunk, str]]:
+    """The one migration a round makes for a collection: (chunk, recipient), or None. Draining
+    shards give their chunks first; targets are the shards that are not draining. Pure."""
+    if not targets:
+        return None
+    counts = {s: 0 for s in targets}
+    for c in cmap.chunks:
+        if c.shard in counts:
+            counts[c.shard] += 1
+    least = min(counts, key=lambda s: (counts[s], s))
+    leaving = next((c for c in cmap.chunks if c.shard in draining and not c.jumbo), None)
+    if leaving is not None:
+        return leaving, least
+    plan = plan_move(counts, targets)
+    if plan is None:
+        return None
+    donor, recipient = plan
+    chunk = next((c for c in cmap.chunks if c.shard == donor and not c.jumbo), None)
+    return (chunk, recipient) if chunk is not None else None
 
 
 class Balancer:
@@ -61,25 +88,23 @@ class Balancer:
         moved = 0
         self.in_round = True
         try:
-            shards = self.router.shard_names()
+            docs = self.router.refresh_shards()
+            draining = {d["_id"] for d in docs if d.get("draining")}
+            targets = [d["_id"] for d in docs if not d.get("draining")]
             for coll in self.router.catalog.collections():
                 if coll.get("noBalance"):
                     continue
-                cmap = self.router.chunk_map(coll["_id"], refresh=True)
-                if cmap is None:
-                    continue
-                plan = plan_move(cmap.counts(), shards)
-                if plan is None:
-                    continue
-                donor, recipient = plan
-                chunk = next((c for c in cmap.chunks if c.shard == donor and not c.jumbo), None)
-                if chunk is None:
-                    continue
+                ns = coll["_id"]
                 try:
-                    move_chunk(self.router, coll["_id"], chunk, recipient)
+                    split_by_size(self.router, ns)
+                    cmap = self.router.chunk_map(ns, refresh=True)
+                    plan = plan_collection(cmap, targets, draining) if cmap is not None else None
+                    if plan is None:
+                        continue
+                    move_chunk(self.router, ns, plan[0], plan[1])
                     moved += 1
-                except CommandError as exc:
-                    log.warning("balancer: moving a chunk of %s failed: %s", coll["_id"], exc)
+                except (CommandError, ShardReplyError) as exc:
+                    log.warning("balancer: a round on %s failed: %s", ns, exc)
         finally:
             self.in_round = False
             self.rounds += 1

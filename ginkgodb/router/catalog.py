@@ -112,6 +112,13 @@ class Catalog:
     def add_shard(self, doc: dict) -> bool:
         return self.store.write_if(SHARDS + doc["_id"], doc, 0)
 
+    def put_shard(self, doc: dict) -> None:
+        """Rewrite a shard's entry (`draining: true` while removeShard empties it)."""
+        self.store.write(SHARDS + doc["_id"], doc)
+
+    def remove_shard(self, name: str) -> None:
+        self.store.remove(SHARDS + name)
+
     # -- databases --------------------------------------------------------------------------------
     def database(self, name: str) -> Optional[dict]:
         found = self.store.read(DATABASES + name)
@@ -152,6 +159,10 @@ class Catalog:
             return False
         self.store.write(COLLECTIONS + coll["_id"], coll)
         return True
+
+    def put_collection(self, doc: dict) -> None:
+        """Rewrite a sharded collection's entry (its settings: chunk size, noBalance...)."""
+        self.store.write(COLLECTIONS + doc["_id"], doc)
 
     def commit_chunks(self, cmap: ChunkMap, revision: int) -> bool:
         """Replace the map if nobody changed it since `revision` (splits and migrations)."""

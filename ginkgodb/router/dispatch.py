@@ -20,7 +20,7 @@ from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
 from ..version import MONGODB_VERSION, __version__
-from . import admin, crud
+from . import admin, crud, range_ops, shard_removal
 from .migration import move_chunk
 from .shards import ShardReplyError, StaleConfig
 from .state import Router
@@ -31,8 +31,8 @@ Handler = Callable[[Router, Mapping], dict]
 HANDLERS: dict[str, Handler] = {}
 PROCESS_ID = ObjectId()
 NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sharding)"
-REFUSED = frozenset({"removeShard", "refineCollectionShardKey", "reshardCollection", "mergeChunks", "moveRange",
-                     "addShardToZone", "removeShardFromZone", "updateZoneKeyRange", "configureCollectionBalancing",
+REFUSED = frozenset({"refineCollectionShardKey", "reshardCollection",
+                     "addShardToZone", "removeShardFromZone", "updateZoneKeyRange",
                      "splitVector", "commitTransaction", "abortTransaction", "mapReduce", "movePrimary",
                      "clearJumboFlag", "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
 #: collection commands that go to every shard of a sharded collection
@@ -134,7 +134,10 @@ HANDLERS.update({"addShard": admin.add_shard, "addshard": admin.add_shard, "list
                  "enablesharding": admin.enable_sharding, "shardCollection": admin.shard_collection,
                  "shardcollection": admin.shard_collection, "split": admin.split,
                  "balancerStatus": admin.balancer_status, "balancerStart": admin.balancer_switch,
-                 "balancerStop": admin.balancer_switch, "flushRouterConfig": admin.flush_router_config})
+                 "balancerStop": admin.balancer_switch, "flushRouterConfig": admin.flush_router_config,
+                 "mergeChunks": range_ops.merge_chunks, "moveRange": range_ops.move_range,
+                 "configureCollectionBalancing": range_ops.configure_collection_balancing,
+                 "removeShard": shard_removal.remove_shard, "removeshard": shard_removal.remove_shard})
 
 
 @handles("moveChunk", "movechunk")

@@ -86,11 +86,12 @@ def _catch_up(router: Router, cmap: ChunkMap, chunk: Chunk, to: str, since: Time
     return newest, len(ids)
 
 
-def move_chunk(router: Router, ns: str, chunk: Chunk, to: str) -> ChunkMap:
-    """Migrate `chunk` to shard `to`; the committed map."""
+def move_chunk(router: Router, ns: str, chunk: Chunk, to: str, force_jumbo: bool = False) -> ChunkMap:
+    """Migrate `chunk` to shard `to`; the committed map. A jumbo chunk moves only when forced
+    (moveRange's `forceJumbo`, the balancer draining a shard)."""
     if to not in router.shard_names():
         raise CommandError(ErrorCode.ShardNotFound, f"Could not find shard {to}")
-    if chunk.jumbo:
+    if chunk.jumbo and not force_jumbo:
         raise CommandError(ErrorCode.OperationFailed, f"chunk [{chunk.min}, {chunk.max}) is jumbo: it cannot move")
     lease = router.catalog.lock(ns)
     if lease is None:

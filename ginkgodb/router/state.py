@@ -57,7 +57,14 @@ class Router:
         shards = self.catalog.shards()
         for doc in shards:
             self.shards.register(doc["_id"], doc["host"])
+        names = {doc["_id"] for doc in shards}
+        for gone in set(self.shards.known()) - names:   # removed by removeShard
+            self.shards.unregister(gone)
         return shards
+
+    def placeable_shards(self) -> list[str]:
+        """Shards that may receive data: every shard but those removeShard is draining."""
+        return [d["_id"] for d in self.refresh_shards() if not d.get("draining")]
 
     def shard_names(self) -> list[str]:
         names = self.shards.known()
@@ -76,7 +83,7 @@ class Router:
             shards = self.refresh_shards()
             if not shards:
                 raise CommandError(ErrorCode.ShardNotFound, "No shards found")
-            counts = {s["_id"]: 0 for s in shards}
+            counts = {s["_id"]: 0 for s in shards if not s.get("draining")} or {s["_id"]: 0 for s in shards}
             for d in self.catalog.databases():
                 if d.get("primary") in counts:
                     counts[d["primary"]] += 1

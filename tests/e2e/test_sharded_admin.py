@@ -1,0 +1,196 @@
+"""Chunk administration on a small sharded cluster (etcd, two single-server shards, a router
+whose balancer wakes every 0.5 s): mergeChunks and moveRange, splitting by size with a 1 MB
+chunk size (and a jumbo chunk), and removeShard draining a shard to completion
+(docs/design/sharding.md)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pymongo
+import pytest
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
+from support.etcd import ensure_etcd
+
+from ginkgodb import cluster
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+NAMES = ["shard0000", "shard0001"]
+
+
+def _spawn(argv: list[str], log: Path) -> subprocess.Popen:
+    out = open(log, "ab")
+    return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def cl(tmp_path_factory):
+    etcd = ensure_etcd()
+    root = tmp_path_factory.mktemp("shardadmin")
+    client_port, peer_port = cluster._free_port(), cluster._free_port()
+    url = f"http://127.0.0.1:{client_port}"
+    procs = [_spawn([etcd, "--name", "t", "--data-dir", str(root / "etcd"), "--listen-client-urls", url,
+                     "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
+                     "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
+                     "--initial-cluster", f"t=http://127.0.0.1:{peer_port}"], root / "etcd.log")]
+    ports = [cluster._free_port() for _ in range(3)]
+    try:
+        for i in range(2):
+            procs.append(_spawn([sys.executable, "-m", "ginkgodb", "serve", "--port", str(ports[i]), "--dbpath",
+                                 str(root / f"s{i}"), "--oplogSize", "64", "--quiet"], root / f"s{i}.log"))
+        assert cluster._wait_port(client_port, 30), "etcd did not start"
+        procs.append(_spawn([sys.executable, "-m", "ginkgodb", "router", "--etcd", url, "--port", str(ports[2]),
+                             "--balancerIntervalSecs", "0.5", "--orphanCleanupDelaySecs", "0.2"],
+                            root / "router.log"))
+        for p in ports:
+            assert cluster._wait_port(p, 30), f"port {p} did not open: see {root}"
+        client = pymongo.MongoClient(f"127.0.0.1:{ports[2]}", serverSelectionTimeoutMS=10000)
+        client.admin.command("balancerStop")
+        for p in ports[:2]:
+            client.admin.command("addShard", f"127.0.0.1:{p}")
+        yield {"client": client,
+               "shards": [pymongo.MongoClient(f"127.0.0.1:{p}", directConnection=True) for p in ports[:2]]}
+        client.close()
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _chunks(c, ns: str) -> list[tuple]:
+    return [(ch["min"], ch["max"], ch["shard"]) for ch in c.config.chunks.find({"ns": ns}).sort("min", 1)]
+
+
+def _wait(predicate, seconds: float = 30.0) -> bool:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.3)
+    return predicate()
+
+
+def test_merge_chunks_and_move_range(cl):
+    c = cl["client"]
+    c.admin.command("shardCollection", "adm.g", key={"k": 1})
+    c.adm.g.insert_many([{"_id": i, "k": i} for i in range(100)])
+    for p in (10, 20, 30, 40):
+        c.admin.command("split", "adm.g", middle={"k": p})
+    home = _chunks(c, "adm.g")[0][2]
+    other = NAMES[1 - NAMES.index(home)]
+    c.admin.command("mergeChunks", "adm.g", bounds=[{"k": 10}, {"k": 40}])
+    assert [(lo["k"], hi["k"]) for lo, hi, _ in _chunks(c, "adm.g")] == \
+        [(MinKey(), 10), (10, 40), (40, MaxKey())]
+    c.admin.command("mergeChunks", "adm.g", bounds=[{"k": 10}, {"k": 40}])       # one chunk already: ok
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("mergeChunks", "adm.g", bounds=[{"k": 10}, {"k": 45}])
+    assert err.value.code == 20 and "does not contain a sequence of chunks" in str(err.value)
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("mergeChunks", "adm.g", bounds=[{"x": 10}, {"x": 45}])
+    assert err.value.code == 72
+    # moveRange inside one chunk: split at both ends, then the middle moves
+    c.admin.command("moveRange", "adm.g", min={"k": 15}, max={"k": 25}, toShard=other)
+    assert [(lo["k"], hi["k"], s) for lo, hi, s in _chunks(c, "adm.g")] == \
+        [(MinKey(), 10, home), (10, 15, home), (15, 25, other), (25, 40, home), (40, MaxKey(), home)]
+    assert sorted(d["_id"] for d in cl["shards"][NAMES.index(other)].adm.g.find()) == list(range(15, 25))
+    # only min on a small chunk: the rest of that chunk moves (moveChunk)
+    c.admin.command("moveRange", "adm.g", min={"k": 40}, toShard=other)
+    assert _chunks(c, "adm.g")[-1][2] == other
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("moveRange", "adm.g", min={"k": 0}, toShard="nowhere")
+    assert err.value.code == 70
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("moveRange", "adm.g", toShard=other)
+    assert err.value.code == 72
+    # merging chunks of two shards is refused; after moving back they merge
+    with pytest.raises(pymongo.errors.OperationFailure):
+        c.admin.command("mergeChunks", "adm.g", bounds=[{"k": MinKey()}, {"k": 40}])
+    c.admin.command("moveRange", "adm.g", min={"k": 15}, max={"k": 25}, toShard=home)
+    c.admin.command("mergeChunks", "adm.g", bounds=[{"k": MinKey()}, {"k": 40}])
+    assert len(_chunks(c, "adm.g")) == 2
+    assert sorted(d["_id"] for d in c.adm.g.find()) == list(range(100))
+
+
+def test_chunks_split_by_size_in_the_balancer_round_and_one_value_is_jumbo(cl):
+    c = cl["client"]
+    c.admin.command("shardCollection", "adm.big", key={"k": 1})
+    c.admin.command("configureCollectionBalancing", "adm.big", chunkSize=1)
+    assert c.config.collections.find_one({"_id": "adm.big"})["maxChunkSizeBytes"] == 1024 * 1024
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("configureCollectionBalancing", "adm.big", chunkSize=2000)
+    assert err.value.code == 72
+    pad = "x" * 1000
+    c.adm.big.insert_many([{"_id": i, "k": i, "pad": pad} for i in range(3000)])      # ~3 MB in one chunk
+    c.admin.command("shardCollection", "adm.one", key={"k": 1})
+    c.admin.command("configureCollectionBalancing", "adm.one", chunkSize=1)
+    c.adm.one.insert_many([{"k": 7, "pad": pad} for _ in range(1500)])                 # one value, 1.5 MB
+    assert len(_chunks(c, "adm.big")) == 1
+    c.admin.command("balancerStart")
+    try:
+        assert _wait(lambda: len(_chunks(c, "adm.big")) >= 5 and len({s for *_, s in _chunks(c, "adm.big")}) == 2), \
+            _chunks(c, "adm.big")
+        assert _wait(lambda: (c.config.chunks.find_one({"ns": "adm.one"}) or {}).get("jumbo") is True)
+    finally:
+        c.admin.command("balancerStop")
+    sizes = []
+    for lo, hi, _ in _chunks(c, "adm.big"):
+        lo_k, hi_k = lo["k"], hi["k"]
+        n = sum(1 for i in range(3000) if (lo_k == MinKey() or i >= lo_k) and (hi_k == MaxKey() or i < hi_k))
+        sizes.append(n)
+    assert max(sizes) <= 1100, sizes        # every piece within the 1 MB chunk size (1 KB documents)
+    assert c.adm.big.count_documents({}) == 3000 and c.adm.one.count_documents({}) == 1500
+
+
+def test_remove_shard_drains_its_chunks_then_completes(cl):
+    c, shards = cl["client"], cl["shards"]
+    c.admin.command("shardCollection", "adm.r", key={"k": 1})
+    c.adm.r.insert_many([{"_id": i, "k": i} for i in range(200)])
+    for p in (50, 100, 150):
+        c.admin.command("split", "adm.r", middle={"k": p})
+    home = _chunks(c, "adm.r")[0][2]
+    leaving = NAMES[1 - NAMES.index(home)]
+    for p in (50, 150):
+        c.admin.command("moveChunk", "adm.r", find={"k": p}, to=leaving)
+    c.admin.command("enableSharding", "adm2")
+    primary2 = c.config.databases.find_one({"_id": "adm2"})["primary"]
+    assert primary2 == leaving        # the shard with fewer databases
+    c.adm2.plain.insert_one({"_id": 1})
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("removeShard", "nope")
+    assert err.value.code == 70
+    first = c.admin.command("removeShard", leaving)
+    assert {k: first[k] for k in ("msg", "state", "shard", "dbsToMove")} == \
+        {"msg": "draining started successfully", "state": "started", "shard": leaving, "dbsToMove": ["adm2"]}
+    assert c.config.shards.find_one({"_id": leaving})["draining"] is True
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("removeShard", home)          # the other one is draining: it would be the last
+    assert err.value.code == 20
+    c.admin.command("enableSharding", "adm3")
+    assert c.config.databases.find_one({"_id": "adm3"})["primary"] == home    # a draining shard gets none
+    again = c.admin.command("removeShard", leaving)
+    assert again["state"] == "ongoing" and again["remaining"]["dbs"] == 1 and again["dbsToMove"] == ["adm2"]
+    c.admin.command("balancerStart")
+    try:
+        assert _wait(lambda: c.admin.command("removeShard", leaving)["remaining"]["chunks"] == 0)
+    finally:
+        c.admin.command("balancerStop")
+    assert c.admin.command("removeShard", leaving)["state"] == "ongoing"        # adm2 still lives there
+    c.drop_database("adm2")
+    done = c.admin.command("removeShard", leaving)
+    assert {k: done[k] for k in ("msg", "state", "shard")} == \
+        {"msg": "removeshard completed successfully", "state": "completed", "shard": leaving}
+    assert [s["_id"] for s in c.admin.command("listShards")["shards"]] == [home]
+    assert sorted(d["_id"] for d in c.adm.r.find()) == list(range(200))
+    assert {s for *_, s in _chunks(c, "adm.big")} == {home}
+    assert c.adm.big.count_documents({}) == 3000
+    assert shards[NAMES.index(home)].adm.r.count_documents({}) == 200
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("removeShard", home)
+    assert err.value.code == 20

@@ -317,7 +317,9 @@ def config_documents(router: Router, coll: str) -> Optional[list[dict]]:
         settings.setdefault("balancer", balancer_state(router))
         settings.setdefault("chunksize", {"_id": "chunksize", "value": DEFAULT_CHUNK_MB})
         return list(settings.values())
-    if coll in ("tags", "version", "mongos", "changelog", "locks", "actionlog"):
+    if coll == "tags":
+        return cat.all_zone_ranges()
+    if coll in ("version", "mongos", "changelog", "locks", "actionlog"):
         return []
     return None
 

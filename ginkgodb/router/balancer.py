@@ -2,24 +2,28 @@
 chunk counts across shards; one migration per collection per round.
 
 A thread in every router; the `locks/balancer` lease makes one router balance at a time. Each
-round, for each sharded collection with balancing on: chunks above the collection's chunk size
-are split (or marked jumbo, router/range_ops.py); a chunk on a draining shard moves to the
-least-loaded shard that is not draining; else, when the most-loaded shard owns at least
-`THRESHOLD` more chunks than the least-loaded one, its lowest non-jumbo chunk moves there.
+round, for each sharded collection with balancing on: chunks are split at zone bounds, and
+those above the collection's chunk size are split (or marked jumbo, router/range_ops.py); a
+chunk on a shard it may not live on (a draining shard, or outside its zone) moves to the
+least-loaded shard it may live on; else, within each zone and among the chunks outside zones,
+when the most-loaded shard owns at least `THRESHOLD` more chunks than the least-loaded one,
+its lowest non-jumbo chunk moves there.
 """
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from typing import Optional
 
 from ..errors import CommandError
 from .admin import balancer_state
 from .chunks import Chunk, ChunkMap
 from .migration import delete_pending_ranges, move_chunk
-from .range_ops import split_by_size
+from .range_ops import commit_split, split_by_size
 from .shards import ShardReplyError
 from .state import Router
+from .zones import Zone, boundary_points, layout, zone_of
 
 THRESHOLD = 2
 log = logging.getLogger("ginkgodb.router.balancer")
@@ -35,25 +39,47 @@ def plan_move(counts: dict[str, int], shards: list[str]) -> Optional[tuple[str, 
     return (donor, recipient) if full[donor] - full[recipient] >= THRESHOLD else None
 
 
-def plan_collection(cmap: ChunkMap, targets: list[str], draining: set[str]) -> Optional[tuple[Chunk, str]]:
-    """The one migration a round makes for a collection: (chunk, recipient), or None. Draining
-    shards give their chunks first; targets are the shards that are not draining. Pure."""
-    if not targets:
-        return None
-    counts = {s: 0 for s in targets}
+def plan_collection(cmap: ChunkMap, targets: list[str], draining: set[str],
+                    zones: Sequence[Zone] = ()) -> Optional[tuple[Chunk, str]]:
+    """The one migration a round makes for a collection: (chunk, recipient), or None. Pure.
+
+    A chunk's allowed shards are its zone's shards (the whole of a zone range: chunks are split
+    at zone bounds first) or, outside every zone, any shard; targets are the shards that are not
+    draining. First a chunk on a shard it is not allowed on (a draining shard, or outside its
+    zone) moves to the least-loaded allowed shard; else counts are evened within each zone and
+    among the chunks outside zones."""
+    groups: dict[Optional[Zone], list[Chunk]] = {}
     for c in cmap.chunks:
-        if c.shard in counts:
-            counts[c.shard] += 1
-    least = min(counts, key=lambda s: (counts[s], s))
-    leaving = next((c for c in cmap.chunks if c.shard in draining and not c.jumbo), None)
-    if leaving is not None:
-        return leaving, least
-    plan = plan_move(counts, targets)
-    if plan is None:
-        return None
-    donor, recipient = plan
-    chunk = next((c for c in cmap.chunks if c.shard == donor and not c.jumbo), None)
-    return (chunk, recipient) if chunk is not None else None
+        groups.setdefault(zone_of(cmap, c, list(zones)), []).append(c)
+
+    def allowed(zone: Optional[Zone]) -> list[str]:
+        return [s for s in targets if zone is None or s in zone.shards]
+
+    def least(zone: Optional[Zone], shards: list[str]) -> str:
+        counts = {s: 0 for s in shards}
+        for c in groups[zone]:
+            if c.shard in counts:
+                counts[c.shard] += 1
+        return min(counts, key=lambda s: (counts[s], s))
+    for zone, chunks in groups.items():
+        shards = allowed(zone)
+        misplaced = next((c for c in chunks if c.shard not in shards and not c.jumbo), None)
+        if shards and misplaced is not None:
+            return misplaced, least(zone, shards)
+    for zone, chunks in groups.items():
+        shards = allowed(zone)
+        counts = {s: 0 for s in shards}
+        for c in chunks:
+            if c.shard in counts:
+                counts[c.shard] += 1
+        plan = plan_move(counts, shards)
+        if plan is None:
+            continue
+        donor, recipient = plan
+        chunk = next((c for c in chunks if c.shard == donor and not c.jumbo), None)
+        if chunk is not None:
+            return chunk, recipient
+    return None
 
 
 class Balancer:
@@ -96,9 +122,14 @@ class Balancer:
                     continue
                 ns = coll["_id"]
                 try:
+                    ranges = self.router.catalog.zone_ranges(ns)[0]
+                    found = self.router.chunk_map_and_revision(ns, refresh=True)
+                    if found is not None and ranges and boundary_points(found[0], ranges):
+                        commit_split(self.router, found[0], found[1], boundary_points(found[0], ranges))
                     split_by_size(self.router, ns)
                     cmap = self.router.chunk_map(ns, refresh=True)
-                    plan = plan_collection(cmap, targets, draining) if cmap is not None else None
+                    plan = plan_collection(cmap, targets, draining, layout(cmap, ranges, docs)) \
+                        if cmap is not None else None
                     if plan is None:
                         continue
                     move_chunk(self.router, ns, plan[0], plan[1])

@@ -29,6 +29,7 @@ CHUNKS = PREFIX + "chunks/"
 SETTINGS = PREFIX + "settings/"
 LOCKS = PREFIX + "locks/"
 RANGE_DELETIONS = PREFIX + "rangedeletions/"
+TAGS = PREFIX + "tags/"
 
 
 def _b64(text: str) -> str:
@@ -169,8 +170,10 @@ class Catalog:
         return self.store.write_if(CHUNKS + cmap.ns, cmap.to_doc(), revision)
 
     def drop_collection(self, ns: str) -> None:
+        """The collection's entry, chunks and zone ranges (mongod drops its config.tags too)."""
         self.store.remove(COLLECTIONS + ns)
         self.store.remove(CHUNKS + ns)
+        self.store.remove(TAGS + ns)
 
     # -- settings ---------------------------------------------------------------------------------
     def setting(self, name: str) -> Optional[dict]:
@@ -182,6 +185,25 @@ class Catalog:
 
     def put_setting(self, doc: Mapping) -> None:
         self.store.write(SETTINGS + str(doc["_id"]), dict(doc))
+
+    # -- zones ------------------------------------------------------------------------------------
+    def zone_ranges(self, ns: str) -> tuple[list[dict], int]:
+        """The collection's zone ranges (config.tags documents) and the key's mod revision."""
+        found = self.store.read(TAGS + ns)
+        return (list(found[0]["ranges"]), found[1]) if found else ([], 0)
+
+    def all_zone_ranges(self) -> list[dict]:
+        return [r for _, doc in self.store.read_prefix(TAGS) for r in doc["ranges"]]
+
+    def put_zone_ranges(self, ns: str, ranges: list[dict], revision: int) -> bool:
+        """Replace the ranges if nobody changed them since `revision` (0: none were stored)."""
+        if not ranges and revision:
+            self.store.remove(TAGS + ns)
+            return True
+        return self.store.write_if(TAGS + ns, {"ranges": ranges}, revision)
+
+    def drop_zone_ranges(self, ns: str) -> None:
+        self.store.remove(TAGS + ns)
 
     # -- range deletions (orphans a shard holds until they are deleted) ------------------------------
     def add_range_deletion(self, ns: str, shard: str, low: dict, high: dict) -> str:

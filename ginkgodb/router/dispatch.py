@@ -20,7 +20,7 @@ from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
 from ..version import MONGODB_VERSION, __version__
-from . import admin, crud, range_ops, shard_removal
+from . import admin, crud, range_ops, shard_removal, zones
 from .migration import move_chunk
 from .shards import ShardReplyError, StaleConfig
 from .state import Router
@@ -32,7 +32,6 @@ HANDLERS: dict[str, Handler] = {}
 PROCESS_ID = ObjectId()
 NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sharding)"
 REFUSED = frozenset({"refineCollectionShardKey", "reshardCollection",
-                     "addShardToZone", "removeShardFromZone", "updateZoneKeyRange",
                      "splitVector", "commitTransaction", "abortTransaction", "mapReduce", "movePrimary",
                      "clearJumboFlag", "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
 #: collection commands that go to every shard of a sharded collection
@@ -137,7 +136,9 @@ HANDLERS.update({"addShard": admin.add_shard, "addshard": admin.add_shard, "list
                  "balancerStop": admin.balancer_switch, "flushRouterConfig": admin.flush_router_config,
                  "mergeChunks": range_ops.merge_chunks, "moveRange": range_ops.move_range,
                  "configureCollectionBalancing": range_ops.configure_collection_balancing,
-                 "removeShard": shard_removal.remove_shard, "removeshard": shard_removal.remove_shard})
+                 "removeShard": shard_removal.remove_shard, "removeshard": shard_removal.remove_shard,
+                 "addShardToZone": zones.add_shard_to_zone, "removeShardFromZone": zones.remove_shard_from_zone,
+                 "updateZoneKeyRange": zones.update_zone_key_range})
 
 
 @handles("moveChunk", "movechunk")

@@ -121,7 +121,7 @@ def merge_chunks(router: Router, cmd: Mapping) -> dict:
 
 
 # -- splitting helpers ----------------------------------------------------------------------------
-def _commit_split(router: Router, cmap: ChunkMap, revision: int, points: list[dict]) -> tuple[ChunkMap, int]:
+def commit_split(router: Router, cmap: ChunkMap, revision: int, points: list[dict]) -> tuple[ChunkMap, int]:
     """`cmap` split at `points` (bounds strictly inside chunks), committed; the new map and revision."""
     new = cmap.split(points)
     if not router.catalog.commit_chunks(new, revision):
@@ -178,7 +178,7 @@ def move_range(router: Router, cmd: Mapping) -> dict:
     assert low is not None and high is not None
     points = [p for p in (low, high) if cmap.key.bound(chunk.min) < cmap.key.bound(p) < cmap.key.bound(chunk.max)]
     if points:
-        cmap, revision = _commit_split(router, cmap, revision, points)
+        cmap, revision = commit_split(router, cmap, revision, points)
     target = cmap.find_chunk(low)
     assert target is not None
     move_chunk(router, cmap.ns, target, to, force_jumbo=bool(cmd.get("forceJumbo")))

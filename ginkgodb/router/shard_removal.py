@@ -40,6 +40,13 @@ def remove_shard(router: Router, cmd: Mapping) -> dict:
         raise CommandError(ErrorCode.ShardNotFound, f"Shard {name} does not exist")
     if not any(s["_id"] != name and not s.get("draining") for s in shards):
         raise CommandError(ErrorCode.IllegalOperation, "Operation not allowed because it would remove the last shard")
+    ranges = router.catalog.all_zone_ranges()
+    for zone in doc.get("tags") or []:
+        alone = not any(zone in (s.get("tags") or []) for s in shards if s["_id"] != name)
+        if alone and any(r["tag"] == zone for r in ranges):
+            raise CommandError(ErrorCode.ZoneStillInUse,
+                               f"Operation not allowed because it would remove the only shard for zone {zone} "
+                               f"which has a chunk range is associated with it")
     dbs = [d["_id"] for d in router.catalog.databases() if d.get("primary") == name and d["_id"] != "local"]
     if not doc.get("draining"):
         router.catalog.put_shard({**doc, "draining": True})

@@ -148,6 +148,42 @@ def test_chunks_split_by_size_in_the_balancer_round_and_one_value_is_jumbo(cl):
     assert c.adm.big.count_documents({}) == 3000 and c.adm.one.count_documents({}) == 1500
 
 
+def test_zones_place_their_ranges_on_their_shards(cl):
+    c = cl["client"]
+    c.admin.command("shardCollection", "adm.z", key={"k": 1})
+    c.adm.z.insert_many([{"_id": i, "k": i} for i in range(100)])
+    home = _chunks(c, "adm.z")[0][2]
+    other = NAMES[1 - NAMES.index(home)]
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("updateZoneKeyRange", "adm.z", min={"k": 50}, max={"k": MaxKey()}, zone="Z")
+    assert err.value.code == 177                          # no shard is in zone Z yet
+    c.admin.command("addShardToZone", other, zone="Z")
+    c.admin.command("addShardToZone", other, zone="Z")     # idempotent
+    assert c.config.shards.find_one({"_id": other})["tags"] == ["Z"]
+    c.admin.command("updateZoneKeyRange", "adm.z", min={"k": 50}, max={"k": MaxKey()}, zone="Z")
+    tag = c.config.tags.find_one({"ns": "adm.z"})
+    assert (tag["min"], tag["max"], tag["tag"]) == ({"k": 50}, {"k": MaxKey()}, "Z")
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("updateZoneKeyRange", "adm.z", min={"k": 40}, max={"k": 60}, zone="Z")
+    assert err.value.code == 178 and "overlapping" in str(err.value)
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("removeShardFromZone", other, zone="Z")
+    assert err.value.code == 163
+    c.admin.command("balancerStart")
+    try:
+        assert _wait(lambda: [(lo["k"], s) for lo, _, s in _chunks(c, "adm.z")] == [(MinKey(), home), (50, other)]), \
+            _chunks(c, "adm.z")
+    finally:
+        c.admin.command("balancerStop")
+    on_other = cl["shards"][NAMES.index(other)].adm.z
+    assert sorted(d["k"] for d in on_other.find()) == list(range(50, 100))
+    assert c.adm.z.count_documents({}) == 100
+    c.admin.command("updateZoneKeyRange", "adm.z", min={"k": 50}, max={"k": MaxKey()}, zone=None)
+    assert c.config.tags.count_documents({"ns": "adm.z"}) == 0
+    c.admin.command("removeShardFromZone", other, zone="Z")
+    assert c.config.shards.find_one({"_id": other}).get("tags") == []
+
+
 def test_remove_shard_drains_its_chunks_then_completes(cl):
     c, shards = cl["client"], cl["shards"]
     c.admin.command("shardCollection", "adm.r", key={"k": 1})

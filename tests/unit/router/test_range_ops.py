@@ -89,3 +89,28 @@ def test_the_balancer_drains_first_then_evens_counts():
         jumbo = jumbo.with_jumbo(c)
     assert plan_collection(jumbo, ["s1"], {"s0"}) is None          # jumbo chunks stay on a draining shard
     assert plan_collection(cmap.move(cmap.chunks[0], "s1").move(cmap.chunks[1], "s1"), ["s0", "s1"], set()) is None
+
+
+def test_zone_bounds_split_chunks_and_the_balancer_moves_zone_chunks_to_zone_shards():
+    from ginkgodb.router.zones import boundary_points, layout, zone_of
+    cmap = _map(points=(10, 20))                    # [min,10) [10,20) [20,max) on s0
+    ranges = [{"min": {"a": 15}, "max": {"a": 30}, "tag": "Z"}]
+    docs = [{"_id": "s0"}, {"_id": "s1", "tags": ["Z"]}, {"_id": "s2", "tags": ["Z"]}]
+    assert boundary_points(cmap, ranges) == [{"a": 15}, {"a": 30}]
+    cmap = cmap.split(boundary_points(cmap, ranges))
+    assert boundary_points(cmap, ranges) == []
+    zones = layout(cmap, ranges, docs)
+    assert zones[0].shards == {"s1", "s2"}
+    inside = [c for c in cmap.chunks if zone_of(cmap, c, zones) is not None]
+    assert [(c.min["a"], c.max["a"]) for c in inside] == [(15, 20), (20, 30)]
+    chunk, to = plan_collection(cmap, ["s0", "s1", "s2"], set(), zones)
+    assert (chunk.min, to) == ({"a": 15}, "s1")
+    cmap = cmap.move(chunk, "s1")
+    chunk, to = plan_collection(cmap, ["s0", "s1", "s2"], set(), zones)
+    assert (chunk.min, to) == ({"a": 20}, "s2")     # the zone's least-loaded shard
+    cmap = cmap.move(chunk, "s2")
+    # outside the zone: three chunks on s0, none elsewhere -> evened over every shard
+    chunk, to = plan_collection(cmap, ["s0", "s1", "s2"], set(), zones)
+    assert chunk.shard == "s0" and zone_of(cmap, chunk, zones) is None and to == "s1"
+    # a zone whose every shard is draining keeps its chunks where they are
+    assert plan_collection(cmap, ["s0"], {"s1", "s2"}, zones) is None

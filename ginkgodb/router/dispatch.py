@@ -20,7 +20,7 @@ from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
 from ..version import MONGODB_VERSION, __version__
-from . import admin, crud, range_ops, shard_removal, zones
+from . import admin, crud, range_ops, refine, shard_removal, zones
 from .migration import move_chunk
 from .shards import ShardReplyError, StaleConfig
 from .state import Router
@@ -31,7 +31,7 @@ Handler = Callable[[Router, Mapping], dict]
 HANDLERS: dict[str, Handler] = {}
 PROCESS_ID = ObjectId()
 NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sharding)"
-REFUSED = frozenset({"refineCollectionShardKey", "reshardCollection",
+REFUSED = frozenset({"reshardCollection",
                      "splitVector", "commitTransaction", "abortTransaction", "mapReduce", "movePrimary",
                      "clearJumboFlag", "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
 #: collection commands that go to every shard of a sharded collection
@@ -138,7 +138,8 @@ HANDLERS.update({"addShard": admin.add_shard, "addshard": admin.add_shard, "list
                  "configureCollectionBalancing": range_ops.configure_collection_balancing,
                  "removeShard": shard_removal.remove_shard, "removeshard": shard_removal.remove_shard,
                  "addShardToZone": zones.add_shard_to_zone, "removeShardFromZone": zones.remove_shard_from_zone,
-                 "updateZoneKeyRange": zones.update_zone_key_range})
+                 "updateZoneKeyRange": zones.update_zone_key_range,
+                 "refineCollectionShardKey": refine.refine_collection_shard_key})
 
 
 @handles("moveChunk", "movechunk")

@@ -184,6 +184,38 @@ def test_zones_place_their_ranges_on_their_shards(cl):
     assert c.config.shards.find_one({"_id": other}).get("tags") == []
 
 
+def test_refine_collection_shard_key_extends_the_bounds_with_min_key(cl):
+    c = cl["client"]
+    c.admin.command("shardCollection", "adm.rf", key={"a": 1})
+    c.adm.rf.insert_many([{"_id": i, "a": i, "b": -i} for i in range(100)])
+    c.admin.command("split", "adm.rf", middle={"a": 50})
+    home = _chunks(c, "adm.rf")[0][2]
+    other = NAMES[1 - NAMES.index(home)]
+    c.admin.command("moveChunk", "adm.rf", find={"a": 60}, to=other)
+    epoch = c.config.collections.find_one({"_id": "adm.rf"})["lastmodEpoch"]
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("refineCollectionShardKey", "adm.rf", key={"a": 1, "b": 1})
+    assert err.value.code == 72 and "Please create an index" in str(err.value)
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("refineCollectionShardKey", "adm.rf", key={"b": 1, "a": 1})
+    assert err.value.code == 72
+    c.adm.rf.create_index([("a", 1), ("b", 1)])
+    c.admin.command("refineCollectionShardKey", "adm.rf", key={"a": 1, "b": 1})
+    entry = c.config.collections.find_one({"_id": "adm.rf"})
+    assert entry["key"] == {"a": 1, "b": 1} and entry["lastmodEpoch"] != epoch
+    assert [(lo, hi, s) for lo, hi, s in _chunks(c, "adm.rf")] == [
+        ({"a": MinKey(), "b": MinKey()}, {"a": 50, "b": MinKey()}, home),
+        ({"a": 50, "b": MinKey()}, {"a": MaxKey(), "b": MaxKey()}, other)]
+    assert c.adm.rf.count_documents({}) == 100 and c.adm.rf.find_one({"a": 70})["b"] == -70
+    assert c.adm.rf.find({"a": 70, "b": -70}).explain()["queryPlanner"]["winningPlan"]["stage"] == "SINGLE_SHARD"
+    c.adm.rf.insert_one({"_id": "nob", "a": 80})              # missing b: null, still in [50, max)
+    assert cl["shards"][NAMES.index(other)].adm.rf.find_one({"_id": "nob"}) is not None
+    c.admin.command("split", "adm.rf", middle={"a": 75, "b": 0})
+    c.admin.command("moveChunk", "adm.rf", find={"a": 90, "b": 0}, to=home)
+    assert sorted(d["_id"] for d in c.adm.rf.find({"a": {"$gte": 75}}) if d["_id"] != "nob") == list(range(75, 100))
+    assert c.adm.rf.count_documents({}) == 101
+
+
 def test_remove_shard_drains_its_chunks_then_completes(cl):
     c, shards = cl["client"], cl["shards"]
     c.admin.command("shardCollection", "adm.r", key={"k": 1})

@@ -339,10 +339,37 @@ def config_find(router: Router, cmd: Mapping, docs: list[dict]) -> list[dict]:
     return out
 
 
+def _config_collections_update(router: Router, cmd: Mapping) -> dict:
+    """mongosh's sh.disableBalancing / sh.enableBalancing: `$set`/`$unset` of `noBalance` on a
+    config.collections entry named by `_id`; any other change of that collection is 238."""
+    n = modified = 0
+    for st in cmd.get("updates") or []:
+        q, u = st.get("q") or {}, st.get("u") or {}
+        ident = q.get("_id")
+        ops = set(u) if isinstance(u, Mapping) else set()
+        fields = {f for op in ops & {"$set", "$unset"} for f in u[op]}
+        if not isinstance(ident, str) or not ops or not ops <= {"$set", "$unset"} or fields != {"noBalance"} \
+                or st.get("multi") or st.get("upsert"):
+            raise CommandError(ErrorCode.NotImplemented,
+                               "updates of config.collections other than noBalance by _id are not supported by the "
+                               "ginkgodb router")
+        doc = router.catalog.collection(ident)
+        if doc is None:
+            continue
+        value = bool(u["$set"]["noBalance"]) if "$set" in u else False
+        n += 1
+        if bool(doc.get("noBalance")) != value:
+            router.catalog.put_collection({**doc, "noBalance": value})
+            modified += 1
+    return {"n": n, "nModified": modified}
+
+
 def config_settings_write(router: Router, cmd: Mapping) -> Optional[dict]:
     """update/insert of config.settings (mongosh's sh.setBalancerState, chunk size): the
     settings documents are kept in etcd."""
     name = next(iter(cmd))
+    if name == "update" and cmd.get(name) == "collections":
+        return _config_collections_update(router, cmd)
     if cmd.get(name) != "settings":
         return None
     n = 0

@@ -33,7 +33,7 @@ PROCESS_ID = ObjectId()
 NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sharding)"
 REFUSED = frozenset({"reshardCollection",
                      "splitVector", "commitTransaction", "abortTransaction", "mapReduce", "movePrimary",
-                     "clearJumboFlag", "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
+                     "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
 #: collection commands that go to every shard of a sharded collection
 BROADCAST = frozenset({"createIndexes", "dropIndexes", "collMod"})
 #: collection commands answered by one shard of a sharded collection (the primary holds the catalog entry)
@@ -139,7 +139,8 @@ HANDLERS.update({"addShard": admin.add_shard, "addshard": admin.add_shard, "list
                  "removeShard": shard_removal.remove_shard, "removeshard": shard_removal.remove_shard,
                  "addShardToZone": zones.add_shard_to_zone, "removeShardFromZone": zones.remove_shard_from_zone,
                  "updateZoneKeyRange": zones.update_zone_key_range,
-                 "refineCollectionShardKey": refine.refine_collection_shard_key})
+                 "refineCollectionShardKey": refine.refine_collection_shard_key,
+                 "clearJumboFlag": range_ops.clear_jumbo_flag})
 
 
 @handles("moveChunk", "movechunk")

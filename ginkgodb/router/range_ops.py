@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from bson.int64 import Int64
@@ -81,6 +82,35 @@ def configure_collection_balancing(router: Router, cmd: Mapping) -> dict:
     if "enableAutoMerger" in cmd:
         coll["enableAutoMerge"] = False
     router.catalog.put_collection(coll)
+    return {}
+
+
+# -- clearJumboFlag ---------------------------------------------------------------------------------
+def clear_jumbo_flag(router: Router, cmd: Mapping) -> dict:
+    """Unmark a jumbo chunk named by `bounds` or by a `find` document (the balancer will try to
+    split and move it again)."""
+    name = next(iter(cmd))
+    cmap, revision = _sharded(router, cmd[name], name)
+    if ("find" in cmd) == ("bounds" in cmd):
+        raise CommandError(ErrorCode.BadValue, "need to specify either find or bounds, but not both")
+    if "find" in cmd:
+        if cmap.key.is_hashed:
+            raise CommandError(ErrorCode.BadValue, "find is not supported for hashed shard keys; use bounds")
+        chunk = cmap.chunk_for(cmap.key.key_of(cmd["find"]))
+    else:
+        bounds = cmd["bounds"]
+        found = cmap.find_chunk(bounds[0]) if isinstance(bounds, list) and len(bounds) == 2 else None
+        if found is None or cmap.key.bound(found.max) != cmap.key.bound(bounds[1]):
+            raise CommandError(ErrorCode.BadValue, f"no chunk with bounds {bounds}")
+        chunk = found
+    if not chunk.jumbo:
+        return {}
+    cleared = ChunkMap(cmap.ns, cmap.key, cmap.epoch, cmap.timestamp,
+                       [replace(c, jumbo=False) if c == chunk else c for c in cmap.chunks])
+    if not router.catalog.commit_chunks(cleared, revision):
+        raise CommandError(ErrorCode.ConflictingOperationInProgress,
+                           f"the chunks of {cmap.ns} changed: try again")
+    router.forget(cmap.ns)
     return {}
 
 

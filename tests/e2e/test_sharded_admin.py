@@ -146,6 +146,14 @@ def test_chunks_split_by_size_in_the_balancer_round_and_one_value_is_jumbo(cl):
         sizes.append(n)
     assert max(sizes) <= 1100, sizes        # every piece within the 1 MB chunk size (1 KB documents)
     assert c.adm.big.count_documents({}) == 3000 and c.adm.one.count_documents({}) == 1500
+    c.admin.command("clearJumboFlag", "adm.one", find={"k": 7})
+    assert "jumbo" not in c.config.chunks.find_one({"ns": "adm.one"})
+    # mongosh's sh.disableBalancing: an update of config.collections' noBalance
+    c.config.collections.update_one({"_id": "adm.one"}, {"$set": {"noBalance": True}})
+    assert c.config.collections.find_one({"_id": "adm.one"})["noBalance"] is True
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.config.collections.update_one({"_id": "adm.one"}, {"$set": {"key": {"x": 1}}})
+    assert err.value.code == 238
 
 
 def test_zones_place_their_ranges_on_their_shards(cl):

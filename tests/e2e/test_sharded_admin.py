@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -258,7 +259,41 @@ def test_remove_shard_drains_its_chunks_then_completes(cl):
     finally:
         c.admin.command("balancerStop")
     assert c.admin.command("removeShard", leaving)["state"] == "ongoing"        # adm2 still lives there
-    c.drop_database("adm2")
+    # movePrimary copies adm2's unsharded collections (indexes, views) while writers wait, then switches
+    c.adm2.plain.create_index("v", unique=True)
+    c.adm2.command("create", "evens", viewOn="plain", pipeline=[{"$match": {"v": {"$mod": [2, 0]}}}])
+    c.adm2.plain.insert_many([{"_id": i, "v": i} for i in range(2, 300)])
+    written, errors, stop = [], [], threading.Event()
+
+    def writer() -> None:
+        n = 1000
+        while not stop.is_set():
+            try:
+                c.adm2.plain.insert_one({"_id": n, "v": n})
+            except pymongo.errors.PyMongoError as exc:
+                errors.append(exc)
+                return
+            written.append(n)
+            n += 1
+    worker = threading.Thread(target=writer)
+    worker.start()
+    try:
+        time.sleep(0.2)
+        with pytest.raises(pymongo.errors.OperationFailure) as err:
+            c.admin.command("movePrimary", "adm2", to="nowhere")
+        assert err.value.code == 70
+        c.admin.command("movePrimary", "adm2", to=home)
+        time.sleep(0.2)
+    finally:
+        stop.set()
+        worker.join(30)
+    assert not errors and len(written) > 5, (errors, len(written))
+    assert c.config.databases.find_one({"_id": "adm2"})["primary"] == home
+    moved = shards[NAMES.index(home)].adm2
+    assert sorted(d["_id"] for d in moved.plain.find()) == [1] + list(range(2, 300)) + written
+    assert c.adm2.plain.count_documents({}) == 299 + len(written)
+    assert "v_1" in moved.plain.index_information() and c.adm2.evens.count_documents({"v": {"$lt": 10}}) == 4
+    assert "plain" not in shards[NAMES.index(leaving)].adm2.list_collection_names()
     done = c.admin.command("removeShard", leaving)
     assert {k: done[k] for k in ("msg", "state", "shard")} == \
         {"msg": "removeshard completed successfully", "state": "completed", "shard": leaving}

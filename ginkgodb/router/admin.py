@@ -2,6 +2,7 @@
 balancer's switches, flushRouterConfig, and the config database as mongos shows it."""
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -64,7 +65,7 @@ def add_shard(router: Router, cmd: Mapping) -> dict:
             return {"shardAdded": doc["_id"]}
     name = cmd.get("name")
     if name is None:
-        name = set_name if sep else f"shard{len(shards):04d}"
+        name = set_name if sep else next_shard_name([d["_id"] for d in shards])
     if not isinstance(name, str) or not name:
         raise CommandError(ErrorCode.BadValue, "shard name cannot be empty")
     doc = {"_id": name, "host": host, "state": 1, "topologyTime": Timestamp(int(time.time()), 1)}
@@ -72,6 +73,13 @@ def add_shard(router: Router, cmd: Mapping) -> dict:
         raise CommandError(ErrorCode.IllegalOperation, f"A shard named {name} already exists")
     router.refresh_shards()
     return {"shardAdded": name}
+
+
+def next_shard_name(names: list[str]) -> str:
+    """mongod's generated shard name: one above the highest `shardNNNN` in use (never a removed
+    shard's count, which a later shard could already carry)."""
+    numbers = [int(n[5:]) for n in names if re.fullmatch(r"shard\d+", n)]
+    return f"shard{max(numbers, default=-1) + 1:04d}"
 
 
 def list_shards(router: Router, cmd: Mapping) -> dict:

@@ -242,6 +242,7 @@ def test_remove_shard_drains_its_chunks_then_completes(cl):
     with pytest.raises(pymongo.errors.OperationFailure) as err:
         c.admin.command("removeShard", "nope")
     assert err.value.code == 70
+    host = c.config.shards.find_one({"_id": leaving})["host"]
     first = c.admin.command("removeShard", leaving)
     assert {k: first[k] for k in ("msg", "state", "shard", "dbsToMove")} == \
         {"msg": "draining started successfully", "state": "started", "shard": leaving, "dbsToMove": ["adm2"]}
@@ -305,3 +306,6 @@ def test_remove_shard_drains_its_chunks_then_completes(cl):
     with pytest.raises(pymongo.errors.OperationFailure) as err:
         c.admin.command("removeShard", home)
     assert err.value.code == 20
+    # the drained server can join again, under a name above every shard's (mongod's rule)
+    assert c.admin.command("addShard", host)["shardAdded"] == f"shard{int(home[5:]) + 1:04d}"
+    assert c.adm.r.count_documents({}) == 200

@@ -114,3 +114,10 @@ def test_zone_bounds_split_chunks_and_the_balancer_moves_zone_chunks_to_zone_sha
     assert chunk.shard == "s0" and zone_of(cmap, chunk, zones) is None and to == "s1"
     # a zone whose every shard is draining keeps its chunks where they are
     assert plan_collection(cmap, ["s0"], {"s1", "s2"}, zones) is None
+
+
+def test_generated_shard_names_never_reuse_a_name_after_a_removal():
+    from ginkgodb.router.admin import next_shard_name
+    assert next_shard_name([]) == "shard0000"
+    assert next_shard_name(["shard0001"]) == "shard0002"        # shard0000 was removed
+    assert next_shard_name(["rs0", "shard0000", "shard0009"]) == "shard0010"

@@ -164,12 +164,16 @@ class ChunkMap:
 
     # -- storage form -----------------------------------------------------------------------------
     def to_doc(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, "timestamp": self.timestamp,
+        return {"epoch": self.epoch, "timestamp": self.timestamp, "key": self.key.pattern,
                 "chunks": [{"min": c.min, "max": c.max, "shard": c.shard, "lastmod": [c.major, c.minor],
                             "jumbo": c.jumbo} for c in self.chunks]}
 
     @classmethod
     def from_doc(cls, ns: str, key: ShardKey, doc: dict) -> ChunkMap:
+        """The stored map; its own `key` (written since reshardCollection, which changes the key
+        and the bounds in one commit) wins over the collection entry's."""
+        if doc.get("key"):
+            key = ShardKey(doc["key"])
         chunks = [Chunk(c["min"], c["max"], c["shard"], int(c["lastmod"][0]), int(c["lastmod"][1]),
                         bool(c.get("jumbo"))) for c in doc["chunks"]]
         return cls(ns, key, doc["epoch"], doc["timestamp"], chunks)

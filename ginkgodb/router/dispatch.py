@@ -20,7 +20,7 @@ from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
 from ..version import MONGODB_VERSION, __version__
-from . import admin, crud, move_primary, range_ops, refine, shard_removal, zones
+from . import admin, crud, move_primary, range_ops, refine, reshard, shard_removal, zones
 from .migration import move_chunk
 from .shards import ShardReplyError, StaleConfig
 from .state import Router
@@ -31,8 +31,7 @@ Handler = Callable[[Router, Mapping], dict]
 HANDLERS: dict[str, Handler] = {}
 PROCESS_ID = ObjectId()
 NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sharding)"
-REFUSED = frozenset({"reshardCollection",
-                     "splitVector", "commitTransaction", "abortTransaction", "mapReduce",
+REFUSED = frozenset({"splitVector", "commitTransaction", "abortTransaction", "mapReduce",
                      "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
 #: collection commands that go to every shard of a sharded collection
 BROADCAST = frozenset({"createIndexes", "dropIndexes", "collMod"})
@@ -141,7 +140,7 @@ HANDLERS.update({"addShard": admin.add_shard, "addshard": admin.add_shard, "list
                  "updateZoneKeyRange": zones.update_zone_key_range,
                  "refineCollectionShardKey": refine.refine_collection_shard_key,
                  "clearJumboFlag": range_ops.clear_jumbo_flag, "movePrimary": move_primary.move_primary,
-                 "moveprimary": move_primary.move_primary})
+                 "moveprimary": move_primary.move_primary, "reshardCollection": reshard.reshard_collection})
 
 
 @handles("moveChunk", "movechunk")

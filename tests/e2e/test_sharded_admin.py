@@ -225,6 +225,58 @@ def test_refine_collection_shard_key_extends_the_bounds_with_min_key(cl):
     assert c.adm.rf.count_documents({}) == 101
 
 
+def test_reshard_collection_moves_every_document_to_its_new_owner_once(cl):
+    c, shards = cl["client"], cl["shards"]
+    c.admin.command("shardCollection", "adm.rs", key={"a": 1})
+    c.adm.rs.insert_many([{"_id": i, "a": i, "b": (i * 37) % 300} for i in range(300)])
+    c.admin.command("split", "adm.rs", middle={"a": 150})
+    home = _chunks(c, "adm.rs")[0][2]
+    other = NAMES[1 - NAMES.index(home)]
+    c.admin.command("moveChunk", "adm.rs", find={"a": 200}, to=other)
+    stop, seen, errors, inserted = threading.Event(), [], [], []
+
+    def read_and_write() -> None:
+        n = 1000
+        while not stop.is_set():
+            try:
+                c.adm.rs.insert_one({"_id": n, "a": n % 300, "b": n % 300})
+                inserted.append(n)
+                n += 1
+                ids = [d["_id"] for d in c.adm.rs.find({}, {"_id": 1})]
+                seen.append((len(ids), len(set(ids)), len(inserted)))
+            except pymongo.errors.PyMongoError as exc:
+                errors.append(exc)
+                return
+    worker = threading.Thread(target=read_and_write)
+    worker.start()
+    try:
+        time.sleep(0.3)
+        c.admin.command("reshardCollection", "adm.rs", key={"b": 1})
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        worker.join(30)
+    assert not errors, errors[:3]
+    assert len(inserted) >= 5, "the writer barely ran during the resharding"
+    assert seen and all(total == unique for total, unique, _ in seen), "a read saw a document twice"
+    assert all(total >= 300 + done - 1 for total, _, done in seen), "a read missed a document"
+    entry = c.config.collections.find_one({"_id": "adm.rs"})
+    assert entry["key"] == {"b": 1}
+    chunks = _chunks(c, "adm.rs")
+    assert [set(lo) for lo, _, _ in chunks] == [{"b"}] * len(chunks) and {s for *_, s in chunks} == set(NAMES)
+    assert sorted(d["_id"] for d in c.adm.rs.find()) == list(range(300)) + inserted
+    on = [sorted(d["b"] for d in s.adm.rs.find()) for s in shards]
+    assert sum(len(x) for x in on) == 300 + len(inserted)           # no copy left behind
+
+    def owner(v: int) -> str:
+        return next(s for lo, hi, s in chunks if (isinstance(lo["b"], MinKey) or v >= lo["b"])
+                    and (isinstance(hi["b"], MaxKey) or v < hi["b"]))
+    for i, name in enumerate(NAMES):                                  # each shard holds only what it owns
+        assert all(owner(v) == name for v in on[i])
+    assert c.adm.rs.find({"b": 5}).explain()["queryPlanner"]["winningPlan"]["stage"] == "SINGLE_SHARD"
+    c.admin.command("reshardCollection", "adm.rs", key={"b": 1})      # the same key: nothing to do
+
+
 def test_remove_shard_drains_its_chunks_then_completes(cl):
     c, shards = cl["client"], cl["shards"]
     c.admin.command("shardCollection", "adm.r", key={"k": 1})

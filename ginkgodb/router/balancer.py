@@ -100,6 +100,7 @@ class Balancer:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             try:
+                self.router.refresh_shards()   # every router learns of added and removed shards
                 delete_pending_ranges(self.router)
                 if balancer_state(self.router).get("mode", "full") != "off":
                     self.round()

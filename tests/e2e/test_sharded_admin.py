@@ -146,6 +146,17 @@ def test_chunks_split_by_size_in_the_balancer_round_and_one_value_is_jumbo(cl):
         n = sum(1 for i in range(3000) if (lo_k == MinKey() or i >= lo_k) and (hi_k == MaxKey() or i < hi_k))
         sizes.append(n)
     assert max(sizes) <= 1100, sizes        # every piece within the 1 MB chunk size (1 KB documents)
+    # moveRange with only max: the range starts where it reaches the chunk size (or at the chunk's min)
+    lo, hi, shard = _chunks(c, "adm.big")[1]
+    to = NAMES[1 - NAMES.index(shard)]
+    cut = lo["k"] + (hi["k"] - lo["k"]) // 2
+    c.admin.command("moveRange", "adm.big", max={"k": cut}, toShard=to)
+    assert ({"k": lo["k"]}, {"k": cut}, to) in _chunks(c, "adm.big")
+    assert c.admin.command("configureCollectionBalancing", "adm.big", chunkSize=0)["ok"] == 1
+    assert "maxChunkSizeBytes" not in c.config.collections.find_one({"_id": "adm.big"})
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("configureCollectionBalancing", "adm.big", enableAutoMerger=True)
+    assert err.value.code == 238
     assert c.adm.big.count_documents({}) == 3000 and c.adm.one.count_documents({}) == 1500
     c.admin.command("clearJumboFlag", "adm.one", find={"k": 7})
     assert "jumbo" not in c.config.chunks.find_one({"ns": "adm.one"})

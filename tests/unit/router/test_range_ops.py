@@ -121,3 +121,25 @@ def test_generated_shard_names_never_reuse_a_name_after_a_removal():
     assert next_shard_name([]) == "shard0000"
     assert next_shard_name(["shard0001"]) == "shard0002"        # shard0000 was removed
     assert next_shard_name(["rs0", "shard0000", "shard0009"]) == "shard0010"
+
+
+def test_zone_bounds_extend_a_prefix_with_min_key_and_refuse_other_fields():
+    from ginkgodb.router.zones import _extend
+    key = ShardKey({"a": 1, "b": 1})
+    cmap = ChunkMap("t.c", key, ObjectId(), Timestamp(1, 1), initial_chunks(key, ["s0"], "s0"))
+    assert _extend(cmap, {"a": 5}, "min") == {"a": 5, "b": MinKey()}
+    assert _extend(cmap, {"a": 5, "b": 2}, "max") == {"a": 5, "b": 2}
+    for bad in ({"b": 1}, {"b": 1, "a": 1}, {}, {"a": [1]}):
+        with pytest.raises(CommandError) as err:
+            _extend(cmap, bad, "min")
+        assert err.value.code == ErrorCode.ShardKeyNotFound
+
+
+def test_range_bounds_must_name_exactly_the_shard_key_fields():
+    from ginkgodb.router.range_ops import _bound
+    cmap = _map()
+    assert _bound(cmap, {"a": 3}, "min") == {"a": 3}
+    for bad in ({"x": 3}, {"a": 3, "b": 1}, {}, "a"):
+        with pytest.raises(CommandError) as err:
+            _bound(cmap, bad, "min")
+        assert err.value.code == ErrorCode.InvalidOptions

@@ -7,6 +7,7 @@ know. Values are canonical Extended JSON, so shard key values keep their BSON ty
 from __future__ import annotations
 
 import base64
+import threading
 import uuid
 from collections.abc import Mapping
 from typing import Any, Optional
@@ -15,7 +16,7 @@ from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
 
 from ..errors import CommandError, ErrorCode
-from ..repl.etcd import EtcdClient
+from ..repl.etcd import EtcdClient, EtcdError
 from .chunks import ChunkMap
 from .shardkey import ShardKey
 
@@ -94,6 +95,8 @@ class Catalog:
 
     def __init__(self, url: str) -> None:
         self.store = MetadataStore(url, timeout=5.0)
+        self._held: dict[int, threading.Event] = {}
+        self._held_lock = threading.Lock()
         self._check_format()
 
     def _check_format(self) -> None:
@@ -220,17 +223,41 @@ class Catalog:
 
     # -- locks ------------------------------------------------------------------------------------
     def lock(self, name: str, ttl: int = 30) -> Optional[int]:
-        """A lease holding `locks/<name>`, or None when another router holds it."""
+        """A lease holding `locks/<name>`, or None when another router holds it. The lease is
+        renewed every ttl/3 until `unlock` (a long migration or resharding keeps its claim); a
+        router that dies stops renewing, so the claim lapses `ttl` seconds later."""
         lease = self.store.grant(ttl)
-        if self.store.write_if(LOCKS + name, {"lease": lease}, 0, lease=lease):
-            return lease
-        self.store.revoke(lease)
-        return None
+        if not self.store.write_if(LOCKS + name, {"lease": lease}, 0, lease=lease):
+            self.store.revoke(lease)
+            return None
+        released = threading.Event()
+        with self._held_lock:
+            self._held[lease] = released
+
+        def renew() -> None:
+            while not released.wait(ttl / 3):
+                try:
+                    if self.store.keep_alive(lease, timeout=2.0) <= 0:
+                        return
+                except EtcdError:   # etcd briefly unreachable: the next renewal may still be in time
+                    continue
+                except RuntimeError:   # the catalog was closed meanwhile
+                    return
+        threading.Thread(target=renew, name=f"lock-{name}", daemon=True).start()
+        return lease
 
     def unlock(self, lease: int) -> None:
+        with self._held_lock:
+            released = self._held.pop(lease, None)
+        if released is not None:
+            released.set()
         self.store.revoke(lease)
 
     def close(self) -> None:
+        with self._held_lock:
+            held, self._held = list(self._held.values()), {}
+        for released in held:    # renewals stop; the claims lapse after their TTL
+            released.set()
         self.store.close()
 
 

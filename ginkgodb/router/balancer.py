@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Optional
 
 from ..errors import CommandError
-from .admin import balancer_state
+from .admin import _sharded, balancer_state
 from .chunks import Chunk, ChunkMap
 from .migration import delete_pending_ranges, move_chunk
 from .range_ops import commit_split, split_by_size
@@ -80,6 +80,33 @@ def plan_collection(cmap: ChunkMap, targets: list[str], draining: set[str],
         if chunk is not None:
             return chunk, recipient
     return None
+
+
+def violation(cmap: ChunkMap, targets: list[str], draining: set[str], zones: Sequence[Zone] = ()) -> Optional[str]:
+    """balancerCollectionStatus' firstComplianceViolation: "draining" (a chunk on a draining
+    shard), "zoneViolation" (a chunk outside its zone's shards, or across a zone bound), "chunksImbalance" (the balancer
+    would move a chunk), or None. Pure."""
+    if any(c.shard in draining for c in cmap.chunks):
+        return "draining"
+    for c in cmap.chunks:
+        low, high = cmap.bounds_bytes(c)
+        zone = zone_of(cmap, c, list(zones))
+        if zone is not None and c.shard not in zone.shards:
+            return "zoneViolation"
+        if zone is None and any(z.low < high and low < z.high for z in zones):   # straddles a zone bound
+            return "zoneViolation"
+    return "chunksImbalance" if plan_collection(cmap, targets, draining, zones) is not None else None
+
+
+def collection_status(router: Router, cmd: Mapping) -> dict:
+    """balancerCollectionStatus: whether the collection is as the balancer would leave it."""
+    name = next(iter(cmd))
+    cmap, _ = _sharded(router, cmd[name], name)
+    docs = router.refresh_shards()
+    draining = {d["_id"] for d in docs if d.get("draining")}
+    targets = [d["_id"] for d in docs if not d.get("draining")]
+    found = violation(cmap, targets, draining, layout(cmap, router.catalog.zone_ranges(cmap.ns)[0], docs))
+    return {"balancerCompliant": found is None, **({"firstComplianceViolation": found} if found else {})}
 
 
 class Balancer:

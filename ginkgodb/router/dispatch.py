@@ -20,7 +20,7 @@ from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
 from ..version import MONGODB_VERSION, __version__
-from . import admin, crud, move_primary, range_ops, refine, reshard, shard_removal, zones
+from . import admin, balancer, crud, move_primary, range_ops, refine, reshard, shard_removal, zones
 from .migration import move_chunk
 from .shards import ShardReplyError, StaleConfig
 from .state import Router
@@ -140,7 +140,8 @@ HANDLERS.update({"addShard": admin.add_shard, "addshard": admin.add_shard, "list
                  "updateZoneKeyRange": zones.update_zone_key_range,
                  "refineCollectionShardKey": refine.refine_collection_shard_key,
                  "clearJumboFlag": range_ops.clear_jumbo_flag, "movePrimary": move_primary.move_primary,
-                 "moveprimary": move_primary.move_primary, "reshardCollection": reshard.reshard_collection})
+                 "moveprimary": move_primary.move_primary, "reshardCollection": reshard.reshard_collection,
+                 "balancerCollectionStatus": balancer.collection_status})
 
 
 @handles("moveChunk", "movechunk")
@@ -164,14 +165,6 @@ def _move_chunk(router: Router, cmd: Mapping) -> dict:
         chunk = found
     move_chunk(router, cmap.ns, chunk, to)
     return {"millis": 0}
-
-
-@handles("balancerCollectionStatus")
-def _balancer_collection_status(router: Router, cmd: Mapping) -> dict:
-    cmap, _ = admin._sharded(router, cmd.get("balancerCollectionStatus"), "balancerCollectionStatus")
-    from .balancer import plan_move
-    balanced = plan_move(cmap.counts(), router.shard_names()) is None
-    return {"balancerCompliant": balanced, **({} if balanced else {"firstComplianceViolation": "chunksImbalance"})}
 
 
 # -- CRUD ------------------------------------------------------------------------------------------

@@ -189,12 +189,14 @@ def test_zones_place_their_ranges_on_their_shards(cl):
     with pytest.raises(pymongo.errors.OperationFailure) as err:
         c.admin.command("removeShardFromZone", other, zone="Z")
     assert err.value.code == 163
+    assert c.admin.command("balancerCollectionStatus", "adm.z")["firstComplianceViolation"] == "zoneViolation"
     c.admin.command("balancerStart")
     try:
         assert _wait(lambda: [(lo["k"], s) for lo, _, s in _chunks(c, "adm.z")] == [(MinKey(), home), (50, other)]), \
             _chunks(c, "adm.z")
     finally:
         c.admin.command("balancerStop")
+    assert c.admin.command("balancerCollectionStatus", "adm.z")["balancerCompliant"] is True
     on_other = cl["shards"][NAMES.index(other)].adm.z
     assert sorted(d["k"] for d in on_other.find()) == list(range(50, 100))
     assert c.adm.z.count_documents({}) == 100
@@ -310,6 +312,7 @@ def test_remove_shard_drains_its_chunks_then_completes(cl):
     assert {k: first[k] for k in ("msg", "state", "shard", "dbsToMove")} == \
         {"msg": "draining started successfully", "state": "started", "shard": leaving, "dbsToMove": ["adm2"]}
     assert c.config.shards.find_one({"_id": leaving})["draining"] is True
+    assert c.admin.command("balancerCollectionStatus", "adm.r")["firstComplianceViolation"] == "draining"
     with pytest.raises(pymongo.errors.OperationFailure) as err:
         c.admin.command("removeShard", home)          # the other one is draining: it would be the last
     assert err.value.code == 20

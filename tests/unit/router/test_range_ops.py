@@ -143,3 +143,17 @@ def test_range_bounds_must_name_exactly_the_shard_key_fields():
         with pytest.raises(CommandError) as err:
             _bound(cmap, bad, "min")
         assert err.value.code == ErrorCode.InvalidOptions
+
+
+def test_compliance_names_the_first_violation_as_balancer_collection_status():
+    from ginkgodb.router.balancer import violation
+    from ginkgodb.router.zones import layout
+    cmap = _map(points=(10,))
+    assert violation(cmap, ["s0"], set()) is None
+    assert violation(cmap, ["s1"], {"s0"}) == "draining"
+    zones = layout(cmap, [{"min": {"a": 10}, "max": {"a": MaxKey()}, "tag": "Z"}], [{"_id": "s1", "tags": ["Z"]}])
+    assert violation(cmap, ["s0", "s1"], set(), zones) == "zoneViolation"
+    assert violation(cmap.move(cmap.chunks[1], "s1"), ["s0", "s1"], set(), zones) is None
+    assert violation(_map(), ["s0", "s1"], set()) == "chunksImbalance"
+    across = layout(cmap, [{"min": {"a": 5}, "max": {"a": MaxKey()}, "tag": "Z"}], [{"_id": "s0", "tags": ["Z"]}])
+    assert violation(cmap, ["s0"], set(), across) == "zoneViolation"      # [min, 10) crosses the bound 5

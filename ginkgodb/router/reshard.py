@@ -51,11 +51,11 @@ def _layout(router: Router, cmap: ChunkMap, new: ShardKey, shards: list[str], pr
     keys.sort()
     n = max(1, num or len(shards))
     cuts: list[bytes] = []
-    for i in range(1, n):
-        k = keys[len(keys) * i // n] if keys else None
-        if k is not None and (not cuts or k > cuts[-1]) and k > keys[0]:
-            cuts.append(k)
-    bounds = [new.global_min()] + [new.bound_doc(values[k]) for k in cuts] + [new.global_max()]
+    for i in range(1 if keys else n, n):
+        cut = keys[len(keys) * i // n]
+        if (not cuts or cut > cuts[-1]) and cut > keys[0]:
+            cuts.append(cut)
+    bounds = [new.global_min()] + [new.bound_doc(values[c]) for c in cuts] + [new.global_max()]
     return [Chunk(bounds[i], bounds[i + 1], shards[i % len(shards)], 1, i) for i in range(len(bounds) - 1)]
 
 

@@ -327,7 +327,9 @@ def config_documents(router: Router, coll: str) -> Optional[list[dict]]:
         return list(settings.values())
     if coll == "tags":
         return cat.all_zone_ranges()
-    if coll in ("version", "mongos", "changelog", "locks", "actionlog"):
+    if coll == "version":      # mongosh's sh.status() requires it
+        return [{"_id": 1, "clusterId": cat.cluster_id()}]
+    if coll in ("mongos", "changelog", "locks", "actionlog"):
         return []
     return None
 

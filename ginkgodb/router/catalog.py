@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
+from bson.objectid import ObjectId
 
 from ..errors import CommandError, ErrorCode
 from ..repl.etcd import EtcdClient, EtcdError
@@ -31,6 +32,7 @@ SETTINGS = PREFIX + "settings/"
 LOCKS = PREFIX + "locks/"
 RANGE_DELETIONS = PREFIX + "rangedeletions/"
 TAGS = PREFIX + "tags/"
+CLUSTER_ID = PREFIX + "clusterid"
 
 
 def _b64(text: str) -> str:
@@ -108,6 +110,15 @@ class Catalog:
         if version != FORMAT_VERSION:
             raise RuntimeError(f"the sharding metadata in etcd has format version {version}; this router "
                                f"knows version {FORMAT_VERSION}")
+
+    def cluster_id(self) -> Any:
+        """The cluster's id (config.version's clusterId), made by the first router that asks."""
+        found = self.store.read(CLUSTER_ID)
+        if found is None:
+            self.store.write_if(CLUSTER_ID, {"clusterId": ObjectId()}, 0)
+            found = self.store.read(CLUSTER_ID)
+        assert found is not None
+        return found[0]["clusterId"]
 
     # -- shards -----------------------------------------------------------------------------------
     def shards(self) -> list[dict]:

@@ -182,6 +182,8 @@ def test_zones_place_their_ranges_on_their_shards(cl):
     assert c.config.shards.find_one({"_id": other})["tags"] == ["Z"]
     c.admin.command("updateZoneKeyRange", "adm.z", min={"k": 50}, max={"k": MaxKey()}, zone="Z")
     tag = c.config.tags.find_one({"ns": "adm.z"})
+    version = c.config.version.find_one()                  # mongosh's sh.status() needs it to list the tags
+    assert version["_id"] == 1 and version["clusterId"] == c.config.version.find_one()["clusterId"]
     assert (tag["min"], tag["max"], tag["tag"]) == ({"k": 50}, {"k": MaxKey()}, "Z")
     with pytest.raises(pymongo.errors.OperationFailure) as err:
         c.admin.command("updateZoneKeyRange", "adm.z", min={"k": 40}, max={"k": 60}, zone="Z")

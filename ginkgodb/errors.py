@@ -112,6 +112,9 @@ class ErrorCode(enum.IntEnum):
     OptionNotSupportedOnView = 167
     InvalidPipelineOperator = 168
     CannotIndexParallelArrays = 171
+    ZoneStillInUse = 163
+    ZoneNotFound = 177
+    RangeOverlapConflict = 178
     IncompleteTransactionHistory = 217
     ClientMetadataCannotBeMutated = 186
     LinearizableReadConcernError = 187

@@ -2,6 +2,7 @@
 balancer's switches, flushRouterConfig, and the config database as mongos shows it."""
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -64,7 +65,7 @@ def add_shard(router: Router, cmd: Mapping) -> dict:
             return {"shardAdded": doc["_id"]}
     name = cmd.get("name")
     if name is None:
-        name = set_name if sep else f"shard{len(shards):04d}"
+        name = set_name if sep else next_shard_name([d["_id"] for d in shards])
     if not isinstance(name, str) or not name:
         raise CommandError(ErrorCode.BadValue, "shard name cannot be empty")
     doc = {"_id": name, "host": host, "state": 1, "topologyTime": Timestamp(int(time.time()), 1)}
@@ -72,6 +73,13 @@ def add_shard(router: Router, cmd: Mapping) -> dict:
         raise CommandError(ErrorCode.IllegalOperation, f"A shard named {name} already exists")
     router.refresh_shards()
     return {"shardAdded": name}
+
+
+def next_shard_name(names: list[str]) -> str:
+    """mongod's generated shard name: one above the highest `shardNNNN` in use (never a removed
+    shard's count, which a later shard could already carry)."""
+    numbers = [int(n[5:]) for n in names if re.fullmatch(r"shard\d+", n)]
+    return f"shard{max(numbers, default=-1) + 1:04d}"
 
 
 def list_shards(router: Router, cmd: Mapping) -> dict:
@@ -138,7 +146,7 @@ def shard_collection(router: Router, cmd: Mapping) -> dict:
         raise CommandError(ErrorCode.AlreadyInitialized,
                            f"sharding already enabled for collection {ns} with options {existing}")
     primary = router.primary_shard(db) or ""
-    shards = router.shard_names()
+    shards = router.placeable_shards()
     count = int(_ok(router.shards.command(primary, db, {"count": coll}))["n"])
     index: dict[str, Any] = {"key": key.index_spec(), "name": _index_name(key.pattern)}
     if unique:
@@ -317,7 +325,11 @@ def config_documents(router: Router, coll: str) -> Optional[list[dict]]:
         settings.setdefault("balancer", balancer_state(router))
         settings.setdefault("chunksize", {"_id": "chunksize", "value": DEFAULT_CHUNK_MB})
         return list(settings.values())
-    if coll in ("tags", "version", "mongos", "changelog", "locks", "actionlog"):
+    if coll == "tags":
+        return cat.all_zone_ranges()
+    if coll == "version":      # mongosh's sh.status() requires it
+        return [{"_id": 1, "clusterId": cat.cluster_id()}]
+    if coll in ("mongos", "changelog", "locks", "actionlog"):
         return []
     return None
 
@@ -337,10 +349,37 @@ def config_find(router: Router, cmd: Mapping, docs: list[dict]) -> list[dict]:
     return out
 
 
+def _config_collections_update(router: Router, cmd: Mapping) -> dict:
+    """mongosh's sh.disableBalancing / sh.enableBalancing: `$set`/`$unset` of `noBalance` on a
+    config.collections entry named by `_id`; any other change of that collection is 238."""
+    n = modified = 0
+    for st in cmd.get("updates") or []:
+        q, u = st.get("q") or {}, st.get("u") or {}
+        ident = q.get("_id")
+        ops = set(u) if isinstance(u, Mapping) else set()
+        fields = {f for op in ops & {"$set", "$unset"} for f in u[op]}
+        if not isinstance(ident, str) or not ops or not ops <= {"$set", "$unset"} or fields != {"noBalance"} \
+                or st.get("multi") or st.get("upsert"):
+            raise CommandError(ErrorCode.NotImplemented,
+                               "updates of config.collections other than noBalance by _id are not supported by the "
+                               "ginkgodb router")
+        doc = router.catalog.collection(ident)
+        if doc is None:
+            continue
+        value = bool(u["$set"]["noBalance"]) if "$set" in u else False
+        n += 1
+        if bool(doc.get("noBalance")) != value:
+            router.catalog.put_collection({**doc, "noBalance": value})
+            modified += 1
+    return {"n": n, "nModified": modified}
+
+
 def config_settings_write(router: Router, cmd: Mapping) -> Optional[dict]:
     """update/insert of config.settings (mongosh's sh.setBalancerState, chunk size): the
     settings documents are kept in etcd."""
     name = next(iter(cmd))
+    if name == "update" and cmd.get(name) == "collections":
+        return _config_collections_update(router, cmd)
     if cmd.get(name) != "settings":
         return None
     n = 0

@@ -7,15 +7,17 @@ know. Values are canonical Extended JSON, so shard key values keep their BSON ty
 from __future__ import annotations
 
 import base64
+import threading
 import uuid
 from collections.abc import Mapping
 from typing import Any, Optional
 
 from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
+from bson.objectid import ObjectId
 
 from ..errors import CommandError, ErrorCode
-from ..repl.etcd import EtcdClient
+from ..repl.etcd import EtcdClient, EtcdError
 from .chunks import ChunkMap
 from .shardkey import ShardKey
 
@@ -29,6 +31,8 @@ CHUNKS = PREFIX + "chunks/"
 SETTINGS = PREFIX + "settings/"
 LOCKS = PREFIX + "locks/"
 RANGE_DELETIONS = PREFIX + "rangedeletions/"
+TAGS = PREFIX + "tags/"
+CLUSTER_ID = PREFIX + "clusterid"
 
 
 def _b64(text: str) -> str:
@@ -93,6 +97,8 @@ class Catalog:
 
     def __init__(self, url: str) -> None:
         self.store = MetadataStore(url, timeout=5.0)
+        self._held: dict[int, threading.Event] = {}
+        self._held_lock = threading.Lock()
         self._check_format()
 
     def _check_format(self) -> None:
@@ -105,12 +111,28 @@ class Catalog:
             raise RuntimeError(f"the sharding metadata in etcd has format version {version}; this router "
                                f"knows version {FORMAT_VERSION}")
 
+    def cluster_id(self) -> Any:
+        """The cluster's id (config.version's clusterId), made by the first router that asks."""
+        found = self.store.read(CLUSTER_ID)
+        if found is None:
+            self.store.write_if(CLUSTER_ID, {"clusterId": ObjectId()}, 0)
+            found = self.store.read(CLUSTER_ID)
+        assert found is not None
+        return found[0]["clusterId"]
+
     # -- shards -----------------------------------------------------------------------------------
     def shards(self) -> list[dict]:
         return sorted((doc for _, doc in self.store.read_prefix(SHARDS)), key=lambda d: d["_id"])
 
     def add_shard(self, doc: dict) -> bool:
         return self.store.write_if(SHARDS + doc["_id"], doc, 0)
+
+    def put_shard(self, doc: dict) -> None:
+        """Rewrite a shard's entry (`draining: true` while removeShard empties it)."""
+        self.store.write(SHARDS + doc["_id"], doc)
+
+    def remove_shard(self, name: str) -> None:
+        self.store.remove(SHARDS + name)
 
     # -- databases --------------------------------------------------------------------------------
     def database(self, name: str) -> Optional[dict]:
@@ -153,13 +175,19 @@ class Catalog:
         self.store.write(COLLECTIONS + coll["_id"], coll)
         return True
 
+    def put_collection(self, doc: dict) -> None:
+        """Rewrite a sharded collection's entry (its settings: chunk size, noBalance...)."""
+        self.store.write(COLLECTIONS + doc["_id"], doc)
+
     def commit_chunks(self, cmap: ChunkMap, revision: int) -> bool:
         """Replace the map if nobody changed it since `revision` (splits and migrations)."""
         return self.store.write_if(CHUNKS + cmap.ns, cmap.to_doc(), revision)
 
     def drop_collection(self, ns: str) -> None:
+        """The collection's entry, chunks and zone ranges (mongod drops its config.tags too)."""
         self.store.remove(COLLECTIONS + ns)
         self.store.remove(CHUNKS + ns)
+        self.store.remove(TAGS + ns)
 
     # -- settings ---------------------------------------------------------------------------------
     def setting(self, name: str) -> Optional[dict]:
@@ -171,6 +199,25 @@ class Catalog:
 
     def put_setting(self, doc: Mapping) -> None:
         self.store.write(SETTINGS + str(doc["_id"]), dict(doc))
+
+    # -- zones ------------------------------------------------------------------------------------
+    def zone_ranges(self, ns: str) -> tuple[list[dict], int]:
+        """The collection's zone ranges (config.tags documents) and the key's mod revision."""
+        found = self.store.read(TAGS + ns)
+        return (list(found[0]["ranges"]), found[1]) if found else ([], 0)
+
+    def all_zone_ranges(self) -> list[dict]:
+        return [r for _, doc in self.store.read_prefix(TAGS) for r in doc["ranges"]]
+
+    def put_zone_ranges(self, ns: str, ranges: list[dict], revision: int) -> bool:
+        """Replace the ranges if nobody changed them since `revision` (0: none were stored)."""
+        if not ranges and revision:
+            self.store.remove(TAGS + ns)
+            return True
+        return self.store.write_if(TAGS + ns, {"ranges": ranges}, revision)
+
+    def drop_zone_ranges(self, ns: str) -> None:
+        self.store.remove(TAGS + ns)
 
     # -- range deletions (orphans a shard holds until they are deleted) ------------------------------
     def add_range_deletion(self, ns: str, shard: str, low: dict, high: dict) -> str:
@@ -187,17 +234,41 @@ class Catalog:
 
     # -- locks ------------------------------------------------------------------------------------
     def lock(self, name: str, ttl: int = 30) -> Optional[int]:
-        """A lease holding `locks/<name>`, or None when another router holds it."""
+        """A lease holding `locks/<name>`, or None when another router holds it. The lease is
+        renewed every ttl/3 until `unlock` (a long migration or resharding keeps its claim); a
+        router that dies stops renewing, so the claim lapses `ttl` seconds later."""
         lease = self.store.grant(ttl)
-        if self.store.write_if(LOCKS + name, {"lease": lease}, 0, lease=lease):
-            return lease
-        self.store.revoke(lease)
-        return None
+        if not self.store.write_if(LOCKS + name, {"lease": lease}, 0, lease=lease):
+            self.store.revoke(lease)
+            return None
+        released = threading.Event()
+        with self._held_lock:
+            self._held[lease] = released
+
+        def renew() -> None:
+            while not released.wait(ttl / 3):
+                try:
+                    if self.store.keep_alive(lease, timeout=2.0) <= 0:
+                        return
+                except EtcdError:   # etcd briefly unreachable: the next renewal may still be in time
+                    continue
+                except RuntimeError:   # the catalog was closed meanwhile
+                    return
+        threading.Thread(target=renew, name=f"lock-{name}", daemon=True).start()
+        return lease
 
     def unlock(self, lease: int) -> None:
+        with self._held_lock:
+            released = self._held.pop(lease, None)
+        if released is not None:
+            released.set()
         self.store.revoke(lease)
 
     def close(self) -> None:
+        with self._held_lock:
+            held, self._held = list(self._held.values()), {}
+        for released in held:    # renewals stop; the claims lapse after their TTL
+            released.set()
         self.store.close()
 
 

@@ -7,13 +7,14 @@ under the collection's epoch: a split raises the minor, a migration the major.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
+from ..bsonutil.shell_format import format_document
 from ..errors import CommandError, ErrorCode
 from .shardkey import ShardKey
 
@@ -107,6 +108,42 @@ class ChunkMap:
             chunks[i:i + 1] = [left, right]
         return ChunkMap(self.ns, self.key, self.epoch, self.timestamp, chunks)
 
+    def run(self, low: dict, high: dict) -> Optional[list[Chunk]]:
+        """The chunks that exactly tile [low, high) (their first minimum is `low` and last
+        maximum `high`), else None."""
+        lo, hi = self.key.bound(low), self.key.bound(high)
+        i = bisect.bisect_left(self._mins, lo)
+        if i >= len(self._mins) or self._mins[i] != lo:
+            return None
+        j = bisect.bisect_left(self._maxs, hi)
+        if j >= len(self._maxs) or self._maxs[j] != hi or j < i:
+            return None
+        return self.chunks[i:j + 1]
+
+    def merge(self, low: dict, high: dict) -> ChunkMap:
+        """One chunk for [low, high), which must be tiled by chunks of one shard; it takes the
+        collection's major and the next minor (7.0's commitChunksMerge). A range that is one
+        chunk already is returned unchanged (mongod's merge is idempotent)."""
+        run = self.run(low, high)
+        shard = run[0].shard if run else ""
+        if not run or any(c.shard != shard for c in run):
+            owner = self.chunk_for(self.key.bound(low)).shard if run is None else shard
+            raise CommandError(ErrorCode.IllegalOperation,
+                               f"could not merge chunks, shard {owner} does not contain a sequence of chunks "
+                               f"that exactly fills the range {range_text(low, high)}")
+        if len(run) == 1:
+            return self
+        major, minor = self.version
+        merged = Chunk(run[0].min, run[-1].max, shard, major, minor + 1, any(c.jumbo for c in run))
+        first = self.chunks.index(run[0])
+        chunks = self.chunks[:first] + [merged] + self.chunks[first + len(run):]
+        return ChunkMap(self.ns, self.key, self.epoch, self.timestamp, chunks)
+
+    def with_jumbo(self, chunk: Chunk) -> ChunkMap:
+        """The same map with `chunk` marked jumbo (it holds one key value above the chunk size)."""
+        return ChunkMap(self.ns, self.key, self.epoch, self.timestamp,
+                        [replace(c, jumbo=True) if c == chunk else c for c in self.chunks])
+
     def move(self, chunk: Chunk, to_shard: str) -> ChunkMap:
         """`chunk` owned by `to_shard` at major+1; the donor's highest chunk (if it keeps any)
         is raised to the same major so both shards' versions change (the donor's old version
@@ -127,15 +164,24 @@ class ChunkMap:
 
     # -- storage form -----------------------------------------------------------------------------
     def to_doc(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, "timestamp": self.timestamp,
+        return {"epoch": self.epoch, "timestamp": self.timestamp, "key": self.key.pattern,
                 "chunks": [{"min": c.min, "max": c.max, "shard": c.shard, "lastmod": [c.major, c.minor],
                             "jumbo": c.jumbo} for c in self.chunks]}
 
     @classmethod
     def from_doc(cls, ns: str, key: ShardKey, doc: dict) -> ChunkMap:
+        """The stored map; its own `key` (written since reshardCollection, which changes the key
+        and the bounds in one commit) wins over the collection entry's."""
+        if doc.get("key"):
+            key = ShardKey(doc["key"])
         chunks = [Chunk(c["min"], c["max"], c["shard"], int(c["lastmod"][0]), int(c["lastmod"][1]),
                         bool(c.get("jumbo"))) for c in doc["chunks"]]
         return cls(ns, key, doc["epoch"], doc["timestamp"], chunks)
+
+
+def range_text(low: Mapping, high: Mapping) -> str:
+    """A key range as mongod's ChunkRange::toString prints it: `[{ a: 1 }, { a: 10 })`."""
+    return f"[{format_document(low)}, {format_document(high)})"
 
 
 def initial_chunks(key: ShardKey, shards: list[str], primary: str, num_initial: int = 0) -> list[Chunk]:

@@ -20,7 +20,7 @@ from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
 from ..version import MONGODB_VERSION, __version__
-from . import admin, crud
+from . import admin, balancer, crud, move_primary, range_ops, refine, reshard, shard_removal, zones
 from .migration import move_chunk
 from .shards import ShardReplyError, StaleConfig
 from .state import Router
@@ -31,10 +31,8 @@ Handler = Callable[[Router, Mapping], dict]
 HANDLERS: dict[str, Handler] = {}
 PROCESS_ID = ObjectId()
 NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sharding)"
-REFUSED = frozenset({"removeShard", "refineCollectionShardKey", "reshardCollection", "mergeChunks", "moveRange",
-                     "addShardToZone", "removeShardFromZone", "updateZoneKeyRange", "configureCollectionBalancing",
-                     "splitVector", "commitTransaction", "abortTransaction", "mapReduce", "movePrimary",
-                     "clearJumboFlag", "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
+REFUSED = frozenset({"splitVector", "commitTransaction", "abortTransaction", "mapReduce",
+                     "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
 #: collection commands that go to every shard of a sharded collection
 BROADCAST = frozenset({"createIndexes", "dropIndexes", "collMod"})
 #: collection commands answered by one shard of a sharded collection (the primary holds the catalog entry)
@@ -134,7 +132,16 @@ HANDLERS.update({"addShard": admin.add_shard, "addshard": admin.add_shard, "list
                  "enablesharding": admin.enable_sharding, "shardCollection": admin.shard_collection,
                  "shardcollection": admin.shard_collection, "split": admin.split,
                  "balancerStatus": admin.balancer_status, "balancerStart": admin.balancer_switch,
-                 "balancerStop": admin.balancer_switch, "flushRouterConfig": admin.flush_router_config})
+                 "balancerStop": admin.balancer_switch, "flushRouterConfig": admin.flush_router_config,
+                 "mergeChunks": range_ops.merge_chunks, "moveRange": range_ops.move_range,
+                 "configureCollectionBalancing": range_ops.configure_collection_balancing,
+                 "removeShard": shard_removal.remove_shard, "removeshard": shard_removal.remove_shard,
+                 "addShardToZone": zones.add_shard_to_zone, "removeShardFromZone": zones.remove_shard_from_zone,
+                 "updateZoneKeyRange": zones.update_zone_key_range,
+                 "refineCollectionShardKey": refine.refine_collection_shard_key,
+                 "clearJumboFlag": range_ops.clear_jumbo_flag, "movePrimary": move_primary.move_primary,
+                 "moveprimary": move_primary.move_primary, "reshardCollection": reshard.reshard_collection,
+                 "balancerCollectionStatus": balancer.collection_status})
 
 
 @handles("moveChunk", "movechunk")
@@ -158,14 +165,6 @@ def _move_chunk(router: Router, cmd: Mapping) -> dict:
         chunk = found
     move_chunk(router, cmap.ns, chunk, to)
     return {"millis": 0}
-
-
-@handles("balancerCollectionStatus")
-def _balancer_collection_status(router: Router, cmd: Mapping) -> dict:
-    cmap, _ = admin._sharded(router, cmd.get("balancerCollectionStatus"), "balancerCollectionStatus")
-    from .balancer import plan_move
-    balanced = plan_move(cmap.counts(), router.shard_names()) is None
-    return {"balancerCompliant": balanced, **({} if balanced else {"firstComplianceViolation": "chunksImbalance"})}
 
 
 # -- CRUD ------------------------------------------------------------------------------------------

@@ -86,11 +86,12 @@ def _catch_up(router: Router, cmap: ChunkMap, chunk: Chunk, to: str, since: Time
     return newest, len(ids)
 
 
-def move_chunk(router: Router, ns: str, chunk: Chunk, to: str) -> ChunkMap:
-    """Migrate `chunk` to shard `to`; the committed map."""
+def move_chunk(router: Router, ns: str, chunk: Chunk, to: str, force_jumbo: bool = False) -> ChunkMap:
+    """Migrate `chunk` to shard `to`; the committed map. A jumbo chunk moves only when forced
+    (moveRange's `forceJumbo`, the balancer draining a shard)."""
     if to not in router.shard_names():
         raise CommandError(ErrorCode.ShardNotFound, f"Could not find shard {to}")
-    if chunk.jumbo:
+    if chunk.jumbo and not force_jumbo:
         raise CommandError(ErrorCode.OperationFailed, f"chunk [{chunk.min}, {chunk.max}) is jumbo: it cannot move")
     lease = router.catalog.lock(ns)
     if lease is None:
@@ -184,27 +185,35 @@ def delete_pending_ranges(router: Router) -> int:
     ranges were cleaned."""
     done = 0
     for key, task in router.catalog.range_deletions():
-        ns, shard = task["ns"], task["shard"]
-        lease = router.catalog.lock(ns)
+        lease = router.catalog.lock(task["ns"])
         if lease is None:
             continue
         try:
-            cmap = router.chunk_map(ns, refresh=True)
-            if cmap is not None:
-                db, coll = ns.split(".", 1)
-                span = Chunk(task["min"], task["max"], shard, 0, 0)
-                docs = chunk_keys(router, cmap, span, fields={**dict.fromkeys(cmap.key.fields, 1), "_id": 1})
-                ids = [d["_id"] for d in docs if cmap.chunk_for(cmap.key.key_of(d)).shard != shard]
-                for i in range(0, len(ids), BATCH):
-                    _ok(router.shards.command(shard, db, {"delete": coll, "deletes": [
-                        {"q": {"_id": {"$in": ids[i:i + BATCH]}}, "limit": 0}]}))
-            router.catalog.remove_range_deletion(key)
-            if cmap is not None:
-                router.mark_orphans(ns, shard, router.holds_orphans(ns, shard))
+            clean_range(router, key, task)
             done += 1
         finally:
             router.catalog.unlock(lease)
     return done
+
+
+def clean_range(router: Router, key: str, task: Mapping) -> None:
+    """Delete, on the task's shard, the documents of its range the shard does not own in the
+    current map, then drop the task (the caller holds the collection's lock)."""
+    ns, shard = task["ns"], task["shard"]
+    cmap = router.chunk_map(ns, refresh=True)
+    if cmap is not None and list(task["min"]) != cmap.key.fields:
+        cmap = None   # a range of another key (a resharding that did not commit, or did): nothing owned to sort
+    if cmap is not None:
+        db, coll = ns.split(".", 1)
+        span = Chunk(task["min"], task["max"], shard, 0, 0)
+        docs = chunk_keys(router, cmap, span, fields={**dict.fromkeys(cmap.key.fields, 1), "_id": 1})
+        ids = [d["_id"] for d in docs if cmap.chunk_for(cmap.key.key_of(d)).shard != shard]
+        for i in range(0, len(ids), BATCH):
+            _ok(router.shards.command(shard, db, {"delete": coll, "deletes": [
+                {"q": {"_id": {"$in": ids[i:i + BATCH]}}, "limit": 0}]}))
+    router.catalog.remove_range_deletion(key)
+    if cmap is not None:
+        router.mark_orphans(ns, shard, router.holds_orphans(ns, shard))
 
 
 def _remove_copy(router: Router, cmap: ChunkMap, chunk: Chunk, shard: str) -> None:

@@ -71,6 +71,13 @@ class Shards:
                     old.close()
                 self._hosts[name] = host
 
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            self._hosts.pop(name, None)
+            old = self._clients.pop(name, None)
+        if old is not None:
+            old.close()
+
     def known(self) -> list[str]:
         return sorted(self._hosts)
 

@@ -24,6 +24,8 @@ CURSOR_TIMEOUT = 600.0
 #: seconds a migration's donor keeps the moved range before the range deleter (mongod's
 #: orphanCleanupDelaySecs, 900 there: a query that started on the old map still reads it)
 ORPHAN_CLEANUP_DELAY = 2.0
+#: seconds a request for a database waits for its movePrimary before it fails (LockBusy)
+MOVE_PRIMARY_WAIT = 60.0
 
 
 @dataclass
@@ -57,7 +59,14 @@ class Router:
         shards = self.catalog.shards()
         for doc in shards:
             self.shards.register(doc["_id"], doc["host"])
+        names = {doc["_id"] for doc in shards}
+        for gone in set(self.shards.known()) - names:   # removed by removeShard
+            self.shards.unregister(gone)
         return shards
+
+    def placeable_shards(self) -> list[str]:
+        """Shards that may receive data: every shard but those removeShard is draining."""
+        return [d["_id"] for d in self.refresh_shards() if not d.get("draining")]
 
     def shard_names(self) -> list[str]:
         names = self.shards.known()
@@ -68,15 +77,23 @@ class Router:
     # -- databases --------------------------------------------------------------------------------
     def primary_shard(self, db: str, create: bool = True) -> Optional[str]:
         """The database's primary shard; a database used for the first time gets the shard with
-        the fewest databases (as mongos picks the least-loaded one)."""
+        the fewest databases (as mongos picks the least-loaded one). While a movePrimary of the
+        database holds it (`movePrimary.until` in its entry, a time the mover keeps ahead), the
+        call waits: requests for its unsharded collections go to the new primary afterwards."""
         doc = self.catalog.database(db)
+        deadline = time.monotonic() + MOVE_PRIMARY_WAIT
+        while doc is not None and float((doc.get("movePrimary") or {}).get("until", 0)) > time.time():
+            if time.monotonic() > deadline:
+                raise CommandError(ErrorCode.LockBusy, f"a movePrimary of database {db} is in progress")
+            time.sleep(0.05)
+            doc = self.catalog.database(db)
         if doc is None:
             if not create:
                 return None
             shards = self.refresh_shards()
             if not shards:
                 raise CommandError(ErrorCode.ShardNotFound, "No shards found")
-            counts = {s["_id"]: 0 for s in shards}
+            counts = {s["_id"]: 0 for s in shards if not s.get("draining")} or {s["_id"]: 0 for s in shards}
             for d in self.catalog.databases():
                 if d.get("primary") in counts:
                     counts[d["primary"]] += 1

@@ -8,6 +8,7 @@ import time
 
 import pymongo
 from pymongo.errors import ExecutionTimeout
+from support.timing import bound
 
 from ginkgodb.server.testing import running_server
 
@@ -42,9 +43,9 @@ def test_a_catastrophic_regex_is_stopped_by_max_time_ms_and_other_connections_st
                 time.sleep(0.005)
             query.join()
             assert outcome["error"] == 50  # MaxTimeMSExpired
-            assert outcome["seconds"] < 0.5, outcome
+            assert outcome["seconds"] < bound(0.5), outcome
             latencies.sort()
-            assert latencies[int(len(latencies) * 0.99)] < 0.050, latencies[-5:]
+            assert latencies[int(len(latencies) * 0.99)] < bound(0.050), latencies[-5:]
         finally:
             slow.close()
             fast.close()

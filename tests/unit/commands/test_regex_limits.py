@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from support.timing import bound
 
 from ginkgodb.commands.server_parameters import PARAMETERS
 
@@ -35,14 +36,14 @@ def test_the_issues_pattern_answers_at_once(run):
     run.insert("c", {"_id": 1, "s": "a" * 25 + "b"})
     started = time.monotonic()
     assert run.find("c", {"s": {"$regex": "(a+)+$"}}, maxTimeMS=100) == []
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < bound(1.0)
 
 
 def test_redos_filter_with_max_time_ms_answers_50(victim):
     started = time.monotonic()
     reply = victim.error({"find": "c", "filter": {"s": {"$regex": REDOS}}, "maxTimeMS": 200})
     assert (reply["code"], reply["codeName"], reply["errmsg"]) == (50, "MaxTimeMSExpired", "operation exceeded time limit")
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < bound(2.0)
 
 
 def test_redos_filter_without_max_time_ms_hits_the_safety_limit(victim, safety_limit_ms):
@@ -53,7 +54,7 @@ def test_redos_filter_without_max_time_ms_hits_the_safety_limit(victim, safety_l
     assert reply["errmsg"].startswith("Error occurred while executing the regular expression in $regex. "
                                       "Result code: match limit exceeded")
     assert "internalQueryRegexMatchTimeoutMS" in reply["errmsg"]
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < bound(2.0)
 
 
 def test_a_generous_max_time_ms_still_gets_the_safety_limit(victim, safety_limit_ms):

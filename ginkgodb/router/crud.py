@@ -177,6 +177,8 @@ def _run_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[C
 
     def without_limit(c: Mapping) -> dict:
         return {k: v for k, v in c.items() if k != "limit"}
+    if cmap is None or (len(shards) == 1 and not args.collation and full_key_equality(args.filter, cmap)):
+        return _one_shard_find(router, cmd, args, ns, cmap, shards[0])
     parts = []
     try:
         for shard in shards:
@@ -197,6 +199,20 @@ def _run_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[C
             stream = (proj.apply(_doc(d)) for d in stream)
     single = bool(args.single_batch) and cmap is not None
     return first_batch(router, ns, stream, parts, args.batch_size, single)
+
+
+def _one_shard_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[ChunkMap],
+                    shard: str) -> Any:
+    """A find one shard answers whole: the unsharded collection's primary shard, or the owner of
+    the one shard key value the filter pins (every document it can match lies in that shard's
+    chunk, so there are no orphans to filter and nothing to merge). The shard applies skip,
+    limit, projection and batching itself; an exhausted reply goes back to the client as the
+    shard's bytes, never decoded (the targeted-read cost of docs/design/sharding.md)."""
+    reply = _check_reply(router.shards.fast_command(shard, args.db, router.versioned(for_shard(cmd), cmap, shard)))
+    if not reply["cursor"]["id"]:
+        return reply
+    part = ShardCursor(router.shards, shard, args.db, args.coll, reply, args.batch_size or 0)
+    return first_batch(router, ns, iter(part), [part], args.batch_size)
 
 
 def get_more(router: Router, cmd: Mapping) -> dict:

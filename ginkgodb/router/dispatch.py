@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from bson.int64 import Int64
 from bson.objectid import ObjectId
+from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
@@ -330,7 +331,7 @@ def _drop_database(router: Router, cmd: Mapping, db: str) -> dict:
 
 
 # -- the entry point -------------------------------------------------------------------------------
-def dispatch(router: Router, cmd: Mapping) -> dict:
+def dispatch(router: Router, cmd: Mapping) -> Mapping:
     try:
         if not cmd:
             raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
@@ -348,6 +349,8 @@ def dispatch(router: Router, cmd: Mapping) -> dict:
         if reply is None:
             handler = HANDLERS.get(name)
             reply = handler(router, cmd) if handler is not None else _forward(router, cmd, name, db)
+        if isinstance(reply, RawBSONDocument):   # a shard's reply passed through whole (ok: 1 already)
+            return reply
         reply["ok"] = 1.0
         return reply
     except CommandError as exc:

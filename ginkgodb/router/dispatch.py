@@ -21,7 +21,7 @@ from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
 from ..version import MONGODB_VERSION, __version__
-from . import admin, crud
+from . import admin, crud, transactions
 from .migration import move_chunk
 from .shards import ShardReplyError, StaleConfig
 from .state import Router
@@ -34,7 +34,7 @@ PROCESS_ID = ObjectId()
 NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sharding)"
 REFUSED = frozenset({"removeShard", "refineCollectionShardKey", "reshardCollection", "mergeChunks", "moveRange",
                      "addShardToZone", "removeShardFromZone", "updateZoneKeyRange", "configureCollectionBalancing",
-                     "splitVector", "commitTransaction", "abortTransaction", "mapReduce", "movePrimary",
+                     "splitVector", "mapReduce", "movePrimary",
                      "clearJumboFlag", "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
 #: collection commands that go to every shard of a sharded collection
 BROADCAST = frozenset({"createIndexes", "dropIndexes", "collMod"})
@@ -337,8 +337,12 @@ def dispatch(router: Router, cmd: Mapping) -> Mapping:
             raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
         name = next(iter(cmd))
         db = cmd.get("$db", "admin")
-        if cmd.get("startTransaction") or cmd.get("autocommit") is False:
-            raise CommandError(ErrorCode.NotImplemented, f"transactions {NOT_BUILT}")
+        if transactions.in_transaction(cmd):
+            reply = transactions.run(router, cmd)
+            if isinstance(reply, RawBSONDocument):
+                return reply
+            reply["ok"] = 1.0
+            return reply
         if name in REFUSED:
             raise CommandError(ErrorCode.NotImplemented, f"{name} {NOT_BUILT}")
         reply: Optional[dict] = None

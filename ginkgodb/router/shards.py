@@ -219,7 +219,10 @@ class Shards:
     def command(self, shard: str, db: str, cmd: Mapping, *, raw: bool = False, stale_check: bool = True) -> Any:
         """Run `cmd` on the shard's primary; the reply (an error reply as a document, not an
         exception). Raises StaleConfig on 13388 when `stale_check`; HostUnreachable when the
-        shard cannot be reached."""
+        shard cannot be reached. A command carrying a session (`lsid`: a transaction's statement,
+        a retryable write) goes on a raw socket: pymongo would put its own session in its place."""
+        if "lsid" in cmd:
+            return self._session_command(shard, db, cmd, raw=raw, stale_check=stale_check)
         try:
             reply = self.client(shard)[db].command(dict(cmd), codec_options=RAW if raw else PLAIN)
         except OperationFailure as exc:
@@ -229,6 +232,36 @@ class Shards:
         except PyMongoError as exc:
             raise CommandError(ErrorCode.OperationFailed, f"shard {shard}: {exc}") from exc
         if stale_check and reply.get("code") == STALE_CONFIG:
+            raise StaleConfig(dict(reply), shard)
+        return reply
+
+    def _session_command(self, shard: str, db: str, cmd: Mapping, *, raw: bool, stale_check: bool) -> Any:
+        """`cmd` with its own lsid, once, on the primary's socket: never re-sent here (a lost
+        reply is HostUnreachable, and the client's retry brings the same txnNumber again)."""
+        wire = self._wire(shard)
+        if wire is None:   # pymongo finds the primary (or times out), then the socket goes to it
+            try:
+                self.client(shard).admin.command("ping")
+            except PyMongoError as exc:
+                raise CommandError(ErrorCode.HostUnreachable, f"shard {shard} unreachable: {exc}") from exc
+            wire = self._wire(shard)
+            if wire is None:
+                raise CommandError(ErrorCode.HostUnreachable, f"shard {shard} has no primary")
+        try:
+            reply: Any = wire.exchange({**cmd, "$db": db})
+        except OSError as exc:
+            with self._lock:
+                if self._wires.get(shard) is wire:
+                    self._drop_wire(shard)
+            raise CommandError(ErrorCode.HostUnreachable, f"shard {shard} unreachable: {exc}") from exc
+        code = reply.get("code")
+        if code is not None and int(code) in NOT_PRIMARY:
+            with self._lock:
+                if self._wires.get(shard) is wire:
+                    self._drop_wire(shard)
+        if not raw:
+            reply = bson.decode(reply.raw)
+        if stale_check and code == STALE_CONFIG:
             raise StaleConfig(dict(reply), shard)
         return reply
 

@@ -12,6 +12,7 @@ found; any socket error or not-primary answer falls back to pymongo, which redis
 from __future__ import annotations
 
 import itertools
+import select
 import socket
 import struct
 import threading
@@ -84,9 +85,16 @@ class WirePool:
         self._ids = itertools.count(1)
 
     def _take(self) -> socket.socket:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
+        while True:
+            with self._lock:
+                if not self._idle:
+                    break
+                sock = self._idle.pop()
+            # an idle socket the server closed (it restarted) reads as ready: drop it, as pymongo does
+            readable, _, _ = select.select([sock], [], [], 0)
+            if not readable:
+                return sock
+            sock.close()
         sock = socket.create_connection(self.address, timeout=SOCKET_TIMEOUT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
@@ -253,7 +261,10 @@ class Shards:
             with self._lock:
                 if self._wires.get(shard) is wire:
                     self._drop_wire(shard)
-            raise CommandError(ErrorCode.HostUnreachable, f"shard {shard} unreachable: {exc}") from exc
+            # a retryable write may be sent again by the client (mongos labels it so)
+            labels = ("RetryableWriteError",) if "txnNumber" in cmd and "autocommit" not in cmd else ()
+            raise CommandError(ErrorCode.HostUnreachable, f"shard {shard} unreachable: {exc}",
+                               labels=labels) from exc
         code = reply.get("code")
         if code is not None and int(code) in NOT_PRIMARY:
             with self._lock:

@@ -10,6 +10,7 @@ refresh before they read the recipient, and the donor's copy goes only after the
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -96,6 +97,9 @@ def move_chunk(router: Router, ns: str, chunk: Chunk, to: str) -> ChunkMap:
     if lease is None:
         raise CommandError(ErrorCode.ConflictingOperationInProgress,
                            f"another migration of {ns} is in progress")
+    # the lock's lease (30 s) is renewed while the migration runs: a large chunk takes longer
+    done = threading.Event()
+    threading.Thread(target=_keep_alive, args=(router, lease, done), daemon=True).start()
     try:
         found = router.chunk_map_and_revision(ns, refresh=True)
         if found is None:
@@ -109,7 +113,16 @@ def move_chunk(router: Router, ns: str, chunk: Chunk, to: str) -> ChunkMap:
             return cmap
         return _migrate(router, cmap, revision, chunk, to)
     finally:
+        done.set()
         router.catalog.unlock(lease)
+
+
+def _keep_alive(router: Router, lease: int, done: threading.Event, every: float = 10.0) -> None:
+    while not done.wait(every):
+        try:
+            router.catalog.store.keep_alive(lease)
+        except EtcdError:
+            log.warning("could not renew the migration lock's lease %x", lease)
 
 
 def _migrate(router: Router, cmap: ChunkMap, revision: int, chunk: Chunk, to: str) -> ChunkMap:

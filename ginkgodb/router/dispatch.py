@@ -338,11 +338,11 @@ def dispatch(router: Router, cmd: Mapping) -> Mapping:
         name = next(iter(cmd))
         db = cmd.get("$db", "admin")
         if transactions.in_transaction(cmd):
-            reply = transactions.run(router, cmd)
-            if isinstance(reply, RawBSONDocument):
-                return reply
-            reply["ok"] = 1.0
-            return reply
+            answer = transactions.run(router, cmd)
+            if isinstance(answer, RawBSONDocument):
+                return answer
+            answer["ok"] = 1.0
+            return answer
         if name in REFUSED:
             raise CommandError(ErrorCode.NotImplemented, f"{name} {NOT_BUILT}")
         reply: Optional[dict] = None

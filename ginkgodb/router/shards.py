@@ -179,7 +179,8 @@ class Shards:
                     if sd.is_writable]
         if len(writable) != 1:
             return None
-        address = writable[0]
+        host, port = writable[0]
+        address = (host, port if port is not None else 27017)
         with self._lock:
             wire = self._wires.get(name)
             if wire is None or wire.address != address:

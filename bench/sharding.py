@@ -7,9 +7,13 @@
   growing key): per-shard counts and the insert rate through the router;
 - find latency through the router: targeted (`{_id: X}` on the hashed key: one shard) and
   broadcast (`{v: X}`: both shards, merged), against the same read sent directly to the shard
-  that holds the document, p50/p99;
+  that holds the document, p50/p99; the three reads alternate sample by sample, so that the
+  machine's load weighs on each alike;
 - a `$group` over the hashed collection (shard partials merged by the router) against the same
-  documents in one unsharded collection.
+  documents in one unsharded collection;
+- the advisor's estimate of the shard-key spread (`ginkgodb advise --shard-key`: analyzeShardKey
+  on an unsharded copy of the same documents) next to the measured per-shard shares;
+- moveChunk of one chunk of `--migrate-mb` MB (default 100; 0 skips it) between the shards.
 
 Everything runs on one machine: the shards and the router share its cores with the client.
 """
@@ -47,11 +51,63 @@ def _latency(read, samples: int) -> tuple[float, float]:
     return statistics.median(times), _percentile(times, 99)
 
 
+def _interleaved(reads: list, samples: int) -> list[tuple[float, float]]:
+    """(p50, p99) in ms of each read, the reads taking turns sample by sample."""
+    times: list[list[float]] = [[] for _ in reads]
+    for i in range(samples):
+        for j, read in enumerate(reads):
+            started = time.perf_counter()
+            read(i)
+            times[j].append((time.perf_counter() - started) * 1000)
+    return [(statistics.median(t), _percentile(t, 99)) for t in times]
+
+
+def _advisor_rows(router, shards: dict, docs: list[dict], name: str, key: dict) -> None:
+    """The advisor's per-shard estimate for `key` vs the shares measured in `bench.<name>`."""
+    from ginkgodb import MongoClient as EmbeddedClient
+    from ginkgodb.advisor.shard_key import analyse
+    local = EmbeddedClient()
+    local.bench.copy.insert_many(docs)
+    local.bench.copy.create_index([(f, 1 if d == 1 else "hashed") for f, d in key.items()])
+    est = analyse(local, "bench.copy", key, list(local.bench.copy.find()), shards=2).estimates[0]
+    local.close()
+    counts = [shards[s].bench[name].count_documents({}) for s in ("shard0", "shard1")]
+    measured = [round(n / max(1, sum(counts)), 3) for n in counts]
+    print(f"{str(key):<44} {str(est['inserts']):>16} {str(measured):>16} "
+          f"{max(abs(a - b) for a, b in zip(est['inserts'], measured)):7.3f}")
+
+
+def _migration(router, shards: dict, megabytes: int) -> None:
+    """moveChunk of one chunk holding `megabytes` MB (1 KB documents, written on its shard)."""
+    router.admin.command("shardCollection", "bench.big", key={"k": 1})
+    owner = router.config.chunks.find_one({"ns": "bench.big"})["shard"]
+    other = "shard1" if owner == "shard0" else "shard0"
+    n = megabytes * 1024
+    pad = "x" * 1000
+    started = time.perf_counter()
+    for i in range(0, n, 2000):
+        shards[owner].bench.big.insert_many([{"_id": j, "k": j, "p": pad} for j in range(i, min(n, i + 2000))],
+                                            ordered=False)
+    loaded = time.perf_counter() - started
+    size = shards[owner].bench.command("collStats", "big")["size"] / 1e6
+    started = time.perf_counter()
+    router.admin.command("moveChunk", "bench.big", find={"k": 0}, to=other)
+    took = time.perf_counter() - started
+    moved = shards[other].bench.big.estimated_document_count()
+    left = shards[owner].bench.big.estimated_document_count()
+    print(f"\n{'moveChunk of one chunk':<44} {'MB':>9} {'docs':>7} {'seconds':>9} {'MB/s':>7}")
+    print(f"{f'{owner} -> {other} (loaded in {loaded:.0f} s)':<44} {size:9.1f} {moved:7d} {took:9.1f} "
+          f"{size / took:7.2f}")
+    if moved != n or left != 0:
+        print(f"  unexpected: {moved} documents on the recipient, {left} left on the donor")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=5000)
     parser.add_argument("--samples", type=int, default=300)
     parser.add_argument("--port", type=int, default=28700)
+    parser.add_argument("--migrate-mb", type=int, default=100)
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="bench-sharded-")
     state = sharded_cluster.start(2, 1, args.port, directory)
@@ -86,9 +142,10 @@ def main() -> int:
         ]
         for _, read in rows:   # warm the pools
             _latency(read, 20)
-        results = [(label, *_latency(read, args.samples)) for label, read in rows]
+        results = [(label, *stats) for (label, _), stats in zip(rows, _interleaved([r for _, r in rows],
+                                                                                   args.samples))]
         direct = results[2][1]
-        print(f"\n{'find_one latency':<44} {'p50 ms':>9} {'p99 ms':>7} {'vs direct':>9}")
+        print(f"\n{'find_one latency (interleaved)':<44} {'p50 ms':>9} {'p99 ms':>7} {'vs direct':>9}")
         for label, p50, p99 in results:
             print(f"{label:<44} {p50:9.2f} {p99:7.2f} {p50 / direct:8.2f}x")
         # $group: split into shard partials (2 shards) vs the same documents in one unsharded collection
@@ -99,6 +156,12 @@ def main() -> int:
                             ("one server (unsharded, via the router)", router.bench.one)):
             p50, p99 = _latency(lambda i, coll=coll: list(coll.aggregate(pipeline)), max(10, args.samples // 10))
             print(f"{label:<44} {p50:9.2f} {p99:7.2f}")
+        print(f"\n{'advisor estimate vs measured, 2 shards':<44} {'est. inserts':>16} {'measured':>16} "
+              f"{'max gap':>7}")
+        _advisor_rows(router, shards, [{"_id": i, "v": i} for i in range(args.docs)], "hashed", {"_id": "hashed"})
+        _advisor_rows(router, shards, [{"ts": i + 1, "v": i} for i in range(args.docs)], "mono", {"ts": 1})
+        if args.migrate_mb:
+            _migration(router, shards, args.migrate_mb)
         router.close()
         for client in shards.values():
             client.close()

@@ -7,11 +7,13 @@ re-indexed to the client's statements, sorted streams sort-merged (merge.py).
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Optional
 
 import bson
+from bson.binary import UUID_SUBTYPE, Binary
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
@@ -177,6 +179,8 @@ def _run_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[C
 
     def without_limit(c: Mapping) -> dict:
         return {k: v for k, v in c.items() if k != "limit"}
+    if cmap is None or (len(shards) == 1 and not args.collation and full_key_equality(args.filter, cmap)):
+        return _one_shard_find(router, cmd, args, ns, cmap, shards[0])
     parts = []
     try:
         for shard in shards:
@@ -197,6 +201,20 @@ def _run_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[C
             stream = (proj.apply(_doc(d)) for d in stream)
     single = bool(args.single_batch) and cmap is not None
     return first_batch(router, ns, stream, parts, args.batch_size, single)
+
+
+def _one_shard_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Optional[ChunkMap],
+                    shard: str) -> Any:
+    """A find one shard answers whole: the unsharded collection's primary shard, or the owner of
+    the one shard key value the filter pins (every document it can match lies in that shard's
+    chunk, so there are no orphans to filter and nothing to merge). The shard applies skip,
+    limit, projection and batching itself; an exhausted reply goes back to the client as the
+    shard's bytes, never decoded (the targeted-read cost of docs/design/sharding.md)."""
+    reply = _check_reply(router.shards.fast_command(shard, args.db, router.versioned(for_shard(cmd), cmap, shard)))
+    if not reply["cursor"]["id"]:
+        return reply
+    part = ShardCursor(router.shards, shard, args.db, args.coll, reply, args.batch_size or 0)
+    return first_batch(router, ns, iter(part), [part], args.batch_size)
 
 
 def get_more(router: Router, cmd: Mapping) -> dict:
@@ -315,9 +333,13 @@ def _write_runs(router: Router, cmd: Mapping, db: str, cmap: Optional[ChunkMap],
     upserted: list[dict] = []
     concern_error: Optional[Mapping] = None
     base = for_shard(cmd)
+    parts: dict[str, int] = {}
     for shard, items, indexes in _sized(runs):
         sub = dict(base)
         sub[field] = items
+        if retryable(cmd):
+            sub.update(part_session(cmd, shard, parts.get(shard, 0)))
+            parts[shard] = parts.get(shard, 0) + 1
         if cmap is None or field == "documents" or all(full_key_equality(st.get("q"), cmap) for st in items):
             reply = router.shards.command(shard, db, router.versioned(sub, cmap, shard))
         else:
@@ -349,6 +371,25 @@ def _write_runs(router: Router, cmd: Mapping, db: str, cmap: Optional[ChunkMap],
     if concern_error is not None:
         out["writeConcernError"] = dict(concern_error)
     return out
+
+
+def retryable(cmd: Mapping) -> bool:
+    """A retryable write (lsid and txnNumber, outside a transaction): the shards get the session."""
+    return "txnNumber" in cmd and isinstance(cmd.get("lsid"), Mapping) and "autocommit" not in cmd
+
+
+def part_session(cmd: Mapping, shard: str, part: int) -> dict:
+    """The lsid and txnNumber of the `part`-th command a retryable write sends `shard`: the
+    client's session for the first, a session derived from it for the next (a shard keeps one
+    answer per session and txnNumber, so a retry of the whole write replays each part's own
+    answer when the router splits it the same way: the same chunk map)."""
+    lsid = cmd["lsid"]
+    if not part:
+        return {"lsid": lsid, "txnNumber": cmd["txnNumber"]}
+    uid = lsid.get("id")
+    raw = bytes(uid) if isinstance(uid, bytes) else bytes(getattr(uid, "bytes", b""))
+    derived = hashlib.blake2b(raw + shard.encode() + part.to_bytes(4, "little"), digest_size=16).digest()
+    return {"lsid": {"id": Binary(derived, UUID_SUBTYPE)}, "txnNumber": cmd["txnNumber"]}
 
 
 def _check_ok(reply: Mapping) -> dict:
@@ -487,7 +528,10 @@ def find_and_modify(router: Router, cmd: Mapping) -> dict:
     cmap = router.chunk_map(ns)
     if cmap is None:
         shard = router.primary_shard(args.db) or ""
-        return _strip(_check_ok(router.shards.command(shard, args.db, for_shard(cmd))))
+        sub = for_shard(cmd)
+        if retryable(cmd):
+            sub.update(part_session(cmd, shard, 0))
+        return _strip(_check_ok(router.shards.command(shard, args.db, sub)))
     query = args.query or {}
 
     def attempt(cmap: Optional[ChunkMap]) -> dict:
@@ -498,7 +542,10 @@ def find_and_modify(router: Router, cmd: Mapping) -> dict:
             raise CommandError(ErrorCode.NotImplemented, "changing a document's shard key value is not "
                                                          "supported by the ginkgodb router")
         shard = shards_of(target(query, cmap), cmap)[0]
-        return _strip(_check_ok(router.shards.command(shard, args.db, router.versioned(for_shard(cmd), cmap, shard))))
+        sub = router.versioned(for_shard(cmd), cmap, shard)
+        if retryable(cmd):
+            sub.update(part_session(cmd, shard, 0))
+        return _strip(_check_ok(router.shards.command(shard, args.db, sub)))
     return router.with_fresh_map(ns, attempt)
 
 

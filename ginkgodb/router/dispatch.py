@@ -14,13 +14,14 @@ from typing import Any, Optional
 
 from bson.int64 import Int64
 from bson.objectid import ObjectId
+from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
 from ..version import MONGODB_VERSION, __version__
-from . import admin, balancer, crud, move_primary, range_ops, refine, reshard, shard_removal, zones
+from . import admin, balancer, crud, move_primary, range_ops, refine, reshard, shard_removal, transactions, zones
 from .migration import move_chunk
 from .shards import ShardReplyError, StaleConfig
 from .state import Router
@@ -31,8 +32,7 @@ Handler = Callable[[Router, Mapping], dict]
 HANDLERS: dict[str, Handler] = {}
 PROCESS_ID = ObjectId()
 NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sharding)"
-REFUSED = frozenset({"splitVector", "commitTransaction", "abortTransaction", "mapReduce",
-                     "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
+REFUSED = frozenset({"splitVector", "mapReduce", "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
 #: collection commands that go to every shard of a sharded collection
 BROADCAST = frozenset({"createIndexes", "dropIndexes", "collMod"})
 #: collection commands answered by one shard of a sharded collection (the primary holds the catalog entry)
@@ -329,14 +329,18 @@ def _drop_database(router: Router, cmd: Mapping, db: str) -> dict:
 
 
 # -- the entry point -------------------------------------------------------------------------------
-def dispatch(router: Router, cmd: Mapping) -> dict:
+def dispatch(router: Router, cmd: Mapping) -> Mapping:
     try:
         if not cmd:
             raise CommandError(ErrorCode.FailedToParse, "Empty object is not a valid command")
         name = next(iter(cmd))
         db = cmd.get("$db", "admin")
-        if cmd.get("startTransaction") or cmd.get("autocommit") is False:
-            raise CommandError(ErrorCode.NotImplemented, f"transactions {NOT_BUILT}")
+        if transactions.in_transaction(cmd):
+            answer = transactions.run(router, cmd)
+            if isinstance(answer, RawBSONDocument):
+                return answer
+            answer["ok"] = 1.0
+            return answer
         if name in REFUSED:
             raise CommandError(ErrorCode.NotImplemented, f"{name} {NOT_BUILT}")
         reply: Optional[dict] = None
@@ -347,6 +351,8 @@ def dispatch(router: Router, cmd: Mapping) -> dict:
         if reply is None:
             handler = HANDLERS.get(name)
             reply = handler(router, cmd) if handler is not None else _forward(router, cmd, name, db)
+        if isinstance(reply, RawBSONDocument):   # a shard's reply passed through whole (ok: 1 already)
+            return reply
         reply["ok"] = 1.0
         return reply
     except CommandError as exc:

@@ -1,15 +1,18 @@
-"""The router's listener: asyncio streams around the sans-IO wire codec, commands in threads.
+"""The router's listener: a thread per client connection around the sans-IO wire codec.
 
-Requests on one connection run one at a time and in order (MongoDB's contract); each runs in the
-thread pool, since a routed command waits on shards.
+Requests on one connection run one at a time and in order (MongoDB's contract). A routed
+command waits on shards, so each connection has its own thread that reads a request, runs it
+and writes the reply itself (as mongos serves a connection on its own thread): no hand-off
+between an event loop and a worker pool, which cost more than a targeted read itself (the
+loop's wake-ups and the GIL's switch interval; bench/sharding.py measured a targeted read at
+2.5x a direct one with the hand-off, docs/design/sharding.md).
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import signal
 import socket
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from typing import Optional
 
 from ..wire import ProtocolError, WireConnection
@@ -18,18 +21,17 @@ from .dispatch import dispatch
 from .state import ORPHAN_CLEANUP_DELAY, Router
 
 log = logging.getLogger("ginkgodb.router")
+RECV_BYTES = 1 << 16
+ACCEPT_POLL = 0.5   # seconds between checks of the stop flag while no client connects
 
 
-async def _serve_connection(router: Router, pool: ThreadPoolExecutor, reader: asyncio.StreamReader,
-                            writer: asyncio.StreamWriter) -> None:
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+def serve_connection(router: Router, sock: socket.socket) -> None:
+    """Serve one client connection until it closes (runs on the connection's own thread)."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     wire = WireConnection()
-    loop = asyncio.get_running_loop()
     try:
         while True:
-            data = await reader.read(1 << 16)
+            data = sock.recv(RECV_BYTES)
             if not data:
                 return
             wire.receive_data(data)
@@ -39,54 +41,60 @@ async def _serve_connection(router: Router, pool: ThreadPoolExecutor, reader: as
                 except ProtocolError as exc:
                     out = wire.encode_error(exc)
                     if out:
-                        writer.write(out)
+                        sock.sendall(out)
                     if exc.fatal:
                         return
                     continue
                 if request is None:
                     break
-                reply = await loop.run_in_executor(pool, dispatch, router, request.command)
-                out = wire.encode_reply(request, reply)
+                out = wire.encode_reply(request, dispatch(router, request.command))
                 if out:
-                    writer.write(out)
-                    await writer.drain()
-    except (ConnectionError, asyncio.IncompleteReadError):
+                    sock.sendall(out)
+    except OSError:
         return
     finally:
-        writer.close()
+        sock.close()
 
 
-async def serve(etcd_url: str, port: int, bind: str = "127.0.0.1", balancer_interval: float = 10.0,
-                orphan_cleanup_delay: float = ORPHAN_CLEANUP_DELAY, ready: Optional[asyncio.Event] = None) -> None:
+def serve(etcd_url: str, port: int, bind: str = "127.0.0.1", balancer_interval: float = 10.0,
+          orphan_cleanup_delay: float = ORPHAN_CLEANUP_DELAY, ready: Optional[threading.Event] = None,
+          stop: Optional[threading.Event] = None) -> None:
+    """Listen until `stop` is set (SIGINT/SIGTERM set it when this runs on the main thread)."""
     router = Router(etcd_url, balancer_interval=balancer_interval, orphan_cleanup_delay=orphan_cleanup_delay)
-    pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="router")
     balancer = Balancer(router, balancer_interval)
     router.balancer = balancer   # type: ignore[attr-defined]
     balancer.start()
-    server = await asyncio.start_server(lambda r, w: _serve_connection(router, pool, r, w), bind, port,
-                                        reuse_address=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):
-            pass
+    stop = stop or threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+    listener = socket.create_server((bind, port), reuse_port=False, backlog=128)
+    listener.settimeout(ACCEPT_POLL)
     log.info("router listening on %s:%d (etcd %s)", bind, port, etcd_url)
     print(f"ginkgodb router listening on {bind}:{port}", flush=True)
     if ready is not None:
         ready.set()
-    async with server:
-        await stop.wait()
-    balancer.stop()
-    server.close()
-    pool.shutdown(wait=False, cancel_futures=True)
-    router.close()
+    try:
+        while not stop.is_set():
+            try:
+                sock, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                if stop.is_set():
+                    break
+                raise
+            sock.settimeout(None)
+            threading.Thread(target=serve_connection, args=(router, sock), name="router-conn", daemon=True).start()
+    finally:
+        listener.close()
+        balancer.stop()
+        router.close()
 
 
 def run(etcd_url: str, port: int, bind: str = "127.0.0.1", balancer_interval: float = 10.0,
         orphan_cleanup_delay: float = ORPHAN_CLEANUP_DELAY) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    asyncio.run(serve(etcd_url, port, bind, balancer_interval, orphan_cleanup_delay))
+    serve(etcd_url, port, bind, balancer_interval, orphan_cleanup_delay)
     return 0

@@ -3,13 +3,23 @@
 pymongo does the wire work (pooling, OP_MSG, server selection and failover inside a replica-set
 shard). A shard's host string is mongos' form: `rs/host:port,host:port` for a replica set,
 `host:port` for a single server.
+
+Reads on the hot path (`Shards.fast_command`: a targeted find) skip pymongo's per-command
+work (implicit session, server selection, retry machinery: half a direct read's cost, measured
+with bench/sharding.py) and go as one OP_MSG on a pooled socket to the primary pymongo
+found; any socket error or not-primary answer falls back to pymongo, which rediscovers.
 """
 from __future__ import annotations
 
+import itertools
+import select
+import socket
+import struct
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any, Optional
 
+import bson
 import pymongo
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
@@ -22,6 +32,15 @@ PLAIN: CodecOptions = CodecOptions(document_class=dict, tz_aware=False)
 STALE_CONFIG = int(ErrorCode.StaleConfig)
 SET_VERSION = "_ginkgoSetShardVersion"
 GETMORE_BYTES = 4 * 1024 * 1024
+OP_MSG = 2013
+_HEADER = struct.Struct("<iiii")
+#: answers that say the address is no longer the primary: pymongo rediscovers it
+NOT_PRIMARY = frozenset(int(c) for c in (ErrorCode.NotWritablePrimary, ErrorCode.NotPrimaryNoSecondaryOk,
+                                         ErrorCode.NotPrimaryOrSecondary, ErrorCode.InterruptedDueToReplStateChange,
+                                         ErrorCode.PrimarySteppedDown, ErrorCode.ShutdownInProgress,
+                                         ErrorCode.InterruptedAtShutdown))
+MAX_IDLE_SOCKETS = 32
+SOCKET_TIMEOUT = 30.0
 
 
 def connection_uri(host: str) -> str:
@@ -55,12 +74,85 @@ class StaleConfig(Exception):
         self.shard = shard
 
 
+class WirePool:
+    """Idle OP_MSG sockets to one server address: a request is one send and one reply, the
+    socket back in the pool after it (none of pymongo's session or retry work)."""
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        self.address = address
+        self._idle: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+
+    def _take(self) -> socket.socket:
+        while True:
+            with self._lock:
+                if not self._idle:
+                    break
+                sock = self._idle.pop()
+            # an idle socket the server closed (it restarted) reads as ready: drop it, as pymongo does
+            readable, _, _ = select.select([sock], [], [], 0)
+            if not readable:
+                return sock
+            sock.close()
+        sock = socket.create_connection(self.address, timeout=SOCKET_TIMEOUT)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def _give(self, sock: socket.socket) -> None:
+        with self._lock:
+            if len(self._idle) < MAX_IDLE_SOCKETS:
+                self._idle.append(sock)
+                return
+        sock.close()
+
+    def exchange(self, doc: Mapping) -> RawBSONDocument:
+        """Send `doc` (a command with its `$db`) and return the reply document, undecoded.
+        Raises OSError (the socket is dropped then)."""
+        body = bson.encode(doc)
+        request_id = next(self._ids) & 0x7FFFFFFF
+        message = _HEADER.pack(21 + len(body), request_id, 0, OP_MSG) + b"\0\0\0\0\0" + body
+        sock = self._take()
+        try:
+            sock.sendall(message)
+            header = _recv_exact(sock, 16)
+            length, _, response_to, op_code = _HEADER.unpack(header)
+            rest = _recv_exact(sock, length - 16)
+            if op_code != OP_MSG or response_to != request_id or rest[4] != 0:
+                raise OSError(f"unexpected reply from {self.address}: opcode {op_code}")
+        except BaseException:
+            sock.close()
+            raise
+        self._give(sock)
+        return RawBSONDocument(rest[5:], RAW)
+
+    def close(self) -> None:
+        with self._lock:
+            for sock in self._idle:
+                sock.close()
+            self._idle.clear()
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    if n < 0:
+        raise OSError("bad message length")
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if not k:
+            raise OSError("connection closed by the shard")
+        got += k
+    return bytes(buf)
+
+
 class Shards:
     """The router's clients, by shard name (created on first use)."""
 
     def __init__(self) -> None:
         self._clients: dict[str, pymongo.MongoClient] = {}
         self._hosts: dict[str, str] = {}
+        self._wires: dict[str, WirePool] = {}
         self._lock = threading.Lock()
 
     def register(self, name: str, host: str) -> None:
@@ -69,14 +161,62 @@ class Shards:
                 old = self._clients.pop(name, None)
                 if old is not None:
                     old.close()
+                self._drop_wire(name)
                 self._hosts[name] = host
 
     def unregister(self, name: str) -> None:
         with self._lock:
             self._hosts.pop(name, None)
             old = self._clients.pop(name, None)
+            self._drop_wire(name)
         if old is not None:
             old.close()
+
+    def _drop_wire(self, name: str) -> None:
+        wire = self._wires.pop(name, None)
+        if wire is not None:
+            wire.close()
+
+    def _wire(self, name: str) -> Optional[WirePool]:
+        """The socket pool to the shard's primary (None while pymongo knows no primary)."""
+        wire = self._wires.get(name)
+        if wire is not None:
+            return wire
+        # pymongo's current view of the shard, without waiting: the writable member it knows
+        writable = [sd.address for sd in self.client(name).topology_description.server_descriptions().values()
+                    if sd.is_writable]
+        if len(writable) != 1:
+            return None
+        host, port = writable[0]
+        address = (host, port if port is not None else 27017)
+        with self._lock:
+            wire = self._wires.get(name)
+            if wire is None or wire.address != address:
+                self._drop_wire(name)
+                wire = self._wires[name] = WirePool(address)
+        return wire
+
+    def fast_command(self, shard: str, db: str, cmd: Mapping) -> Any:
+        """`command(shard, db, cmd, raw=True)` for a read, on the shard primary's pooled socket;
+        pymongo's path whenever that socket fails or the address stopped being the primary."""
+        wire = self._wire(shard)
+        if wire is not None:
+            try:
+                reply = wire.exchange({**cmd, "$db": db})
+            except OSError:
+                with self._lock:
+                    if self._wires.get(shard) is wire:
+                        self._drop_wire(shard)
+            else:
+                code = reply.get("code")
+                if code is None or int(code) not in NOT_PRIMARY:
+                    if code == STALE_CONFIG:
+                        raise StaleConfig(dict(reply), shard)
+                    return reply
+                with self._lock:
+                    if self._wires.get(shard) is wire:
+                        self._drop_wire(shard)
+        return self.command(shard, db, cmd, raw=True)
 
     def known(self) -> list[str]:
         return sorted(self._hosts)
@@ -96,7 +236,10 @@ class Shards:
     def command(self, shard: str, db: str, cmd: Mapping, *, raw: bool = False, stale_check: bool = True) -> Any:
         """Run `cmd` on the shard's primary; the reply (an error reply as a document, not an
         exception). Raises StaleConfig on 13388 when `stale_check`; HostUnreachable when the
-        shard cannot be reached."""
+        shard cannot be reached. A command carrying a session (`lsid`: a transaction's statement,
+        a retryable write) goes on a raw socket: pymongo would put its own session in its place."""
+        if "lsid" in cmd:
+            return self._session_command(shard, db, cmd, raw=raw, stale_check=stale_check)
         try:
             reply = self.client(shard)[db].command(dict(cmd), codec_options=RAW if raw else PLAIN)
         except OperationFailure as exc:
@@ -109,11 +252,46 @@ class Shards:
             raise StaleConfig(dict(reply), shard)
         return reply
 
+    def _session_command(self, shard: str, db: str, cmd: Mapping, *, raw: bool, stale_check: bool) -> Any:
+        """`cmd` with its own lsid, once, on the primary's socket: never re-sent here (a lost
+        reply is HostUnreachable, and the client's retry brings the same txnNumber again)."""
+        wire = self._wire(shard)
+        if wire is None:   # pymongo finds the primary (or times out), then the socket goes to it
+            try:
+                self.client(shard).admin.command("ping")
+            except PyMongoError as exc:
+                raise CommandError(ErrorCode.HostUnreachable, f"shard {shard} unreachable: {exc}") from exc
+            wire = self._wire(shard)
+            if wire is None:
+                raise CommandError(ErrorCode.HostUnreachable, f"shard {shard} has no primary")
+        try:
+            reply: Any = wire.exchange({**cmd, "$db": db})
+        except OSError as exc:
+            with self._lock:
+                if self._wires.get(shard) is wire:
+                    self._drop_wire(shard)
+            # a retryable write may be sent again by the client (mongos labels it so)
+            labels = ("RetryableWriteError",) if "txnNumber" in cmd and "autocommit" not in cmd else ()
+            raise CommandError(ErrorCode.HostUnreachable, f"shard {shard} unreachable: {exc}",
+                               labels=labels) from exc
+        code = reply.get("code")
+        if code is not None and int(code) in NOT_PRIMARY:
+            with self._lock:
+                if self._wires.get(shard) is wire:
+                    self._drop_wire(shard)
+        if not raw:
+            reply = bson.decode(reply.raw)
+        if stale_check and code == STALE_CONFIG:
+            raise StaleConfig(dict(reply), shard)
+        return reply
+
     def close(self) -> None:
         with self._lock:
             for client in self._clients.values():
                 client.close()
             self._clients.clear()
+            for name in list(self._wires):
+                self._drop_wire(name)
 
 
 class ShardCursor:

@@ -60,6 +60,21 @@ def test_hashed_keys_target_equality_only():
     assert target({"x": {"$gt": 3}}, cmap) is None
 
 
+def test_hashed_targeting_by_integer_bounds_agrees_with_the_key_codec():
+    """The hash bisected among the chunks' integer bounds picks the chunk key_of's bytes pick,
+    for every kind of value, including after splits at arbitrary hashes."""
+    key = ShardKey({"x": "hashed"})
+    cmap = ChunkMap("t.h", key, ObjectId(), Timestamp(1, 1), initial_chunks(key, ["s0", "s1"], "s0", 8))
+    rng = random.Random(11)
+    cmap = cmap.split([{"x": rng.randrange(-2**63, 2**63)} for _ in range(5)])
+    values = [0, 1, -1, 2**62, 1.5, "a", "", None, True, ObjectId(), Timestamp(2, 3), {"k": 1}] + \
+        [rng.randrange(-10**12, 10**12) for _ in range(300)]
+    for v in values:
+        assert target({"x": v}, cmap) == [cmap.chunk_for(key.key_of({"x": v}))], v
+    assert len(target({"x": {"$in": values[:40]}}, cmap)) == len({id(cmap.chunk_for(key.key_of({"x": v})))
+                                                                  for v in values[:40]})
+
+
 def test_full_key_equality():
     key = ShardKey({"a": 1, "_id": 1})
     cmap = ChunkMap("t.k", key, ObjectId(), Timestamp(1, 1), initial_chunks(key, ["s0"], "s0"))

@@ -25,12 +25,16 @@ from .snapshot_reads import SnapshotView
 from .transactions import Transaction, TransactionView
 from .transactions import abort as abort_transaction
 from .transactions import commit as commit_transaction
+from .timeseries import buckets_name as timeseries_buckets_name
+from .timeseries import view_pipeline as timeseries_view_pipeline
 from .ttl import monitor_sleep, set_monitor_sleep
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 
 __all__ = [
     "OplogApplyError",
     "oplog_touched_documents",
+    "timeseries_buckets_name",
+    "timeseries_view_pipeline",
     "ChangeStreamCursor",
     "DEFAULT_AWAIT_SECONDS",
     "DEFAULT_FIRST_BATCH",

@@ -178,6 +178,9 @@ def test_a_commit_retried_after_the_members_own_restart_answers_ok(tmp_path):
                     "$db": "admin"})["ok"] == 1.0                          # and again
         refused = run.error({"insert": "c", "documents": [{"_id": 3}], "lsid": lsid, "txnNumber": Int64(5)})
         assert refused["codeName"] == "IncompleteTransactionHistory"
+        aborted = run.error({"abortTransaction": 1, "lsid": lsid, "txnNumber": Int64(5), "autocommit": False,
+                             "$db": "admin"})
+        assert (aborted["code"], aborted["codeName"]) == (256, "TransactionCommitted")
         lost = run.error({"commitTransaction": 1, "lsid": other, "txnNumber": Int64(1), "autocommit": False,
                           "$db": "admin"})
         assert (lost["code"], lost["codeName"]) == (251, "NoSuchTransaction")

@@ -22,11 +22,11 @@ from .retryable import RetryableView
 from .sessions import TxnState
 from .settings import SETTINGS
 from .snapshot_reads import SnapshotView
+from .timeseries import buckets_name as timeseries_buckets_name
+from .timeseries import view_pipeline as timeseries_view_pipeline
 from .transactions import Transaction, TransactionView
 from .transactions import abort as abort_transaction
 from .transactions import commit as commit_transaction
-from .timeseries import buckets_name as timeseries_buckets_name
-from .timeseries import view_pipeline as timeseries_view_pipeline
 from .ttl import monitor_sleep, set_monitor_sleep
 from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, WriteOutcome
 

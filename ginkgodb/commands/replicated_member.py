@@ -424,8 +424,11 @@ class ReplicatedMember(ReplicaSetMember):
         self.positions.update(self.my_id(), ts)
 
     def update_position(self, member_id: int, ts: Timestamp) -> None:
-        """replSetUpdatePosition from a secondary."""
+        """replSetUpdatePosition from a secondary (on a secondary: one pulling from this
+        member, whose position goes on to this member's source)."""
         self.positions.update(member_id, ts)
+        if not self.is_primary and member_id != self.my_id():
+            self.sync.forward()
 
     # ------------------------------------------------------------------ write concern
     def wait_for_replication(self, cmd: Mapping[str, Any], reply: dict) -> bool:

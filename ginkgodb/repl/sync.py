@@ -67,6 +67,7 @@ class OplogSync:
         #: with this member's own in each replSetUpdatePosition, as mongod's reporter does
         self._downstream = downstream
         self._forwarded: dict[int, Timestamp] = {}
+        self._client: Optional[Any] = None     # the puller's client to its source, while it runs
         #: told "STARTUP2" when an initial sync starts, "SECONDARY" when it is done, "RECOVERING"
         #: when this member is too stale for its source
         self._on_state = on_state
@@ -123,6 +124,7 @@ class OplogSync:
             client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
                 source, directConnection=True, serverSelectionTimeoutMS=2000, connectTimeoutMS=1000,
                 socketTimeoutMS=AWAIT_MS + 5000, appname=OPLOG_SYNC)
+            self._client = client
             try:
                 self._pull(client, stop)
             except Diverged as exc:
@@ -147,6 +149,7 @@ class OplogSync:
                 self.message = f"sync source {source}: {exc}"[:300]
                 stop.wait(0.2)
             finally:
+                self._client = None
                 client.close()
 
     def _pull(self, client: Any, stop: threading.Event) -> None:
@@ -313,6 +316,14 @@ class OplogSync:
             os.makedirs(folder, exist_ok=True)
             with open(os.path.join(folder, f"removed.{stamp}.0.bson"), "ab") as out:
                 out.write(bson.encode(doc))
+
+    def forward(self) -> None:
+        """A member pulling from this one reported a newer position: pass it on to this
+        member's source now (pymongo's pool gives the report its own connection while the
+        puller waits in a getMore), so `w: N` does not wait for the next batch."""
+        client = self._client
+        if client is not None and self._downstream() != self._forwarded:
+            self._report(client)
 
     def _report(self, client: Any) -> None:
         """replSetUpdatePosition with this member's applied (= durable) optime, and those of

@@ -127,20 +127,28 @@ def collection_entries(client: Any, db: str, info: dict, progress: Optional[Clon
 
 
 def retry_record_entries(local: Any, start: Any) -> list[bytes]:
-    """The sessions' retry records up to the clone's start, from the source's oplog (the entries
-    that carry `retryResult`), newest per session, as made-up no-op entries: the applier stores
-    the record of each. mongod copies `config.transactions`; the oplog holds the same records
-    for every write a retry can still name."""
+    """The sessions' records up to the clone's start, from the source's oplog (the entries that
+    carry `retryResult`, and a committed transaction's `applyOps` entry: {txnNumber,
+    committedTransaction}), newest per session, as made-up no-op entries: the applier stores the
+    record of each. mongod copies `config.transactions`; the oplog holds the same records for
+    every write or commit a retry can still name."""
     newest: dict[bytes, bytes] = {}
-    cursor = local["oplog.rs"].find({"retryResult": {"$exists": True}, "ts": {"$lte": start}},
-                                    {"lsid": 1, "retryResult": 1}, sort=[("$natural", 1)])
+    cursor = local["oplog.rs"].find(
+        {"$or": [{"retryResult": {"$exists": True}}, {"o.applyOps": {"$exists": True}, "lsid": {"$exists": True}}],
+         "ts": {"$lte": start}},
+        {"lsid": 1, "retryResult": 1, "txnNumber": 1}, sort=[("$natural", 1)])
     for entry in cursor:
         lsid = entry.get("lsid")
         if lsid is None:
             continue
+        record = entry.get("retryResult")
+        if record is None:
+            if "txnNumber" not in entry:
+                continue
+            record = {"txnNumber": entry["txnNumber"], "committedTransaction": True}
         key = bson.encode(lsid)
         newest.pop(key, None)       # keep the order of the newest record per session
-        newest[key] = _entry_with_session("n", "", {"msg": "retry record"}, lsid, entry["retryResult"])
+        newest[key] = _entry_with_session("n", "", {"msg": "retry record"}, lsid, record)
     return list(newest.values())
 
 

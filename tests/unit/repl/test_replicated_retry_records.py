@@ -116,6 +116,24 @@ def test_an_initial_sync_copies_the_sessions_retry_records(pair):
     assert strip(again) == strip(second)
 
 
+def test_an_initial_sync_copies_committed_transactions_records(pair):
+    from ginkgodb.repl.initial_sync import retry_record_entries
+    primary, secondary = pair
+    run = Runner(primary)
+    lsid, retried = session(), session()
+    run({"insert": "c", "documents": [{"_id": 0}], "lsid": retried, "txnNumber": Int64(1)})
+    _transaction(run, lsid, 4, {"_id": 1})
+    _transaction(run, retried, 2, {"_id": 2})          # a transaction after a retryable write
+    entries = retry_record_entries({"oplog.rs": _FakeOplog(primary)}, primary.oplog.last_ts)
+    assert len(entries) == 2
+    secondary.apply_oplog(entries, logged=False)
+    for key, n in ((lsid, 4), (retried, 2)):
+        assert secondary.sessions.stored_retryable(bytes(key["id"])) == {"txnNumber": n, "committedTransaction": True}
+    again = Runner(secondary)({"commitTransaction": 1, "lsid": lsid, "txnNumber": Int64(4), "autocommit": False,
+                               "$db": "admin"})
+    assert again["ok"] == 1.0
+
+
 def _transaction(run, lsid, n: int, doc: dict) -> dict:
     run({"insert": "c", "documents": [doc], "lsid": lsid, "txnNumber": Int64(n), "startTransaction": True,
          "autocommit": False})

@@ -1,5 +1,6 @@
-"""The replica-set commands of a member of one: replSetInitiate, replSetGetStatus,
-replSetGetConfig, replSetStepDown, replSetFreeze (and replSetReconfig, refused).
+"""The replica-set commands: replSetInitiate, replSetGetStatus, replSetGetConfig, replSetStepDown,
+replSetFreeze, replSetMaintenance, replSetReconfig, replSetUpdatePosition, replSetSyncFrom (the
+oplog's size: repl_set_oplog.py).
 
 On a standalone they answer mongod's 76 NoReplicationEnabled; before initiate, 94
 NotYetInitialized. The member itself is in replica_set.py.
@@ -17,6 +18,7 @@ from .context import CommandContext
 from .declare import Args, boolean, command, ignored, on_cluster, value
 from .fields import is_number
 from .replica_set import MemberState, ReplicaSetMember, member_of
+from .replicated_member import host_port
 
 NOT_STARTED = "This node was not started with replication enabled."
 
@@ -142,3 +144,41 @@ def repl_set_update_position(ctx: CommandContext, args: Args) -> dict:
             raise CommandError(ErrorCode.NoSuchKey, "Missing expected field \"appliedOpTime\"")
         member.update_position(int(entry.get("memberId", -1)), entry["appliedOpTime"]["ts"])
     return {}
+
+
+def _check_host_and_port(target: str) -> None:
+    """mongod's HostAndPort parse of a `host[:port]` string (FailedToParse, BadValue)."""
+    host, sep, port = target.rpartition(":") if not target.endswith("]") else ("", "", "")
+    if not sep:
+        host, port = target, ""
+    if not host.strip("[]"):
+        raise CommandError(ErrorCode.FailedToParse, f'Empty host component parsing HostAndPort from "{target}"')
+    if sep:
+        if not port.isdigit():
+            raise CommandError(ErrorCode.FailedToParse,
+                               f'Port number "{port}" is not a number parsing HostAndPort from "{target}"')
+        if not 0 < int(port) <= 65535:
+            raise CommandError(ErrorCode.BadValue,
+                               f"Port number {port} out of range parsing HostAndPort from \"{target}\"")
+
+
+@command("replSetSyncFrom", help='{ replSetSyncFrom : "host:port" }\nChange who we sync from.',
+         admin_only=True, privileges=(on_cluster("replSetStateChange"),))
+def repl_set_sync_from(ctx: CommandContext, args: Args) -> dict:
+    """mongod's reply: {syncFromRequested, prevSyncTarget (when it had one), warning (when the
+    target is more than 10 s behind)}; the member then pulls from that member."""
+    target = args.value
+    if not isinstance(target, str):
+        raise CommandError(ErrorCode.TypeMismatch,
+                           f'"replSetSyncFrom" had the wrong type. Expected string, found {type_name(target)}')
+    _check_host_and_port(target)
+    member = _member(ctx)
+    sync_from = getattr(member, "sync_from", None)
+    if sync_from is not None:
+        return dict(sync_from(target))
+    # a set of one: its only member is itself
+    if member.is_primary:
+        raise CommandError(ErrorCode.NotSecondary, "primaries don't sync")
+    if any(host_port(m["host"]) == host_port(target) for m in (member.config or {}).get("members", [])):
+        raise CommandError(ErrorCode.InvalidOptions, "I cannot sync from myself")
+    raise CommandError(ErrorCode.NodeNotFound, f'Could not find member "{target}" in replica set')

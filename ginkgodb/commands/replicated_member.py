@@ -44,6 +44,17 @@ _STATE_NAMES = {0: "STARTUP", 1: "PRIMARY", 2: "SECONDARY", 3: "RECOVERING", 5: 
 MAX_VOTERS, MAX_MEMBERS = 7, 50
 
 
+def host_port(host: str) -> tuple[str, int]:
+    """A host string as mongod's HostAndPort compares it (the port defaults to 27017)."""
+    name, sep, port = host.rpartition(":")
+    if not sep or "]" in port:
+        return host.strip("[]").lower(), 27017
+    try:
+        return name.strip("[]").lower(), int(port)
+    except ValueError:
+        return host.lower(), -1
+
+
 def refuse_unsupported_settings(settings: Mapping) -> None:
     """The one place that refuses a configuration's settings ginkgodb does not act on: tag-set
     write concerns (`getLastErrorModes`; a write concern naming a mode then answers 79 as mongod
@@ -65,9 +76,13 @@ class ReplicatedMember(ReplicaSetMember):
         self.positions = Positions()
         self.peers = Peers()
         self.sync = OplogSync(engine, self.my_id, self.config_version, self._applied,
-                              lambda: float(self.my_member().get("secondaryDelaySecs", 0)), self._sync_state)
+                              lambda: float(self.my_member().get("secondaryDelaySecs", 0)), self._sync_state,
+                              downstream=self._downstream_positions)
         self.coordinator = Coordinator(etcd_url, self, self.peers)
         self.primary_host: Optional[str] = None
+        #: the member replSetSyncFrom named (its configured host): pulled from instead of the
+        #: primary while it stays a healthy member that does not pull from this one
+        self.forced_source: Optional[str] = None
 
     # ------------------------------------------------------------------ start-up, configuration
     def load(self) -> None:
@@ -300,6 +315,7 @@ class ReplicatedMember(ReplicaSetMember):
     def won(self, term: int) -> None:
         self.sync.follow(None)   # the last batch from the old primary is applied before writes start
         with self._lock:
+            self.forced_source = None
             self.term = term
             self.engine.oplog.set_term(term)
             self.state = MemberState.PRIMARY
@@ -336,9 +352,63 @@ class ReplicatedMember(ReplicaSetMember):
             if term > self.term:
                 self.term = term
         if primary is not None and primary != self.me:
-            self.sync.follow(primary)
+            self.sync.follow(self._sync_source(primary))
         if changed:
             self.watch.changed()
+
+    def _sync_source(self, primary: str) -> str:
+        """The primary, or the member replSetSyncFrom chose while it is still a healthy member
+        of the configuration that does not itself pull from this one (mongod drops a sync source
+        it can no longer use the same way)."""
+        forced = self.forced_source
+        if forced is None or forced == primary:
+            return primary
+        members = {m["host"] for m in (self.config or {}).get("members", [])}
+        peer = next((p for p in self.peers.reachable() if p.host == forced), None)
+        if forced not in members or peer is None or peer.sync_source == self.me:
+            self.forced_source = None
+            return primary
+        return forced
+
+    def _downstream_positions(self) -> dict[int, Timestamp]:
+        """The positions members that pull from this one reported here, forwarded to this
+        member's own source with its position (mongod's replSetUpdatePosition carries every
+        member's optime it knows), so the primary counts them for `w`."""
+        mine = self.my_id()
+        return {m: ts for m, ts in self.positions.snapshot().items() if m != mine}
+
+    def sync_from(self, target: str) -> dict:
+        """replSetSyncFrom: mongod's checks (TopologyCoordinator::prepareSyncFromResponse), then
+        this member pulls from `target` (configured host) until it can no longer use it."""
+        reply: dict[str, Any] = {"syncFromRequested": target}
+        with self._lock:
+            if self.is_primary:
+                raise CommandError(ErrorCode.NotSecondary, "primaries don't sync")
+            members = (self.config or {}).get("members", [])
+            wanted = host_port(target)
+            found = next((m for m in members if host_port(m["host"]) == wanted), None)
+            if found is None:
+                raise CommandError(ErrorCode.NodeNotFound, f'Could not find member "{target}" in replica set')
+            if found["host"] == self.me:
+                raise CommandError(ErrorCode.InvalidOptions, "I cannot sync from myself")
+            mine = self.my_member()
+            if not found.get("buildIndexes", True) and mine.get("buildIndexes", True):
+                raise CommandError(ErrorCode.InvalidOptions,
+                                   f'Cannot sync from "{target}" because it does not build indexes')
+            if mine.get("votes", 1) and not found.get("votes", 1):
+                raise CommandError(ErrorCode.InvalidOptions, f'Cannot sync from "{target}" because it is not a voter')
+        peer = next((p for p in self.peers.reachable() if p.host == found["host"]), None)
+        if peer is None:
+            raise CommandError(ErrorCode.HostUnreachable, f"I cannot reach the requested member: {target}")
+        if peer.optime.time + 10 < self.last_applied().time:
+            reply["warning"] = f'requested member "{target}" is more than 10 seconds behind us'
+        if self.sync.source:
+            reply["prevSyncTarget"] = self.sync.source
+        with self._lock:
+            self.forced_source = found["host"]
+            primary = self.primary_host
+        self.sync.follow(self._sync_source(primary) if primary and primary != self.me else found["host"])
+        return reply
 
     def _sync_state(self, state: str) -> None:
         """The oplog sync's news: an initial sync started or ended, or this member is too stale."""
@@ -354,8 +424,11 @@ class ReplicatedMember(ReplicaSetMember):
         self.positions.update(self.my_id(), ts)
 
     def update_position(self, member_id: int, ts: Timestamp) -> None:
-        """replSetUpdatePosition from a secondary."""
+        """replSetUpdatePosition from a secondary (on a secondary: one pulling from this
+        member, whose position goes on to this member's source)."""
         self.positions.update(member_id, ts)
+        if not self.is_primary and member_id != self.my_id():
+            self.sync.forward()
 
     # ------------------------------------------------------------------ write concern
     def wait_for_replication(self, cmd: Mapping[str, Any], reply: dict) -> bool:

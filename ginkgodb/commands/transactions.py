@@ -231,11 +231,10 @@ def _begin(engine: Any, session: Any, n: int, lsid: Any, cmd: Mapping[str, Any])
 
 
 def _continue(engine: Any, session: Any, key: Optional[bytes], n: int, name: str, cmd: Mapping[str, Any]) -> Scope:
-    if (name == "commitTransaction" and n > session.txn_number and key is not None
-            and _committed_elsewhere(engine, key, n)):
-        # a commit retried on a new primary: this member applied the transaction's entry
+    if n > session.txn_number and key is not None and _committed_elsewhere(engine, key, n):
+        # a commit retried on a new primary (this member applied the transaction's entry) or
+        # after this member's restart: committed, as mongod's config.transactions says
         session.txn_number, session.state = n, TxnState.COMMITTED
-        return Scope(engine, session, None, n)
     if n != session.txn_number or session.state in (TxnState.NONE, TxnState.RETRYABLE):
         raise CommandError(ErrorCode.NoSuchTransaction,
                            f"Given transaction number {n} does not match any in-progress transactions. The "
@@ -257,8 +256,9 @@ def _continue(engine: Any, session: Any, key: Optional[bytes], n: int, name: str
 
 
 def _committed_elsewhere(engine: Any, key: bytes, n: int) -> bool:
-    """Did this member apply transaction `n` of the session from the primary's oplog (its
-    record, oplog_apply.py), as mongod's config.transactions says "committed"?"""
+    """Did transaction `n` of the session commit here or on the primary whose oplog this member
+    applied (its durable record: engine/transactions.py, oplog_apply.py), as mongod's
+    config.transactions says "committed"?"""
     stored = engine.sessions.stored_retryable(key)
     return bool(stored is not None and stored.get("committedTransaction") and int(stored["txnNumber"]) == n)
 

@@ -22,6 +22,8 @@ from .retryable import RetryableView
 from .sessions import TxnState
 from .settings import SETTINGS
 from .snapshot_reads import SnapshotView
+from .timeseries import buckets_name as timeseries_buckets_name
+from .timeseries import view_pipeline as timeseries_view_pipeline
 from .transactions import Transaction, TransactionView
 from .transactions import abort as abort_transaction
 from .transactions import commit as commit_transaction
@@ -31,6 +33,8 @@ from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, Writ
 __all__ = [
     "OplogApplyError",
     "oplog_touched_documents",
+    "timeseries_buckets_name",
+    "timeseries_view_pipeline",
     "ChangeStreamCursor",
     "DEFAULT_AWAIT_SECONDS",
     "DEFAULT_FIRST_BATCH",

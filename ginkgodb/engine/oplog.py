@@ -81,6 +81,9 @@ class Oplog:
         self.max_bytes = max_bytes
         #: the replication term written as `t` (-1 until a replica set sets one)
         self.term = -1
+        #: mongod's oplogMinRetentionHours (replSetResizeOplog): entries younger than this are
+        #: kept even when the oplog is over its size; 0 keeps none past the size (this process only)
+        self.min_retention_hours = 0.0
         self._builder = E.EntryBuilder()
         self._logged: dict[str, bool] = {}
         self._next_rid: Optional[int] = None     # the record id this process expects next
@@ -320,9 +323,11 @@ class Oplog:
         doomed: list[tuple[int, bytes]] = []
         freed = 0
         first_kept: Optional[bytes] = None
+        retained_after = time.time() - self.min_retention_hours * 3600 if self.min_retention_hours > 0 else None
         for key, value in batch.txn.scan(coll.record_prefix, prefix_end(coll.record_prefix)):
             raw = document(value)
-            if freed >= excess or len(doomed) >= numbers.count - 1:
+            if (freed >= excess or len(doomed) >= numbers.count - 1
+                    or (retained_after is not None and entry_ts(raw).time > retained_after)):
                 first_kept = raw
                 break
             doomed.append((layout.rid_of_record_key(key), raw))

@@ -155,7 +155,9 @@ def _apply_command(engine: Any, batch: WriteBatch, db: str, o: Mapping, o2: Any,
         coll = o["create"]
         if batch.catalog.get(db, coll) is None:
             options = {k: v for k, v in o.items() if k not in ("create", "idIndex")}
-            ddl.create_collection(batch, db, coll, options, uuid=ui)
+            # the primary checked the name: a system namespace it logs (a time-series
+            # collection's system.buckets.<name>) is created here as well
+            ddl.create_collection(batch, db, coll, options, uuid=ui, implicit=True)
         return
     if name == "drop":
         meta = batch.catalog.get(db, o["drop"])

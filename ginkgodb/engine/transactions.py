@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import bson
+from bson.int64 import Int64
+
 from ..errors import CommandError, ErrorCode
 from ..storage.batch import KeyBatch
 from ..storage.kv import prefix_end
@@ -254,6 +257,7 @@ def commit(engine: Any, txn: Transaction) -> None:
                 _merge_multikey(batch, txn, coll_id, grown)
             batch.ops = list(txn.ops)
             batch.txn_info = dict(txn.txn_info)
+            _record_commit(batch, txn.txn_info)
             batch.claims = []  # the transaction's keys are released with it, below
         seq = engine.conflicts.next_seq()
         engine.conflicts.close(txn.id, committed_at=seq)
@@ -262,6 +266,18 @@ def commit(engine: Any, txn: Transaction) -> None:
         raise
     finally:
         txn.release()
+
+
+def _record_commit(batch: WriteBatch, info: dict) -> None:
+    """The session's record {txnNumber, committedTransaction} (mongod's config.transactions
+    "committed"), in the commit's own storage transaction: a commitTransaction retried after this
+    member restarts answers ok instead of 251 NoSuchTransaction (commands/transactions.py reads
+    it), as it does on a member that applied the transaction's oplog entry (oplog_apply.py)."""
+    key = layout.session_key(info.get("lsid"))
+    if key is None or "txnNumber" not in info:
+        return
+    record = {"txnNumber": Int64(info["txnNumber"]), "committedTransaction": True}
+    batch.txn.put(layout.retryable_write_key(key), bson.encode(record))
 
 
 def abort(engine: Any, txn: Transaction) -> None:

@@ -5,7 +5,8 @@ As mongod's: note the source's newest oplog entry (the clone's start), drop ever
 their indexes, then their documents, then views; and the sessions' retry records, from the
 source's oplog), append the start entry to this member's oplog, and tail the oplog after it:
 the entries written during the clone are applied again, which is harmless since entries are
-idempotent. The clone is written as made-up oplog entries (create,
+idempotent. A time-series collection is its buckets collection (copied as any collection) and
+the view on it that the primary logs. The clone is written as made-up oplog entries (create,
 createIndexes, `i`) applied without being logged (`engine.apply_oplog(..., logged=False)`), so
 it goes through the applier's one path to the catalog and the records. A member killed during
 the clone has an empty oplog still, and starts again from the drop.
@@ -21,6 +22,8 @@ from typing import Any, Optional
 import bson
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
+
+from ..engine import timeseries_buckets_name, timeseries_view_pipeline
 
 RAW = CodecOptions(document_class=RawBSONDocument)
 PLAIN: CodecOptions = CodecOptions()
@@ -74,11 +77,8 @@ def collection_infos(client: Any, db: str, name: Optional[str] = None) -> list[d
     """The source's listCollections documents of `db` (one collection when `name`), views last."""
     filt = {"name": name} if name is not None else {}
     infos = list(client[db].list_collections(filter=filt))
-    for info in infos:
-        if info.get("type") == "timeseries" or str(info["name"]).startswith("system.buckets."):
-            raise InitialSyncError(f"cannot clone the time-series collection {db}.{info['name']}: ginkgodb's "
-                                   "initial sync does not copy time-series collections yet")
-    return sorted(infos, key=lambda i: i.get("type") == "view")
+    order = {"timeseries": 1, "view": 2}   # a time-series namespace after its buckets, views last
+    return sorted(infos, key=lambda i: order.get(i.get("type", ""), 0))
 
 
 def collection_entries(client: Any, db: str, info: dict, progress: Optional[CloneProgress] = None,
@@ -89,6 +89,17 @@ def collection_entries(client: Any, db: str, info: dict, progress: Optional[Clon
     options = dict(info.get("options") or {})
     if info.get("type") == "view":
         yield [_entry("c", f"{db}.$cmd", {"create": name, **options})]
+        return
+    if info.get("type") == "timeseries":
+        # its buckets collection (`system.buckets.<name>`, listed as a collection) is copied as
+        # any other, documents and indexes included; the namespace itself is the view on it
+        # that the primary's create logs (mongod's initial sync copies it from system.views)
+        ts = options.get("timeseries")
+        if not isinstance(ts, dict):
+            raise InitialSyncError(f"the time-series collection {db}.{name} has no timeseries options")
+        view = {"create": name, "viewOn": timeseries_buckets_name(name), "pipeline": timeseries_view_pipeline(ts),
+                **options}
+        yield [_entry("c", f"{db}.$cmd", view)]
         return
     uuid = (info.get("info") or {}).get("uuid")
     first = [_entry("c", f"{db}.$cmd", {"create": name, **options}, uuid)]
@@ -116,20 +127,28 @@ def collection_entries(client: Any, db: str, info: dict, progress: Optional[Clon
 
 
 def retry_record_entries(local: Any, start: Any) -> list[bytes]:
-    """The sessions' retry records up to the clone's start, from the source's oplog (the entries
-    that carry `retryResult`), newest per session, as made-up no-op entries: the applier stores
-    the record of each. mongod copies `config.transactions`; the oplog holds the same records
-    for every write a retry can still name."""
+    """The sessions' records up to the clone's start, from the source's oplog (the entries that
+    carry `retryResult`, and a committed transaction's `applyOps` entry: {txnNumber,
+    committedTransaction}), newest per session, as made-up no-op entries: the applier stores the
+    record of each. mongod copies `config.transactions`; the oplog holds the same records for
+    every write or commit a retry can still name."""
     newest: dict[bytes, bytes] = {}
-    cursor = local["oplog.rs"].find({"retryResult": {"$exists": True}, "ts": {"$lte": start}},
-                                    {"lsid": 1, "retryResult": 1}, sort=[("$natural", 1)])
+    cursor = local["oplog.rs"].find(
+        {"$or": [{"retryResult": {"$exists": True}}, {"o.applyOps": {"$exists": True}, "lsid": {"$exists": True}}],
+         "ts": {"$lte": start}},
+        {"lsid": 1, "retryResult": 1, "txnNumber": 1}, sort=[("$natural", 1)])
     for entry in cursor:
         lsid = entry.get("lsid")
         if lsid is None:
             continue
+        record = entry.get("retryResult")
+        if record is None:
+            if "txnNumber" not in entry:
+                continue
+            record = {"txnNumber": entry["txnNumber"], "committedTransaction": True}
         key = bson.encode(lsid)
         newest.pop(key, None)       # keep the order of the newest record per session
-        newest[key] = _entry_with_session("n", "", {"msg": "retry record"}, lsid, entry["retryResult"])
+        newest[key] = _entry_with_session("n", "", {"msg": "retry record"}, lsid, record)
     return list(newest.values())
 
 

@@ -60,8 +60,14 @@ class OplogSync:
 
     def __init__(self, engine: Any, member_id: Callable[[], int], config_version: Callable[[], int],
                  on_applied: Callable[[Timestamp], None], delay: Callable[[], float] = lambda: 0.0,
-                 on_state: Callable[[str], None] = lambda state: None) -> None:
+                 on_state: Callable[[str], None] = lambda state: None,
+                 downstream: Callable[[], dict[int, Timestamp]] = dict) -> None:
         self.engine = engine
+        #: the positions of members pulling from this one (chained replication), forwarded
+        #: with this member's own in each replSetUpdatePosition, as mongod's reporter does
+        self._downstream = downstream
+        self._forwarded: dict[int, Timestamp] = {}
+        self._client: Optional[Any] = None     # the puller's client to its source, while it runs
         #: told "STARTUP2" when an initial sync starts, "SECONDARY" when it is done, "RECOVERING"
         #: when this member is too stale for its source
         self._on_state = on_state
@@ -118,6 +124,7 @@ class OplogSync:
             client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
                 source, directConnection=True, serverSelectionTimeoutMS=2000, connectTimeoutMS=1000,
                 socketTimeoutMS=AWAIT_MS + 5000, appname=OPLOG_SYNC)
+            self._client = client
             try:
                 self._pull(client, stop)
             except Diverged as exc:
@@ -142,6 +149,7 @@ class OplogSync:
                 self.message = f"sync source {source}: {exc}"[:300]
                 stop.wait(0.2)
             finally:
+                self._client = None
                 client.close()
 
     def _pull(self, client: Any, stop: threading.Event) -> None:
@@ -182,6 +190,8 @@ class OplogSync:
             cursor = reply["cursor"]
             batch = list(cursor["nextBatch"])
             cursor_id = cursor["id"]
+            if not batch and self._downstream() != self._forwarded:
+                self._report(client)     # a member pulling from this one moved: tell the source
 
     def _initial_sync(self, client: Any, stop: threading.Event) -> Optional[Timestamp]:
         """Clone the source's databases, then append the entry the clone started at; returns its
@@ -307,16 +317,30 @@ class OplogSync:
             with open(os.path.join(folder, f"removed.{stamp}.0.bson"), "ab") as out:
                 out.write(bson.encode(doc))
 
+    def forward(self) -> None:
+        """A member pulling from this one reported a newer position: pass it on to this
+        member's source now (pymongo's pool gives the report its own connection while the
+        puller waits in a getMore), so `w: N` does not wait for the next batch."""
+        client = self._client
+        if client is not None and self._downstream() != self._forwarded:
+            self._report(client)
+
     def _report(self, client: Any) -> None:
-        """replSetUpdatePosition with this member's applied (= durable) optime."""
+        """replSetUpdatePosition with this member's applied (= durable) optime, and those of
+        the members pulling from this one."""
         last = self.engine.oplog.last_ts
         if last is None:
             return
-        optime = {"ts": last, "t": -1}
+        version = self._config_version()
+        downstream = self._downstream()
+        optimes = []
+        for member_id, ts in [(self._member_id(), last), *sorted(downstream.items())]:
+            optime = {"ts": ts, "t": -1}
+            optimes.append({"appliedOpTime": optime, "durableOpTime": optime, "memberId": member_id,
+                            "cfgver": version})
         try:
-            client.admin.command({"replSetUpdatePosition": 1, "optimes": [{
-                "appliedOpTime": optime, "durableOpTime": optime, "memberId": self._member_id(),
-                "cfgver": self._config_version()}]})
+            client.admin.command({"replSetUpdatePosition": 1, "optimes": optimes})
+            self._forwarded = downstream
         except pymongo.errors.PyMongoError as exc:
             self.message = f"cannot report position: {exc}"[:300]
 

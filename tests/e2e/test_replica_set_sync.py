@@ -2,11 +2,12 @@
 member comes and goes: a rollback of a former primary's catalog changes, a retryable write
 retried on the new primary after kill -9 of the old one (answered as the original, applied
 once), and an initial sync of a member added with an empty data directory (STARTUP2, then
-SECONDARY, with every collection, option, index and document of the set; killed once during the
-clone, it starts again cleanly)
+SECONDARY, with every collection, option, index and document of the set, time-series
+collections included; killed once during the clone, it starts again cleanly)
 (docs/design/replication.md)."""
 from __future__ import annotations
 
+import datetime
 import os
 import signal
 import socket
@@ -190,6 +191,10 @@ def test_a_member_added_with_an_empty_data_directory_clones_the_set(rs):
     for start in range(0, 4000, 2000):
         db.checked.insert_many([{"_id": i, "n": i, "pad": "x" * 100} for i in range(start, start + 2000)])
     client.other.things.insert_one({"_id": "x"})
+    # a time-series collection: its buckets collection and the view on it are cloned
+    db.create_collection("series", timeseries={"timeField": "at", "metaField": "k"})
+    at = datetime.datetime(2026, 1, 1)
+    db.series.insert_many([{"at": at + datetime.timedelta(seconds=i), "k": i % 4, "v": i} for i in range(300)])
     root = Path(rs["dir"])
     assert cluster._wait_port(rs["port"] + 3, 30)
     primary = direct(rs, primary_n)
@@ -248,6 +253,9 @@ def test_a_member_added_with_an_empty_data_directory_clones_the_set(rs):
                       == expected, 15)
     assert added.clone.capped.count_documents({}) == 500 and added.clone.view.count_documents({}) > 0
     assert added.other.things.find_one() == {"_id": "x"}
+    assert (list(added.clone.series.find({}, {"_id": 0}).sort("v", 1))
+            == list(primary.clone.series.find({}, {"_id": 0}).sort("v", 1)))
+    assert added.clone.series.count_documents({"k": 1}) == 75
     # its oplog starts at the clone: the documents came by copy, not by replaying the history
     first = next(added.local["oplog.rs"].find({}).sort("$natural", 1).limit(1))
     assert first["ts"] > next(primary.local["oplog.rs"].find({}).sort("$natural", 1).limit(1))["ts"]

@@ -209,3 +209,16 @@ def test_bad_configurations(engine, test_commands, cmd, code, message):
 
 def test_configure_fail_point_runs_against_admin_only(engine, test_commands):
     assert Runner(engine).error({"configureFailPoint": "failCommand", "mode": "off"})["code"] == 13
+
+
+def test_fail_get_more_after_cursor_checkout_spares_another_members_oplog_tailing(fp, engine, run):
+    """On a set of three, a secondary's getMore on the oplog must not spend the one-shot fail
+    point a test set for its change stream (the members' connections are internal clients)."""
+    from ginkgodb.repl.app_names import OPLOG_SYNC
+    run.insert("c", *({"i": i} for i in range(5)))
+    member = CommandContext(engine=engine, client_metadata={"application": {"name": OPLOG_SYNC}})
+    cursor = dispatch(member, {"find": "c", "batchSize": 1, "$db": "test"})["cursor"]["id"]
+    fp({"times": 1}, {"errorCode": 7, "closeConnection": False}, name="failGetMoreAfterCursorCheckout")
+    assert dispatch(member, {"getMore": cursor, "collection": "c", "$db": "test"})["ok"] == 1.0
+    cursor = run({"find": "c", "batchSize": 1})["cursor"]["id"]
+    assert run.error({"getMore": cursor, "collection": "c"})["codeName"] == "HostNotFound"

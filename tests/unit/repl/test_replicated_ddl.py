@@ -103,11 +103,71 @@ class _FakeDatabase:
         return [i for i in self.infos if not filter or i["name"] == filter["name"]]
 
 
-def test_the_clone_lists_views_last_and_refuses_time_series():
-    from ginkgodb.repl.initial_sync import InitialSyncError, collection_infos
-    plain = {"test": _FakeDatabase([{"name": "v", "type": "view"}, {"name": "c", "type": "collection"}])}
-    assert [i["name"] for i in collection_infos(plain, "test")] == ["c", "v"]
+def test_the_clone_lists_collections_then_time_series_then_views():
+    from ginkgodb.repl.initial_sync import collection_infos
+    plain = {"test": _FakeDatabase([{"name": "v", "type": "view"}, {"name": "m", "type": "timeseries"},
+                                    {"name": "system.buckets.m", "type": "collection"},
+                                    {"name": "c", "type": "collection"}])}
+    assert [i["name"] for i in collection_infos(plain, "test")] == ["system.buckets.m", "c", "m", "v"]
     assert [i["name"] for i in collection_infos(plain, "test", "v")] == ["v"]
-    series = {"test": _FakeDatabase([{"name": "m", "type": "timeseries"}])}
-    with pytest.raises(InitialSyncError, match="time-series collection test.m"):
-        collection_infos(series, "test")
+
+
+def test_the_clone_copies_a_time_series_collection_as_its_buckets_and_its_view(engine, tmp_path):
+    """mongod's initial sync copies `system.buckets.<name>` (options, UUID, indexes, buckets) and
+    the view on it: the copy answers queries, listCollections and listIndexes as the source."""
+    import datetime
+
+    from ginkgodb import MongoClient
+    from ginkgodb.repl.initial_sync import CloneProgress, clone
+    source = MongoClient()
+    try:
+        db = source.get_database("test")
+        db.create_collection("weather", timeseries={"timeField": "at", "metaField": "station",
+                                                    "granularity": "minutes"}, expireAfterSeconds=86400 * 400)
+        db.weather.create_index([("at", -1)], name="latest")
+        base = datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
+        db.weather.insert_many([{"at": base - datetime.timedelta(minutes=i), "station": i % 3, "temp": i}
+                                for i in range(50)])
+        db.create_collection("warm", viewOn="weather", pipeline=[{"$match": {"temp": {"$gte": 40}}}])
+        clone(engine, source, CloneProgress(), lambda: False)
+        assert catalog(engine) == catalog_of(source)
+        run = Runner(engine)
+        copied = run.find("weather", sort={"temp": 1}, projection={"_id": 0})
+        assert copied == list(db.weather.find({}, {"_id": 0}, sort=[("temp", 1)]))
+        assert len(copied) == 50 and run({"count": "warm"})["n"] == 10
+        assert (sorted(ix["name"] for ix in run({"listIndexes": "weather"})["cursor"]["firstBatch"])
+                == sorted(ix["name"] for ix in db.weather.list_indexes()) == ["latest", "station_1_at_1"])
+        assert run({"aggregate": "weather", "pipeline": [{"$match": {"station": 1}}, {"$count": "n"}],
+                    "cursor": {}})["cursor"]["firstBatch"] == [{"n": 17}]
+        run.insert("weather", {"at": base, "station": 9, "temp": 99})     # and it takes new measurements
+        assert run({"count": "weather"})["n"] == 51
+    finally:
+        source.close()
+
+
+def catalog_of(client) -> dict:
+    """catalog() of the embedded client's database `test`."""
+    db = client.get_database("test")
+    out = {}
+    for info in db.list_collections():
+        indexes = [] if info.get("type") == "view" else list(db[info["name"]].list_indexes())
+        out[info["name"]] = (info.get("type"), info.get("options"), (info.get("info") or {}).get("uuid"),
+                             sorted((ix["name"], tuple(sorted(dict(ix).items()))) for ix in indexes))
+    return out
+
+
+def test_a_time_series_collection_replicates(pair):
+    """The primary logs the buckets collection's create (a system namespace), the view, the
+    bucket index and the buckets: a secondary applies them all (before, the buckets' create
+    stopped replication with InvalidNamespace)."""
+    import datetime
+    primary, secondary = pair
+    run = Runner(primary)
+    run({"create": "m", "timeseries": {"timeField": "t", "metaField": "k"}})
+    base = datetime.datetime(2026, 1, 1)
+    run.insert("m", *({"t": base + datetime.timedelta(seconds=i), "k": i % 2, "v": i} for i in range(20)))
+    secondary.apply_oplog(raw_entries(primary))
+    assert catalog(secondary) == catalog(primary)
+    other = Runner(secondary)
+    assert (other.find("m", sort={"v": 1}, projection={"_id": 0})
+            == run.find("m", sort={"v": 1}, projection={"_id": 0}))

@@ -116,6 +116,24 @@ def test_an_initial_sync_copies_the_sessions_retry_records(pair):
     assert strip(again) == strip(second)
 
 
+def test_an_initial_sync_copies_committed_transactions_records(pair):
+    from ginkgodb.repl.initial_sync import retry_record_entries
+    primary, secondary = pair
+    run = Runner(primary)
+    lsid, retried = session(), session()
+    run({"insert": "c", "documents": [{"_id": 0}], "lsid": retried, "txnNumber": Int64(1)})
+    _transaction(run, lsid, 4, {"_id": 1})
+    _transaction(run, retried, 2, {"_id": 2})          # a transaction after a retryable write
+    entries = retry_record_entries({"oplog.rs": _FakeOplog(primary)}, primary.oplog.last_ts)
+    assert len(entries) == 2
+    secondary.apply_oplog(entries, logged=False)
+    for key, n in ((lsid, 4), (retried, 2)):
+        assert secondary.sessions.stored_retryable(bytes(key["id"])) == {"txnNumber": n, "committedTransaction": True}
+    again = Runner(secondary)({"commitTransaction": 1, "lsid": lsid, "txnNumber": Int64(4), "autocommit": False,
+                               "$db": "admin"})
+    assert again["ok"] == 1.0
+
+
 def _transaction(run, lsid, n: int, doc: dict) -> dict:
     run({"insert": "c", "documents": [doc], "lsid": lsid, "txnNumber": Int64(n), "startTransaction": True,
          "autocommit": False})
@@ -149,8 +167,40 @@ def test_a_rolled_back_transaction_takes_its_commit_record_away(pair):
     run.insert("c", {"_id": 0})
     common = primary.oplog.last_ts
     _transaction(run, lsid, 1, {"_id": 1})
-    assert primary.sessions.stored_retryable(bytes(lsid["id"])) is None      # written by appliers only
+    assert primary.sessions.stored_retryable(bytes(lsid["id"]))["committedTransaction"] is True
     secondary.apply_oplog(raw_entries(primary))
     assert secondary.sessions.stored_retryable(bytes(lsid["id"]))["committedTransaction"] is True
     secondary.roll_back_oplog(common, [("test", "c", 1, None)])
     assert secondary.sessions.stored_retryable(bytes(lsid["id"])) is None
+
+
+def test_a_commit_retried_after_the_members_own_restart_answers_ok(tmp_path):
+    """The committed transaction's record is written in the commit's storage transaction (mongod
+    keeps config.transactions durably): after a restart the retried commit answers ok, not 251,
+    and the transaction is not applied twice."""
+    engine = Engine(make_kv("lmdb", tmp_path))
+    lsid, other = session(), session()
+    try:
+        _transaction(Runner(engine), lsid, 5, {"_id": 1})
+        Runner(engine)({"insert": "c", "documents": [{"_id": 2}], "lsid": other, "txnNumber": Int64(1),
+                        "startTransaction": True, "autocommit": False})   # left open: lost with the restart
+    finally:
+        engine.close()
+    engine = Engine(make_kv("lmdb", tmp_path))
+    try:
+        run = Runner(engine)
+        again = run({"commitTransaction": 1, "lsid": lsid, "txnNumber": Int64(5), "autocommit": False,
+                     "$db": "admin"})
+        assert again["ok"] == 1.0 and run.find("c", {}) == [{"_id": 1}]
+        assert run({"commitTransaction": 1, "lsid": lsid, "txnNumber": Int64(5), "autocommit": False,
+                    "$db": "admin"})["ok"] == 1.0                          # and again
+        refused = run.error({"insert": "c", "documents": [{"_id": 3}], "lsid": lsid, "txnNumber": Int64(5)})
+        assert refused["codeName"] == "IncompleteTransactionHistory"
+        aborted = run.error({"abortTransaction": 1, "lsid": lsid, "txnNumber": Int64(5), "autocommit": False,
+                             "$db": "admin"})
+        assert (aborted["code"], aborted["codeName"]) == (256, "TransactionCommitted")
+        lost = run.error({"commitTransaction": 1, "lsid": other, "txnNumber": Int64(1), "autocommit": False,
+                          "$db": "admin"})
+        assert (lost["code"], lost["codeName"]) == (251, "NoSuchTransaction")
+    finally:
+        engine.close()

@@ -19,7 +19,7 @@ from bson.int64 import Int64
 INDEX_OPTION_FIELDS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "hidden",
                        "collation", "weights", "default_language", "language_override",
                        "textIndexVersion", "2dsphereIndexVersion", "bits", "min", "max",
-                       "wildcardProjection", "storageEngine", "background")
+                       "wildcardProjection", "storageEngine", "background", "synonyms")
 
 
 #: options kept in the catalog entry that listIndexes does not show (a text index's key format)

@@ -13,7 +13,7 @@ import bson
 from ..errors import CommandError, ErrorCode
 from ..query.operation import checked
 from ..storage.kv import prefix_end
-from . import layout, record_format
+from . import layout, record_format, text_synonyms
 from .access import access_method, kind_of
 from .access.entries import IndexEntries
 from .batch import WriteBatch
@@ -149,6 +149,9 @@ def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[in
     new: list[IndexMeta] = []
     for spec in specs:
         name, key, options = normalize_spec(spec)
+        if text_synonyms.SYNONYMS_OPTION in options:   # a named, valid synonym source
+            source = text_synonyms.check_option(meta.db, options[text_synonyms.SYNONYMS_OPTION])
+            text_synonyms.load(batch.txn, batch.catalog, meta.db, source)
         if "clusteredIndex" in meta.options and list(key.items()) == [("_id", 1)]:
             continue   # the clustered index is the collection's _id index (clustered.py)
         existing = find_index(list(meta.indexes) + new, name)

@@ -167,8 +167,12 @@ class TextMatch(S.Stage):
     def describe(self) -> dict:
         plan = self.plan
         prefix = {f: v for (f, _), v in zip(plan.index.spec.prefix, plan.prefix)}
-        return {"indexPrefix": prefix, "indexName": plan.index.meta.name,
-                "parsedTextQuery": plan.query.explain(), "textIndexVersion": 3}
+        out = {"indexPrefix": prefix, "indexName": plan.index.meta.name,
+               "parsedTextQuery": plan.query.explain(), "textIndexVersion": 3}
+        synonyms = plan.index.meta.options.get("synonyms")
+        if synonyms is not None:   # the extension: parsedTextQuery's terms include the synonyms
+            out["synonyms"] = synonyms
+        return out
 
     def stat_fields(self) -> dict:
         return {"docsRejected": self.rejected}

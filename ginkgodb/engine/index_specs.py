@@ -103,10 +103,10 @@ _ALLOWED_OPTIONS = {"unique", "sparse", "partialFilterExpression", "expireAfterS
                     "collation", "weights", "default_language", "language_override", "textIndexVersion",
                     "2dsphereIndexVersion", "finestIndexedLevel", "coarsestIndexedLevel",
                     "bits", "min", "max", "wildcardProjection", "storageEngine",
-                    "background", "prepareUnique", "dropDups", "synonyms"}
+                    "background", "prepareUnique", "dropDups", "synonyms", "textIndexBuild"}
 
 
-_TEXT_ONLY = {"synonyms"}
+_TEXT_ONLY = {"synonyms", "textIndexBuild"}
 
 
 def _check_options(key: dict, name: str, options: dict) -> None:

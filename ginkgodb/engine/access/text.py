@@ -13,6 +13,7 @@ from typing import Any, Optional
 from ...errors import CommandError, ErrorCode
 from ...query.text import TEXT_KEY_FORMAT_VERSION, TextIndexSpec, index_keys, normalize_text_index_spec
 from ..catalog_entries import IndexMeta
+from ..text_build import BUILD_OPTION
 from ..text_synonyms import SYNONYMS_OPTION
 from .entries import IndexEntries
 
@@ -67,14 +68,14 @@ class TextAccess(IndexEntries):
             raise CommandError(ErrorCode.CannotCreateIndex,
                                f"Index type 'text' does not support collation: {format_document(coll)}")
         options = dict(options)
-        synonyms = options.pop(SYNONYMS_OPTION, None)
+        # the ginkgodb extensions, checked by createIndexes (which knows the database)
+        extensions = {k: options.pop(k) for k in (SYNONYMS_OPTION, BUILD_OPTION) if k in options}
         stored = normalize_text_index_spec({"key": key, "name": name, **options})
         stored.pop("name", None)
         stored.pop("v", None)
         fixed = stored.pop("key")
         stored[FORMAT_OPTION] = TEXT_KEY_FORMAT_VERSION
-        if synonyms is not None:
-            stored[SYNONYMS_OPTION] = synonyms   # checked by createIndexes, which knows the database
+        stored.update(extensions)
         return fixed, stored
 
 

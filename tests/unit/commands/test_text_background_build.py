@@ -167,3 +167,13 @@ def test_the_option_is_checked(run):
     run({"create": "k", "clusteredIndex": {"key": {"_id": 1}, "unique": True}})
     clustered = run.error({"createIndexes": "k", "indexes": [SPEC]})
     assert clustered["code"] == 238
+
+
+def test_validate_during_the_build(run, small_chunks):
+    run.insert("c", *DOCS)
+    with text_build.builds_paused():
+        run({"createIndexes": "c", "indexes": [SPEC]})
+        run({"update": "c", "updates": [{"q": {"_id": 7}, "u": {"$set": {"title": "car"}}}]})
+        reply = run({"validate": "c"})
+        assert reply["valid"] is True and reply["errors"] == []
+        assert any("being built in the background" in w for w in reply["warnings"])

@@ -227,10 +227,11 @@ def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator
         state = engine.collection(db, coll) if coll else None
         metas = state.meta.indexes if state is not None else []
         usage = getattr(engine, "index_usage", None)
+        from .text_build import progress
         return iter([{"name": ix.name, "key": dict(ix.key), "host": "localhost",
                       "accesses": usage.accesses(ix.id) if usage is not None
                       else {"ops": 0, "since": datetime.datetime.utcnow()},
-                      "spec": ix.spec()} for ix in metas])
+                      "spec": ix.spec(), **(progress(ix) or {})} for ix in metas])
     if name == "$queryStats":
         from .query_stats import query_stats_stage
         return query_stats_stage(engine, db, spec)

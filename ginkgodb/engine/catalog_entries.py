@@ -19,11 +19,11 @@ from bson.int64 import Int64
 INDEX_OPTION_FIELDS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "hidden",
                        "collation", "weights", "default_language", "language_override",
                        "textIndexVersion", "2dsphereIndexVersion", "bits", "min", "max",
-                       "wildcardProjection", "storageEngine", "background")
+                       "wildcardProjection", "storageEngine", "background", "synonyms", "textIndexBuild")
 
 
 #: options kept in the catalog entry that listIndexes does not show (a text index's key format)
-INTERNAL_OPTIONS = frozenset({"textKeyFormat"})
+INTERNAL_OPTIONS = frozenset({"textKeyFormat", "textBuildState"})   # ... and a background build's state
 
 
 @dataclass(frozen=True, eq=False)

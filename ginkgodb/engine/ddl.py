@@ -13,7 +13,7 @@ import bson
 from ..errors import CommandError, ErrorCode
 from ..query.operation import checked
 from ..storage.kv import prefix_end
-from . import layout, record_format
+from . import layout, record_format, text_build, text_synonyms
 from .access import access_method, kind_of
 from .access.entries import IndexEntries
 from .batch import WriteBatch
@@ -149,6 +149,9 @@ def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[in
     new: list[IndexMeta] = []
     for spec in specs:
         name, key, options = normalize_spec(spec)
+        if text_synonyms.SYNONYMS_OPTION in options:   # a named, valid synonym source
+            source = text_synonyms.check_option(meta.db, options[text_synonyms.SYNONYMS_OPTION])
+            text_synonyms.load(batch.txn, batch.catalog, meta.db, source)
         if "clusteredIndex" in meta.options and list(key.items()) == [("_id", 1)]:
             continue   # the clustered index is the collection's _id index (clustered.py)
         existing = find_index(list(meta.indexes) + new, name)
@@ -174,10 +177,15 @@ def create_indexes(batch: WriteBatch, coll: Collection, specs: list) -> tuple[in
         if len(meta.indexes) + len(new) >= MAX_INDEXES:
             raise CommandError(ErrorCode.CannotCreateIndex,
                                f"add index fails, too many indexes for {meta.ns} key:{bson.SON(key)}")
+        if text_build.check_option(key, options):   # built later, by the engine's builder
+            if coll.clustered:
+                raise CommandError(ErrorCode.NotImplemented, "a background text index build on a "
+                                   "clustered collection is not supported by ginkgodb")
+            options = {**options, text_build.STATE_OPTION: text_build.initial_state(batch.numbers(meta.id))}
         new.append(IndexMeta(batch.alloc_id(), name, key, options))
     if not new:
         return before, before, "all indexes already exist"
-    built = [_build(batch.txn, coll, ix) for ix in new]
+    built = [ix if text_build.STATE_OPTION in ix.options else _build(batch.txn, coll, ix) for ix in new]
     batch.save_meta(meta.evolve(indexes=list(meta.indexes) + built), "createIndexes",
                     indexes=[ix.spec() for ix in built])
     return before, before + len(built), None

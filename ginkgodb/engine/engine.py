@@ -110,6 +110,10 @@ class Engine(EngineOperations):
             self.observers.insert(0, self.oplog)   # first: later observers see the batch's commit_ts
         from .ttl import TTLMonitor
         self._ttl = TTLMonitor(self, ttl_interval) if ttl_interval is None or ttl_interval > 0 else None
+        from .text_build import TextIndexBuilder
+        #: background text index builds (text_build.py): resumes those a crash interrupted
+        self.text_builder = TextIndexBuilder(self)
+        self.observers.append(self.text_builder)
 
     @classmethod
     def open(cls, path: Optional[str] = None, *, ttl_interval: Optional[float] = None, oplog: Optional[bool] = None,
@@ -297,6 +301,7 @@ class Engine(EngineOperations):
                 self._unlocked.notify_all()  # writers held by an fsync lock give up
             if self._ttl is not None:
                 self._ttl.stop()
+            self.text_builder.stop()
             self.sessions.stop()
             self.snapshot_reads.close()
             self.cursors.close_all()

@@ -125,21 +125,43 @@ class GeoNear(S.Stage):
         scan = S.IndexScan(access, self.reader, ranges, lambda: access.explain_intervals(intervals),
                            1, multikey=True, ctx=self.ctx)
         self.scans.append(scan)
-        return scan.rids()
+        return self._rids(scan)
+
+    def _rids(self, scan: S.IndexScan) -> Iterator[Any]:
+        """The record ids of the scan's entries, counted in `scan` for explain. Not
+        de-duplicated: the search skips the records it has seen (near.py `_rounds`)."""
+        base = self.sel.access.prefix
+        rid_from = self.sel.access.rid_of_entry
+        reader_scan, ctx = self.reader.scan, self.ctx
+        for lo, hi in scan.ranges:
+            for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
+                examined = scan.examined = scan.examined + 1
+                if not examined & 1023:
+                    S.interrupt_check(ctx)
+                yield rid_from(key)
 
     def _present(self, intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """The intervals less the single values no entry holds. A covering's ancestors are
         single cell values (about half of a round's ranges) that only shapes larger than a
         point store; a point probe (`first`) costs far less than setting up a scan."""
-        access, prefixes = self.sel.access, self.sel.prefixes
-        base = access.prefix
+        prefixes = self.sel.prefixes
+        base = self.sel.access.prefix
         first = self.reader.first
+        encode = s2keys.encode_cell
         kept = []
+        if len(prefixes) == 1:
+            head = base + prefixes[0]
+            for lo, hi in intervals:
+                if lo == hi:
+                    key = head + encode(lo)
+                    if first(key, prefix_end(key)) is None:   # no entry of that cell
+                        continue
+                kept.append((lo, hi))
+            return kept
         for lo, hi in intervals:
             if lo == hi:
-                lo_key, hi_key = access.encode_interval(lo, hi)
-                if all(first(base + p + lo_key, base + prefix_end(p + hi_key)) is None
-                       for p in prefixes):
+                cell = encode(lo)
+                if all(first(base + p + cell, base + prefix_end(p + cell)) is None for p in prefixes):
                     continue
             kept.append((lo, hi))
         return kept

@@ -84,7 +84,8 @@ def normalize_spec(spec: Any) -> tuple[str, dict, dict]:
     for field, value in spec.items():
         if field in ("key", "name", "v", "ns"):
             continue
-        if field not in _ALLOWED_OPTIONS:
+        # `synonyms` (a ginkgodb extension) belongs to text indexes only
+        if field not in _ALLOWED_OPTIONS or (field in _TEXT_ONLY and "text" not in key.values()):
             raise CommandError(ErrorCode.InvalidIndexSpecificationOption,
                                f"The field '{field}' is not valid for an index specification. Specification: "
                                f"{format_document(spec)}")
@@ -102,7 +103,10 @@ _ALLOWED_OPTIONS = {"unique", "sparse", "partialFilterExpression", "expireAfterS
                     "collation", "weights", "default_language", "language_override", "textIndexVersion",
                     "2dsphereIndexVersion", "finestIndexedLevel", "coarsestIndexedLevel",
                     "bits", "min", "max", "wildcardProjection", "storageEngine",
-                    "background", "prepareUnique", "dropDups"}
+                    "background", "prepareUnique", "dropDups", "synonyms", "textIndexBuild"}
+
+
+_TEXT_ONLY = {"synonyms", "textIndexBuild"}
 
 
 def _check_options(key: dict, name: str, options: dict) -> None:
@@ -136,7 +140,7 @@ def comparable_options(options: dict) -> dict:
     return {k: v for k, v in options.items() if k in ("unique", "sparse", "partialFilterExpression",
                                                        "collation", "expireAfterSeconds", "hidden",
                                                        "weights", "default_language", "language_override",
-                                                       "textIndexVersion")}
+                                                       "textIndexVersion", "synonyms")}
 
 
 def find_index(indexes: list[IndexMeta], spec: Any) -> Optional[IndexMeta]:

@@ -74,6 +74,10 @@ _V2 = b"\x10$v\x00" + pack_i32(2)
 _NULL_OPTIME = doc(e_ts(b"ts", bson.Timestamp(0, 0)) + e_i64(b"t", -1))
 
 
+#: catalog changes no oplog entry records (multikey paths, dictionaries, a background text
+#: index build's progress: each member derives them from the documents it holds)
+_UNLOGGED = ("multikey", "dictionary", "textIndexBuild")
+
 class EntryBuilder:
     """Turns logical operations into entry bodies: the elements `op` .. `o2` of an entry (or of an
     `applyOps` operation). Keeps the encoded `ns`/`ui` elements of the namespaces it met."""
@@ -127,7 +131,7 @@ class EntryBuilder:
         kind, info = change.kind, change.info
         db, _, coll = change.ns.partition(".")
         cmd_ns = f"{db}.$cmd"
-        if kind in ("multikey", "dictionary") or (kind == "rename" and "from" in info) or info.get("forRename"):
+        if kind in _UNLOGGED or (kind == "rename" and "from" in info) or info.get("forRename"):
             return []
         if kind == "create":
             options = dict(info.get("options") or {})

@@ -14,6 +14,7 @@ from ..planner.parsed_query import ParsedQuery, id_point_key
 from ..query.external_sort import Spill
 from ..query.match import compile_filter
 from . import plan_stages as S
+from . import text_synonyms
 
 
 @dataclass(init=False)
@@ -321,6 +322,8 @@ def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optio
     if req.min_key is not None or req.max_key is not None:
         _check_min_max_hint(req)  # min/max need a hint, which $text refuses
     tplan = plan_text(state.indexes, filt, req.hint, req.sort, lambda spec: cached_filter(spec, req))
+    if text_synonyms.source_of(tplan.index.meta) is not None:   # the index's synonyms, as of this snapshot
+        tplan.query = text_synonyms.expanded(tplan.query, tplan.index.meta, reader, state.meta.db)
     wants = not for_write and (bool(req.text_score) or metadata.mentions(req.projection)
                                or metadata.mentions(req.sort))
     root: Any = text_root(state, reader, tplan, wants, lambda spec: cached_filter(spec, req), ctx)

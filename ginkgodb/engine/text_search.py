@@ -23,6 +23,7 @@ from ..bsonutil import keycodec
 from ..query import metadata
 from ..query.text import TextMatcher, entry_score, term_range
 from . import plan_stages as S
+from . import record_format, text_build
 
 _decode = bson.decode
 
@@ -167,8 +168,12 @@ class TextMatch(S.Stage):
     def describe(self) -> dict:
         plan = self.plan
         prefix = {f: v for (f, _), v in zip(plan.index.spec.prefix, plan.prefix)}
-        return {"indexPrefix": prefix, "indexName": plan.index.meta.name,
-                "parsedTextQuery": plan.query.explain(), "textIndexVersion": 3}
+        out = {"indexPrefix": prefix, "indexName": plan.index.meta.name,
+               "parsedTextQuery": plan.query.explain(), "textIndexVersion": 3}
+        synonyms = plan.index.meta.options.get("synonyms")
+        if synonyms is not None:   # the extension: parsedTextQuery's terms include the synonyms
+            out["synonyms"] = synonyms
+        return out
 
     def stat_fields(self) -> dict:
         return {"docsRejected": self.rejected}
@@ -271,6 +276,68 @@ class StripMetadata(S.PassThrough):
         return self.child.explain(stats)
 
 
+class TextCatchUp(S.Stage):
+    """The lookup of a text index still building in the background (text_build.py), completed:
+    its record ids outside the range the builder has not reached, then the records of that
+    range that hold a lookup term, read and scored here. Together: what a ready index gives.
+    (A ginkgodb stage: mongod has no background-built text index to read.)"""
+
+    name = "TEXT_CATCH_UP"
+
+    def __init__(self, lookup: Any, state: Any, reader: Any, index: Any, query: Any,
+                 build_state: dict, scores: Optional[dict], ctx=None) -> None:
+        super().__init__()
+        self.lookup, self.coll, self.reader, self.index, self.query = lookup, state, reader, index, query
+        self.first, self.last = int(build_state["next"]), int(build_state["end"])
+        self.scores, self.ctx = scores, ctx
+        self.scanned = 0
+
+    def rids(self) -> Iterator[int]:
+        from ..query.text.scoring import score_document
+        from .text_build import record_range
+        first, last = self.first, self.last
+        for rid in self.lookup.rids():
+            if not first <= rid <= last:   # the range's records are all read below
+                self.n_returned += 1
+                yield rid
+        spec, terms, scores = self.index.spec, self.query.terms_for_bounds, self.scores
+        partial = self.index.meta.partial is not None
+        lo, hi = record_range(self.coll, {"next": first, "end": last})
+        rid_of = self.coll.rid_of_record_key
+        for key, value in self.reader.scan(lo, hi):
+            self.scanned += 1
+            if not self.scanned & 1023:
+                S.interrupt_check(self.ctx)
+            doc = _decode(record_format.document(value))
+            if partial and not self.index.keys(doc)[0]:
+                continue
+            held = score_document(spec, doc)
+            found = [held[t] for t in terms if t in held]
+            if not found:
+                continue
+            rid = rid_of(key)
+            if scores is not None:   # replaces what TEXT_OR summed from entries a write made meanwhile
+                scores[rid] = sum(found)
+            self.n_returned += 1
+            yield rid
+        self.works = self.lookup.works + self.scanned + 1
+
+    def describe(self) -> dict:
+        return {"unindexedRecordIds": [self.first, self.last]}
+
+    def stat_fields(self) -> dict:
+        return {"docsExamined": self.scanned}
+
+    def child_explain(self, stats: bool) -> dict:
+        return {"inputStage": self.lookup.explain(stats)}
+
+    def keys_examined(self) -> int:
+        return self.lookup.keys_examined()
+
+    def docs_examined(self) -> int:
+        return self.scanned
+
+
 def text_root(state, reader, plan: Any, want_score: bool, compile_filter, ctx=None) -> S.Stage:
     """The stages answering a TextPlan. `compile_filter(spec)` compiles the other predicates."""
     text_ix = state.index(plan.index.meta.name)
@@ -287,6 +354,9 @@ def text_root(state, reader, plan: Any, want_score: bool, compile_filter, ctx=No
         lookup = TermUnion(scans)  # type: ignore[arg-type]
     if not scans:
         lookup = TermUnion([])
+    building = text_build.state_of(plan.index.meta)
+    if building is not None and scans:   # built in the background, not finished yet
+        lookup = TextCatchUp(lookup, state, reader, text_ix, plan.query, building, scores, ctx)
     residual = plan.residual
     if plan.nested is not None:
         return _nested_root(state, reader, plan, lookup, scores, compile_filter, ctx)

@@ -13,6 +13,8 @@ from typing import Any, Optional
 from ...errors import CommandError, ErrorCode
 from ...query.text import TEXT_KEY_FORMAT_VERSION, TextIndexSpec, index_keys, normalize_text_index_spec
 from ..catalog_entries import IndexMeta
+from ..text_build import BUILD_OPTION
+from ..text_synonyms import SYNONYMS_OPTION
 from .entries import IndexEntries
 
 #: the options a text index stores beside its key (part of what makes two text indexes equal)
@@ -65,11 +67,15 @@ class TextAccess(IndexEntries):
             from ...bsonutil.shell_format import format_document
             raise CommandError(ErrorCode.CannotCreateIndex,
                                f"Index type 'text' does not support collation: {format_document(coll)}")
+        options = dict(options)
+        # the ginkgodb extensions, checked by createIndexes (which knows the database)
+        extensions = {k: options.pop(k) for k in (SYNONYMS_OPTION, BUILD_OPTION) if k in options}
         stored = normalize_text_index_spec({"key": key, "name": name, **options})
         stored.pop("name", None)
         stored.pop("v", None)
         fixed = stored.pop("key")
         stored[FORMAT_OPTION] = TEXT_KEY_FORMAT_VERSION
+        stored.update(extensions)
         return fixed, stored
 
 

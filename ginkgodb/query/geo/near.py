@@ -109,8 +109,9 @@ class _Scanned:
     def take(self, wanted: list) -> list[tuple[int, int]]:
         """The parts of `wanted` (inclusive ranges) not read yet; they count as read."""
         wanted = merge_intervals(sorted(wanted))
-        if not self.ranges:
-            fresh = list(wanted)
+        if not self.ranges:   # the first round: everything is fresh
+            self.ranges = wanted
+            return list(wanted)
         else:
             fresh = []
             starts = [lo for lo, _ in self.ranges]
@@ -184,8 +185,31 @@ def _annulus_ranges(center, params: S2IndexParams) -> Callable[[float, float], l
             if inner_cap is not None and inner_cap.Contains(s2.S2.S2Cell(cell_id)):
                 continue
             cells.append(cell_id.id())
-        return merge_intervals(cells_to_intervals(cells, params))
+        return bridge_single_gaps(cells_to_intervals(cells, params))
     return ranges
+
+
+def bridge_single_gaps(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted cell-id ranges merged, with the one-value gaps between neighbours closed: fewer,
+    longer scans (a scan's setup costs far more than a key). Always correct: a round keeps only
+    the records inside its annulus and any other record read waits, with its distance, for its
+    own round (`_rounds`), so reading more never changes results. A gap between two cell ranges
+    is one of the values S2 puts between sibling cells' ranges, which are not cell ids or are
+    ancestors of the lower cell (scanned anyway), so in practice no extra key is read.
+    """
+    out: list[tuple[int, int]] = []
+    if not intervals:
+        return out
+    cur_lo, cur_hi = intervals[0]
+    for lo, hi in intervals:   # sorted by start; overlapping, adjacent and one apart merge
+        if lo <= cur_hi + 2:
+            if hi > cur_hi:
+                cur_hi = hi
+        else:
+            out.append((cur_lo, cur_hi))
+            cur_lo, cur_hi = lo, hi
+    out.append((cur_lo, cur_hi))
+    return out
 
 
 # A face holds 2**61 leaf-cell id units over 4 pi / 6 steradians (S2 cells of one level have

@@ -178,6 +178,7 @@ def encode_cell(signed_cell: int) -> bytes:
 
 
 _I64 = 1 << 63
+_U64 = 1 << 64
 _U64_MASK = (1 << 64) - 1
 _PACK_D = struct.Struct(">d").pack
 _PACK_Q = struct.Struct(">Q").pack
@@ -230,21 +231,25 @@ def cells_to_intervals(cover_ids: list[int], params: S2IndexParams) -> list[Inte
     bits above `1 << 2*(30-j)` and sets that one): the same values as S2's own calls, several
     times faster than a bindings call per ancestor.
     """
-    to_signed = s2.to_signed
     coarsest_lsb = 1 << (2 * (30 - params.coarsest_level))
     ancestors: set[int] = set()
     intervals: list[Interval] = []
+    append, add = intervals.append, ancestors.add
+    # s2.to_signed written out (ids at or above 2^63 are negative longs)
     for cid in cover_ids:
         lsb = cid & -cid
-        intervals.append((to_signed(cid - (lsb - 1)), to_signed(cid + (lsb - 1))))
+        lo, hi = cid - lsb + 1, cid + lsb - 1
+        append((lo - _U64 if lo >= _I64 else lo, hi - _U64 if hi >= _I64 else hi))
         parent_lsb = lsb << 2
         while parent_lsb <= coarsest_lsb:
             parent = (cid & -parent_lsb) | parent_lsb
             if parent in ancestors:
                 break   # and so are all of its own ancestors
-            ancestors.add(parent)
+            add(parent)
             parent_lsb <<= 2
-    intervals += [(to_signed(a), to_signed(a)) for a in ancestors]
+    for a in ancestors:
+        a = a - _U64 if a >= _I64 else a
+        append((a, a))
     intervals.sort()
     return intervals
 

@@ -29,7 +29,7 @@ def _bad(message: str) -> CommandError:
     return CommandError(ErrorCode.BadValue, message)
 
 
-def _strings(doc: Mapping, name: str, index: int) -> list[str]:
+def _strings(doc: Mapping, name: str, index: object) -> list[str]:
     value = doc.get(name)
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
         raise _bad(f"synonym document {index}: '{name}' must be a non-empty array of non-empty strings")
@@ -47,9 +47,11 @@ class SynonymMap:
 
     def __init__(self, documents: Iterable[Mapping]) -> None:
         self._mappings: list[_Mapping] = []
-        for index, doc in enumerate(documents):
+        for position, doc in enumerate(documents):
             if not isinstance(doc, Mapping):
-                raise _bad(f"synonym document {index} must be an object")
+                raise _bad(f"synonym document {position} must be an object")
+            # named by its _id when it has one (a stored document), else by its position
+            index: object = doc["_id"] if "_id" in doc else position
             unknown = sorted(set(doc) - _FIELDS)
             if unknown:
                 raise _bad(f"synonym document {index}: unknown field '{unknown[0]}'")

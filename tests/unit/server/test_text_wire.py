@@ -36,3 +36,48 @@ def test_text_search_over_the_wire(tmp_path):
             assert failure.value.code == 27
         finally:
             client.close()
+
+
+def test_text_synonyms_over_the_wire(tmp_path):
+    """The `synonyms` extension as a driver uses it: createIndex's option, listIndexes, and a
+    change to the synonym collection seen by the next query."""
+    with running_server(str(tmp_path / "data"), quiet=True) as address:
+        client = pymongo.MongoClient(*address, serverSelectionTimeoutMS=5000)
+        try:
+            db = client.shop
+            db.shop_synonyms.insert_one({"mappingType": "equivalent", "synonyms": ["sneaker", "trainer"]})
+            db.products.insert_many([{"_id": 1, "title": "white sneakers"}, {"_id": 2, "title": "trainers"},
+                                     {"_id": 3, "title": "boots"}])
+            db.products.create_index([("title", pymongo.TEXT)], synonyms="shop_synonyms")
+            assert db.products.index_information()["title_text"]["synonyms"] == "shop_synonyms"
+            found = sorted(d["_id"] for d in db.products.find({"$text": {"$search": "sneaker"}}))
+            assert found == [1, 2]
+            db.shop_synonyms.insert_one({"mappingType": "explicit", "input": ["boot"],
+                                         "synonyms": ["boot", "sneaker"]})
+            assert sorted(d["_id"] for d in db.products.find({"$text": {"$search": "boot"}})) == [1, 3]
+            with pytest.raises(OperationFailure) as failure:
+                db.other.create_index([("title", pymongo.TEXT)], synonyms=7)
+            assert failure.value.code == 67
+        finally:
+            client.close()
+
+
+def test_background_text_index_build_over_the_wire(tmp_path):
+    """createIndex with `textIndexBuild: "background"` returns, `$text` answers at once and
+    after the build, and `$indexStats` reports the build until it ends."""
+    import time
+    with running_server(str(tmp_path / "data"), quiet=True) as address:
+        client = pymongo.MongoClient(*address, serverSelectionTimeoutMS=5000)
+        try:
+            coll = client.shop.products
+            coll.insert_many([{"_id": i, "title": "red shoes" if i % 2 else "blue hat"} for i in range(2000)])
+            coll.create_index([("title", pymongo.TEXT)], textIndexBuild="background")
+            assert coll.count_documents({"$text": {"$search": "shoes"}}) == 1000
+            deadline = time.monotonic() + 30
+            while any(s.get("building") for s in coll.aggregate([{"$indexStats": {}}])):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert coll.count_documents({"$text": {"$search": "hat"}}) == 1000
+            assert coll.index_information()["title_text"]["textIndexBuild"] == "background"
+        finally:
+            client.close()

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Optional
 
 import bson
+import bsonjs
 import orjson
 from bson.raw_bson import RawBSONDocument
 
@@ -143,7 +144,16 @@ def json_documents(stream: BinaryIO) -> Iterator[tuple[int, Any]]:
     pending: list[bytes] = []
     start = 0
     size = 0
+    loads = bsonjs.loads
     for number, line in _lines(stream):
+        if not pending and line[:1] == b"{":     # the common line: one whole document
+            try:
+                raw = loads(line)
+            except ValueError:
+                raw = None      # incomplete or malformed: the general path below says which
+            if raw is not None:
+                yield number, raw
+                continue
         if not pending:
             if not line.strip():
                 continue

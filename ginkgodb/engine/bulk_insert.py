@@ -17,6 +17,7 @@ from itertools import repeat
 from typing import Any, Optional
 
 from bson import decode
+from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
@@ -33,6 +34,7 @@ from .writes import WriteOutcome, _run_batch
 from .writes import insert_into as one_by_one
 
 _TIMESTAMP = frozenset((Timestamp,))
+_OID_KEY = encode_key((ObjectId(bytes(12)),))[:-12]     # the type byte before the 12 bytes
 
 
 def applies(coll: Collection) -> bool:
@@ -94,7 +96,11 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
         if check is not None:
             check(coll, d, None)
         value = d["_id"]
-        key = encode_key((value,)) if type(value) in _PLAIN_ID_TYPES else keys_of(d)[0][0]
+        kind = type(value)
+        if kind is ObjectId:                   # keycodec's encoding of an ObjectId, inlined
+            key = _OID_KEY + value.binary
+        else:
+            key = encode_key((value,)) if kind in _PLAIN_ID_TYPES else keys_of(d)[0][0]
         if key in seen:
             raise ix.duplicate_error(key, d)
         if last_entry is not None:

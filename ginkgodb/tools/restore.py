@@ -311,9 +311,10 @@ def check_files(intents: list[Intent], args: argparse.Namespace, log: Log) -> No
             continue
         n = 0
         with bsonfile.open_input(intent.data_path, args.gzip) as stream:
-            for batch in bsonfile.batches(stream, intent.data_path, 10_000):
-                if args.objcheck:
-                    _objcheck(batch, intent.data_path)
+            if not args.objcheck:
+                n = bsonfile.count(stream, intent.data_path)
+            for batch in bsonfile.batches(stream, intent.data_path, 10_000) if args.objcheck else ():
+                _objcheck(batch, intent.data_path)
                 n += len(batch)
         intent.count = n
         log.debug(f"checked {intent.data_path}: {plural(n, 'document')}")

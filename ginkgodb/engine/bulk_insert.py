@@ -148,9 +148,13 @@ def _write_all(batch: Any, coll: Collection, ix: Any, keys: list[bytes], raws: l
         meta = coll.meta
         ns, uuid = meta.ns, meta.uuid
         batch.ops.extend([Insert(ns, uuid, rid, raw) for rid, raw in zip(rids, raws)])
-    record_key, stored = coll.record_key, coll.stored
+    # ordinary record ids (applies() leaves clustered collections out): the record key and the
+    # index entry both end with the same 8 bytes
+    packed = list(map(suffix, rids))
+    record_prefix = coll.record_prefix
+    values = raws if coll.codec == "none" else list(map(coll.stored, raws))
     txn = batch.txn
-    txn.put_many([(record_key(rid), stored(raw)) for rid, raw in zip(rids, raws)])
-    index_entries = [entry + suffix(rid) for entry, rid in zip(entries, rids)]
+    txn.put_many(zip([record_prefix + p for p in packed], values))
+    index_entries = list(map(bytes.__add__, entries, packed))
     index_entries.sort()
     txn.put_many(zip(index_entries, repeat(b"")))

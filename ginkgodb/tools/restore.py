@@ -84,7 +84,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="insert without checking the collections' validators")
     parser.add_argument("--objcheck", action="store_true",
                         help="decode every document while checking the input")
-    parser.add_argument("--batchSize", type=int, default=1000, help=argparse.SUPPRESS)
+    parser.add_argument("--batchSize", type=int, default=bsonfile.BATCH_DOCUMENTS, help=argparse.SUPPRESS)
 
 
 @dataclass

@@ -112,6 +112,13 @@ def test_bson_file_batches_and_errors():
         list(bsonfile.batches(io.BytesIO(b"\x02\x00\x00\x00\x00"), "f.bson"))
 
 
+def test_bson_file_batches_are_bounded_in_bytes_too():
+    docs = [bson.encode({"_id": i, "s": "x" * 100}) for i in range(7)]
+    batches = list(bsonfile.batches(io.BytesIO(b"".join(docs)), "f.bson", 100, max_bytes=2 * len(docs[0])))
+    assert [len(b) for b in batches] == [2, 2, 2, 1]
+    assert [d for b in batches for d in b] == docs
+
+
 def test_bson_file_count_checks_the_same_framing():
     data = b"".join(bson.encode(d) for d in DOCS)
     assert bsonfile.count(io.BytesIO(data), "f.bson") == len(DOCS)

@@ -77,7 +77,8 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
     raws: list[bytes] = []
 
     def one(i: int, doc: Any) -> None:
-        d = raw = None
+        d: Optional[dict] = None
+        raw = b""
         if type(doc) is RawBSONDocument:       # a restore's, an import's: the stored bytes as given
             raw = bytes(doc.raw)
             d = decode(raw)

@@ -83,7 +83,8 @@ def _same(a: str, b: str, db: str = "bench") -> bool:
         cb.close()
 
 
-CPU: dict[str, float] = {}     # id -> CPU seconds of the last timed run (this process)
+CPU: dict[str, float] = {}     # id -> CPU docs/s of the last timed run (this process)
+LOAD: dict[str, float] = {}    # id -> the machine's 1-minute load average as that run ended
 
 
 def _timed(work: Callable[[], None]) -> float:
@@ -92,7 +93,13 @@ def _timed(work: Callable[[], None]) -> float:
     cpu, start = time.process_time(), time.perf_counter()
     work()
     _last_cpu = time.process_time() - cpu
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    global _last_load
+    _last_load = os.getloadavg()[0]
+    return elapsed
+
+
+_last_load = 0.0
 
 
 _last_cpu = 0.0
@@ -106,58 +113,60 @@ def one_run(n: int, scratch: str) -> dict[str, tuple[float, bool]]:
     out: dict[str, tuple[float, bool]] = {}
     dump_dir, archive = os.path.join(scratch, "dump"), os.path.join(scratch, "all.archive")
     t = _timed(lambda: _cli("dump", "--dbpath", src, "--out", dump_dir, "--quiet"))
-    CPU["T1"] = n / max(_last_cpu, 1e-9)
+    CPU["T1"], LOAD["T1"] = n / max(_last_cpu, 1e-9), _last_load
     out["T1"] = (n / t, os.path.getsize(os.path.join(dump_dir, "bench", "docs.bson")) > 0)
     dst = os.path.join(scratch, "dst")
     t = _timed(lambda: _cli("restore", "--dbpath", dst, dump_dir, "--quiet"))
-    CPU["T2"] = n / max(_last_cpu, 1e-9)
+    CPU["T2"], LOAD["T2"] = n / max(_last_cpu, 1e-9), _last_load
     out["T2"] = (n / t, _same(src, dst))
     t = _timed(lambda: _cli("dump", "--dbpath", src, f"--archive={archive}", "--quiet"))
-    CPU["T3"] = n / max(_last_cpu, 1e-9)
+    CPU["T3"], LOAD["T3"] = n / max(_last_cpu, 1e-9), _last_load
     out["T3"] = (n / t, os.path.getsize(archive) > 0)
     dst2 = os.path.join(scratch, "dst2")
     t = _timed(lambda: _cli("restore", "--dbpath", dst2, f"--archive={archive}", "--quiet"))
-    CPU["T4"] = n / max(_last_cpu, 1e-9)
+    CPU["T4"], LOAD["T4"] = n / max(_last_cpu, 1e-9), _last_load
     out["T4"] = (n / t, _same(src, dst2))
     relaxed, canonical = os.path.join(scratch, "r.json"), os.path.join(scratch, "c.json")
     t = _timed(lambda: _cli("export", "--dbpath", src, "-d", "bench", "-c", "docs", "-o",
                             relaxed, "--quiet"))
-    CPU["T5"] = n / max(_last_cpu, 1e-9)
+    CPU["T5"], LOAD["T5"] = n / max(_last_cpu, 1e-9), _last_load
     out["T5"] = (n / t, sum(1 for _ in open(relaxed, "rb")) == n)
     t = _timed(lambda: _cli("export", "--dbpath", src, "-d", "bench", "-c", "docs", "-o",
                             canonical, "--jsonFormat", "canonical", "--quiet"))
-    CPU["T6"] = n / max(_last_cpu, 1e-9)
+    CPU["T6"], LOAD["T6"] = n / max(_last_cpu, 1e-9), _last_load
     out["T6"] = (n / t, sum(1 for _ in open(canonical, "rb")) == n)
     dst3 = os.path.join(scratch, "dst3")
     t = _timed(lambda: _cli("import", "--dbpath", dst3, "-d", "bench", "-c", "docs", "--file",
                             canonical, "--quiet"))
-    CPU["T7"] = n / max(_last_cpu, 1e-9)
+    CPU["T7"], LOAD["T7"] = n / max(_last_cpu, 1e-9), _last_load
     out["T7"] = (n / t, _same(src, dst3))
     src_ix, dump_ix, dst4 = (os.path.join(scratch, p) for p in ("srcix", "dumpix", "dst4"))
     _load(src_ix, ds, indexes=True)
     _cli("dump", "--dbpath", src_ix, "--out", dump_ix, "--quiet")
     t = _timed(lambda: _cli("restore", "--dbpath", dst4, dump_ix, "--quiet"))
-    CPU["T8"] = n / max(_last_cpu, 1e-9)
+    CPU["T8"], LOAD["T8"] = n / max(_last_cpu, 1e-9), _last_load
     out["T8"] = (n / t, _same(src_ix, dst4))
     return out
 
 
-def markdown(n: int, runs: list[dict[str, tuple[float, bool, float]]]) -> str:
+def markdown(n: int, runs: list[dict[str, tuple[float, bool, float, float]]]) -> str:
     lines = [f"# Tools: rates on the benchmark data set (n = {n:,}, median of {len(runs)} runs)",
              "", "Embedded (`--dbpath`, LMDB). docs/s is over the wall-clock time of the whole "
              "command; CPU docs/s over the CPU time of this process (the tools run on one core, "
              "so on an idle machine the two agree; on a shared one the CPU figure is the "
-             "tool's own speed).", "",
-             "| id | what | docs/s | CPU docs/s | target | answer |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "tool's own speed; load is the machine's 1-minute load average as the run ended).",
+             "", "| id | what | docs/s | CPU docs/s | target | load | answer |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for wid in NAMES:
         rates = [r[wid][0] for r in runs]
         cpu = [r[wid][2] for r in runs]
+        load = [r[wid][3] for r in runs]
         ok = all(r[wid][1] for r in runs)
         target = TARGETS.get(wid)
         lines.append(f"| {wid} | {NAMES[wid]} | {statistics.median(rates):,.0f} | "
                      f"{statistics.median(cpu):,.0f} | "
-                     f"{f'{target:,}' if target else '–'} | {'ok' if ok else '**WRONG**'} |")
+                     f"{f'{target:,}' if target else '–'} | {statistics.median(load):.1f} | "
+                     f"{'ok' if ok else '**WRONG**'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -172,10 +181,11 @@ def main(argv: list[str] | None = None) -> int:
         scratch = tempfile.mkdtemp(prefix="ginkgo-bench-tools-")
         try:
             run = one_run(args.n, scratch)
-            runs.append({k: (rate, ok, CPU[k]) for k, (rate, ok) in run.items()})
+            runs.append({k: (rate, ok, CPU[k], LOAD[k]) for k, (rate, ok) in run.items()})
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        print(f"run {i + 1}: " + ", ".join(f"{k} {v[0]:,.0f}" for k, v in runs[-1].items()),
+        print(f"run {i + 1}: " + ", ".join(f"{k} {v[0]:,.0f} (CPU {v[2]:,.0f}, load {v[3]:.1f})"
+                                          for k, v in runs[-1].items()),
               file=sys.stderr, flush=True)
     text = markdown(args.n, runs)
     os.makedirs(os.path.dirname(args.markdown) or ".", exist_ok=True)

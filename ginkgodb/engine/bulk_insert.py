@@ -16,14 +16,25 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Any, Optional
 
+from bson import decode
+from bson.objectid import ObjectId
+from bson.raw_bson import RawBSONDocument
+from bson.timestamp import Timestamp
+
+from ..bsonutil.keycodec import encode_key
 from ..errors import CommandError, ErrorCode
+from ..limits import MAX_BSON_OBJECT_SIZE
 from ..storage.kv import prefix_end
 from .access.btree import BtreeAccess
 from .access.entries import MAX_INDEX_KEY
+from .batch import Insert, WriteBatch
 from .collection import Collection
-from .documents import prepare_insert
+from .documents import _PLAIN_ID_TYPES, SHALLOW_BELOW, check_depth, check_id, check_size, prepare_insert
 from .writes import WriteOutcome, _run_batch
 from .writes import insert_into as one_by_one
+
+_TIMESTAMP = frozenset((Timestamp,))
+_OID_KEY = encode_key((ObjectId(bytes(12)),))[:-12]     # the type byte before the 12 bytes
 
 
 def applies(coll: Collection) -> bool:
@@ -52,27 +63,45 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
     ix: Any = coll.indexes[0]
     txn = batch.txn
     prefix = ix.prefix
-    suffix = ix.rids.suffix
-    record_key, stored = coll.record_key, coll.stored
     # the index's greatest entry: a key beyond it cannot be there yet (ascending _ids, as a
     # restore's or an import's usually are, need no lookup)
     last = next(iter(txn.scan(prefix, prefix_end(prefix), reverse=True)), None)
     last_entry = last[0] if last is not None else None
     check = None if validate is None or not coll.meta.options.get("validator") else validate
     tick = engine.clock.tick
+    keys_of = ix.keys
     # only bytes are kept per document: decoded documents held to the end of the batch would
     # make every garbage collection pass walk them
     seen: set[bytes] = set()
-    record_keys: list[bytes] = []
-    values: list[bytes] = []
-    entries: list[bytes] = []
+    keys: list[bytes] = []
+    raws: list[bytes] = []
 
     def one(i: int, doc: Any) -> None:
-        d, raw = prepare_insert(doc, now=tick)
+        d: Optional[dict] = None
+        raw = b""
+        if type(doc) is RawBSONDocument:       # a restore's, an import's: the stored bytes as given
+            raw = bytes(doc.raw)
+            d = decode(raw)
+            if not d or next(iter(d)) != "_id" or not _TIMESTAMP.isdisjoint(map(type, d.values())):
+                d = None                       # _id to move, or a Timestamp(0, 0) to fill in
+            else:
+                value = d["_id"]
+                if type(value) not in _PLAIN_ID_TYPES:
+                    check_id(value)
+                size = len(raw)
+                if size > MAX_BSON_OBJECT_SIZE or size >= SHALLOW_BELOW:
+                    check_size(size)
+                    check_depth(d, size)
+        if d is None:
+            d, raw = prepare_insert(doc, now=tick)
         if check is not None:
             check(coll, d, None)
-        keys, _ = ix.keys(d)
-        key = keys[0]
+        value = d["_id"]
+        kind = type(value)
+        if kind is ObjectId:                   # keycodec's encoding of an ObjectId, inlined
+            key = _OID_KEY + value.binary
+        else:
+            key = encode_key((value,)) if kind in _PLAIN_ID_TYPES else keys_of(d)[0][0]
         if key in seen:
             raise ix.duplicate_error(key, d)
         if last_entry is not None:
@@ -84,16 +113,49 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
                                f"key too large to index, failing {len(key)} bytes (limit {MAX_INDEX_KEY}) "
                                f"in index {ix.meta.name}")
         seen.add(key)
-        batch.claim(prefix + key)
-        rid = batch.alloc_rid(coll, d)
-        record_keys.append(record_key(rid))
-        values.append(stored(raw))
-        entries.append(prefix + key + suffix(rid))
-        batch.inserted(coll, rid, raw)
-        out.n += 1
+        if not bulk_books:     # a transaction's batch keeps its own books, one call at a time
+            batch.claim(prefix + key)
+            rids.append(batch.alloc_rid(coll, d))
+            batch.inserted(coll, rids[-1], raw)
+        keys.append(key)
+        raws.append(raw)
 
+    bulk_books = type(batch) is WriteBatch
+    rids: list[int] = []
     _run_batch(docs, ordered, one, out)
-    if record_keys:
-        txn.put_many(zip(record_keys, values))
-        entries.sort()
-        txn.put_many(zip(entries, repeat(b"")))
+    if raws:
+        _write_all(batch, coll, ix, keys, raws, None if bulk_books else rids)
+        out.n += len(raws)
+
+
+def _write_all(batch: Any, coll: Collection, ix: Any, keys: list[bytes], raws: list[bytes],
+               rids: Any) -> None:
+    """The records and `_id` entries of the documents that passed, and unless `rids` says they
+    were given one by one, their claims, record ids, numbers and logical operations, in bulk."""
+    prefix, suffix = ix.prefix, ix.rids.suffix
+    entries = [prefix + key for key in keys]
+    if rids is None:
+        batch.claims.extend(entries)
+        conflicts = batch._conflicts
+        if conflicts is not None and conflicts.active:
+            conflicts.check_ordinary(entries)
+        numbers = batch.numbers(coll.meta.id)
+        first = numbers.next_rid
+        rids = range(first, first + len(raws))
+        numbers.next_rid = first + len(raws)
+        numbers.count += len(raws)
+        numbers.size += sum(map(len, raws))
+        numbers.dirty = True
+        meta = coll.meta
+        ns, uuid = meta.ns, meta.uuid
+        batch.ops.extend([Insert(ns, uuid, rid, raw) for rid, raw in zip(rids, raws)])
+    # ordinary record ids (applies() leaves clustered collections out): the record key and the
+    # index entry both end with the same 8 bytes
+    packed = list(map(suffix, rids))
+    record_prefix = coll.record_prefix
+    values = raws if coll.codec == "none" else list(map(coll.stored, raws))
+    txn = batch.txn
+    txn.put_many(zip([record_prefix + p for p in packed], values))
+    index_entries = list(map(bytes.__add__, entries, packed))
+    index_entries.sort()
+    txn.put_many(zip(index_entries, repeat(b"")))

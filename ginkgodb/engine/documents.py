@@ -18,7 +18,7 @@ from ..limits import MAX_BSON_OBJECT_SIZE
 #: nesting levels a stored document may have (mongod's BSONDepth::getMaxDepthForUserStorage)
 MAX_USER_DEPTH = 100
 #: no BSON shorter than this can nest MAX_USER_DEPTH containers (7 bytes per level at least)
-_SHALLOW_BELOW = 5 + 7 * MAX_USER_DEPTH
+SHALLOW_BELOW = 5 + 7 * MAX_USER_DEPTH
 
 
 def _too_deep(doc: Mapping, *, for_update: bool) -> bool:
@@ -41,7 +41,7 @@ def _too_deep(doc: Mapping, *, for_update: bool) -> bool:
 
 def check_depth(doc: Mapping, raw_size: int, *, for_update: bool = False) -> None:
     """Overflow (15) with mongod's message for a document nested deeper than 100 levels."""
-    if raw_size < _SHALLOW_BELOW or not _too_deep(doc, for_update=for_update):
+    if raw_size < SHALLOW_BELOW or not _too_deep(doc, for_update=for_update):
         return
     if for_update:
         raise CommandError(ErrorCode.Overflow, f"Document exceeds maximum nesting depth of {MAX_USER_DEPTH}")
@@ -94,7 +94,7 @@ def prepare_insert(doc: Any, *, upsert: bool = False, now: Any = None) -> tuple[
             doc = _filled(d, now)  # re-encoded below
         elif d and next(iter(d)) == "_id":
             check_id(d["_id"])
-            _check_size(len(raw))
+            check_size(len(raw))
             check_depth(d, len(raw), for_update=upsert)
             return d, raw
     if not isinstance(doc, RawBSONDocument):
@@ -108,7 +108,7 @@ def prepare_insert(doc: Any, *, upsert: bool = False, now: Any = None) -> tuple[
     else:
         d = {"_id": ObjectId(), **d}
     raw = bson.encode(d)
-    _check_size(len(raw))
+    check_size(len(raw))
     check_depth(d, len(raw), for_update=upsert)
     return d, raw
 
@@ -129,7 +129,7 @@ def _filled(d: Mapping, now: Any) -> dict:
     return {k: now() if _empty_timestamp(k, v) else v for k, v in d.items()}
 
 
-def _check_size(size: int) -> None:
+def check_size(size: int) -> None:
     if size > MAX_BSON_OBJECT_SIZE:
         raise CommandError(ErrorCode.BSONObjectTooLarge,
                            f"object to insert too large. size in bytes: {size}, max size: {MAX_BSON_OBJECT_SIZE}")

@@ -86,6 +86,7 @@ class EntryBuilder:
         self._ns: dict[str, bytes] = {}
         self._ui: dict[bytes, bytes] = {}
         self._both: dict[tuple[str, Any], bytes] = {}   # (ns, uuid) -> both elements, every write's
+        self._last: tuple = (None, None, b"")     # (ns, uuid, their elements) of the last insert
 
     def _ns_ui(self, ns: str, uuid: Any) -> bytes:
         both = self._both.get((ns, uuid))
@@ -110,8 +111,16 @@ class EntryBuilder:
     # -- CRUD ----------------------------------------------------------------------------------
     def insert(self, op: Insert) -> bytes:
         raw = op.doc
-        key = first_element(raw)
-        return b"".join((_OP_I, self._ns_ui(op.ns, op.uuid), b"\x03o\x00", raw, b"\x03o2\x00",
+        # an ObjectId `_id` (the commonest) is the 17 bytes after the length
+        key = raw[4:21] if raw[4] == 7 and raw[5:9] == b"_id\x00" else first_element(raw)
+        ns, uuid = op.ns, op.uuid
+        last = self._last
+        if last[0] is ns and last[1] is uuid:      # a batch's inserts share one collection
+            head = last[2]
+        else:
+            head = self._ns_ui(ns, uuid)
+            self._last = (ns, uuid, head)
+        return b"".join((_OP_I, head, b"\x03o\x00", raw, b"\x03o2\x00",
                          pack_i32(len(key) + 5), key, b"\x00"))
 
     def update(self, op: Update) -> bytes:

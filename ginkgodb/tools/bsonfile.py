@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import struct
 import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -16,6 +17,12 @@ from .archive import MAX_BSON_SIZE
 from .log import ToolError
 
 _CHUNK = 1 << 20
+_LENGTH = struct.Struct("<I")
+#: documents of one insert batch of restore and import: a batch of 1000 spent a sixth of a
+#: restore's CPU time on the per-batch work of the command and its write transaction
+BATCH_DOCUMENTS = 5000
+#: and at most this many bytes of them (a batch of large documents stays small in memory)
+BATCH_BYTES = 16 * 1024 * 1024
 
 
 def open_input(path: str, gzipped: bool) -> BinaryIO:
@@ -26,12 +33,29 @@ def open_input(path: str, gzipped: bool) -> BinaryIO:
     return gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw  # type: ignore[return-value]
 
 
-def batches(stream: BinaryIO, name: str, size: int = 1000) -> Iterator[list]:
-    """Lists of at most `size` documents (bytes) from `stream`."""
+def _framing_error(name: str, offset: int, buf: bytes, pos: int) -> ToolError:
+    """What is wrong with the document whose length prefix is at `pos` of `buf`."""
+    length = _LENGTH.unpack_from(buf, pos)[0]
+    if length < 5 or length > MAX_BSON_SIZE:
+        return ToolError(f"{name}: offset {offset}: invalid BSON document length {length} (a "
+                         f"document is 5 to {MAX_BSON_SIZE} bytes)")
+    return ToolError(f"{name}: offset {offset}: corrupt BSON document (its {length} bytes do not "
+                     "end with a NUL byte)")
+
+
+def _walk(stream: BinaryIO, name: str, size: int, keep: bool,
+          max_bytes: int = BATCH_BYTES) -> Iterator[tuple[list, int]]:
+    """(documents as bytes, or [] when not `keep`; how many) per at most `size` documents
+    (and, when keeping them, about `max_bytes`: a batch ends with the document passing it)."""
     buf = b""
     pos = 0
     base = 0
     out: list = []
+    n = 0
+    nbytes = 0
+    if not keep:
+        max_bytes = 1 << 62
+    unpack = _LENGTH.unpack_from
     while True:
         try:
             chunk = stream.read(_CHUNK)
@@ -43,27 +67,39 @@ def batches(stream: BinaryIO, name: str, size: int = 1000) -> Iterator[list]:
             pos = 0
         end = len(buf)
         while end - pos >= 4:
-            length = int.from_bytes(buf[pos:pos + 4], "little")
-            if length < 5 or length > MAX_BSON_SIZE:
-                raise ToolError(f"{name}: offset {base + pos}: invalid BSON document length "
-                                f"{length} (a document is 5 to {MAX_BSON_SIZE} bytes)")
-            if end - pos < length:
+            length = unpack(buf, pos)[0]
+            stop = pos + length
+            if length < 5 or length > MAX_BSON_SIZE or (stop <= end and buf[stop - 1]):
+                raise _framing_error(name, base + pos, buf, pos)
+            if stop > end:
                 break
-            if buf[pos + length - 1] != 0:
-                raise ToolError(f"{name}: offset {base + pos}: corrupt BSON document (its "
-                                f"{length} bytes do not end with a NUL byte)")
-            out.append(buf[pos:pos + length])
-            pos += length
-            if len(out) >= size:
-                yield out
-                out = []
+            if keep:
+                out.append(buf[pos:stop])
+            pos = stop
+            n += 1
+            nbytes += length
+            if n >= size or nbytes >= max_bytes:
+                yield out, n
+                out, n, nbytes = [], 0, 0
         if not chunk:
             if pos < end:
                 raise ToolError(f"{name}: offset {base + pos}: unexpected end of file inside a "
                                 f"BSON document ({end - pos} bytes left over)")
             break
-    if out:
-        yield out
+    if n:
+        yield out, n
+
+
+def batches(stream: BinaryIO, name: str, size: int = 1000,
+            max_bytes: int = BATCH_BYTES) -> Iterator[list]:
+    """Lists of at most `size` documents (bytes) from `stream`, of about `max_bytes` at most."""
+    for docs, _ in _walk(stream, name, size, True, max_bytes):
+        yield docs
+
+
+def count(stream: BinaryIO, name: str) -> int:
+    """How many documents `stream` holds, every one's framing checked (nothing kept)."""
+    return sum(n for _, n in _walk(stream, name, 1 << 30, False))
 
 
 def file_size(path: str) -> int:

@@ -210,7 +210,7 @@ class _JsonWriter:
 
     def write(self, docs: Iterable[Any]) -> int:
         """Write the documents; how many there were."""
-        texts = [self._text(d) for d in docs]
+        texts = [self._text(d) for d in docs] if self.pretty else list(map(self.dumps, docs))
         if not texts:
             return 0
         if self.array:

@@ -48,9 +48,8 @@ def _relaxed_default(value: Any) -> Any:
     if kind is ObjectId:
         return {"$oid": value.binary.hex()}
     if kind is _DATETIME and value.tzinfo is None and value >= _EPOCH:
-        millis = value.microsecond // 1000
-        frac = f".{millis:03d}" if millis else ""
-        return {"$date": f"{value.isoformat(timespec='seconds')}{frac}Z"}
+        text = value.isoformat(timespec="milliseconds")     # json_util's text, no fraction for .000
+        return {"$date": (text[:-4] if text.endswith(".000") else text) + "Z"}
     if kind is Int64:
         return int(value)
     if isinstance(value, dict):          # SON and other mappings

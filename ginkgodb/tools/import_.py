@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Optional
 
 import bson
+import bsonjs
 import orjson
 from bson.raw_bson import RawBSONDocument
 
@@ -80,7 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="write batches in flight (default %(default)s)")
     parser.add_argument("--bypassDocumentValidation", action="store_true",
                         help="write without checking the collection's validator")
-    parser.add_argument("--batchSize", type=int, default=1000, help=argparse.SUPPRESS)
+    parser.add_argument("--batchSize", type=int, default=bsonfile.BATCH_DOCUMENTS, help=argparse.SUPPRESS)
 
 
 @dataclass
@@ -143,7 +144,16 @@ def json_documents(stream: BinaryIO) -> Iterator[tuple[int, Any]]:
     pending: list[bytes] = []
     start = 0
     size = 0
+    loads = bsonjs.loads
     for number, line in _lines(stream):
+        if not pending and line[:1] == b"{":     # the common line: one whole document
+            try:
+                raw = loads(line)
+            except ValueError:
+                raw = None      # incomplete or malformed: the general path below says which
+            if raw is not None:
+                yield number, raw
+                continue
         if not pending:
             if not line.strip():
                 continue
@@ -324,6 +334,7 @@ def _documents(stream: BinaryIO, args: argparse.Namespace) -> Iterator[tuple[int
 def _batches(items: Iterator[tuple[int, Any]], size: int, name: str, counts: Counts,
              log: Log, stop: bool) -> Iterator[list]:
     batch: list = []
+    nbytes = 0
     for _line, item in items:
         if isinstance(item, BadInput):
             if stop:
@@ -332,9 +343,10 @@ def _batches(items: Iterator[tuple[int, Any]], size: int, name: str, counts: Cou
             counts.rejected += 1
             continue
         batch.append(item)
-        if len(batch) >= size:
+        nbytes += len(item)
+        if len(batch) >= size or nbytes >= bsonfile.BATCH_BYTES:
             yield batch
-            batch = []
+            batch, nbytes = [], 0
     if batch:
         yield batch
 

@@ -84,7 +84,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="insert without checking the collections' validators")
     parser.add_argument("--objcheck", action="store_true",
                         help="decode every document while checking the input")
-    parser.add_argument("--batchSize", type=int, default=1000, help=argparse.SUPPRESS)
+    parser.add_argument("--batchSize", type=int, default=bsonfile.BATCH_DOCUMENTS, help=argparse.SUPPRESS)
 
 
 @dataclass
@@ -311,9 +311,10 @@ def check_files(intents: list[Intent], args: argparse.Namespace, log: Log) -> No
             continue
         n = 0
         with bsonfile.open_input(intent.data_path, args.gzip) as stream:
-            for batch in bsonfile.batches(stream, intent.data_path, 10_000):
-                if args.objcheck:
-                    _objcheck(batch, intent.data_path)
+            if not args.objcheck:
+                n = bsonfile.count(stream, intent.data_path)
+            for batch in bsonfile.batches(stream, intent.data_path, 10_000) if args.objcheck else ():
+                _objcheck(batch, intent.data_path)
                 n += len(batch)
         intent.count = n
         log.debug(f"checked {intent.data_path}: {plural(n, 'document')}")

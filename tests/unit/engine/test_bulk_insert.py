@@ -19,6 +19,11 @@ def _batches():
     yield [{"_id": 2, "dup": "of an earlier batch"}, {"b": 1, "_id": 3}, {"_id": oid},
            {"_id": [1]}, {"_id": {"k": 1}}, {"_id": Int64(4), "t": Timestamp(0, 0)},
            {"_id": 5.5}]
+    deep: dict = {"leaf": 1}
+    for _ in range(120):
+        deep = {"d": deep}
+    yield [{"_id": 6, "deep": deep}, {"_id": 7, "wide": "w" * 800}, {"_id": {"$bad": 1}},
+           {"_id": bson.Regex("a")}, {"_id": "s", "nested": {"t": Timestamp(0, 0)}}, {"_id": 8}]
 
 
 def _run(tmp_path, name: str, bulk: bool, ordered: bool, monkeypatch, raw: bool) -> tuple:
@@ -40,7 +45,9 @@ def _run(tmp_path, name: str, bulk: bool, ordered: bool, monkeypatch, raw: bool)
         ids = [d["_id"] for d in coll.find({}, {"_id": 1})]
         stamped = coll.find_one({"_id": 4})
         events = [e["o"] for e in client.local.oplog.rs.find({"ns": "db.c", "op": "i"})]
-        return outcomes, docs, len(ids), stamped and stamped["t"] != Timestamp(0, 0), len(events)
+        stats = client.db.command("collStats", "c")
+        return (outcomes, docs, len(ids), stamped and stamped["t"] != Timestamp(0, 0), len(events),
+                coll.estimated_document_count(), stats["size"])
     finally:
         monkeypatch.undo()
         client.close()
@@ -97,4 +104,21 @@ def test_a_too_large_id_key_leaves_nothing_behind(tmp_path):
     assert [e["code"] for e in err.value.details["writeErrors"]] == [17280]
     assert sorted(d["_id"] for d in coll.find({}, {"_id": 1})) == [1, 2]      # a collection scan
     assert coll.count_documents({}) == 2
+    client.close()
+
+
+def test_bulk_path_in_a_transaction_books_each_document(tmp_path):
+    client = MongoClient(str(tmp_path / "t"))
+    coll = client.db.c
+    coll.insert_one({"_id": 0})
+    with client.start_session() as session:
+        session.start_transaction()
+        coll.insert_many([{"_id": i} for i in range(1, 50)], session=session)
+        assert coll.count_documents({}, session=session) == 50
+        assert coll.count_documents({}) == 1          # not visible outside before commit
+        session.commit_transaction()
+    assert coll.count_documents({}) == 50
+    assert coll.estimated_document_count() == 50
+    entries = list(client.local.oplog.rs.find({"o.applyOps": {"$exists": True}}))
+    assert [len(e["o"]["applyOps"]) for e in entries] == [49]
     client.close()

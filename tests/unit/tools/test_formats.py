@@ -112,6 +112,28 @@ def test_bson_file_batches_and_errors():
         list(bsonfile.batches(io.BytesIO(b"\x02\x00\x00\x00\x00"), "f.bson"))
 
 
+def test_bson_file_batches_are_bounded_in_bytes_too():
+    docs = [bson.encode({"_id": i, "s": "x" * 100}) for i in range(7)]
+    batches = list(bsonfile.batches(io.BytesIO(b"".join(docs)), "f.bson", 100, max_bytes=2 * len(docs[0])))
+    assert [len(b) for b in batches] == [2, 2, 2, 1]
+    assert [d for b in batches for d in b] == docs
+
+
+def test_bson_file_count_checks_the_same_framing():
+    data = b"".join(bson.encode(d) for d in DOCS)
+    assert bsonfile.count(io.BytesIO(data), "f.bson") == len(DOCS)
+    assert bsonfile.count(io.BytesIO(b""), "f.bson") == 0
+    offset = len(data) - len(bson.encode(DOCS[-1]))
+    for bad, message in ((data[:-3], f"offset {offset}: unexpected end of file"),
+                         (data[:-1] + b"\x01", f"offset {offset}: corrupt BSON document"),
+                         (data + b"\xff\xff\xff\xff\x00", f"offset {len(data)}: invalid BSON document "
+                                                           f"length {2 ** 32 - 1}")):
+        with pytest.raises(ToolError, match=message):
+            bsonfile.count(io.BytesIO(bad), "f.bson")
+        with pytest.raises(ToolError, match=message):
+            list(bsonfile.batches(io.BytesIO(bad), "f.bson"))
+
+
 VALUES = {"_id": ObjectId("65a1b2c3d4e5f60718293a4b"), "i": 7, "neg": -2 ** 31, "l": Int64(3),
           "big": 2 ** 40, "f": 1.0, "g": 0.1, "e": 1.5e300, "nz": -0.0, "s": "h\u00e9\"\n",
           "t": True, "n": None, "d": dt.datetime(2024, 7, 16, 6, 26, 18, 858000),

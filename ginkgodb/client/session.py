@@ -124,8 +124,9 @@ class ClientSession:
 
     # ------------------------------------------------------------------ transactions
     def start_transaction(self, read_concern: Any = None, write_concern: Any = None,
-                          read_preference: Any = None, max_commit_time_ms: Any = None) -> ClientSession:
-        """Begin a transaction; its first operation tells the server (pymongo's behaviour)."""
+                          read_preference: Any = None, max_commit_time_ms: Any = None) -> TransactionContext:
+        """Begin a transaction; its first operation tells the server (pymongo's behaviour). As a
+        context manager it commits when the block ends and aborts when it raises, as pymongo's."""
         self._check_ended()
         if self._options.snapshot:
             raise InvalidOperation("Transactions are not supported in snapshot sessions")
@@ -145,7 +146,7 @@ class ClientSession:
                                      f"{self._txn_options.write_concern!r}")
         self._txn_number += 1
         self._txn_state = TxnState.STARTING
-        return self
+        return TransactionContext(self)
 
     def commit_transaction(self) -> None:
         self._check_ended()
@@ -273,6 +274,24 @@ class ClientSession:
             self._txn_state = TxnState.IN_PROGRESS
         cmd["txnNumber"] = Int64(self._txn_number)
         cmd["autocommit"] = False
+
+
+class TransactionContext:
+    """What start_transaction returns (pymongo's _TransactionContext): `with` commits the
+    transaction when the block ends, aborts it when the block raises."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self._session = session
+
+    def __enter__(self) -> TransactionContext:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._session.in_transaction:
+            if exc_type is None:
+                self._session.commit_transaction()
+            else:
+                self._session.abort_transaction()
 
 
 def check_session_for_write(session: Optional[ClientSession], write_concern: Any) -> None:

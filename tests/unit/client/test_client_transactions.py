@@ -31,3 +31,29 @@ def test_conflicting_threads_back_off_and_all_commit(tmp_path, monkeypatch):
         t.join()
     assert sum(d["balance"] for d in coll.find()) == 300
     assert all(0 <= p <= session_module.BACKOFF_CAP for p in pauses)
+
+
+def test_start_transaction_as_a_context_manager_commits_or_aborts(tmp_path):
+    """pymongo's `with session.start_transaction():` commits when the block ends and aborts when
+    it raises; the session stays usable after either."""
+    import pytest
+
+    from ginkgodb import MongoClient
+    client = MongoClient(str(tmp_path / "data"))
+    coll = client.db.c
+    with client.start_session() as s:
+        with s.start_transaction():
+            coll.insert_one({"_id": 1}, session=s)
+            assert coll.find_one({"_id": 1}) is None          # not visible outside before commit
+        assert not s.in_transaction
+        assert coll.find_one({"_id": 1}) == {"_id": 1}
+        with pytest.raises(ValueError):
+            with s.start_transaction():
+                coll.insert_one({"_id": 2}, session=s)
+                raise ValueError("the block fails")
+        assert not s.in_transaction
+        assert coll.find_one({"_id": 2}) is None
+        with s.start_transaction():                          # the same session, a new transaction
+            coll.insert_one({"_id": 3}, session=s)
+        assert not s.has_ended
+    assert sorted(d["_id"] for d in coll.find()) == [1, 3]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pymongo
 import pytest
+from bson import MinKey
 from support.etcd import ensure_etcd
 
 from ginkgodb import cluster
@@ -249,34 +250,42 @@ def test_left_over_orphans_are_filtered_then_deleted_and_a_restarted_shard_gets_
     from ginkgodb.router import Router
     from ginkgodb.router.migration import delete_pending_ranges
     c = sharded["client"]
-    chunks = list(c.config.chunks.find({"ns": "app.m"}).sort("min", 1))
-    first = chunks[0]
+    # its own collection, on both shards: the test runs alone too (-k, or a worker of its own)
+    c.admin.command("shardCollection", "app.o", key={"k": 1})
+    c.app.o.insert_many([{"_id": i, "k": i} for i in range(400)])
+    c.admin.command("split", "app.o", middle={"k": 100})
+    first = c.config.chunks.find_one({"ns": "app.o", "min": {"k": MinKey()}})
+    c.admin.command("moveChunk", "app.o", find={"k": 150},
+                    to="shard0001" if first["shard"] == "shard0000" else "shard0000")
     other = "shard0001" if first["shard"] == "shard0000" else "shard0000"
-    stray = sharded["shards"][int(other[-1])].app.m
+    stray = sharded["shards"][int(other[-1])].app.o
     # what a migration whose router died leaves: a copy on a shard that does not own the range
     router = Router(sharded["etcd"])
-    cmap = router.chunk_map("app.m", refresh=True)
-    lease = router.catalog.lock("app.m")   # as a migration holds it: the range deleters wait
+    deadline = time.time() + 10     # the donor's copy of the moved chunk deleted first, as after any migration
+    while router.catalog.range_deletions("app.o") and time.time() < deadline:
+        time.sleep(0.1)
+    cmap = router.chunk_map("app.o", refresh=True)
+    lease = router.catalog.lock("app.o")   # as a migration holds it: the range deleters wait
     assert lease is not None
-    task = router.catalog.add_range_deletion("app.m", other, first["min"], first["max"])
+    task = router.catalog.add_range_deletion("app.o", other, first["min"], first["max"])
     router.announce(cmap, [other], orphans=True)
     stray.insert_one({"_id": "orphan", "k": 1})
-    before = c.app.m.count_documents({})
-    assert c.app.m.find_one({"_id": "orphan"}) is None
-    assert c.app.m.count_documents({"k": {"$lt": 100}}) == len([d for d in c.app.m.find({"k": {"$lt": 100}})])
-    assert "orphan" not in c.app.m.distinct("_id")
+    before = c.app.o.count_documents({})
+    assert c.app.o.find_one({"_id": "orphan"}) is None
+    assert c.app.o.count_documents({"k": {"$lt": 100}}) == len([d for d in c.app.o.find({"k": {"$lt": 100}})])
+    assert "orphan" not in c.app.o.distinct("_id")
     # not targeted by the shard key: both shards; the one holding orphans only on what it owns
-    assert c.app.m.update_many({"_id": {"$in": [1, "orphan"]}}, {"$set": {"touched": 1}}).matched_count == 1
+    assert c.app.o.update_many({"_id": {"$in": [1, "orphan"]}}, {"$set": {"touched": 1}}).matched_count == 1
     assert (stray.find_one({"_id": "orphan"}) or {}).get("touched") is None
     assert stray.find_one({"_id": "orphan"}) is not None   # still there: reads above filtered it
     router.catalog.unlock(lease)
     # the range deleter of any router (the balancer thread's, every 0.5 s here, or this one) removes it
     delete_pending_ranges(router)
     deadline = time.time() + 10
-    while (stray.find_one({"_id": "orphan"}) or router.catalog.range_deletions("app.m")) and time.time() < deadline:
+    while (stray.find_one({"_id": "orphan"}) or router.catalog.range_deletions("app.o")) and time.time() < deadline:
         time.sleep(0.1)
-    assert stray.find_one({"_id": "orphan"}) is None and not router.catalog.range_deletions("app.m")
-    assert c.app.m.count_documents({}) == before
+    assert stray.find_one({"_id": "orphan"}) is None and not router.catalog.range_deletions("app.o")
+    assert c.app.o.count_documents({}) == before
     router.catalog.remove_range_deletion(task)
     router.close()
     # kill -9 of a shard: back up, it knows no versions until the router tells it
@@ -285,17 +294,19 @@ def test_left_over_orphans_are_filtered_then_deleted_and_a_restarted_shard_gets_
     victim.wait(10)
     sharded["procs"][1] = _spawn(sharded["shard_argv"][0], sharded["root"] / "s0-again.log")
     assert cluster._wait_port(sharded["ports"][0], 30)
-    assert c.app.m.count_documents({}) == before
-    assert c.app.m.find_one({"k": 1})["touched"] == 1
+    assert c.app.o.count_documents({}) == before
+    assert c.app.o.find_one({"k": 1})["touched"] == 1
 
 
 def test_a_new_router_serves_from_etcd_after_kill_9(sharded):
     c = sharded["client"]
+    c.admin.command("shardCollection", "app.k9", key={"x": "hashed"}, numInitialChunks=4)
+    c.app.k9.insert_many([{"_id": i, "x": i} for i in range(600)])
     router = sharded["procs"][-1]
     router.kill()
     router.wait(10)
     sharded["procs"].append(_spawn(sharded["router_argv"], sharded["root"] / "router2.log"))
     assert cluster._wait_port(sharded["ports"][2], 30)
-    assert c.app.h.count_documents({}) == 600
-    assert c.app.h.find({"x": 5}).explain()["queryPlanner"]["winningPlan"]["stage"] == "SINGLE_SHARD"
+    assert c.app.k9.count_documents({}) == 600
+    assert c.app.k9.find({"x": 5}).explain()["queryPlanner"]["winningPlan"]["stage"] == "SINGLE_SHARD"
     assert [s["_id"] for s in c.admin.command("listShards")["shards"]] == ["shard0000", "shard0001"]

@@ -151,18 +151,8 @@ def _move_chunk(router: Router, cmd: Mapping) -> dict:
     to = cmd.get("to")
     if not isinstance(to, str):
         raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.to' is missing but a required field")
-    if ("find" in cmd) == ("bounds" in cmd):
-        raise CommandError(ErrorCode.BadValue, "need to specify either a find query, or both lower and upper bounds.")
-    if "find" in cmd:
-        if cmap.key.is_hashed:
-            raise CommandError(ErrorCode.BadValue, "find is not supported for hashed shard keys; use bounds")
-        chunk = cmap.chunk_for(cmap.key.key_of(cmd["find"]))
-    else:
-        bounds = cmd["bounds"]
-        found = cmap.find_chunk(bounds[0]) if isinstance(bounds, list) and len(bounds) == 2 else None
-        if found is None or found.max != bounds[1]:
-            raise CommandError(ErrorCode.InvalidOptions, f"no chunk with bounds {bounds}")
-        chunk = found
+    chunk = range_ops.chunk_named(cmap, cmd, "need to specify either a find query, or both lower and upper "
+                                  "bounds.", ErrorCode.InvalidOptions)
     move_chunk(router, cmap.ns, chunk, to)
     return {"millis": 0}
 

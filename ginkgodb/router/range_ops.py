@@ -85,24 +85,30 @@ def configure_collection_balancing(router: Router, cmd: Mapping) -> dict:
     return {}
 
 
+def chunk_named(cmap: ChunkMap, cmd: Mapping, either: str, no_chunk: ErrorCode) -> Chunk:
+    """The chunk a moveChunk or clearJumboFlag names: by a `find` document (not with a hashed
+    key) or by its exact `bounds`; `either`: the command's message when both or neither are
+    given, `no_chunk`: its code when no chunk has those bounds."""
+    if ("find" in cmd) == ("bounds" in cmd):
+        raise CommandError(ErrorCode.BadValue, either)
+    if "find" in cmd:
+        if cmap.key.is_hashed:
+            raise CommandError(ErrorCode.BadValue, "find is not supported for hashed shard keys; use bounds")
+        return cmap.chunk_for(cmap.key.key_of(cmd["find"]))
+    bounds = cmd["bounds"]
+    found = cmap.find_chunk(bounds[0]) if isinstance(bounds, list) and len(bounds) == 2 else None
+    if found is None or cmap.key.bound(found.max) != cmap.key.bound(bounds[1]):
+        raise CommandError(no_chunk, f"no chunk with bounds {bounds}")
+    return found
+
+
 # -- clearJumboFlag ---------------------------------------------------------------------------------
 def clear_jumbo_flag(router: Router, cmd: Mapping) -> dict:
     """Unmark a jumbo chunk named by `bounds` or by a `find` document (the balancer will try to
     split and move it again)."""
     name = next(iter(cmd))
     cmap, revision = _sharded(router, cmd[name], name)
-    if ("find" in cmd) == ("bounds" in cmd):
-        raise CommandError(ErrorCode.BadValue, "need to specify either find or bounds, but not both")
-    if "find" in cmd:
-        if cmap.key.is_hashed:
-            raise CommandError(ErrorCode.BadValue, "find is not supported for hashed shard keys; use bounds")
-        chunk = cmap.chunk_for(cmap.key.key_of(cmd["find"]))
-    else:
-        bounds = cmd["bounds"]
-        found = cmap.find_chunk(bounds[0]) if isinstance(bounds, list) and len(bounds) == 2 else None
-        if found is None or cmap.key.bound(found.max) != cmap.key.bound(bounds[1]):
-            raise CommandError(ErrorCode.BadValue, f"no chunk with bounds {bounds}")
-        chunk = found
+    chunk = chunk_named(cmap, cmd, "need to specify either find or bounds, but not both", ErrorCode.BadValue)
     if not chunk.jumbo:
         return {}
     cleared = ChunkMap(cmap.ns, cmap.key, cmap.epoch, cmap.timestamp,

@@ -4,65 +4,23 @@ chunk size (and a jumbo chunk), and removeShard draining a shard to completion
 (docs/design/sharding.md)."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pymongo
 import pytest
 from bson.max_key import MaxKey
 from bson.min_key import MinKey
-from support.etcd import ensure_etcd
-
-from ginkgodb import cluster
+from support.sharded import small_sharded_cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 NAMES = ["shard0000", "shard0001"]
 
 
-def _spawn(argv: list[str], log: Path) -> subprocess.Popen:
-    out = open(log, "ab")
-    return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-
 @pytest.fixture(scope="module")
 def cl(tmp_path_factory):
-    etcd = ensure_etcd()
-    root = tmp_path_factory.mktemp("shardadmin")
-    client_port, peer_port = cluster._free_port(), cluster._free_port()
-    url = f"http://127.0.0.1:{client_port}"
-    procs = [_spawn([etcd, "--name", "t", "--data-dir", str(root / "etcd"), "--listen-client-urls", url,
-                     "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
-                     "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
-                     "--initial-cluster", f"t=http://127.0.0.1:{peer_port}"], root / "etcd.log")]
-    ports = [cluster._free_port() for _ in range(3)]
-    try:
-        for i in range(2):
-            procs.append(_spawn([sys.executable, "-m", "ginkgodb", "serve", "--port", str(ports[i]), "--dbpath",
-                                 str(root / f"s{i}"), "--oplogSize", "64", "--quiet"], root / f"s{i}.log"))
-        assert cluster._wait_port(client_port, 30), "etcd did not start"
-        procs.append(_spawn([sys.executable, "-m", "ginkgodb", "router", "--etcd", url, "--port", str(ports[2]),
-                             "--balancerIntervalSecs", "0.5", "--orphanCleanupDelaySecs", "0.2"],
-                            root / "router.log"))
-        for p in ports:
-            assert cluster._wait_port(p, 30), f"port {p} did not open: see {root}"
-        client = pymongo.MongoClient(f"127.0.0.1:{ports[2]}", serverSelectionTimeoutMS=10000)
-        client.admin.command("balancerStop")
-        for p in ports[:2]:
-            client.admin.command("addShard", f"127.0.0.1:{p}")
-        yield {"client": client,
-               "shards": [pymongo.MongoClient(f"127.0.0.1:{p}", directConnection=True) for p in ports[:2]]}
-        client.close()
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+    with small_sharded_cluster(tmp_path_factory.mktemp("shardadmin"), orphan_cleanup_delay=0.2) as running:
+        yield running
 
 
 def _chunks(c, ns: str) -> list[tuple]:

@@ -6,66 +6,23 @@ seen exactly once, a second router refreshing its stale chunk map through StaleC
 balancer evening chunk counts."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pymongo
 import pytest
 from bson import MinKey
-from support.etcd import ensure_etcd
+from support.sharded import small_sharded_cluster, spawn
 
 from ginkgodb import cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 
-def _spawn(argv: list[str], log: Path) -> subprocess.Popen:
-    out = open(log, "ab")
-    return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-
 @pytest.fixture(scope="module")
 def sharded(tmp_path_factory):
-    etcd = ensure_etcd()
-    root = tmp_path_factory.mktemp("sharded")
-    client_port, peer_port = cluster._free_port(), cluster._free_port()
-    url = f"http://127.0.0.1:{client_port}"
-    procs = [_spawn([etcd, "--name", "t", "--data-dir", str(root / "etcd"), "--listen-client-urls", url,
-                     "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
-                     "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
-                     "--initial-cluster", f"t=http://127.0.0.1:{peer_port}"], root / "etcd.log")]
-    ports = [cluster._free_port() for _ in range(3)]
-    try:
-        shard_argv = [[sys.executable, "-m", "ginkgodb", "serve", "--port", str(ports[i]), "--dbpath",
-                       str(root / f"s{i}"), "--oplogSize", "64", "--quiet"] for i in range(2)]
-        for i in range(2):
-            procs.append(_spawn(shard_argv[i], root / f"s{i}.log"))
-        assert cluster._wait_port(client_port, 30), "etcd did not start"
-        router_argv = [sys.executable, "-m", "ginkgodb", "router", "--etcd", url, "--port", str(ports[2]),
-                       "--balancerIntervalSecs", "0.5", "--orphanCleanupDelaySecs", "0.5"]
-        procs.append(_spawn(router_argv, root / "router.log"))
-        for p in ports:
-            assert cluster._wait_port(p, 30), f"port {p} did not open: see {root}"
-        client = pymongo.MongoClient(f"127.0.0.1:{ports[2]}", serverSelectionTimeoutMS=10000)
-        client.admin.command("balancerStop")
-        for p in ports[:2]:
-            client.admin.command("addShard", f"127.0.0.1:{p}")
-        yield {"client": client, "ports": ports, "etcd": url, "procs": procs, "router_argv": router_argv,
-               "shard_argv": shard_argv,
-               "root": root,
-               "shards": [pymongo.MongoClient(f"127.0.0.1:{p}", directConnection=True) for p in ports[:2]]}
-        client.close()
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+    with small_sharded_cluster(tmp_path_factory.mktemp("sharded"), orphan_cleanup_delay=0.5) as running:
+        yield running
 
 
 def test_the_router_is_a_mongos_and_registers_shards(sharded):
@@ -292,7 +249,7 @@ def test_left_over_orphans_are_filtered_then_deleted_and_a_restarted_shard_gets_
     victim = sharded["procs"][1]
     victim.kill()
     victim.wait(10)
-    sharded["procs"][1] = _spawn(sharded["shard_argv"][0], sharded["root"] / "s0-again.log")
+    sharded["procs"][1] = spawn(sharded["shard_argv"][0], sharded["root"] / "s0-again.log")
     assert cluster._wait_port(sharded["ports"][0], 30)
     assert c.app.o.count_documents({}) == before
     assert c.app.o.find_one({"k": 1})["touched"] == 1
@@ -305,7 +262,7 @@ def test_a_new_router_serves_from_etcd_after_kill_9(sharded):
     router = sharded["procs"][-1]
     router.kill()
     router.wait(10)
-    sharded["procs"].append(_spawn(sharded["router_argv"], sharded["root"] / "router2.log"))
+    sharded["procs"].append(spawn(sharded["router_argv"], sharded["root"] / "router2.log"))
     assert cluster._wait_port(sharded["ports"][2], 30)
     assert c.app.k9.count_documents({}) == 600
     assert c.app.k9.find({"x": 5}).explain()["queryPlanner"]["winningPlan"]["stage"] == "SINGLE_SHARD"

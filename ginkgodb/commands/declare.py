@@ -203,8 +203,7 @@ class CommandSpec:
                 values[attr] = v
         for f in self._required:
             if f.name not in cmd:
-                raise CommandError(ErrorCode.IDLFailedToParse,
-                                   f"BSON field '{name}.{f.name}' is missing but a required field")
+                raise P.missing_field(name, f.name)
         first = cmd[name]
         args.value = first
         if self.target is Target.COLLECTION:

@@ -33,6 +33,11 @@ def check_unknown(cmd: Mapping, allowed: frozenset | set, command: Optional[str]
             raise CommandError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{key}' is an unknown field.")
 
 
+def missing_field(command: str, field: str) -> CommandError:
+    """mongod's IDL answer to a required field left out."""
+    return CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{command}.{field}' is missing but a required field")
+
+
 def wrong_type(command: str, field: str, value: Any, expected: str) -> CommandError:
     return CommandError(ErrorCode.TypeMismatch,
                         f"BSON field '{command}.{field}' is the wrong type '{type_name(value)}', "

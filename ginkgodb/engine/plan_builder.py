@@ -249,9 +249,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     built = BuiltPlan(root, plan, rejected, req)
     if reader is not None and hasattr(reader, "depends_on"):
         if plan.kind == "IDHACK":   # depends on the collection alone: its _id index stays
-            reader.depends_on(state.meta.id, (), state.meta.ns)
-            if not explain and state.id_index is not None:
-                reader.note_use((state.id_index.meta.id,))
+            _reads_by_id(state, reader, explain)
         else:
             ids = _index_ids(plan, root)
             reader.depends_on(state.meta.id, ids, state.meta.ns)
@@ -291,10 +289,16 @@ def _idhack(state, reader, req: FindRequest, id_key: bytes, explain: bool) -> Bu
     root.query_filter = req.filter
     built = BuiltPlan(root, QueryPlan("IDHACK"), [], req)
     if reader is not None and hasattr(reader, "depends_on"):
-        reader.depends_on(state.meta.id, (), state.meta.ns)   # the collection alone: its _id index stays
-        if not explain and state.id_index is not None:
-            reader.note_use((state.id_index.meta.id,))
+        _reads_by_id(state, reader, explain)
     return built
+
+
+def _reads_by_id(state, reader, explain: bool) -> None:
+    """An IDHACK depends on the collection alone (its _id index stays) and is one access of
+    the _id index for `$indexStats` (not when explained)."""
+    reader.depends_on(state.meta.id, (), state.meta.ns)
+    if not explain and state.id_index is not None:
+        reader.note_use((state.id_index.meta.id,))
 
 
 def _no_collection_text(filt: dict, reader) -> None:

@@ -16,6 +16,7 @@ from bson.min_key import MinKey
 from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
+from ..commands.fields import missing_field
 from ..errors import CommandError, ErrorCode
 from ..query.match import compile_filter
 from ..query.projection import compile_projection
@@ -122,7 +123,7 @@ def shard_collection(router: Router, cmd: Mapping) -> dict:
         raise CommandError(ErrorCode.BadValue, "The collation for shardCollection must be {locale: 'simple'}, "
                                                f"but found: {collation}")
     if "key" not in cmd:
-        raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.key' is missing but a required field")
+        raise missing_field(name, "key")
     key = ShardKey(cmd["key"])
     unique = bool(cmd.get("unique", False))
     if unique and key.is_hashed:

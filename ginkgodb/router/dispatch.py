@@ -17,6 +17,7 @@ from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
+from ..commands.fields import missing_field
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from ..query.pipeline import PipelineContext, run_pipeline
@@ -150,7 +151,7 @@ def _move_chunk(router: Router, cmd: Mapping) -> dict:
     cmap, _ = admin._sharded(router, cmd[name], name)
     to = cmd.get("to")
     if not isinstance(to, str):
-        raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.to' is missing but a required field")
+        raise missing_field(name, "to")
     chunk = range_ops.chunk_named(cmap, cmd, "need to specify either a find query, or both lower and upper "
                                   "bounds.", ErrorCode.InvalidOptions)
     move_chunk(router, cmap.ns, chunk, to)

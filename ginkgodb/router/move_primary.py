@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ..commands.fields import missing_field
 from ..errors import CommandError, ErrorCode
 from .admin import _ok
 from .migration import _changed_ids, _newest_oplog_ts
@@ -80,7 +81,7 @@ def move_primary(router: Router, cmd: Mapping) -> dict:
         raise CommandError(ErrorCode.InvalidNamespace, f"invalid db name specified: {db}")
     to = cmd.get("to")
     if not isinstance(to, str):
-        raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{field}.to' is missing but a required field")
+        raise missing_field(field, "to")
     if db in ("admin", "config", "local"):
         raise CommandError(ErrorCode.InvalidOptions, f"Can't move primary for {db} database")
     doc = router.catalog.database(db)

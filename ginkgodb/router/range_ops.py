@@ -13,6 +13,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
+from ..commands.fields import missing_field
 from ..errors import CommandError, ErrorCode
 from .admin import DEFAULT_CHUNK_MB, _sharded, chunk_keys
 from .chunks import Chunk, ChunkMap
@@ -137,7 +138,7 @@ def merge_chunks(router: Router, cmd: Mapping) -> dict:
     cmap, revision = _sharded(router, cmd[name], name)
     bounds = cmd.get("bounds")
     if bounds is None:
-        raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.bounds' is missing but a required field")
+        raise missing_field(name, "bounds")
     if not isinstance(bounds, list) or not bounds:
         raise CommandError(ErrorCode.InvalidOptions, "no bounds were specified")
     if len(bounds) != 2:
@@ -178,7 +179,7 @@ def move_range(router: Router, cmd: Mapping) -> dict:
     cmap, revision = _sharded(router, cmd[name], name)
     to = cmd.get("toShard")
     if not isinstance(to, str):
-        raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.toShard' is missing but a required field")
+        raise missing_field(name, "toShard")
     if "min" not in cmd and "max" not in cmd:
         raise CommandError(ErrorCode.InvalidOptions, "Missing required parameter 'min' or 'max'")
     low = _bound(cmap, cmd["min"], "min") if "min" in cmd else None

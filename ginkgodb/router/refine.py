@@ -18,6 +18,7 @@ from bson.min_key import MinKey
 from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
+from ..commands.fields import missing_field
 from ..errors import CommandError, ErrorCode
 from .admin import _ok, _sharded
 from .chunks import ChunkMap
@@ -53,7 +54,7 @@ def refine_collection_shard_key(router: Router, cmd: Mapping) -> dict:
     name = next(iter(cmd))
     cmap, revision = _sharded(router, cmd[name], name)
     if "key" not in cmd:
-        raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.key' is missing but a required field")
+        raise missing_field(name, "key")
     new = ShardKey(cmd["key"])
     old = cmap.key
     if new.fields[:len(old.fields)] != old.fields or any(new.pattern[f] != old.pattern[f] for f in old.fields):

@@ -20,6 +20,7 @@ from typing import Any
 from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
+from ..commands.fields import missing_field
 from ..errors import CommandError, ErrorCode
 from ..repl.etcd import EtcdError
 from .admin import _index_name, _ok, _sharded, chunk_keys
@@ -132,7 +133,7 @@ def reshard_collection(router: Router, cmd: Mapping) -> dict:
     name = next(iter(cmd))
     cmap, revision = _sharded(router, cmd[name], name)
     if "key" not in cmd:
-        raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.key' is missing but a required field")
+        raise missing_field(name, "key")
     new_key = ShardKey(cmd["key"])
     if cmd.get("unique"):
         raise CommandError(ErrorCode.BadValue, "Resharding with unique: true is not supported")

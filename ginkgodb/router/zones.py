@@ -10,6 +10,7 @@ from typing import Any, Optional
 from bson.min_key import MinKey
 from bson.objectid import ObjectId
 
+from ..commands.fields import missing_field
 from ..errors import CommandError, ErrorCode
 from .admin import _ns
 from .chunks import Chunk, ChunkMap, range_text
@@ -37,7 +38,7 @@ def _shard_doc(router: Router, cmd: Mapping) -> tuple[dict, str]:
     if not isinstance(name, str):
         raise _wrong_type(field, name)
     if "zone" not in cmd:
-        raise CommandError(ErrorCode.IDLFailedToParse, f"BSON field '{field}.zone' is missing but a required field")
+        raise missing_field(field, "zone")
     zone = cmd["zone"]
     if not isinstance(zone, str):
         raise _wrong_type(f"{field}.zone", zone)
@@ -86,8 +87,7 @@ def update_zone_key_range(router: Router, cmd: Mapping) -> dict:
     ns = f"{db}.{coll}"
     for name in ("min", "max", "zone"):
         if name not in cmd:
-            raise CommandError(ErrorCode.IDLFailedToParse,
-                               f"BSON field '{field}.{name}' is missing but a required field")
+            raise missing_field(field, name)
     cmap = router.chunk_map(ns, refresh=True)
     if cmap is None:
         raise CommandError(ErrorCode.NotImplemented,

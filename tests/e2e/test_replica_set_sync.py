@@ -25,6 +25,7 @@ from bson.int64 import Int64
 from e2e.test_replica_set_cluster import direct
 from support.etcd import ensure_etcd
 from support.sockets import free_port_range, recv_exactly
+from support.timing import wait_until
 
 from ginkgodb import cluster
 
@@ -71,16 +72,6 @@ def wait_new_primary(state: dict, old: int, timeout: float = 20) -> int:
     raise AssertionError("no new primary")
 
 
-def wait_until(predicate, timeout: float, step: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return True
-        except pymongo.errors.PyMongoError:
-            pass
-        time.sleep(step)
-    return False
 
 
 def catalog(client: pymongo.MongoClient, db: str) -> dict:

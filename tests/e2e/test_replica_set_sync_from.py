@@ -14,6 +14,7 @@ from e2e.test_replica_set_cluster import direct
 from pymongo.write_concern import WriteConcern
 from support.etcd import ensure_etcd
 from support.sockets import free_port_range
+from support.timing import wait_until
 
 from ginkgodb import cluster
 
@@ -33,16 +34,6 @@ def host(state: dict, n: int) -> str:
     return f"127.0.0.1:{state['port'] + n}"
 
 
-def wait_until(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return True
-        except pymongo.errors.PyMongoError:
-            pass
-        time.sleep(0.05)
-    return False
 
 
 def sync_source(state: dict, n: int) -> str:

@@ -9,6 +9,9 @@ only the wall-clock allowance grows with the load.
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
+from typing import Any
 
 
 def slowdown() -> float:
@@ -23,3 +26,18 @@ def slowdown() -> float:
 def bound(seconds: float) -> float:
     """An idle machine's time bound, stretched by the current load."""
     return seconds * slowdown()
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, step: float = 0.05) -> bool:
+    """Poll `predicate` until it is true (True) or `timeout` seconds pass (False); a driver
+    error while a cluster changes counts as not yet."""
+    import pymongo.errors
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return True
+        except pymongo.errors.PyMongoError:
+            pass
+        time.sleep(step)
+    return False

@@ -9,7 +9,8 @@ import time
 
 import pymongo
 import pytest
-from e2e.test_sharded_cluster import _spawn, sharded  # noqa: F401  (this module gets a cluster of its own)
+from e2e.test_sharded_cluster import sharded  # noqa: F401  (this module gets a cluster of its own)
+from support.sharded import spawn
 
 from ginkgodb import cluster
 
@@ -20,7 +21,7 @@ PAD = "x" * 1000   # 6 MB in the range: the clone takes a few seconds
 
 def _restart(sharded, i: int) -> None:  # noqa: F811
     procs = sharded["procs"]
-    procs[1 + i] = _spawn(sharded["shard_argv"][i], sharded["root"] / f"s{i}.log")
+    procs[1 + i] = spawn(sharded["shard_argv"][i], sharded["root"] / f"s{i}.log")
     assert cluster._wait_port(sharded["ports"][i], 30), f"shard {i} did not restart"
 
 

@@ -33,6 +33,7 @@ from .current_op import namespace_of  # noqa: E402
 
 # what the wire server needs of a replica-set member, the awaitable hello and the fail points
 from .fail_points import CLOSE_CONNECTION  # noqa: E402
+from .inline_writes import hold_for_inline  # noqa: E402
 from .member_requests import track_commits  # noqa: E402
 from .profile import PROFILE  # noqa: E402
 from .replica_set import ReplicaSetMember  # noqa: E402
@@ -42,5 +43,5 @@ from .topology import TopologyWatch, awaitable_wait  # noqa: E402
 
 __all__ = ["AuthSession", "CLOSE_CONNECTION", "COMMANDS", "CommandContext", "CommandSpec", "OpInfo", "PARAMETERS",
            "PROFILE", "ReplicaSetMember", "ReplicatedMember", "Security", "ServerView", "TopologyWatch",
-           "awaitable_wait", "command", "deadline_from", "dispatch", "namespace_of", "runs_inline", "track_commits",
-           "writes_data"]
+           "awaitable_wait", "command", "deadline_from", "dispatch", "hold_for_inline", "namespace_of", "runs_inline",
+           "track_commits", "writes_data"]

@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 from bson.errors import InvalidBSON
 
+from ..engine import WouldBlock
 from ..errors import CommandError, ErrorCode, StorageError
 from ..query.js import bind as bind_scripts
 from ..query.operation import running
@@ -158,6 +159,8 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
         if firing is not None:
             fail_after(ctx, firing, reply)
         return reply
+    except WouldBlock:
+        raise   # run on the event loop, it would wait: the server runs it again in a worker
     except CommandError as exc:
         return exc.to_reply()
     except ErrmsgOnlyFailure as exc:

@@ -25,6 +25,7 @@ from ..errors import CommandError, ErrorCode
 from .context import CommandContext
 from .declare import ANY_USER, Args, CommandSpec, command
 from .generic import SNAPSHOT_READS
+from .inline_writes import short_abort, short_commit
 from .txn_names import FINISHERS, RETRYABLE_WRITES
 
 TRANSIENT = ("TransientTransactionError",)
@@ -270,7 +271,7 @@ def _show(lsid: Any) -> str:
 
 # -- commitTransaction / abortTransaction --------------------------------------------------------
 @command("commitTransaction", help="commit a multi-document transaction", admin_only=True, api_version_1=True,
-         write_concern=True, privileges=(ANY_USER,))
+         write_concern=True, privileges=(ANY_USER,), inline=short_commit)
 def commit_txn(ctx: CommandContext, args: Args) -> dict:
     scope: Optional[Scope] = ctx.transaction
     if scope is None or scope.session is None:
@@ -296,7 +297,7 @@ def commit_txn(ctx: CommandContext, args: Args) -> dict:
 
 
 @command("abortTransaction", help="abort a multi-document transaction", admin_only=True, api_version_1=True,
-         write_concern=True, privileges=(ANY_USER,))
+         write_concern=True, privileges=(ANY_USER,), inline=short_abort)
 def abort_txn(ctx: CommandContext, args: Args) -> dict:
     scope: Optional[Scope] = ctx.transaction
     if scope is None or scope.session is None:

@@ -11,6 +11,7 @@ from ..limits import MAX_WRITE_BATCH_SIZE
 from . import fields as P
 from .context import CommandContext
 from .declare import Args, Field, Target, boolean, command, let, on_collection, value
+from .inline_writes import short_write
 from .profiler import note_writes
 from .query_shapes import INSERT, REMOVE, UPDATE, note_write
 from .replies import explain_reply
@@ -47,7 +48,7 @@ def _raw_list(name: str) -> Field:
 @command("insert", help="Insert documents.",
          fields=(_raw_list("documents"), boolean("ordered", True), boolean("bypassDocumentValidation")),
          privileges=(on_collection("insert"),), target=Target.COLLECTION, write=True, write_concern=True,
-         api_version_1=True)
+         api_version_1=True, inline=short_write)
 def insert(ctx: CommandContext, args: Args) -> dict:
     docs = _statements(args, "documents")
     for i, d in enumerate(docs):
@@ -90,7 +91,7 @@ def parse_update_statement(st: Any, variables: Optional[dict] = None) -> UpdateS
 @command("update", help="Update documents.",
          fields=(_raw_list("updates"), boolean("ordered", True), boolean("bypassDocumentValidation"), let()),
          privileges=(on_collection("update"),), target=Target.COLLECTION, write=True, write_concern=True,
-         api_version_1=True)
+         api_version_1=True, inline=short_write)
 def update(ctx: CommandContext, args: Args) -> dict:
     statements = [parse_update_statement(st, args.let) for st in _statements(args, "updates")]
     started = time.perf_counter_ns()
@@ -129,7 +130,7 @@ def parse_delete_statement(st: Any, variables: Optional[dict] = None) -> DeleteS
          fields=(_raw_list("deletes"), boolean("ordered", True), let(),
                  value("bypassDocumentValidation")),
          privileges=(on_collection("remove"),), target=Target.COLLECTION, write=True, write_concern=True,
-         api_version_1=True)
+         api_version_1=True, inline=short_write)
 def delete(ctx: CommandContext, args: Args) -> dict:
     # bypassDocumentValidation: pymongo sends it with bulk writes; deletes validate nothing
     statements = [parse_delete_statement(st, args.let) for st in _statements(args, "deletes")]

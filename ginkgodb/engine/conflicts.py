@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from ..errors import CommandError, ErrorCode
+from .no_wait import WouldBlock, waits_refused
 
 TRANSIENT = ("TransientTransactionError",)
 
@@ -116,7 +117,10 @@ class ConflictTable:
             return self.seq
 
     def wait_for(self, txn_id: int, deadline: Optional[float]) -> bool:
-        """Wait until transaction `txn_id` ends; False when the deadline passed first."""
+        """Wait until transaction `txn_id` ends; False when the deadline passed first. A command
+        on the server's event loop must not wait: WouldBlock (it runs again in a worker)."""
+        if waits_refused() and txn_id in self._snapshots:
+            raise WouldBlock(f"the write waits for transaction {txn_id}")
         with self._lock:
             while txn_id in self._snapshots:
                 timeout = None if deadline is None else deadline - time.monotonic()

@@ -90,6 +90,7 @@ class Engine(EngineOperations):
         self._closed = False
         self._fsync_locks = 0
         self._unlocked = threading.Condition()
+        self._held_by: Optional[int] = None   # the thread holding writes for a loop command
         from .index_usage import IndexUsage
         #: $indexStats accesses, persisted at close (index_usage.py)
         self.index_usage = IndexUsage()
@@ -212,16 +213,39 @@ class Engine(EngineOperations):
             return self._fsync_locks
 
     def wait_writable(self, check: Optional[Callable[[], None]] = None) -> None:
-        """Wait while fsync-locked; `check` (an operation's interrupt check) may raise meanwhile."""
+        """Wait while fsync-locked; `check` (an operation's interrupt check) may raise meanwhile.
+        A thread holding writes (`hold_writes`) is the writer in flight: the lock waits for it."""
+        if self._held_by == threading.get_ident():
+            return
         with self._unlocked:
             while self._fsync_locks and not self._closed:
                 if check is not None:
                     check()
                 self._unlocked.wait(0.05)
 
+    def hold_writes(self) -> bool:
+        """Take the write lock without waiting, for a short command the server runs on its event
+        loop (engine/no_wait.py); False when another writer holds it, an fsync lock holds writes
+        back, or other processes share the storage (their writer lock cannot be tried). While
+        held, this thread's write batches take it again at once. `release_writes` ends it."""
+        if self.shared or self._fsync_locks or not self.lock.acquire(blocking=False):
+            return False
+        if self._fsync_locks or self._closed:
+            self.lock.release()
+            return False
+        self._held_by = threading.get_ident()
+        return True
+
+    def release_writes(self) -> None:
+        self._held_by = None
+        self.lock.release()
+
     def _acquire_for_write(self) -> None:
         """The engine lock, once no fsync lock holds writes back (checked again under the lock:
         fsync_lock takes it to wait for the writer in flight)."""
+        if self._held_by == threading.get_ident():
+            self.lock.acquire()   # held already (hold_writes): the writer in flight
+            return
         while True:
             if self._fsync_locks:
                 self.wait_writable()

@@ -16,7 +16,8 @@ import uuid
 from concurrent.futures import Executor
 from typing import Any, Optional, Protocol
 
-from ..commands import CLOSE_CONNECTION, AuthSession, CommandContext, deadline_from, runs_inline
+from ..commands import CLOSE_CONNECTION, AuthSession, CommandContext, deadline_from, hold_for_inline, runs_inline
+from ..engine import WouldBlock
 from ..errors import CommandError, code_name
 from ..limits import MAX_MESSAGE_SIZE
 from ..wire import ProtocolError, Request, WireConnection
@@ -27,6 +28,9 @@ from .logs import event
 from .routing import LOCAL, WorkerSeat, route
 from .state import ServerState
 from .tls import peer_subject
+
+#: _run_on_loop's answer for a job that must run in a worker after all
+_IN_WORKER = object()
 
 
 class ConnectionOwner(Protocol):
@@ -200,11 +204,29 @@ class ConnectionProtocol(asyncio.Protocol):
         job.op = self.state.begin_op(self.connection_id, self.remote, request.command, job.ctx,
                                      self.client_metadata)
         if job.inline:
-            self._finish(job, job.run())
-            return
+            out = self._run_on_loop(job)
+            if out is not _IN_WORKER:
+                self._finish(job, out)
+                return
+            job.inline = False
         self.job = job
         if not self.server.holds_back(self, job):
             self.submit(job)
+
+    def _run_on_loop(self, job: Job) -> Any:
+        """Run a job its declaration lets run on the loop, holding what it would wait for
+        (commands/inline_writes.py); _IN_WORKER when that is held elsewhere, or when the
+        command met a wait (WouldBlock: nothing of it was committed): a worker runs it then."""
+        held = hold_for_inline(job.ctx, job.request.command)
+        if held is None:
+            self.state.inline_deferred += 1
+            return _IN_WORKER
+        try:
+            with held:
+                return job.run()
+        except WouldBlock:
+            self.state.inline_deferred += 1
+            return _IN_WORKER
 
     def new_job(self, request: Request) -> Job:
         ctx = CommandContext(engine=self.server.engine, connection_id=self.connection_id,

@@ -68,6 +68,9 @@ class ServerState:
         self.bytes_in = 0
         self.bytes_out = 0
         self.requests = 0
+        #: short commands declared for the event loop that ran in a worker after all, because what
+        #: they would wait for was held elsewhere (server/protocol.py `_run_on_loop`)
+        self.inline_deferred = 0
         self._opcounters = {"insert": 0, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0}
         self._ops: dict[int, OpInfo] = {}
         self._opids: Iterator[int] = itertools.count(1)

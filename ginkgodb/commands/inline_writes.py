@@ -1,0 +1,152 @@
+"""Short writes on the server's event loop: which ones may run there (the declarations' `inline=`
+policies below) and what they hold while they do (`hold_for_inline`).
+
+A thread hop to a worker costs about as much as a short write itself, and a transaction's
+statements and commit are short writes. They may run on the loop only where they cannot wait:
+the engine's write lock and the session's lock are taken without waiting (`hold_for_inline`) (when another thread
+holds one, the command runs in a worker, where it may wait), the command runs with waits refused
+(engine/no_wait.py: a write that meets a document an open transaction changed raises WouldBlock
+before anything is committed, and runs again in a worker, where it waits as before), and what
+waits by its nature never runs there: `j`/`fsync` write concerns, read concerns (afterClusterTime
+waits), writes on a member that waits for its secondaries, storage that other processes share
+(their writer lock cannot be tried), and anything longer than one document by `_id`.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from ..engine import id_hack_key, refusing_waits, session_key
+from .context import CommandContext
+from .fields import plain
+
+#: a transaction commits on the loop when it changed at most this many documents
+SMALL_TRANSACTION_OPS = 16
+
+#: commands that take the engine's write lock when they run on the loop
+_WRITERS = frozenset({"insert", "update", "delete", "commitTransaction"})
+
+
+def _concerns_never_wait(cmd: Mapping) -> bool:
+    """No read concern (afterClusterTime and majority reads may wait) and a write concern that
+    acknowledges at once (not `j` or `fsync`, which flush, nor `w` above one)."""
+    if "readConcern" in cmd:
+        return False
+    wc = cmd.get("writeConcern")
+    if wc is None:
+        return True
+    if not isinstance(wc, Mapping) or wc.get("j") or wc.get("fsync"):
+        return False
+    w = wc.get("w", 1)
+    return w in (0, 1, "majority") and not isinstance(w, bool)
+
+
+def _one(cmd: Mapping, field: str) -> Optional[Mapping]:
+    items = cmd.get(field)
+    if type(items) is not list or len(items) != 1 or not isinstance(items[0], Mapping):
+        return None
+    return items[0]
+
+
+def _by_id(statement: Mapping) -> bool:
+    q = plain(statement.get("q"))   # the wire server hands statements over as raw BSON
+    return type(q) is dict and id_hack_key(q) is not None
+
+
+def short_write(cmd: Mapping, engine: Any) -> bool:
+    """insert of one document, update or delete of one document by `_id` (alone or as a
+    transaction's statement), with concerns that never wait."""
+    if getattr(engine, "shared", True) or not _concerns_never_wait(cmd):
+        return False
+    name = next(iter(cmd), "")
+    if name == "insert":
+        return _one(cmd, "documents") is not None
+    statement = _one(cmd, "updates" if name == "update" else "deletes")
+    if statement is None or not _by_id(statement):
+        return False
+    return not (name == "update" and statement.get("multi"))
+
+
+def short_commit(cmd: Mapping, engine: Any) -> bool:
+    """commitTransaction of a small transaction (or a retried commit), with a write concern
+    that never waits."""
+    if getattr(engine, "shared", True) or not _concerns_never_wait(cmd):
+        return False
+    key = session_key(cmd.get("lsid"))
+    session = engine.sessions.find(key) if key is not None else None
+    txn = getattr(session, "txn", None)
+    return txn is None or len(txn.ops) <= SMALL_TRANSACTION_OPS
+
+
+def short_abort(cmd: Mapping, engine: Any) -> bool:
+    """abortTransaction drops what the transaction buffered: nothing to wait for."""
+    return _concerns_never_wait(cmd)
+
+
+class Held:
+    """What a command on the loop holds; a context manager that refuses waits while it runs
+    and lets go of what it holds at its end."""
+
+    __slots__ = ("engine", "session", "_refusing")
+
+    def __init__(self) -> None:
+        self.engine: Any = None
+        self.session: Any = None
+        self._refusing: Any = None
+
+    def __enter__(self) -> Held:
+        if self.engine is not None or self.session is not None:
+            self._refusing = refusing_waits()
+            self._refusing.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._refusing is not None:
+            self._refusing.__exit__(None, None, None)
+            self._refusing = None
+        self.release()
+
+    def release(self) -> None:
+        engine, session, self.engine, self.session = self.engine, self.session, None, None
+        if engine is not None:
+            engine.release_writes()
+        if session is not None:
+            session.lock.release()
+
+
+_NOTHING = Held()   # a command that neither writes nor belongs to a session's transaction
+
+
+def hold_for_inline(ctx: CommandContext, cmd: Mapping) -> Optional[Held]:
+    """Take, without waiting, what the command would wait for on the loop (its session's lock,
+    the engine's write lock); None, holding nothing, when one is held elsewhere: the command
+    must then run in a worker. Run the command within the returned context."""
+    name = next(iter(cmd), "")
+    if "txnNumber" not in cmd and name not in _WRITERS:
+        return _NOTHING
+    held = Held()
+    if _take(ctx, cmd, name, held):
+        return held
+    held.release()
+    return None
+
+
+def _take(ctx: CommandContext, cmd: Mapping, name: str, held: Held) -> bool:
+    engine = ctx.engine
+    if "txnNumber" in cmd:
+        key = session_key(cmd.get("lsid"))
+        if key is not None:   # without a usable lsid the command only answers an error
+            session = engine.sessions.session(cmd["lsid"], key)
+            if not session.lock.acquire(blocking=False):
+                return False
+            held.session = session
+    if name in _WRITERS:
+        from .replicated_member import ReplicatedMember
+        member = getattr(ctx.server, "replica_set", None)
+        if isinstance(member, ReplicatedMember) or not engine.hold_writes():
+            return False   # a member of several waits for its secondaries' positions
+        held.engine = engine
+    return True
+
+
+__all__ = ["Held", "SMALL_TRANSACTION_OPS", "hold_for_inline", "short_abort", "short_commit", "short_write"]

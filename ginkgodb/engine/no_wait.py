@@ -1,0 +1,39 @@
+"""Writes the server runs on its event loop must never wait: the loop thread answers every
+connection, so a wait there (for another writer, a transaction's document, an fsync lock) would
+stall them all, and a wait for something only the loop can end would never end.
+
+The server takes what a short write needs without waiting (`Engine.hold_writes`, a session's
+lock) and runs the command on the loop with waits refused: a point where the write would have
+to wait raises `WouldBlock` instead, before anything is committed, and the server runs the
+command again in a worker thread, where it may wait (docs/design/wire.md, "Short commands on the event loop").
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_state = threading.local()
+
+
+class WouldBlock(Exception):
+    """A command run with waits refused reached a wait; nothing of it is committed."""
+
+
+def waits_refused() -> bool:
+    """Is this thread running a command that must not wait?"""
+    return getattr(_state, "refused", False)
+
+
+@contextmanager
+def refusing_waits() -> Iterator[None]:
+    """Within the block, this thread's writes raise WouldBlock where they would wait."""
+    before = waits_refused()
+    _state.refused = True
+    try:
+        yield
+    finally:
+        _state.refused = before
+
+
+__all__ = ["WouldBlock", "refusing_waits", "waits_refused"]

@@ -1,0 +1,125 @@
+"""Short writes run on the event loop (commands/inline_writes.py): a transaction's statements
+and its commit, insert_one, update_one and delete_one by _id; a write that would wait (for a
+transaction holding its document, for another writer's lock) runs in a worker instead and keeps
+its semantics, and the server keeps answering meanwhile."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pymongo
+import pytest
+from pymongo.errors import OperationFailure
+
+from ginkgodb.server.protocol import ConnectionProtocol
+from ginkgodb.server.testing import running_server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with running_server(str(tmp_path_factory.mktemp("inline") / "data")) as address:
+        yield address
+
+
+@pytest.fixture
+def in_worker(monkeypatch):
+    """The commands that ran in a worker thread (names in order)."""
+    ran: list[str] = []
+    submit = ConnectionProtocol.submit
+
+    def counting(self, job):
+        ran.append(job.request.name)
+        return submit(self, job)
+    monkeypatch.setattr(ConnectionProtocol, "submit", counting)
+    return ran
+
+
+def connect(server, **kw):
+    return pymongo.MongoClient(*server, serverSelectionTimeoutMS=5000, **kw)
+
+
+@pytest.fixture
+def coll(server):
+    client = connect(server)
+    coll = client.test_inline.accounts
+    coll.drop()
+    coll.insert_many([{"_id": i, "balance": 100} for i in range(4)])
+    yield coll
+    client.close()
+
+
+def test_short_writes_and_transactions_run_on_the_loop(coll, in_worker):
+    coll.update_one({"_id": 0}, {"$inc": {"balance": 1}})
+    coll.insert_one({"_id": 10, "balance": 0})
+    coll.delete_one({"_id": 10})
+    with coll.database.client.start_session() as s:
+        def transfer(s):
+            coll.update_one({"_id": 0}, {"$inc": {"balance": -5}}, session=s)
+            coll.update_one({"_id": 1}, {"$inc": {"balance": 5}}, session=s)
+            assert coll.find_one({"_id": 1}, session=s)["balance"] == 105
+        s.with_transaction(transfer)
+        s.start_transaction()
+        coll.update_one({"_id": 2}, {"$inc": {"balance": 1}}, session=s)
+        s.abort_transaction()
+    assert in_worker == []
+    assert [d["balance"] for d in coll.find(sort=[("_id", 1)])] == [96, 105, 100, 100]
+
+
+def test_longer_or_waiting_writes_run_in_a_worker(coll, in_worker):
+    coll.update_many({}, {"$inc": {"balance": 1}})                      # many documents
+    coll.update_one({"balance": 101}, {"$inc": {"balance": 1}})        # not by _id
+    coll.insert_many([{"_id": 20}, {"_id": 21}])                        # several statements
+    coll.with_options(write_concern=pymongo.WriteConcern(j=True)).insert_one({"_id": 22})   # flushes
+    assert in_worker == ["update", "update", "insert", "insert"]
+
+
+def test_a_write_waiting_for_a_transaction_moves_to_a_worker(server, coll, in_worker):
+    """A transaction holds document 0; another connection's update of it, sent to the loop,
+    would wait: it runs in a worker and waits there (applied once the transaction commits),
+    while pings and other writes on the loop carry on. A second transaction touching the
+    document still fails at once with WriteConflict."""
+    holder, other, pinger = connect(server), connect(server), connect(server)
+    try:
+        accounts = holder.test_inline.accounts
+        session = holder.start_session()
+        session.start_transaction()
+        accounts.update_one({"_id": 0}, {"$inc": {"balance": 10}}, session=session)
+
+        done = threading.Event()
+
+        def blocked_update():
+            other.test_inline.accounts.update_one({"_id": 0}, {"$inc": {"balance": 1}})
+            done.set()
+        waiter = threading.Thread(target=blocked_update, daemon=True)
+        waiter.start()
+        deadline = time.monotonic() + 10
+        while "update" not in in_worker and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert in_worker == ["update"]         # moved off the loop, where it waits
+        latencies = []
+        for _ in range(20):
+            start = time.perf_counter()
+            pinger.admin.command("ping")
+            latencies.append(time.perf_counter() - start)
+        assert max(latencies) < 0.5
+        pinger.test_inline.accounts.update_one({"_id": 3}, {"$inc": {"balance": 1}})   # on the loop
+        assert not done.is_set()               # still waiting for the transaction
+
+        with pinger.start_session() as rival:
+            rival.start_transaction()
+            with pytest.raises(OperationFailure) as err:
+                pinger.test_inline.accounts.update_one({"_id": 0}, {"$inc": {"balance": 100}}, session=rival)
+            assert err.value.code == 112
+            assert "TransientTransactionError" in err.value.details.get("errorLabels", [])
+            rival.abort_transaction()
+
+        session.commit_transaction()
+        assert done.wait(10)
+        waiter.join(10)
+        assert accounts.find_one({"_id": 0})["balance"] == 111
+        assert accounts.find_one({"_id": 3})["balance"] == 101
+        assert in_worker == ["update"]
+        session.end_session()
+    finally:
+        for c in (holder, other, pinger):
+            c.close()

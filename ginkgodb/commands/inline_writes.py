@@ -141,10 +141,13 @@ def _take(ctx: CommandContext, cmd: Mapping, name: str, held: Held) -> bool:
                 return False
             held.session = session
     if name in _WRITERS:
-        from .replicated_member import ReplicatedMember
         member = getattr(ctx.server, "replica_set", None)
-        if isinstance(member, ReplicatedMember) or not engine.hold_writes():
-            return False   # a member of several waits for its secondaries' positions
+        if member is not None:
+            from .replicated_member import ReplicatedMember
+            if isinstance(member, ReplicatedMember):
+                return False   # a member of several waits for its secondaries' positions
+        if not engine.hold_writes():
+            return False
         held.engine = engine
     return True
 

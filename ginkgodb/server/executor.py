@@ -21,6 +21,7 @@ from .exhaust import streams
 from .logs import event, summarize
 
 _HANDSHAKE = frozenset({"hello", "isMaster", "ismaster"})
+_LOG = logging.getLogger("ginkgodb")
 
 
 @dataclass
@@ -71,7 +72,7 @@ def slow_op_log(job: Job) -> None:
     millis = int((time.monotonic() - job.started) * 1000)
     slow_ms = PROFILE.slowms
     if millis < slow_ms:
-        if not logging.getLogger("ginkgodb").isEnabledFor(logging.DEBUG):
+        if not _LOG.isEnabledFor(logging.DEBUG):
             return
     elif PROFILE.sample_rate < 1.0 and random.random() >= PROFILE.sample_rate:
         return

@@ -1,8 +1,10 @@
 """Running one request: context, deadline, op table, dispatch, encoding, slow-op log.
 
-Cheap commands that never touch the engine run inline on the event loop (a thread hop costs
-more than they do); everything else runs in a worker thread so a slow query on one connection
-does not hold up the others. `Job.run` never raises: it returns the bytes to send (or None).
+Cheap commands run inline on the event loop (a thread hop costs more than they do): those that
+never touch the engine, and the short reads and writes their declarations allow (a point find, a
+one-document write, a small transaction's statements and commit: commands/inline_writes.py);
+everything else runs in a worker thread so a slow query on one connection does not hold up the
+others. `Job.run` never raises: it returns the bytes to send (or None).
 """
 from __future__ import annotations
 

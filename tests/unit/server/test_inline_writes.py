@@ -123,3 +123,47 @@ def test_a_write_waiting_for_a_transaction_moves_to_a_worker(server, coll, in_wo
     finally:
         for c in (holder, other, pinger):
             c.close()
+
+
+def test_holding_writes_never_waits_and_an_fsync_lock_waits_for_the_held_write(tmp_path):
+    """Engine.hold_writes refuses at once while another thread writes; once held, an fsyncLock
+    that arrives waits for the held write (the writer in flight), which commits without waiting
+    for the lock it holds back; while fsync-locked nothing is held."""
+    from ginkgodb.engine import Engine, refusing_waits
+    engine = Engine.open(str(tmp_path / "data"))
+    try:
+        writing, finish = threading.Event(), threading.Event()
+
+        def writer():
+            with engine.write():
+                writing.set()
+                finish.wait(5)
+        other = threading.Thread(target=writer)
+        other.start()
+        assert writing.wait(5)
+        started = time.monotonic()
+        assert not engine.hold_writes()
+        assert time.monotonic() - started < 0.1
+        finish.set()
+        other.join(5)
+
+        assert engine.hold_writes()
+        locker = threading.Thread(target=engine.fsync_lock, daemon=True)
+        locker.start()
+        deadline = time.monotonic() + 5
+        while not engine.fsync_locked and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert engine.fsync_locked and locker.is_alive()    # waiting for the held write
+        with refusing_waits():
+            engine.wait_writable()                           # the writer in flight goes on
+            assert engine.insert("db", "c", [{"_id": 1}]).n == 1
+        engine.release_writes()
+        assert engine.catalog.get("db", "c") is not None     # committed
+        locker.join(5)
+        assert not locker.is_alive()
+        assert not engine.hold_writes()                      # fsync-locked: writes wait elsewhere
+        engine.fsync_unlock()
+        assert engine.hold_writes()
+        engine.release_writes()
+    finally:
+        engine.close()

@@ -57,12 +57,13 @@ def test_short_writes_and_transactions_run_on_the_loop(coll, in_worker):
             coll.update_one({"_id": 0}, {"$inc": {"balance": -5}}, session=s)
             coll.update_one({"_id": 1}, {"$inc": {"balance": 5}}, session=s)
             assert coll.find_one({"_id": 1}, session=s)["balance"] == 105
+            coll.insert_one({"_id": 11, "balance": 0}, session=s)   # reserves record ids: a write batch
         s.with_transaction(transfer)
         s.start_transaction()
         coll.update_one({"_id": 2}, {"$inc": {"balance": 1}}, session=s)
         s.abort_transaction()
     assert in_worker == []
-    assert [d["balance"] for d in coll.find(sort=[("_id", 1)])] == [96, 105, 100, 100]
+    assert [d["balance"] for d in coll.find(sort=[("_id", 1)])] == [96, 105, 100, 100, 0]
 
 
 def test_longer_or_waiting_writes_run_in_a_worker(coll, in_worker):

@@ -35,7 +35,7 @@ from .replica_set import member_of
 from .replies import ErrmsgOnlyFailure
 from .server_parameters import script_settings, test_commands_enabled
 from .shard_versions import versioned_request
-from .transactions import PLAIN_SCOPE, enter, unscoped
+from .transactions import PLAIN_SCOPE, enter, only_touches_session, unscoped
 
 log = logging.getLogger("ginkgodb.commands")
 _UNVERSIONED = contextlib.nullcontext()   # a command a router did not send (no shardVersion)
@@ -81,7 +81,7 @@ def _in_scope(ctx: CommandContext, spec: Any, cmd: Mapping[str, Any], args: Any)
     if ctx.transaction is not None:  # nested: already inside a command's scope
         return spec.handler(ctx, args)
     base = ctx.engine
-    if unscoped(spec.name, cmd):   # no session, transaction or snapshot: the engine itself
+    if unscoped(spec.name, cmd) or only_touches_session(base, spec.name, cmd):   # the engine itself
         ctx.transaction, ctx.base_engine = PLAIN_SCOPE, base
         try:
             return spec.handler(ctx, args)

@@ -98,6 +98,22 @@ def unscoped(name: str, cmd: Mapping[str, Any]) -> bool:
     return _SCOPE_FIELDS.isdisjoint(cmd) and name not in FINISHERS
 
 
+_BEYOND_LSID = _SCOPE_FIELDS - {"lsid"}
+
+
+def only_touches_session(engine: Any, name: str, cmd: Mapping[str, Any]) -> bool:
+    """A command whose only session field is its lsid (what drivers send with every command)
+    has the engine itself for its scope, as `enter` would give it: keep the session alive and
+    say so, so dispatch skips the scope."""
+    if not _BEYOND_LSID.isdisjoint(cmd) or name in FINISHERS:
+        return False
+    lsid = cmd["lsid"]
+    key = session_key(lsid) if lsid is not None else None
+    if key is not None:
+        engine.sessions.session(lsid, key)  # a command with an lsid keeps its session alive
+    return True
+
+
 def enter(ctx: CommandContext, spec: CommandSpec, cmd: Mapping[str, Any]) -> Scope:
     engine = ctx.engine
     lsid = cmd.get("lsid")

@@ -237,9 +237,12 @@ class CommandSpec:
             if raw is None and not f.required:
                 continue
             kind = type(raw)
-            passes = read is None or kind in f.passes
-            reads.append((key, attr, None if passes else f.checked if kind in f.passes_checked else read))
-            v = raw if passes else read(cmd, key, name)
+            if read is None or kind in f.passes:
+                reads.append((key, attr, None))
+                v = raw
+            else:
+                reads.append((key, attr, f.checked if kind in f.passes_checked else read))
+                v = read(cmd, key, name)
             if v is not None:
                 values[attr] = v
         for f in self._required:

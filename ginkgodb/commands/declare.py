@@ -219,7 +219,7 @@ class CommandSpec:
         values = args.__dict__
         values.update(self._defaults)
         by_name, open_fields = self._by_name, self.open_fields
-        reads = []   # the prepared path of this layout: (field, attribute, reader or None)
+        reads: list[tuple[str, str, Optional[Reader]]] = []   # the prepared path: (field, attribute, reader or None)
         for key in cmd:  # one pass over what was sent, in its order (as mongod's IDL parser)
             found = by_name.get(key)
             if found is None:   # the command's own field (no declaration names it), or generic

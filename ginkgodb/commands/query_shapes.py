@@ -61,9 +61,12 @@ def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[]
         if SETTINGS.query_stats_rate_limit >= 0 and not stats.admit():
             stats.count_op(ns, QUERIES, (ended - started) // 1000)   # `top` counts every query
             return
-        entry, key = stats.keyed_entry(ns, layout, filt)
-        if entry is None:
-            entry = stats.entry(key, shape, ns)
+        if layout is AGGREGATE:
+            entry = stats.entry(None, shape, ns)
+        else:
+            entry, key = stats.keyed_entry(ns, layout, filt)
+            if entry is None:
+                entry = stats.entry(key, shape, ns)
         plan = cursor.stats
         keys, docs = plan.examined() if plan is not None else (0, 0)
         pending = entry.pending      # ShapeMetrics.add, inline: every find runs it

@@ -347,6 +347,7 @@ _SUMS = ("total_micros", "first_response_micros", "docs_returned", "keys_examine
 
 
 #: time.time() - time.perf_counter_ns() / 1e9 when the module loaded
+_now = time.perf_counter_ns   # note_query's clock, one global lookup
 _WALL_OFFSET = time.time() - time.perf_counter_ns() / 1e9
 
 
@@ -467,13 +468,41 @@ class QueryStats:
         self._admitted += 1
         return True
 
+    def note_query(self, cursor: Any, shape: Any, started: int, filt: Any, layout: Any) -> None:
+        """A find or aggregate ran its first batch (`started`: time.perf_counter_ns() at its
+        start; `filt`: its filter, a dict; `layout`: a find's command, or None for an aggregate).
+        A find's key (keyed_entry's, built here inline) leads to its shape's metrics without
+        calling `shape`. Straight-line on purpose: every find runs it."""
+        ended = _now()
+        ns = cursor.ns
+        if self.analyzers:
+            self.sample(ns, "find" if layout is not None else "aggregate", filt if filt is not None else {})
+        if SETTINGS.query_stats_rate_limit >= 0 and not self.admit():
+            self.count_op(ns, 0, (ended - started) // 1000)   # `top` counts every query (TOP_KINDS[0])
+            return
+        if layout is None:
+            entry = self.entry(None, shape, ns)
+        else:
+            key = (ns, *layout, *filt, *map(type, filt.values()))   # keyed_entry's
+            found = self.keyed.get(key)
+            entry = found if found is not None else self.entry(key, shape, ns)
+        plan = cursor.stats
+        keys, docs = plan.examined() if plan is not None else (0, 0)
+        pending = entry.pending      # ShapeMetrics.add, inline
+        pending.append((ended, cursor.n_returned, keys, docs, started))   # n_returned: batch one's
+        entry.plan_source = plan     # its chosen plan is read from it when the executions are folded
+        if len(pending) >= FOLD_AT:
+            entry.fold()
+        if not cursor.exhausted:     # open: its getMores add to this execution
+            cursor.query_entry = (entry, keys, docs)
+
     def keyed_entry(self, ns: str, cmd: Any, filt: Any) -> tuple[Optional[ShapeMetrics], tuple]:
         """(the metrics, the key) of a find: the metrics its key leads to without building its
         shape (None when the key is new, or is not one `keyable` lets lead anywhere; both then go
         through `entry`). The key: the namespace, the command's field names, the filter's (`filt`,
         as parsed, a dict) field names and value types. Only keys that pass `keyable` are kept, so
         a key found needs no check: every repeated find runs this, one tuple and one lookup."""
-        key = (ns, tuple(cmd), tuple(filt), tuple(map(type, filt.values())))
+        key = (ns, *cmd, *filt, *map(type, filt.values()))   # as note_query's
         return self.keyed.get(key), key
 
     @staticmethod
@@ -482,7 +511,8 @@ class QueryStats:
         the shape but its filter and limit, and the filter is equality on plain values. A string
         under an operator key stays in the shape when it is a field path (`{$expr: "$a"}`):
         such filters take the shape's path."""
-        _, fields, names, types = key
+        k = sum(1 for part in key if isinstance(part, type))
+        fields, names, types = key[1:len(key) - 2 * k], key[len(key) - 2 * k:len(key) - k], key[len(key) - k:]
         if not _KEYED_FIND_FIELDS.issuperset(fields) or not _PLAIN_TYPES.issuperset(types):
             return False
         return str not in types or "\0$" not in "\0" + "\0".join(names)   # field names hold no NUL

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
 
 from . import geohash, s2
@@ -167,12 +168,28 @@ def _descendant_ranges(cell_ids: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+_coverers = threading.local()
+
+
+def _coverer(finest: int):
+    """The annulus coverer for an index's finest level, made once per thread (each costs four
+    bindings calls to set up; GetCovering keeps no state between calls)."""
+    made = getattr(_coverers, "by_level", None)
+    if made is None:
+        made = _coverers.by_level = {}
+    coverer = made.get(finest)
+    if coverer is None:
+        coverer = s2.S2.S2RegionCoverer()
+        coverer.set_min_level(0)
+        # finer cells than the index's finest level narrow nothing: keys are never finer
+        coverer.set_max_level(min(_NEAR_FINEST, finest))
+        coverer.set_max_cells(_NEAR_MAX_CELLS)
+        made[finest] = coverer
+    return coverer
+
+
 def _annulus_ranges(center, params: S2IndexParams) -> Callable[[float, float], list]:
-    coverer = s2.S2.S2RegionCoverer()
-    coverer.set_min_level(0)
-    # finer cells than the index's finest level narrow nothing: keys are never finer
-    coverer.set_max_level(min(_NEAR_FINEST, params.finest_level))
-    coverer.set_max_cells(_NEAR_MAX_CELLS)
+    coverer = _coverer(params.finest_level)
 
     def ranges(inner: float, outer: float) -> list:
         outer_cap = s2.cap(center, outer)
@@ -218,11 +235,11 @@ _SR_PER_ID = (4 * math.pi / 6) / 2 ** 61
 _SAMPLE_KEYS = 16
 
 
-def _sampled_first_radius(center, sample: Sample, wanted: int) -> float | None:
-    """The radius expected to hold `_MARGIN` times `wanted` keys, from the spacing of the keys
-    that follow the center's leaf cell in cell-id (Hilbert curve) order on its face: one short
-    scan instead of mongod's neighbourhood probes, which take a scan per level. None when the
-    face holds too few keys to tell."""
+def _sampled_density(center, sample: Sample) -> float | None:
+    """Keys per steradian around the center, from the spacing of the keys that follow the
+    center's leaf cell in cell-id (Hilbert curve) order on its face: one short scan instead of
+    mongod's neighbourhood probes, which take a scan per level. None when the face holds too
+    few keys to tell."""
     leaf = s2.S2.S2CellId(center).id()
     face_end = ((leaf >> 61) + 1 << 61) - 1
     ids = sample(s2.to_signed(leaf), s2.to_signed(face_end), _SAMPLE_KEYS)
@@ -231,22 +248,78 @@ def _sampled_first_radius(center, sample: Sample, wanted: int) -> float | None:
     spread = ids[-1] - s2.to_signed(leaf)
     if spread <= 0:
         return None
-    density = len(ids) / (spread * _SR_PER_ID)   # keys per steradian
+    return len(ids) / (spread * _SR_PER_ID)
+
+
+def _radius_for(density: float, wanted: int) -> float:
+    """The radius expected to hold `_MARGIN` times `wanted` keys at this density."""
     return math.sqrt(_MARGIN * wanted / (math.pi * density))
+
+
+class DensityHints:
+    """Sampled key densities by neighbourhood, kept across queries of one index.
+
+    Only a hint: a density sizes the first annulus, and the rounds are exact annuli whatever
+    their size (a stale density after writes costs an extra round or a few more keys, never a
+    different answer). A neighbourhood is a cube of side 1/256 on the unit vector (about a
+    quarter of a degree); each density is sampled again after `REFRESH` uses, and the table
+    starts over beyond `MAX_ENTRIES`."""
+
+    SCALE = 256.0
+    REFRESH = 64
+    MAX_ENTRIES = 20_000
+
+    __slots__ = ("_by_cube",)
+
+    def __init__(self) -> None:
+        self._by_cube: dict[tuple[int, int, int], list] = {}
+
+    @classmethod
+    def cube_of(cls, vector: tuple[float, float, float]) -> tuple[int, int, int]:
+        x, y, z = vector
+        scale = cls.SCALE
+        return (int(x * scale), int(y * scale), int(z * scale))
+
+    def get(self, cube: tuple[int, int, int]) -> float | None:
+        entry = self._by_cube.get(cube)
+        if entry is None:
+            return None
+        entry[1] += 1
+        if entry[1] > self.REFRESH:
+            return None
+        return entry[0]
+
+    def put(self, cube: tuple[int, int, int], density: float) -> None:
+        if len(self._by_cube) >= self.MAX_ENTRIES:
+            self._by_cube.clear()
+        self._by_cube[cube] = [density, 0]
 
 
 def near_2dsphere(center, scan: Scan, distance: Distance, params: S2IndexParams,
                   min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0,
-                  exists: Exists | None = None, sample: Sample | None = None
+                  exists: Exists | None = None, sample: Sample | None = None,
+                  hints: DensityHints | None = None, center_vector: tuple | None = None
                   ) -> Iterator[tuple[float, Hashable]]:
     """(distance, rid) pairs in increasing distance; radii and distances in radians.
     `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds;
     `exists`: a cheaper emptiness test of ranges than a scan (the density probe's);
     `sample(lo, hi, n)`: about the first n cell ids stored in [lo, hi] (sizes the first round
-    when `wanted` is known; the results never depend on it)."""
+    when `wanted` is known; the results never depend on it); `hints`: densities sampled by
+    earlier searches of the same index, by the neighbourhood of `center_vector` (the center's
+    unit vector), used instead of a sample when one is known."""
     first = None
     if wanted > 0 and sample is not None:
-        first = _sampled_first_radius(center, sample, wanted)
+        density = None
+        cube = None
+        if hints is not None and center_vector is not None:
+            cube = hints.cube_of(center_vector)
+            density = hints.get(cube)
+        if density is None:
+            density = _sampled_density(center, sample)
+            if density is not None and cube is not None:
+                hints.put(cube, density)   # type: ignore[union-attr]
+        if density is not None:
+            first = _radius_for(density, wanted)
     if first is not None:
         step = first
         wanted_for_steps = -wanted   # already sized: no further scaling of the first step

@@ -197,6 +197,8 @@ def _legacy_near(operand: Mapping, out: dict) -> bool:
         if name in _NEAR_OPERATORS:
             if not is_object(value):
                 return False
+            if type(value) is dict and len(value) == 1 and "$geometry" in value:
+                continue   # the GeoJSON form: no legacy point (parse_point would fail, costly)
             center = None
             try:
                 center = parse_point(value, allow_extra=False)

@@ -244,40 +244,58 @@ class GeoNear(S.Stage):
             return best, where
 
         get, record_key, matcher = self.reader.get, self.state.record_key, self.matcher
-        stored_document, decode = record_format.document, bson.decode
+        stored_document, decode, decode_all = record_format.document, bson.decode, bson.decode_all
 
         def distance(rid: Any) -> Optional[float]:
             # each record is measured once: the search keeps what it read (near.py `_rounds`)
             value = get(record_key(rid))
-            if value is None:
-                return None
-            raw = stored_document(value)
-            self.fetched += 1
-            doc = decode(raw)
-            if matcher is not None and not matcher(doc):
-                return None
-            if plain_points:
-                # measure's first case inline (one call less per document; same operations)
-                where = doc.get(path)
-                if type(where) is dict and len(where) == 2 and where.get("type") == "Point":
-                    coords = where.get("coordinates")
-                    if type(coords) is list and len(coords) == 2:
-                        lng, lat = coords
-                        if ((type(lng) is float or type(lng) is int)
-                                and (type(lat) is float or type(lat) is int)
-                                and -180.0 < lng < 180.0 and -90.0 < lat < 90.0):
-                            phi, theta = lat * deg, lng * deg
-                            cos_phi = cos(phi)
-                            px, py, pz = cos(theta) * cos_phi, sin(theta) * cos_phi, sin(phi)
-                            qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
-                            d: Optional[float] = atan2(sqrt(qx * qx + qy * qy + qz * qz),
-                                                       cx * px + cy * py + cz * pz)
-                            pending[rid] = (raw, doc, where)
-                            return d
-            d, where = measure(doc)
-            if d is not None:
-                pending[rid] = (raw, doc, where)
+            d = None
+            if value is not None:
+                raw = stored_document(value)
+                self.fetched += 1
+                doc = decode(raw)
+                if matcher is None or matcher(doc):
+                    d, where = measure(doc)
+                    if d is not None:
+                        pending[rid] = (raw, doc, where)
             return d
+
+        def distances(rids: list) -> list[Optional[float]]:
+            """`distance` of a round's new records: fetched, then decoded in one call."""
+            found, raws = [], []
+            for rid in rids:
+                value = get(record_key(rid))
+                if value is not None:
+                    found.append(rid)
+                    raws.append(stored_document(value))
+            self.fetched += len(found)
+            by_rid: dict = {}
+            for rid, raw, doc in zip(found, raws, decode_all(b"".join(raws))):
+                if matcher is not None and not matcher(doc):
+                    continue
+                if plain_points:
+                    # measure's first case inline (one call less per document; same operations)
+                    where = doc.get(path)
+                    if type(where) is dict and len(where) == 2 and where.get("type") == "Point":
+                        coords = where.get("coordinates")
+                        if type(coords) is list and len(coords) == 2:
+                            lng, lat = coords
+                            if ((type(lng) is float or type(lng) is int)
+                                    and (type(lat) is float or type(lat) is int)
+                                    and -180.0 < lng < 180.0 and -90.0 < lat < 90.0):
+                                phi, theta = lat * deg, lng * deg
+                                cos_phi = cos(phi)
+                                px, py, pz = cos(theta) * cos_phi, sin(theta) * cos_phi, sin(phi)
+                                qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
+                                pending[rid] = (raw, doc, where)
+                                by_rid[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz),
+                                                    cx * px + cy * py + cz * pz)
+                                continue
+                d, where = measure(doc)
+                if d is not None:
+                    pending[rid] = (raw, doc, where)
+                    by_rid[rid] = d
+            return [by_rid.get(rid) for rid in rids]
 
         if self.is_2d and spherical:
             found = near_search.near_brute_force(
@@ -290,7 +308,8 @@ class GeoNear(S.Stage):
             results = near_search.near_2dsphere(center, self._scan, distance,
                                                 self.sel.access.params, lo, hi, self.wanted,
                                                 self._exists, self._sample,
-                                                self.sel.access.near_hints, center_vector)
+                                                self.sel.access.near_hints, center_vector,
+                                                distances)
         report = spherical and q.is_geojson
         with_metadata = self.with_metadata
         for d, rid in results:

@@ -24,6 +24,7 @@ from .s2keys import S2IndexParams, cells_to_intervals, merge_intervals
 
 Scan = Callable[[list[tuple[int, int]]], Iterable[Hashable]]
 Distance = Callable[[Hashable], "float | None"]
+Distances = Callable[[list], list]                   # rids -> their distances (or None), in order
 Exists = Callable[[list[tuple[int, int]]], bool]   # does any key fall in these ranges?
 Sample = Callable[[int, int, int], list]             # (lo, hi, n) -> first ~n cell ids stored
 
@@ -47,16 +48,18 @@ _FIRST_ROUND_POINTS = 20
 _MARGIN = 2.0   # grow to the radius expected to hold twice what is still wanted
 
 
-def _rounds(scan: Scan, distance: Distance, ranges_for: Callable[[float, float], list],
+def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float], list],
             first_step: float, min_distance: float, max_distance: float,
-            full: float, wanted: int = 0) -> Iterator[tuple[float, Hashable]]:
+            full: float, wanted: int = 0, disjoint: bool = False) -> Iterator[tuple[float, Hashable]]:
     """The annulus loop shared by the spherical and the flat search.
 
     Each key range is scanned once over the whole search: a round scans only the parts of its
     covering no earlier round read, and the records an earlier round read but left for later
     (farther than its annulus) wait in `pending` with their distances. With `wanted` (the
     caller's skip + limit), the radius grows to where the density seen so far puts that many
-    results; the rounds are exact annuli, so the steps change only how much is read."""
+    results; the rounds are exact annuli, so the steps change only how much is read. A round's
+    new records are measured in one `distances` call (the caller fetches them together);
+    `disjoint`: `ranges_for` gives sorted, disjoint ranges already."""
     limit = min(max_distance, full)
     inner = min_distance
     if wanted < 0:   # the first step is already sized for -wanted results
@@ -71,15 +74,14 @@ def _rounds(scan: Scan, distance: Distance, ranges_for: Callable[[float, float],
     while True:
         outer = min(inner + step, limit)
         last = outer >= limit
-        fresh = scanned.take(ranges_for(inner, outer))
-        for rid in (scan(fresh) if fresh else ()):
-            if rid in done or rid in pending:
-                continue
-            d = distance(rid)
-            if d is None or d < min_distance or d > max_distance:
-                done.add(rid)
-            else:
-                pending[rid] = d
+        fresh = scanned.take(ranges_for(inner, outer), disjoint)
+        if fresh:
+            new = [rid for rid in dict.fromkeys(scan(fresh)) if rid not in done and rid not in pending]
+            for rid, d in zip(new, distances(new)):
+                if d is None or d < min_distance or d > max_distance:
+                    done.add(rid)
+                else:
+                    pending[rid] = d
         found = [(d, rid) for rid, d in pending.items() if d < outer or (last and d <= outer)]
         for _, rid in found:
             del pending[rid]
@@ -107,9 +109,11 @@ class _Scanned:
     def __init__(self) -> None:
         self.ranges: list[tuple[int, int]] = []
 
-    def take(self, wanted: list) -> list[tuple[int, int]]:
-        """The parts of `wanted` (inclusive ranges) not read yet; they count as read."""
-        wanted = merge_intervals(sorted(wanted))
+    def take(self, wanted: list, disjoint: bool = False) -> list[tuple[int, int]]:
+        """The parts of `wanted` (inclusive ranges; `disjoint`: sorted and disjoint already)
+        not read yet; they count as read."""
+        if not disjoint:
+            wanted = merge_intervals(sorted(wanted))
         if not self.ranges:   # the first round: everything is fresh
             self.ranges = wanted
             return list(wanted)
@@ -295,18 +299,23 @@ class DensityHints:
         self._by_cube[cube] = [density, 0]
 
 
-def near_2dsphere(center, scan: Scan, distance: Distance, params: S2IndexParams,
+def _one_by_one(distance: Distance) -> Distances:
+    return lambda rids: [distance(rid) for rid in rids]
+
+
+def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2IndexParams,
                   min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0,
                   exists: Exists | None = None, sample: Sample | None = None,
-                  hints: DensityHints | None = None, center_vector: tuple | None = None
-                  ) -> Iterator[tuple[float, Hashable]]:
+                  hints: DensityHints | None = None, center_vector: tuple | None = None,
+                  distances: Distances | None = None) -> Iterator[tuple[float, Hashable]]:
     """(distance, rid) pairs in increasing distance; radii and distances in radians.
     `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds;
     `exists`: a cheaper emptiness test of ranges than a scan (the density probe's);
     `sample(lo, hi, n)`: about the first n cell ids stored in [lo, hi] (sizes the first round
     when `wanted` is known; the results never depend on it); `hints`: densities sampled by
     earlier searches of the same index, by the neighbourhood of `center_vector` (the center's
-    unit vector), used instead of a sample when one is known."""
+    unit vector), used instead of a sample when one is known; `distances`: `distance` for a
+    list of records at once (either one is given)."""
     first = None
     if wanted > 0 and sample is not None:
         density = None
@@ -326,8 +335,12 @@ def near_2dsphere(center, scan: Scan, distance: Distance, params: S2IndexParams,
     else:
         step = _s2_density_step(center, exists or _exists_by_scan(scan), params)
         wanted_for_steps = wanted
-    return _rounds(scan, distance, _annulus_ranges(center, params), step, min_distance,
-                   max_distance, math.pi, wanted_for_steps)
+    if distances is None:
+        assert distance is not None
+        distances = _one_by_one(distance)
+    # bridge_single_gaps gives sorted, disjoint ranges
+    return _rounds(scan, distances, _annulus_ranges(center, params), step, min_distance,
+                   max_distance, math.pi, wanted_for_steps, disjoint=True)
 
 
 # --- 2d -------------------------------------------------------------------------------------
@@ -352,7 +365,7 @@ def near_2d(x: float, y: float, scan: Scan, distance: Distance, params: geohash.
     def ranges(inner: float, outer: float) -> list:
         return geohash.box_ranges((x - outer, y - outer, x + outer, y + outer), params)
     full = math.hypot(params.max - params.min, params.max - params.min)
-    return _rounds(scan, distance, ranges, step, min_distance, max_distance, full, wanted)
+    return _rounds(scan, _one_by_one(distance), ranges, step, min_distance, max_distance, full, wanted)
 
 
 # --- reference ------------------------------------------------------------------------------

@@ -127,12 +127,21 @@ class GeoNear(S.Stage):
         self.scans.append(scan)
         return self._rids(scan)
 
+    def _txn(self) -> Any:
+        """The reader's open snapshot (or writer transaction). A round reads through it
+        directly, without the reader's chunking: the search never yields in the middle of a
+        round (near.py `_rounds`), so no snapshot can be released while a round reads."""
+        reader = self.reader
+        if reader.txn is None:
+            reader.open()
+        return reader.txn
+
     def _rids(self, scan: S.IndexScan) -> Iterator[Any]:
         """The record ids of the scan's entries, counted in `scan` for explain. Not
         de-duplicated: the search skips the records it has seen (near.py `_rounds`)."""
         base = self.sel.access.prefix
         rid_from = self.sel.access.rids.of_entry   # IndexEntries.rid_of_entry, one frame less
-        reader_scan, ctx = self.reader.scan, self.ctx
+        reader_scan, ctx = self._txn().scan, self.ctx
         for lo, hi in scan.ranges:
             for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
                 examined = scan.examined = scan.examined + 1
@@ -146,7 +155,7 @@ class GeoNear(S.Stage):
         point store; a point probe (`first`) costs far less than setting up a scan."""
         prefixes = self.sel.prefixes
         base = self.sel.access.prefix
-        first = self.reader.first
+        first = self._txn().first
         encode = s2keys.encode_cell
         kept = []
         if len(prefixes) == 1:
@@ -263,6 +272,7 @@ class GeoNear(S.Stage):
         def distances(rids: list) -> list[Optional[float]]:
             """`distance` of a round's new records: fetched, then decoded in one call."""
             found, raws = [], []
+            get = self._txn().get
             for rid in rids:
                 value = get(record_key(rid))
                 if value is not None:

@@ -42,6 +42,7 @@ from .access.geo2dsphere import S2Access
 from .access.geo_common import field_values
 
 _FULL_HASH_RANGE = [(0, (1 << 64) - 1)]
+_BYTES = [bytes((i,)) for i in range(256)]
 
 
 @dataclass
@@ -142,12 +143,16 @@ class GeoNear(S.Stage):
         base = self.sel.access.prefix
         rid_from = self.sel.access.rids.of_entry   # IndexEntries.rid_of_entry, one frame less
         reader_scan, ctx = self._txn().scan, self.ctx
-        for lo, hi in scan.ranges:
-            for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
-                examined = scan.examined = scan.examined + 1
-                if not examined & 1023:
-                    S.interrupt_check(ctx)
-                yield rid_from(key)
+        examined = scan.examined
+        try:
+            for lo, hi in scan.ranges:
+                for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
+                    examined += 1
+                    if not examined & 1023:
+                        S.interrupt_check(ctx)
+                    yield rid_from(key)
+        finally:
+            scan.examined = examined
 
     def _present(self, intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """The intervals less the single values no entry holds. A covering's ancestors are
@@ -163,7 +168,9 @@ class GeoNear(S.Stage):
             for lo, hi in intervals:
                 if lo == hi:
                     key = head + encode(lo)
-                    if first(key, prefix_end(key)) is None:   # no entry of that cell
+                    last = key[-1]   # prefix_end(key) without a call when the last byte can grow
+                    end = key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(key)
+                    if first(key, end) is None:   # no entry of that cell
                         continue
                 kept.append((lo, hi))
             return kept

@@ -18,6 +18,7 @@ import bisect
 import math
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from operator import itemgetter
 
 from . import geohash, s2
 from .s2keys import S2IndexParams, cells_to_intervals, merge_intervals
@@ -45,6 +46,7 @@ def first_step_for(step: float, wanted: int) -> float:
 
 
 _FIRST_ROUND_POINTS = 20
+_first = itemgetter(0)
 _MARGIN = 2.0   # grow to the radius expected to hold twice what is still wanted
 
 
@@ -86,7 +88,7 @@ def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float
         for _, rid in found:
             del pending[rid]
             done.add(rid)
-        found.sort(key=lambda pair: pair[0])
+        found.sort(key=_first)   # by distance only, stable (ties keep their reading order)
         yield from found
         if last:
             return

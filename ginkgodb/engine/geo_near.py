@@ -220,7 +220,14 @@ class GeoNear(S.Stage):
 
         top_level = "." not in path
         where_from = center if spherical else (x, y)
-        center_vector = s2.vector_of(center) if spherical else (0.0, 0.0, 0.0)
+        center_vector = (0.0, 0.0, 0.0)
+        if spherical:
+            lng_lat = q.center.flat_point if q.center.crs == CRS.SPHERE else None
+            if lng_lat is not None and -180.0 < lng_lat[0] < 180.0 and -90.0 < lng_lat[1] < 90.0:
+                # the center's ToPoint() in plain floats, bit for bit (s2.unit_vector)
+                center_vector = s2.unit_vector(*lng_lat)
+            else:
+                center_vector = s2.vector_of(center)
 
         plain_points = spherical and top_level and not self.is_2d
         cx, cy, cz = center_vector

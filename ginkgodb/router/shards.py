@@ -25,6 +25,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import ConnectionFailure, OperationFailure, PyMongoError
 
+from ..bsonutil.delta import elements
 from ..errors import CommandError, ErrorCode
 
 RAW = CodecOptions(document_class=RawBSONDocument, tz_aware=False)
@@ -48,6 +49,32 @@ def connection_uri(host: str) -> str:
     if sep:
         return f"mongodb://{members}/?replicaSet={name}"
     return f"mongodb://{host}/?directConnection=true"
+
+
+_F64 = struct.Struct("<d")
+_I32 = struct.Struct("<i")
+_I64 = struct.Struct("<q")
+_NUMBERS = {0x01: _F64, 0x10: _I32, 0x12: _I64}
+
+
+def peek(raw: bytes, *path: bytes) -> Any:
+    """The number at `path` (field names, through sub-documents) of a raw reply, None when it
+    is absent or not a number: a shard's `ok`, `code` or `cursor.id` read without inflating the
+    reply (RawBSONDocument decodes every top-level field on the first access)."""
+    start = 0
+    for depth, name in enumerate(path):
+        for field, t, _, value, _ in elements(raw, start):
+            if field == name:
+                if depth == len(path) - 1:
+                    number = _NUMBERS.get(t)
+                    return number.unpack_from(raw, value)[0] if number is not None else None
+                if t != 0x03:
+                    return None
+                start = value
+                break
+        else:
+            return None
+    return None
 
 
 def version_field(epoch: Any, timestamp: Any, version: tuple[int, int]) -> dict:
@@ -208,7 +235,7 @@ class Shards:
                     if self._wires.get(shard) is wire:
                         self._drop_wire(shard)
             else:
-                code = reply.get("code")
+                code = None if peek(reply.raw, b"ok") == 1.0 else reply.get("code")
                 if code is None or int(code) not in NOT_PRIMARY:
                     if code == STALE_CONFIG:
                         raise StaleConfig(dict(reply), shard)

@@ -304,6 +304,31 @@ def test_split_vector_check_sharding_index_and_cleanup_orphaned_on_the_shards(sh
     router.close()
 
 
+def test_a_collection_sharded_by_another_router_is_seen(sharded):
+    """The router caches "unsharded" and the databases' primary shards while its watch of etcd
+    is live: another router's shardCollection and moveChunk reach it through the watch."""
+    from ginkgodb.router import Router
+    from ginkgodb.router.dispatch import dispatch
+    c, shards = sharded["client"], sharded["shards"]
+    c.app.w.insert_many([{"_id": i, "k": i} for i in range(100)])
+    assert c.app.w.find_one({"_id": 70}) == {"_id": 70, "k": 70}      # cached: unsharded, on the primary
+    other = Router(sharded["etcd"])
+    try:
+        for cmd in ({"shardCollection": "app.w", "key": {"k": 1}}, {"split": "app.w", "middle": {"k": 50}}):
+            assert dispatch(other, {**cmd, "$db": "admin"})["ok"] == 1.0
+        primary = c.config.databases.find_one({"_id": "app"})["primary"]
+        away = "shard0001" if primary == "shard0000" else "shard0000"
+        assert dispatch(other, {"moveChunk": "app.w", "find": {"k": 60}, "to": away, "$db": "admin"})["ok"] == 1.0
+    finally:
+        other.close()
+    assert shards[int(away[-1])].app.w.count_documents({}) == 50
+    assert c.app.w.find_one({"_id": 70}) == {"_id": 70, "k": 70}
+    assert c.app.w.find_one({"k": 70}) == {"_id": 70, "k": 70}
+    assert c.app.w.count_documents({}) == 100
+    c.app.w.insert_one({"_id": 100, "k": 100})                          # routed to the chunk's new owner
+    assert shards[int(away[-1])].app.w.find_one({"_id": 100}) is not None
+
+
 def test_a_new_router_serves_from_etcd_after_kill_9(sharded):
     c = sharded["client"]
     c.admin.command("shardCollection", "app.k9", key={"x": "hashed"}, numInitialChunks=4)

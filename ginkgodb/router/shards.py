@@ -12,7 +12,6 @@ found; any socket error or not-primary answer falls back to pymongo, which redis
 from __future__ import annotations
 
 import itertools
-import select
 import socket
 import struct
 import threading
@@ -41,6 +40,7 @@ NOT_PRIMARY = frozenset(int(c) for c in (ErrorCode.NotWritablePrimary, ErrorCode
                                          ErrorCode.PrimarySteppedDown, ErrorCode.ShutdownInProgress,
                                          ErrorCode.InterruptedAtShutdown))
 MAX_IDLE_SOCKETS = 32
+RECV_BYTES = 1 << 16
 SOCKET_TIMEOUT = 30.0
 
 
@@ -112,16 +112,12 @@ class WirePool:
         self._ids = itertools.count(1)
 
     def _take(self) -> socket.socket:
-        while True:
-            with self._lock:
-                if not self._idle:
-                    break
-                sock = self._idle.pop()
-            # an idle socket the server closed (it restarted) reads as ready: drop it, as pymongo does
-            readable, _, _ = select.select([sock], [], [], 0)
-            if not readable:
-                return sock
-            sock.close()
+        """An idle socket, else a new one. An idle socket the server closed (it restarted) is
+        not probed here: its exchange fails (OSError) and the caller falls back to pymongo, which
+        reconnects; only reads, which may be sent again, travel on these sockets."""
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
         sock = socket.create_connection(self.address, timeout=SOCKET_TIMEOUT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
@@ -142,9 +138,9 @@ class WirePool:
         sock = self._take()
         try:
             sock.sendall(message)
-            header = _recv_exact(sock, 16)
-            length, _, response_to, op_code = _HEADER.unpack(header)
-            rest = _recv_exact(sock, length - 16)
+            reply = _recv_message(sock)
+            length, _, response_to, op_code = _HEADER.unpack_from(reply)
+            rest = reply[16:]
             if op_code != OP_MSG or response_to != request_id or rest[4] != 0:
                 raise OSError(f"unexpected reply from {self.address}: opcode {op_code}")
         except BaseException:
@@ -158,6 +154,21 @@ class WirePool:
             for sock in self._idle:
                 sock.close()
             self._idle.clear()
+
+
+def _recv_message(sock: socket.socket) -> bytes:
+    """One whole reply message: most arrive in the first read (one system call, not two)."""
+    data = sock.recv(RECV_BYTES)
+    if not data:
+        raise OSError("connection closed by the shard")
+    if len(data) < 16:
+        data += _recv_exact(sock, 16 - len(data))
+    length = int.from_bytes(data[:4], "little", signed=True)
+    if length < 16 or len(data) > length:
+        raise OSError("bad message length")
+    if len(data) < length:
+        data += _recv_exact(sock, length - len(data))
+    return data
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:

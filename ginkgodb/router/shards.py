@@ -57,10 +57,12 @@ _I64 = struct.Struct("<q")
 _NUMBERS = {0x01: _F64, 0x10: _I32, 0x12: _I64}
 
 
-def peek(raw: bytes, *path: bytes) -> Any:
+def peek(raw: bytes | memoryview, *path: bytes) -> Any:
     """The number at `path` (field names, through sub-documents) of a raw reply, None when it
     is absent or not a number: a shard's `ok`, `code` or `cursor.id` read without inflating the
     reply (RawBSONDocument decodes every top-level field on the first access)."""
+    if not isinstance(raw, bytes):
+        raw = bytes(raw)
     start = 0
     for depth, name in enumerate(path):
         for field, t, _, value, _ in elements(raw, start):

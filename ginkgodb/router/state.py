@@ -3,6 +3,7 @@ cursors, and the versioned-request loop that refreshes on StaleConfig."""
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -19,6 +20,7 @@ from .catalog import CHUNKS, COLLECTIONS, DATABASES, PREFIX, Catalog
 from .chunks import ChunkMap
 from .shards import SET_VERSION, Shards, StaleConfig, version_field
 
+log = logging.getLogger("ginkgodb.router")
 T = TypeVar("T")
 STALE_RETRIES = 10
 CURSOR_TIMEOUT = 600.0
@@ -71,8 +73,10 @@ class Router:
         while not self._stop_watch.is_set():
             try:
                 self.catalog.store.watch_prefix(PREFIX, self._watch_started, self._changed, self._stop_watch)
-            except (EtcdError, ValueError, KeyError):
-                pass
+            except EtcdError as exc:
+                log.warning("the watch of etcd stopped (%s): metadata is read from etcd until it is back", exc)
+            except Exception:   # whatever ends it, the caches must not outlive the watch
+                log.exception("the watch of etcd failed: metadata is read from etcd until it is back")
             self._invalidate(live=False)
             self._stop_watch.wait(WATCH_RETRY)
 

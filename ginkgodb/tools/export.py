@@ -5,7 +5,9 @@ JSON: one document per line, relaxed by default (`--jsonFormat canonical` keeps 
 need `--fields`/`--fieldFile`; values are written as mongoexport writes them: strings as they
 are, numbers in their shortest form, dates as `2006-01-02T15:04:05.000Z`, ObjectIds as
 `ObjectId(<hex>)`, documents and arrays as relaxed Extended JSON, missing fields and null empty.
-Batches come from the server raw and are decoded with pymongo's C codec, a batch at a time.
+Batches come from the server raw and are decoded with pymongo's C codec, a batch at a time;
+on a machine with two cores or more, JSON batches are decoded and encoded by two worker
+processes and written in the order read, so the output is the same.
 """
 from __future__ import annotations
 

@@ -2,7 +2,10 @@
 
 JSON input is a stream of documents, normally one per line (a document may also span lines, as
 `--pretty` output does); `--jsonArray` reads one array. Each document goes from text to BSON in
-C (libbson through python-bsonjs) and is written as RawBSONDocument in batches of 1,000.
+C (libbson through python-bsonjs) and is written as RawBSONDocument in batches of 5,000. On a
+machine with two cores or more, whole-line documents are parsed in a worker process (and, for
+an insert into a data directory, checked there for the engine, bsonutil.checked) while the
+previous batch is written; a document spanning lines is parsed here, in input order.
 
 Bad input: a line that does not parse is reported as `<file>:<line>: <problem>` and counted as
 a failure; the rest is imported and the counts are printed at the end (exit code 1 when any

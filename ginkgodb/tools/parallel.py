@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Optional, TypeVar
+
+from .log import ToolError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -47,6 +51,11 @@ def _context() -> Any:
     return multiprocessing.get_context("fork")
 
 
+def _worker_start() -> None:
+    # Ctrl-C reaches the whole process group: the tool's own process stops the workers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class Workers:
     """A pool of `n` worker processes (none when `n` is 0), for `ordered_map`."""
 
@@ -54,7 +63,8 @@ class Workers:
         self.n = n
         self._pool: Optional[ProcessPoolExecutor] = None
         if n > 0:
-            self._pool = ProcessPoolExecutor(max_workers=n, mp_context=_context())
+            self._pool = ProcessPoolExecutor(max_workers=n, mp_context=_context(),
+                                             initializer=_worker_start)
 
     def __enter__(self) -> Workers:
         return self
@@ -82,6 +92,9 @@ class Workers:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
+        except BrokenProcessPool:
+            raise ToolError("a worker process stopped unexpectedly (killed, or out of "
+                            "memory?)") from None
         finally:
             for future in pending:
                 future.cancel()

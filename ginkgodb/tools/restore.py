@@ -8,8 +8,10 @@ Order of work, as mongorestore's:
    file, the byte offset and the problem, and leaves the target untouched.
 2. Collections (up to `--numParallelCollections` at a time): dropped with `--drop`, created with
    the dumped options (validator, collation, capped...) unless they exist, then filled with
-   `insert_many` batches of RawBSONDocument (no decoding), unordered unless
-   `--maintainInsertionOrder`. Duplicate keys and validation failures are logged (`continuing
+   `insert_many` batches of RawBSONDocument, unordered unless `--maintainInsertionOrder`. Into a
+   data directory, on a machine with two cores or more, a worker process checks each batch's
+   documents (bsonutil.checked) while the previous batch is inserted, and the engine stores
+   the documents it vouched for without decoding them again. Duplicate keys and validation failures are logged (`continuing
    through error: ...`), counted and passed over unless `--stopOnError`; any other write error
    stops the restore.
 3. Views, then every collection's indexes: one createIndexes per collection, after its data.

@@ -9,6 +9,7 @@ input, or a single core, runs the step inline: the answers are the same either w
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -54,6 +55,9 @@ def _context() -> Any:
 def _worker_start() -> None:
     # Ctrl-C reaches the whole process group: the tool's own process stops the workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the objects inherited from the tool's process (the whole engine, a client) are never
+    # garbage here: the collector need not walk them on every pass
+    gc.freeze()
 
 
 class Workers:

@@ -11,9 +11,9 @@ Order of work, as mongorestore's:
    `insert_many` batches of RawBSONDocument, unordered unless `--maintainInsertionOrder`. Into a
    data directory, on a machine with two cores or more, a worker process checks each batch's
    documents (bsonutil.checked) while the previous batch is inserted, and the engine stores
-   the documents it vouched for without decoding them again. Duplicate keys and validation failures are logged (`continuing
-   through error: ...`), counted and passed over unless `--stopOnError`; any other write error
-   stops the restore.
+   the documents it vouched for without decoding them again. Duplicate keys and validation
+   failures are logged (`continuing through error: ...`), counted and passed over unless
+   `--stopOnError`; any other write error stops the restore.
 3. Views, then every collection's indexes: one createIndexes per collection, after its data.
 """
 from __future__ import annotations

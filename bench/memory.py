@@ -1,6 +1,7 @@
 """Peak memory of ginkgodb embedded on LMDB at a large n, split by what holds it.
 
-    PYTHONPATH=<checkout> python -m bench.memory [--n 1000000] [--tracemalloc] [--workloads W4,W5,W8]
+    PYTHONPATH=<checkout> python -m bench.memory [--n 1000000] [--tracemalloc [after-load]]
+                                                 [--workloads W4,W5,W8] [--json PATH]
 
 One process loads the benchmark data set with insert_many (batches of 1,000), builds the `k` and
 `sku` indexes and runs the scaling reads, as the `--scaling` phase of `python -m bench` does, and
@@ -13,7 +14,9 @@ prints for each phase the peak of:
   drops under memory pressure and reads back on demand;
 - with `--tracemalloc`, the peak of Python's own allocations (tracemalloc slows every allocation,
   so that run's rates mean nothing; run once without it for the RSS figures and the rates), and
-  the allocation sites holding the most at the end of each phase.
+  the allocation sites holding the most at the end of each phase. Tracing the load of a million
+  documents takes the better part of an hour; `--tracemalloc after-load` traces from the index
+  build on (the load's own Python peak is small: measure it at a smaller --n).
 
 Linux only (/proc). One measurement at a time: the figures are this process's, but the page cache
 and the free memory it competes for are the machine's.
@@ -166,9 +169,12 @@ def _short_path(path: str) -> str:
 
 
 def measure(n: int, seed: int, workloads: list[str], budget: float, top: int, scratch: Optional[str],
-            target_name: str = "ginkgo-lmdb", trace: bool = False) -> dict[str, Any]:
-    """Run the phases in one process; returns the figures (bytes) as a JSON-able dict."""
-    if trace:
+            target_name: str = "ginkgo-lmdb", trace: str = "off") -> dict[str, Any]:
+    """Run the phases in one process; returns the figures (bytes) as a JSON-able dict.
+    `trace`: "off", "all" (tracemalloc from the start) or "after-load"."""
+    if trace not in ("off", "all", "after-load"):
+        raise ValueError(f"trace: off, all or after-load, not {trace!r}")
+    if trace == "all":
         tracemalloc.start(1)
     workdir = tempfile.mkdtemp(prefix="bench-memory-", dir=scratch)
     target = make_target(target_name, workdir)
@@ -209,6 +215,8 @@ def measure(n: int, seed: int, workloads: list[str], budget: float, top: int, sc
 
         run("open", open_target)
         run("load (insert_many)", load)
+        if trace == "after-load":
+            tracemalloc.start(1)
         run("create_index k, sku", indexes)
         for wid in workloads:
             run(f"{wid} {REGISTRY[wid].title}", reads(wid))
@@ -222,7 +230,7 @@ def measure(n: int, seed: int, workloads: list[str], budget: float, top: int, sc
         sampler.stop()
         target.close()
         shutil.rmtree(workdir, ignore_errors=True)
-        if trace:
+        if tracemalloc.is_tracing():
             tracemalloc.stop()
 
 
@@ -245,7 +253,8 @@ def render(doc: dict[str, Any]) -> str:
     """The figures as a Markdown table (MiB), one row per phase, then the top allocation sites."""
     lines = [f"n = {doc['n']:,}, target {doc['target']}, BSON data {_mib(doc['bson_bytes'])} MiB, "
              f"data.mdb {_mib(doc['data_file_bytes'])} MiB, ru_maxrss {_mib(doc['ru_maxrss'])} MiB"
-             + (", tracemalloc on (rates not comparable)" if doc["tracemalloc"] else ""), "",
+             + ("" if doc["tracemalloc"] == "off" else f", tracemalloc {doc['tracemalloc']} (its rates "
+                                                        "are not comparable)"), "",
              "| phase | s | rate | peak RSS | peak anon | peak mapped files | of it data.mdb | anon at end "
              "| traced peak | traced at end |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -269,7 +278,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--target", default="ginkgo-lmdb", help="a ginkgodb embedded target (ginkgo-lmdb)")
     p.add_argument("--workloads", default=",".join(SCALING_WORKLOADS), help="reads after loading")
     p.add_argument("--budget", type=float, default=10.0, help="seconds per read workload")
-    p.add_argument("--tracemalloc", action="store_true", help="also trace Python allocations (slow)")
+    p.add_argument("--tracemalloc", nargs="?", const="all", default="off", choices=("off", "all", "after-load"),
+                   help="also trace Python allocations (slow): from the start, or after loading")
     p.add_argument("--top", type=int, default=8, help="allocation sites listed per phase")
     p.add_argument("--json", default=None, help="also write the figures here")
     p.add_argument("--scratch", default=None, help="directory for the data directory")

@@ -62,9 +62,11 @@ def _status() -> tuple[int, int]:
     return anon, file
 
 
-def _data_file_rss() -> int:
-    """Resident bytes of every mapping of LMDB's data file (smaps' Rss of `.../data.mdb`)."""
-    total, inside = 0, False
+def _data_file_rss() -> tuple[int, int]:
+    """(resident, dirty) bytes of every mapping of LMDB's data file (smaps of `.../data.mdb`):
+    clean pages the kernel can drop at once, dirty ones only after writing them back."""
+    total = dirty = 0
+    inside = False
     with open("/proc/self/smaps") as f:
         for line in f:
             head = line.split(None, 1)[0]
@@ -72,7 +74,9 @@ def _data_file_rss() -> int:
                 inside = line.rstrip().endswith("/" + DATA_FILE)
             elif inside and head == "Rss:":
                 total += int(line.split()[1]) * 1024
-    return total
+            elif inside and head in ("Shared_Dirty:", "Private_Dirty:"):
+                dirty += int(line.split()[1]) * 1024
+    return total, dirty
 
 
 @dataclass
@@ -84,6 +88,7 @@ class Phase:
     peak_anon: int = 0
     peak_file: int = 0
     peak_data_file: int = 0
+    peak_data_file_dirty: int = 0
     peak_rss: int = 0          # max over samples of anon + file (ru_maxrss is a whole-run figure)
     end_anon: int = 0
     end_file: int = 0
@@ -105,7 +110,7 @@ class Sampler:
 
     def take(self, with_smaps: bool = True) -> None:
         anon, file = _status()
-        data = _data_file_rss() if with_smaps else 0
+        data, dirty = _data_file_rss() if with_smaps else (0, 0)
         with self._lock:
             p = self.phase
             if p is None:
@@ -113,6 +118,7 @@ class Sampler:
             p.peak_anon, p.peak_file = max(p.peak_anon, anon), max(p.peak_file, file)
             p.peak_rss = max(p.peak_rss, anon + file)
             p.peak_data_file = max(p.peak_data_file, data)
+            p.peak_data_file_dirty = max(p.peak_data_file_dirty, dirty)
             p.end_anon, p.end_file = anon, file
 
     def _run(self) -> None:
@@ -255,13 +261,14 @@ def render(doc: dict[str, Any]) -> str:
              f"data.mdb {_mib(doc['data_file_bytes'])} MiB, ru_maxrss {_mib(doc['ru_maxrss'])} MiB"
              + ("" if doc["tracemalloc"] == "off" else f", tracemalloc {doc['tracemalloc']} (its rates "
                                                         "are not comparable)"), "",
-             "| phase | s | rate | peak RSS | peak anon | peak mapped files | of it data.mdb | anon at end "
-             "| traced peak | traced at end |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| phase | s | rate | peak RSS | peak anon | peak mapped files | of it data.mdb | of that dirty "
+             "| anon at end | traced peak | traced at end |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for p in doc["phases"]:
         rate = "–" if p["rate"] is None else f"{p['rate']:,.0f}/s"
         lines.append(f"| {p['name']} | {p['seconds']:.1f} | {rate} | {_mib(p['peak_rss'])} | {_mib(p['peak_anon'])} "
-                     f"| {_mib(p['peak_file'])} | {_mib(p['peak_data_file'])} | {_mib(p['end_anon'])} "
+                     f"| {_mib(p['peak_file'])} | {_mib(p['peak_data_file'])} | {_mib(p['peak_data_file_dirty'])} "
+                     f"| {_mib(p['end_anon'])} "
                      f"| {_mib(p['traced_peak'])} | {_mib(p['traced_end'])} |")
     for p in doc["phases"]:
         if p["top_sites"]:

@@ -64,7 +64,8 @@ def _status() -> tuple[int, int]:
 
 def _data_file_rss() -> tuple[int, int]:
     """(resident, dirty) bytes of every mapping of LMDB's data file (smaps of `.../data.mdb`):
-    clean pages the kernel can drop at once, dirty ones only after writing them back."""
+    clean pages the kernel can drop at once, dirty ones (written by a commit, not yet written
+    back; LMDB maps the file read-only) after writing them back."""
     total = dirty = 0
     inside = False
     with open("/proc/self/smaps") as f:

@@ -19,7 +19,7 @@ def test_a_small_run_reports_each_phase_split_into_heap_and_mapped_file(tmp_path
     for p in doc["phases"]:
         assert p["peak_rss"] >= max(p["peak_anon"], p["peak_file"]) > 0
         assert p["peak_file"] >= p["peak_data_file"]
-        assert p["peak_data_file_dirty"] == 0      # LMDB maps its file read-only: clean page cache
+        assert p["peak_data_file_dirty"] <= p["peak_data_file"]   # pages written, not yet written back
     assert 0 < build["peak_data_file"] <= doc["data_file_bytes"]
     assert load["traced_peak"] is None and build["traced_peak"] >= build["traced_end"] > 0
     assert build["top_sites"] and doc["bson_bytes"] > 300 * 300

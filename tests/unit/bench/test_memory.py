@@ -20,7 +20,7 @@ def test_a_small_run_reports_each_phase_split_into_heap_and_mapped_file(tmp_path
         assert p["peak_rss"] >= max(p["peak_anon"], p["peak_file"]) > 0
         assert p["peak_file"] >= p["peak_data_file"]
         assert p["peak_data_file_dirty"] <= p["peak_data_file"]   # pages written, not yet written back
-    assert 0 < build["peak_data_file"] <= doc["data_file_bytes"]
+    assert 0 < build["peak_data_file"]   # sampled resident pages; the file size is read once, at the end
     assert load["traced_peak"] is None and build["traced_peak"] >= build["traced_end"] > 0
     assert build["top_sites"] and doc["bson_bytes"] > 300 * 300
     assert "| create_index k, sku |" in render(doc) and list(tmp_path.iterdir()) == []

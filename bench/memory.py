@@ -40,6 +40,7 @@ from typing import Any, Optional
 
 from .documents import Dataset
 from .markdown import SCALING_WORKLOADS
+from .rss_sampler import rss_split
 from .targets import make_target
 from .workloads import REGISTRY, Context, run_workload
 from .workloads.loading import build_indexes, load_documents
@@ -51,15 +52,8 @@ DATA_FILE = "data.mdb"
 
 
 def _status() -> tuple[int, int]:
-    """(RssAnon, RssFile) of this process in bytes."""
-    anon = file = 0
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                anon = int(line.split()[1]) * 1024
-            elif line.startswith("RssFile:"):
-                file = int(line.split()[1]) * 1024
-    return anon, file
+    """(RssAnon, RssFile) of this process in bytes (0, 0 where /proc cannot tell)."""
+    return rss_split() or (0, 0)
 
 
 def _data_file_rss() -> tuple[int, int]:

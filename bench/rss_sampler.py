@@ -12,7 +12,8 @@ from typing import Optional
 INTERVAL = 0.05  # seconds between samples: a spike shorter than this can be missed
 
 
-def _sample() -> Optional[tuple[int, int]]:
+def rss_split() -> Optional[tuple[int, int]]:
+    """(RssAnon, RssFile) of this process in bytes, None where /proc cannot tell."""
     anon = file = None
     try:
         with open("/proc/self/status") as f:
@@ -36,7 +37,7 @@ class RssSampler:
         self._thread = threading.Thread(target=self._run, daemon=True, name="rss-sampler")
 
     def _take(self) -> bool:
-        got = _sample()
+        got = rss_split()
         if got is None:
             return False
         self.peak_anon = max(self.peak_anon or 0, got[0])

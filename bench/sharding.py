@@ -1,14 +1,16 @@
 """A sharded cluster on loopback (`ginkgodb cluster start --shards 2 --nodes 1`; needs etcd):
 
-    PYTHONPATH=<checkout> python -m bench.sharding [--docs 5000] [--samples 300]
+    PYTHONPATH=<checkout> python -m bench.sharding [--docs 5000] [--samples 300] [--repeats 1]
 
 - inserts with a hashed shard key (`{_id: "hashed"}`, presplit) vs a monotonically increasing
   range key (`{ts: 1}`, the top chunk [0, MaxKey) on the second shard, as after any split of a
   growing key): per-shard counts and the insert rate through the router;
 - find latency through the router: targeted (`{_id: X}` on the hashed key: one shard) and
   broadcast (`{v: X}`: both shards, merged), against the same read sent directly to the shard
-  that holds the document, p50/p99; the three reads alternate sample by sample, so that the
-  machine's load weighs on each alike;
+  that holds the document, and a read of an unsharded collection through the router (its
+  database's primary shard), p50/p99; the reads alternate sample by sample, so that the
+  machine's load weighs on each alike; `--repeats R` runs the interleaved rows R times and adds
+  each row's median ratio to the direct read and its spread (lowest-highest) over the repeats;
 - a `$group` over the hashed collection (shard partials merged by the router) against the same
   documents in one unsharded collection;
 - the advisor's estimate of the shard-key spread (`ginkgodb advise --shard-key`: analyzeShardKey
@@ -108,6 +110,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=300)
     parser.add_argument("--port", type=int, default=28700)
     parser.add_argument("--migrate-mb", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="bench-sharded-")
     state = sharded_cluster.start(2, 1, args.port, directory)
@@ -129,27 +132,37 @@ def main() -> int:
             print(f"{'insert_many x100, key ' + key:<44} {rate:9.0f} {counts[0]:7d} {counts[1]:7d} {spread:7.1%}")
 
         router.bench.hashed.create_index("v")
+        n = args.docs
+        router.bench.one.insert_many([{"_id": i, "v": i} for i in range(n)], ordered=False)
         owner = {}
         for s, client in shards.items():
             for d in client.bench.hashed.find({}, {"_id": 1}):
                 owner[d["_id"]] = s
-        n = args.docs
         rows = [
             ("router, targeted {_id: X} (1 shard)", lambda i: router.bench.hashed.find_one({"_id": (i * 7) % n})),
             ("router, broadcast {v: X} (2 shards)", lambda i: router.bench.hashed.find_one({"v": (i * 7) % n})),
+            ("router, unsharded collection {_id: X}", lambda i: router.bench.one.find_one({"_id": (i * 7) % n})),
             ("direct to the owning shard {_id: X}",
              lambda i: shards[owner[(i * 7) % n]].bench.hashed.find_one({"_id": (i * 7) % n})),
         ]
         for _, read in rows:   # warm the pools
             _latency(read, 20)
-        results = [(label, *stats) for (label, _), stats in zip(rows, _interleaved([r for _, r in rows],
-                                                                                   args.samples))]
-        direct = results[2][1]
-        print(f"\n{'find_one latency (interleaved)':<44} {'p50 ms':>9} {'p99 ms':>7} {'vs direct':>9}")
-        for label, p50, p99 in results:
-            print(f"{label:<44} {p50:9.2f} {p99:7.2f} {p50 / direct:8.2f}x")
+        ratios: list[list[float]] = [[] for _ in rows]
+        for repeat in range(args.repeats):
+            results = [(label, *stats) for (label, _), stats in zip(rows, _interleaved([r for _, r in rows],
+                                                                                       args.samples))]
+            direct = results[-1][1]
+            title = "find_one latency (interleaved)" + (f", run {repeat + 1}" if args.repeats > 1 else "")
+            print(f"\n{title:<44} {'p50 ms':>9} {'p99 ms':>7} {'vs direct':>9}")
+            for j, (label, p50, p99) in enumerate(results):
+                ratios[j].append(p50 / direct)
+                print(f"{label:<44} {p50:9.2f} {p99:7.2f} {p50 / direct:8.2f}x")
+        if args.repeats > 1:
+            print(f"\n{'p50 vs direct over ' + str(args.repeats) + ' runs':<44} {'median':>9} {'lowest':>7} "
+                  f"{'highest':>9}")
+            for (label, _), r in zip(rows[:-1], ratios[:-1]):
+                print(f"{label:<44} {statistics.median(r):8.2f}x {min(r):6.2f}x {max(r):8.2f}x")
         # $group: split into shard partials (2 shards) vs the same documents in one unsharded collection
-        router.bench.one.insert_many([{"_id": i, "v": i} for i in range(n)], ordered=False)
         pipeline = [{"$group": {"_id": {"$mod": ["$v", 10]}, "n": {"$sum": 1}, "mean": {"$avg": "$v"}}}]
         print(f"\n{'$group of ' + str(n) + ' documents':<44} {'p50 ms':>9} {'p99 ms':>7}")
         for label, coll in (("2 shards (partials merged by the router)", router.bench.hashed),

@@ -44,6 +44,12 @@ class Field:
     default: Any = None
     use: Use = Use.ACCEPTED
     reason: str = ""
+    #: the value types `read` returns unchanged and never refuses: a prepared parse takes such
+    #: values as they are (CommandSpec.parse)
+    passes: tuple[type, ...] = ()
+    #: a cheaper reader for the types in `passes_checked` (a prepared parse uses it)
+    checked: Optional[Reader] = None
+    passes_checked: tuple[type, ...] = ()
 
     @property
     def attr(self) -> str:
@@ -57,23 +63,32 @@ def _snake(name: str) -> str:
 
 # -- field constructors -------------------------------------------------------------------------
 def doc(name: str, default: Any = None, *, required: bool = False) -> Field:
-    return Field(name, lambda cmd, f, c: P.get_doc(cmd, f, command=c), required, default)
+    return Field(name, lambda cmd, f, c: P.get_doc(cmd, f, command=c), required, default, passes=(dict,))
 
 
 def integer(name: str, default: Any = None, *, minimum: Optional[int] = None, required: bool = False) -> Field:
-    return Field(name, lambda cmd, f, c: P.get_int(cmd, f, None, command=c, minimum=minimum), required, default)
+    def read(cmd: Mapping, f: str, c: str) -> Any:
+        return P.get_int(cmd, f, None, command=c, minimum=minimum)
+
+    if minimum is None:
+        return Field(name, read, required, default, passes=(int,))
+
+    def at_least(cmd: Mapping, f: str, c: str) -> Any:   # an int: only its bound to check
+        v = cmd[f]
+        return v if v >= minimum else read(cmd, f, c)
+    return Field(name, read, required, default, checked=at_least, passes_checked=(int,))
 
 
 def boolean(name: str, default: bool = False) -> Field:
-    return Field(name, lambda cmd, f, c: P.get_bool(cmd, f, default, command=c), False, default)
+    return Field(name, lambda cmd, f, c: P.get_bool(cmd, f, default, command=c), False, default, passes=(bool,))
 
 
 def string(name: str, default: Optional[str] = None, *, required: bool = False) -> Field:
-    return Field(name, lambda cmd, f, c: P.get_str(cmd, f, command=c), required, default)
+    return Field(name, lambda cmd, f, c: P.get_str(cmd, f, command=c), required, default, passes=(str,))
 
 
 def array(name: str, default: Any = None, *, required: bool = False) -> Field:
-    return Field(name, lambda cmd, f, c: P.get_array(cmd, f, command=c), required, default)
+    return Field(name, lambda cmd, f, c: P.get_array(cmd, f, command=c), required, default, passes=(list,))
 
 
 def value(name: str, default: Any = None, *, required: bool = False) -> Field:
@@ -172,16 +187,39 @@ class CommandSpec:
         # parse skips the command's own field when no declaration names it
         assert not {self.name, *self.aliases} & self._by_name.keys(), f"{self.name} declares its own field"
         self._required = [f for f in accepted if f.required]
+        #: layout (name, field names, value types) -> its reads (parse's prepared path)
+        self._prepared: dict[tuple, tuple] = {}
 
     def parse(self, cmd: Mapping, name: Optional[str] = None) -> Args:
-        """Check every field against the declaration and read the accepted ones."""
-        generic = _generic_fields()
+        """Check every field against the declaration and read the accepted ones. A command whose
+        field names and value types were parsed before takes the prepared path: the same
+        declaration, worked out once for that layout (`_prepare`), so a repeated command reads
+        only what its values can change."""
         name = name or self.name
+        layout = (name, tuple(cmd), tuple(map(type, cmd.values())))
+        reads = self._prepared.get(layout)
+        if reads is None:
+            return self._parse(cmd, name, layout)
+        args = Args(cmd, name, P.database(cmd))
+        values = args.__dict__
+        values.update(self._defaults)
+        for key, attr, read in reads:
+            if read is None:
+                values[attr] = cmd[key]
+            else:
+                v = read(cmd, key, name)
+                if v is not None:
+                    values[attr] = v
+        return self._target(cmd, name, args)
+
+    def _parse(self, cmd: Mapping, name: str, layout: tuple) -> Args:
+        generic = _generic_fields()
         db = P.database(cmd)
         args = Args(cmd, name, db)
         values = args.__dict__
         values.update(self._defaults)
         by_name, open_fields = self._by_name, self.open_fields
+        reads: list[tuple[str, str, Optional[Reader]]] = []   # the prepared path: (field, attribute, reader or None)
         for key in cmd:  # one pass over what was sent, in its order (as mongod's IDL parser)
             found = by_name.get(key)
             if found is None:   # the command's own field (no declaration names it), or generic
@@ -198,19 +236,33 @@ class CommandSpec:
             raw = cmd[key]
             if raw is None and not f.required:
                 continue
-            v = read(cmd, key, name) if read is not None else raw
+            kind = type(raw)
+            if read is None or kind in f.passes:
+                reads.append((key, attr, None))
+                v = raw
+            else:
+                reads.append((key, attr, f.checked if kind in f.passes_checked else read))
+                v = read(cmd, key, name)
             if v is not None:
                 values[attr] = v
         for f in self._required:
             if f.name not in cmd:
                 raise P.missing_field(name, f.name)
+        args = self._target(cmd, name, args)
+        prepared = self._prepared
+        if len(prepared) >= _PREPARED_LAYOUTS:
+            prepared.clear()
+        prepared[layout] = tuple(reads)
+        return args
+
+    def _target(self, cmd: Mapping, name: str, args: Args) -> Args:
         first = cmd[name]
         args.value = first
         if self.target is Target.COLLECTION:
-            args.coll = P.collection(cmd, db)
+            args.coll = P.collection(cmd, args.db)
         elif self.target is Target.COLLECTION_OR_ONE:
             if isinstance(first, str):
-                args.coll = P.collection(cmd, db)
+                args.coll = P.collection(cmd, args.db)
             elif not (P.is_number(first) and first == 1):
                 raise CommandError(ErrorCode.FailedToParse,
                                    f"Invalid command format: the '{name}' field must specify a collection "
@@ -229,6 +281,10 @@ class CommandSpec:
         """Decorator: this command's explain, given its own parsed arguments."""
         self.explain = fn
         return fn
+
+
+#: layouts kept per command before its prepared parses start afresh
+_PREPARED_LAYOUTS = 64
 
 
 @functools.cache

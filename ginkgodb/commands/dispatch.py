@@ -11,7 +11,6 @@ operation's deadline. A member's replies carry its cluster time.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any, Optional
@@ -20,8 +19,7 @@ from bson.errors import InvalidBSON
 
 from ..engine import WouldBlock
 from ..errors import CommandError, ErrorCode, StorageError
-from ..query.js import bind as bind_scripts
-from ..query.operation import running
+from ..query.js import operating
 from .authorization import authorize, check_authenticated
 from .context import CommandContext
 from .declare import COMMANDS, writes_data
@@ -38,7 +36,6 @@ from .shard_versions import versioned_request
 from .transactions import PLAIN_SCOPE, enter, only_touches_session, unscoped
 
 log = logging.getLogger("ginkgodb.commands")
-_UNVERSIONED = contextlib.nullcontext()   # a command a router did not send (no shardVersion)
 
 _STORAGE_CODES = {
     "map_full": (ErrorCode.OperationFailed, "storage is full: {}"),
@@ -147,10 +144,13 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
                 firing = fail_before(ctx, name, cmd)
             if getattr(ctx.engine, "fsync_locked", False) and writes_data(cmd):
                 ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
-            # running: what the query layer's loops and regex matches check
-            versioned = versioned_request(cmd) if "shardVersion" in cmd else _UNVERSIONED
-            with running(ctx), bind_scripts(lambda: script_settings(ctx)), versioned:
-                reply = _in_scope(ctx, spec, cmd, args)
+            # operating: the operation the query layer's loops and regex matches check
+            if "shardVersion" in cmd:   # a router's request
+                with operating(ctx, lambda: script_settings(ctx)), versioned_request(cmd):
+                    reply = _in_scope(ctx, spec, cmd, args)
+            else:
+                with operating(ctx, lambda: script_settings(ctx)):
+                    reply = _in_scope(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved
         reply["ok"] = 1.0

@@ -88,7 +88,8 @@ def find(ctx: CommandContext, args: Args) -> dict:
         from ..query import metadata
         from ..query.projection import compile_projection
         with metadata.for_filter(req.filter):  # a $text query's documents have a textScore
-            compile_projection(req.projection, query=req.filter)
+            compiled = compile_projection(req.projection, query=req.filter)
+        req.compiled_projection = (metadata.of_filter(req.filter), compiled)   # the plan may reuse it
     size = first_batch_size(args.batch_size)
     if args.tailable:
         return _tailable(ctx, args, req, size)

@@ -9,8 +9,6 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..engine import QUERY_STATS_FOLD_AT as FOLD_AT
-from ..engine import SETTINGS
 from .context import CommandContext
 
 log = logging.getLogger("ginkgodb.query_stats")
@@ -34,45 +32,20 @@ def _store(ctx: CommandContext) -> Any:
     return stats if stats is not None and stats.enabled else None
 
 
-_now = time.perf_counter_ns   # note_first's clock, one global lookup
-
 #: indexes into engine.query_stats.TOP_KINDS
 QUERIES, GETMORE, INSERT, UPDATE, REMOVE, COMMANDS = range(6)
 
-#: an aggregate's `layout` for note_first: no find key is taken from it (a field no find names)
-AGGREGATE = frozenset({"\0aggregate"})
-
 
 def note_first(ctx: CommandContext, cursor: Any, reply: dict, shape: Callable[[], tuple], started: int,
-               filt: Any = None, layout: Any = AGGREGATE) -> None:
+               filt: Any = None, layout: Any = None) -> None:
     """A find or aggregate ran its first batch (`started`: time.perf_counter_ns() at its start;
-    `filt`: the filter a query analyzer samples; `layout`: a find's command (AGGREGATE: an
-    aggregate), whose key (QueryStats.keyed_entry) leads to its shape's metrics without calling
-    `shape`). Straight-line on purpose: every find runs it. Statistics never fail the operation
-    they describe (as the profiler)."""
+    `filt`: the filter a query analyzer samples; `layout`: a find's command, None for an
+    aggregate): QueryStats.note_query records it. Statistics never fail the operation they
+    describe (as the profiler)."""
     try:
         stats = ctx.base_engine.query_stats    # a handler runs with its base engine set (dispatch)
-        if not stats.enabled:
-            return
-        ended = _now()
-        ns = cursor.ns
-        if stats.analyzers:
-            stats.sample(ns, "find" if layout is not AGGREGATE else "aggregate", filt if filt is not None else {})
-        if SETTINGS.query_stats_rate_limit >= 0 and not stats.admit():
-            stats.count_op(ns, QUERIES, (ended - started) // 1000)   # `top` counts every query
-            return
-        entry, key = stats.keyed_entry(ns, layout, filt)
-        if entry is None:
-            entry = stats.entry(key, shape, ns)
-        plan = cursor.stats
-        keys, docs = plan.examined() if plan is not None else (0, 0)
-        pending = entry.pending      # ShapeMetrics.add, inline: every find runs it
-        pending.append((ended, cursor.n_returned, keys, docs, started))   # n_returned: batch one's
-        entry.plan_source = plan     # its chosen plan is read from it when the executions are folded
-        if len(pending) >= FOLD_AT:
-            entry.fold()
-        if not cursor.exhausted:     # open: its getMores add to this execution
-            cursor.query_entry = (entry, keys, docs)
+        if stats.enabled:
+            stats.note_query(cursor, shape, started, filt, layout)
     except AttributeError:
         if getattr(ctx.base_engine, "query_stats", None) is not None:
             log.exception("cannot record the statistics of an operation")

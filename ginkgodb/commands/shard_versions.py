@@ -26,6 +26,7 @@ _VERSIONS: dict[str, dict[str, Any]] = {}   # namespace -> {e, t, v, critical, o
 _IN_FLIGHT: dict[str, int] = {}             # namespace -> versioned requests running
 _LOCK = threading.Lock()
 _DRAINED = threading.Condition(_LOCK)
+_VERSION_SET = threading.Condition(_LOCK)   # a version or orphans flag changed (cleanupOrphaned waits)
 
 
 def _namespace(cmd: Mapping) -> str:
@@ -98,6 +99,7 @@ def set_orphans(ns: str, orphans: bool) -> None:
     with _LOCK:
         if ns in _VERSIONS:
             _VERSIONS[ns] = {**_VERSIONS[ns], "orphans": orphans}
+        _VERSION_SET.notify_all()
 
 
 def set_version(ns: str, version: Any, orphans: Any = None) -> None:
@@ -107,6 +109,14 @@ def set_version(ns: str, version: Any, orphans: Any = None) -> None:
     with _LOCK:
         if version is None:
             _VERSIONS.pop(ns, None)
-            return
-        before = _VERSIONS.get(ns, {}).get("orphans", False)
-        _VERSIONS[ns] = {**version, "orphans": before if orphans is None else bool(orphans)}
+        else:
+            before = _VERSIONS.get(ns, {}).get("orphans", False)
+            _VERSIONS[ns] = {**version, "orphans": before if orphans is None else bool(orphans)}
+        _VERSION_SET.notify_all()
+
+
+def wait_orphans_deleted(ns: str, timeout: float) -> bool:
+    """Wait up to `timeout` s until this shard holds no orphans of `ns` (a router's range
+    deleter clears the flag once it deleted the ranges): False if it still does."""
+    with _LOCK:
+        return _VERSION_SET.wait_for(lambda: not _VERSIONS.get(ns, {}).get("orphans"), timeout)

@@ -17,7 +17,6 @@ from .oplog import default_size as default_oplog_size
 from .oplog_apply import OplogApplyError
 from .oplog_apply import touched_documents as oplog_touched_documents
 from .plan_builder import FindRequest, id_hack_key
-from .query_stats import FOLD_AT as QUERY_STATS_FOLD_AT
 from .query_stats import aggregate_shape, find_shape
 from .retryable import RetryableView
 from .sessions import TxnState
@@ -48,7 +47,6 @@ __all__ = [
     "MAX_WORKERS",
     "RetryableView",
     "SETTINGS",
-    "QUERY_STATS_FOLD_AT",
     "aggregate_shape",
     "find_shape",
     "SnapshotView",

@@ -10,6 +10,8 @@ index's greatest entry when the batch began, and no per-document index machinery
 clustered, a secondary index, an `_id` index with a collation, zstd still training its
 dictionary) takes the ordinary path, `writes.insert_into`, in the same write batch.
 `EngineOperations.insert` sends every batch here, so the whole suite exercises both paths.
+A `bsonutil.checked.CheckedRaw` (a document its caller checked ahead, e.g. in a restore's worker
+process) is stored without decoding it again, outside transactions and without a validator.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
+from ..bsonutil.checked import CheckedRaw
 from ..bsonutil.keycodec import encode_key
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE
@@ -79,6 +82,21 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
     def one(i: int, doc: Any) -> None:
         d: Optional[dict] = None
         raw = b""
+        if type(doc) is CheckedRaw and check is None and bulk_books:
+            # checked ahead by the caller (bsonutil.checked: valid, `_id` first and plain, no
+            # Timestamp to fill, shallow): the bytes and the `_id` key as they come
+            raw, key = bytes(doc.raw), doc.id_key
+            if key in seen or (last_entry is not None and prefix + key <= last_entry
+                               and txn.first(prefix + key, prefix_end(prefix + key)) is not None):
+                raise ix.duplicate_error(key, decode(raw))
+            if len(key) > MAX_INDEX_KEY:
+                raise CommandError(ErrorCode.OBSOLETE_KeyTooLong,
+                                   f"key too large to index, failing {len(key)} bytes (limit "
+                                   f"{MAX_INDEX_KEY}) in index {ix.meta.name}")
+            seen.add(key)
+            keys.append(key)
+            raws.append(raw)
+            return
         if type(doc) is RawBSONDocument:       # a restore's, an import's: the stored bytes as given
             raw = bytes(doc.raw)
             d = decode(raw)

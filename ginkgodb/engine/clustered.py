@@ -8,6 +8,7 @@ Spec: docs/design/clustered-collections.md (record key format 1).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Optional
 
 from ..bsonutil import keycodec
@@ -42,7 +43,7 @@ class ClusteredIndex(BtreeAccess):
     def add(self, txn: Any, keys: Any, rid: Any) -> None:
         return None
 
-    def add_entries(self, txn: Any, entries: list[bytes]) -> None:
+    def add_entries(self, txn: Any, entries: Iterable[bytes]) -> None:
         return None
 
     def remove(self, txn: Any, keys: Any, rid: Any) -> None:

@@ -6,6 +6,7 @@ every entry written or leaves nothing (a duplicate found halfway rolls the whole
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Optional
 
 import bson
@@ -20,6 +21,7 @@ from .batch import WriteBatch
 from .catalog import CollectionMeta, IndexMeta
 from .clustered import clustered_index_meta
 from .collection import Collection
+from .index_sorter import EntrySorter
 from .index_specs import comparable_options, find_index, normalize_spec
 from .names import check_collection_name, check_db_name
 from .storage_options import requested_codec
@@ -214,34 +216,40 @@ def _shown_options(options: dict) -> dict:
 
 
 def _build(txn, coll: Collection, meta: IndexMeta) -> IndexMeta:
-    """Index every existing document, bulk: collect the entries, sort them, find duplicates
-    between neighbours, then write them in key order. A duplicate aborts the build (and the
-    batch), leaving nothing behind. Returns the entry with the multikey paths found."""
+    """Index every existing document, bulk: collect the entries, sort them (in bounded runs,
+    index_sorter.py), find duplicates between neighbours, then write them in key order. A
+    duplicate aborts the build (and the batch), leaving nothing behind. Returns the entry with
+    the multikey paths found."""
     runtime = access_method(meta, coll.meta.ns)
     prefix = coll.record_prefix
-    entries: list[bytes] = []
     multikey_paths: set = set()
     runtime.rids = coll.rids
-    for key, raw in checked(txn.scan(prefix, prefix_end(prefix))):
-        rid_suffix = coll.rids.suffix(coll.rid_of_record_key(key))
-        keys, multikey = runtime.keys(bson.decode(record_format.document(raw)))
-        entries.extend(k + rid_suffix for k in keys)
-        if multikey:
-            multikey_paths |= multikey
-    entries.sort()
-    if meta.unique:
-        _check_sorted_unique(txn, coll, runtime, entries)
-    runtime.add_entries(txn, entries)
+    with EntrySorter() as sorter:
+        for key, raw in checked(txn.scan(prefix, prefix_end(prefix))):
+            rid_suffix = coll.rids.suffix(coll.rid_of_record_key(key))
+            keys, multikey = runtime.keys(bson.decode(record_format.document(raw)))
+            sorter.extend([k + rid_suffix for k in keys])
+            if multikey:
+                multikey_paths |= multikey
+        entries = sorter.sorted_entries()
+        if meta.unique:
+            entries = _checked_unique(txn, coll, runtime, entries)
+        runtime.add_entries(txn, entries)
     return meta.evolve(multikey_paths=frozenset(multikey_paths)) if multikey_paths else meta
 
 
-def _check_sorted_unique(txn, coll: Collection, runtime: IndexEntries, entries: list[bytes]) -> None:
+def _checked_unique(txn, coll: Collection, runtime: IndexEntries, entries: Iterator[bytes]) -> Iterator[bytes]:
+    """`entries` (sorted) passed through, raising the duplicate-key error at the first entry
+    whose key equals its predecessor's."""
     key_of, rid_of = coll.rids.key_of_entry, coll.rids.of_entry
-    for before, after in zip(entries, entries[1:]):
-        if key_of(before, 0) == key_of(after, 0):
-            rid = rid_of(after)
-            doc = bson.decode(record_format.document(txn.get(coll.record_key(rid))))
-            raise runtime.duplicate_error(key_of(after, 0), doc)
+    before_key = None
+    for entry in entries:
+        key = key_of(entry, 0)
+        if key == before_key:
+            doc = bson.decode(record_format.document(txn.get(coll.record_key(rid_of(entry)))))
+            raise runtime.duplicate_error(key, doc)
+        before_key = key
+        yield entry
 
 
 def drop_indexes(batch: WriteBatch, coll: Collection, which: Any) -> int:

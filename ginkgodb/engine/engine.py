@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Optional, Protocol
 
 from ..storage import KVEngine, open_engine
@@ -255,29 +254,32 @@ class Engine(EngineOperations):
             self.lock.release()
 
     # ------------------------------------------------------------------ writes
-    @contextmanager
-    def write(self, reclaims: bool = False) -> Iterator[WriteBatch]:
+    def write(self, reclaims: bool = False) -> _Writing:
         """A write batch under the engine lock, committed when the block ends without error and
         rolled back, leaving no trace, when it raises. `reclaims`: the batch only deletes
         (documents, collections, indexes), so storage runs it even when the disk is full.
         While fsync-locked, writes wait for the unlock."""
-        self._acquire_for_write()
-        try:
-            yield from self._write_locked(reclaims)
-        finally:
-            self.lock.release()
+        return _Writing(self, reclaims)
 
-    def _write_locked(self, reclaims: bool) -> Iterator[WriteBatch]:
-        """The batch itself, under the engine lock."""
+    def _begin_batch(self, reclaims: bool) -> WriteBatch:
+        """A batch on a new storage write transaction (the engine lock held)."""
         txn = self.kv.writer(reclaims=reclaims)
-        batch: Optional[WriteBatch] = None
         try:
             catalog = self.catalog_for(txn)   # the writer's view: another process may have moved it
             if catalog.gen > self._published.gen:
                 self._publish(catalog)
             batch = WriteBatch(txn, catalog, self.conflicts)
             batch.default_compression, batch.compresses = self.default_compression, self.kv.durable
-            yield batch
+        except BaseException:
+            txn.abort()
+            raise
+        return batch
+
+    def _commit_batch(self, batch: WriteBatch) -> None:
+        """Commit the batch's storage transaction (rolled back, leaving no trace, if any step
+        fails), then publish what it changed and tell the observers."""
+        txn = batch.txn
+        try:
             if batch.ops:
                 batch.commit_ts = self.clock.tick()
             for observer in self.observers:
@@ -289,9 +291,7 @@ class Engine(EngineOperations):
                 self._recent[batch.catalog.gen] = batch.catalog.freeze()
             txn.commit()
         except BaseException:
-            txn.abort()
-            if batch is not None and batch.catalog_changed:
-                self._recent.pop(batch.catalog.gen, None)
+            self._abort_batch(batch)
             raise
         self.conflicts.committed(batch.claims)
         if batch.catalog_changed:
@@ -300,6 +300,11 @@ class Engine(EngineOperations):
             observer.after_commit(batch)
         if batch.commit_ts is not None:
             self.commit_signal.notify()
+
+    def _abort_batch(self, batch: WriteBatch) -> None:
+        batch.txn.abort()
+        if batch.catalog_changed:
+            self._recent.pop(batch.catalog.gen, None)
 
     @property
     def ttl_monitor_active(self) -> bool:
@@ -345,3 +350,34 @@ class Engine(EngineOperations):
                 txn.put(layout.META_QUERY_STATS, self.query_stats.dump())
         except Exception:
             logging.getLogger("ginkgodb.engine").exception("cannot persist the index access counters")
+
+
+class _Writing:
+    """Engine.write's block: the engine lock, a batch, its commit or rollback (a class, not a
+    generator: every write enters it, and this costs half as much)."""
+
+    __slots__ = ("_engine", "_reclaims", "_batch")
+
+    def __init__(self, engine: Engine, reclaims: bool) -> None:
+        self._engine = engine
+        self._reclaims = reclaims
+
+    def __enter__(self) -> WriteBatch:
+        engine = self._engine
+        engine._acquire_for_write()
+        try:
+            batch = self._batch = engine._begin_batch(self._reclaims)
+        except BaseException:
+            engine.lock.release()
+            raise
+        return batch
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        engine = self._engine
+        try:
+            if kind is None:
+                engine._commit_batch(self._batch)
+            else:
+                engine._abort_batch(self._batch)
+        finally:
+            engine.lock.release()

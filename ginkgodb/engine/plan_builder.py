@@ -38,6 +38,9 @@ class FindRequest:
     geo_near: Any = None               # $geoNear: what to add to each result (GeoNearOutput)
     near_metadata: bool = False        # a near query: the caller reads the geoNearDistance and
     #                                    geoNearPoint fields and removes them (a pipeline)
+    #: (the metadata names it was compiled with, the projection) as find's command compiled it,
+    #: reused by the plan when it would compile it with the same names; None: the plan compiles it
+    compiled_projection: Any = None
 
     def __init__(self, **given: Any) -> None:
         """Only the fields given are set on the instance, the others are read from the class
@@ -267,8 +270,13 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     elif req.projection and not for_write:
         from ..query import metadata
         from ..query.projection import compile_projection
-        with metadata.providing(*(metadata.GEO_NEAR if near is not None else ())):
-            compiled = compile_projection(req.projection, query=req.filter)
+        names = metadata.GEO_NEAR if near is not None else ()
+        given = req.compiled_projection
+        if given is not None and given[0] == names:
+            compiled = given[1]
+        else:
+            with metadata.providing(*names):
+                compiled = compile_projection(req.projection, query=req.filter)
         root = S.Project(root, req.projection, compiled, built)
         if covered:
             root.name = "PROJECTION_COVERED"

@@ -347,6 +347,7 @@ _SUMS = ("total_micros", "first_response_micros", "docs_returned", "keys_examine
 
 
 #: time.time() - time.perf_counter_ns() / 1e9 when the module loaded
+_now = time.perf_counter_ns   # note_query's clock, one global lookup
 _WALL_OFFSET = time.time() - time.perf_counter_ns() / 1e9
 
 
@@ -467,37 +468,63 @@ class QueryStats:
         self._admitted += 1
         return True
 
-    def keyed_entry(self, ns: str, cmd: Any, filt: Any) -> tuple[Optional[ShapeMetrics], Optional[tuple]]:
-        """(the metrics, the key) of a find whose shape its key determines without building it,
-        the metrics None when the key is new; (None, None) for any other find (both then go
-        through `entry`). The key, for a find command `cmd` on `ns` naming no field of the shape
-        but its filter and limit, and whose filter (`filt`, as parsed) is equality on plain
-        values: its field names, value types and whether it names a limit. A string under an
-        operator key stays in the shape when it is a field path (`{$expr: "$a"}`): such filters
-        take the shape's path. Every repeated find runs this: one call, one lookup."""
-        if not _KEYED_FIND_FIELDS.issuperset(cmd):   # filt: the parsed filter, a dict
-            return None, None
-        types = tuple(map(type, filt.values()))
-        if not _PLAIN_TYPES.issuperset(types):
-            return None, None
-        names = tuple(filt)
-        if str in types and "\0$" in "\0" + "\0".join(names):   # field names hold no NUL
-            return None, None
-        key = (ns, names, types, "limit" in cmd)   # limit 0 and none: two keys, one shape
+    def note_query(self, cursor: Any, shape: Any, started: int, filt: Any, layout: Any) -> None:
+        """A find or aggregate ran its first batch (`started`: time.perf_counter_ns() at its
+        start; `filt`: its filter, a dict; `layout`: a find's command, or None for an aggregate).
+        A find's key (keyed_entry's, built here inline) leads to its shape's metrics without
+        calling `shape`. Straight-line on purpose: every find runs it."""
+        ended = _now()
+        ns = cursor.ns
+        if self.analyzers:
+            self.sample(ns, "find" if layout is not None else "aggregate", filt if filt is not None else {})
+        if SETTINGS.query_stats_rate_limit >= 0 and not self.admit():
+            self.count_op(ns, 0, (ended - started) // 1000)   # `top` counts every query (TOP_KINDS[0])
+            return
+        if layout is None:
+            entry = self.entry(None, shape, ns)
+        else:
+            key = (ns, *layout, *filt, *map(type, filt.values()))   # keyed_entry's
+            found = self.keyed.get(key)
+            entry = found if found is not None else self.entry(key, shape, ns)
+        plan = cursor.stats
+        keys, docs = plan.examined() if plan is not None else (0, 0)
+        pending = entry.pending      # ShapeMetrics.add, inline
+        pending.append((ended, cursor.n_returned, keys, docs, started))   # n_returned: batch one's
+        entry.plan_source = plan     # its chosen plan is read from it when the executions are folded
+        if len(pending) >= FOLD_AT:
+            entry.fold()
+        if not cursor.exhausted:     # open: its getMores add to this execution
+            cursor.query_entry = (entry, keys, docs)
+
+    def keyed_entry(self, ns: str, cmd: Any, filt: Any) -> tuple[Optional[ShapeMetrics], tuple]:
+        """(the metrics, the key) of a find: the metrics its key leads to without building its
+        shape (None when the key is new, or is not one `keyable` lets lead anywhere; both then go
+        through `entry`). The key: the namespace, the command's field names, the filter's (`filt`,
+        as parsed, a dict) field names and value types. Only keys that pass `keyable` are kept, so
+        a key found needs no check: every repeated find runs this, one tuple and one lookup."""
+        key = (ns, *cmd, *filt, *map(type, filt.values()))   # as note_query's
         return self.keyed.get(key), key
+
+    @staticmethod
+    def keyable(key: tuple) -> bool:
+        """Whether a find's key (keyed_entry) determines its shape: the command names no field of
+        the shape but its filter and limit, and the filter is equality on plain values. A string
+        under an operator key stays in the shape when it is a field path (`{$expr: "$a"}`):
+        such filters take the shape's path."""
+        k = sum(1 for part in key if isinstance(part, type))
+        fields, names, types = key[1:len(key) - 2 * k], key[len(key) - 2 * k:len(key) - k], key[len(key) - k:]
+        if not _KEYED_FIND_FIELDS.issuperset(fields) or not _PLAIN_TYPES.issuperset(types):
+            return False
+        return str not in types or "\0$" not in "\0" + "\0".join(names)   # field names hold no NUL
 
     def entry(self, key: Optional[tuple], shape: Any, ns: str) -> ShapeMetrics:
         """The metrics of a query's shape on `ns`, whose executions count in `top` when folded:
-        through its find key when it has one, else (and on the key's first use) built by
-        `shape()` and looked up."""
-        if key is not None:
-            entry = self.keyed.get(key)
-            if entry is not None:
-                return entry
+        built by `shape()` and looked up, and kept under the find's key (keyed_entry) when the key
+        determines the shape."""
         entry = self.shaped(shape())
         if entry.top_cell is None:
             entry.top_cell = self.top_row(ns)[0]     # TOP_KINDS[0]: queries
-        if key is not None:
+        if key is not None and self.keyable(key):
             keyed = self.keyed
             if len(keyed) >= MAX_SHAPES:
                 keyed.clear()

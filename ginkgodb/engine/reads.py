@@ -35,7 +35,8 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
             reader.close()
             return ServerCursor(f"{db}.{coll}", _encode_all(_view_docs(engine, db, coll, req, ctx)), None,
                                 no_timeout=no_timeout)
-        req.temp_dir = engine.temp_dir()
+        if req.sort:   # only a sort spills (to the data directory's temporary folder)
+            req.temp_dir = engine.temp_dir()
         built = Q.build(reader.catalog.collection(db, coll), reader, req, ctx)
     except BaseException:
         reader.close()

@@ -22,6 +22,8 @@ from ginkgodb.errors import CommandError, ErrorCode
 from .knobs import KNOBS
 
 _current: ContextVar[Optional[Any]] = ContextVar("ginkgodb_operation", default=None)
+#: the variable `running` sets (js.operating sets it with the operation's JavaScript state)
+OPERATION = _current
 
 #: how many iterations a long loop runs between two interrupt checks
 CHECK_EVERY = 256

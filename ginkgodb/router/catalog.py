@@ -7,11 +7,13 @@ know. Values are canonical Extended JSON, so shard key values keep their BSON ty
 from __future__ import annotations
 
 import base64
+import json
 import threading
 import uuid
 from collections.abc import Mapping
 from typing import Any, Optional
 
+import httpx
 from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
 from bson.objectid import ObjectId
@@ -90,6 +92,41 @@ class MetadataStore(EtcdClient):
 
     def remove(self, key: str) -> None:
         self._call("/v3/kv/deleterange", {"key": _b64(key)})
+
+    def watch_prefix(self, prefix: str, on_start: Any, on_keys: Any, stop: threading.Event,
+                     idle: float = 5.0) -> None:
+        """Call `on_start()` once the watch of every key under `prefix` is in place (what was read
+        before may be stale), then `on_keys(keys)` with the keys of each change, until `stop`.
+        A stream idle for `idle` seconds is opened again from the revision after the last one
+        seen, so no change is missed between the two. Errors end the call (EtcdError)."""
+        timeout = httpx.Timeout(idle, connect=1.0)
+        revision = 0
+        with httpx.Client(base_url=self.url, timeout=timeout) as http:
+            while not stop.is_set():
+                request: dict = {"key": _b64(prefix), "range_end": _prefix_end(prefix)}
+                if revision:
+                    request["start_revision"] = str(revision + 1)
+                try:
+                    with http.stream("POST", "/v3/watch", json={"create_request": request}) as response:
+                        if response.status_code != 200:
+                            raise EtcdError(f"etcd /v3/watch: {response.status_code}")
+                        for line in response.iter_lines():
+                            if stop.is_set():
+                                return
+                            result = (json.loads(line) if line.strip() else {}).get("result") or {}
+                            if result.get("canceled"):   # e.g. its revision was compacted away
+                                raise EtcdError(f"etcd cancelled the watch of {prefix}: {result}")
+                            events = result.get("events") or []
+                            if events:
+                                on_keys([_unb64(e["kv"]["key"]) for e in events])
+                                revision = max(revision, *(int(e["kv"].get("mod_revision", 0)) for e in events))
+                            elif result.get("created") and not revision:
+                                revision = int((result.get("header") or {}).get("revision", 0))
+                                on_start()
+                except httpx.ReadTimeout:
+                    continue        # nothing happened for `idle` seconds: watch again
+                except httpx.HTTPError as exc:
+                    raise EtcdError(f"etcd at {self.url} unreachable: {exc}") from exc
 
 
 class Catalog:

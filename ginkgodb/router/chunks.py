@@ -56,7 +56,14 @@ class ChunkMap:
 
     def shard_version(self, shard: str) -> tuple[int, int]:
         """The highest version of the shard's chunks; (0, 0) when it owns none."""
-        return max((c.version for c in self.chunks if c.shard == shard), default=(0, 0))
+        versions = self.__dict__.get("_shard_versions")
+        if versions is None:   # worked out once per map (it is immutable): every versioned request asks
+            versions = {}
+            for c in self.chunks:
+                if c.version > versions.get(c.shard, (0, 0)):
+                    versions[c.shard] = c.version
+            self.__dict__["_shard_versions"] = versions
+        return versions.get(shard, (0, 0))
 
     def shards(self) -> list[str]:
         return sorted({c.shard for c in self.chunks})

@@ -27,7 +27,7 @@ from ..query.projection import compile_projection
 from .chunks import ChunkMap
 from .group_split import split_group
 from .merge import merge_streams, shard_limit
-from .shards import ShardCursor, ShardReplyError, StaleConfig
+from .shards import ShardCursor, ShardReplyError, StaleConfig, peek
 from .state import Router, RouterCursor
 from .targeting import full_key_equality, shards_of, target
 
@@ -210,7 +210,10 @@ def _one_shard_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Opti
     chunk, so there are no orphans to filter and nothing to merge). The shard applies skip,
     limit, projection and batching itself; an exhausted reply goes back to the client as the
     shard's bytes, never decoded (the targeted-read cost of docs/design/sharding.md)."""
-    reply = _check_reply(router.shards.fast_command(shard, args.db, router.versioned(for_shard(cmd), cmap, shard)))
+    reply = router.shards.fast_command(shard, args.db, router.versioned(for_shard(cmd), cmap, shard))
+    if isinstance(reply, RawBSONDocument) and peek(reply.raw, b"ok") == 1.0 and peek(reply.raw, b"cursor", b"id") == 0:
+        return reply      # the whole answer: the shard's bytes, not decoded
+    _check_reply(reply)
     if not reply["cursor"]["id"]:
         return reply
     part = ShardCursor(router.shards, shard, args.db, args.coll, reply, args.batch_size or 0)

@@ -33,7 +33,9 @@ Handler = Callable[[Router, Mapping], dict]
 HANDLERS: dict[str, Handler] = {}
 PROCESS_ID = ObjectId()
 NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sharding)"
-REFUSED = frozenset({"splitVector", "mapReduce", "cleanupOrphaned", "checkShardingIndex", "analyzeShardKey"})
+REFUSED = frozenset({"mapReduce", "analyzeShardKey"})
+#: shard-side commands mongos does not have (run them on the shard: commands/sharding_shard.py)
+SHARD_ONLY = frozenset({"checkShardingIndex", "cleanupOrphaned"})
 #: collection commands that go to every shard of a sharded collection
 BROADCAST = frozenset({"createIndexes", "dropIndexes", "collMod"})
 #: collection commands answered by one shard of a sharded collection (the primary holds the catalog entry)
@@ -156,6 +158,21 @@ def _move_chunk(router: Router, cmd: Mapping) -> dict:
                                   "bounds.", ErrorCode.InvalidOptions)
     move_chunk(router, cmap.ns, chunk, to)
     return {"millis": 0}
+
+
+@handles("splitVector")
+def _split_vector(router: Router, cmd: Mapping) -> dict:
+    """mongos passes splitVector to the primary shard of an unsharded collection; the chunks of
+    a sharded one are split by the router (split, the balancer), not through it."""
+    ns = cmd.get("splitVector")
+    db = ns.partition(".")[0] if isinstance(ns, str) else ""
+    if isinstance(ns, str) and router.chunk_map(ns) is not None:
+        raise CommandError(ErrorCode.IllegalOperation, "can't do command: splitVector on sharded collection")
+    shard = (router.primary_shard(db, create=False) if db else None) or router.shard_names()[0]
+    reply = router.shards.command(shard, "admin", crud.for_shard(cmd))
+    if reply.get("ok") != 1.0:
+        raise ShardReplyError(reply)
+    return crud._strip(dict(reply))
 
 
 # -- CRUD ------------------------------------------------------------------------------------------
@@ -334,6 +351,8 @@ def dispatch(router: Router, cmd: Mapping) -> Mapping:
             return answer
         if name in REFUSED:
             raise CommandError(ErrorCode.NotImplemented, f"{name} {NOT_BUILT}")
+        if name in SHARD_ONLY:
+            raise CommandError(ErrorCode.CommandNotFound, f"no such command: '{name}'")
         reply: Optional[dict] = None
         if db == "config" and name not in ("getMore", "killCursors"):
             reply = _config(router, cmd)

@@ -2,7 +2,8 @@
 configureCollectionBalancing, and the balancer's split of chunks grown past the chunk size.
 
 Sizes are the documents' BSON sizes as the owning shard reads them through its shard key index
-(docs/design/sharding.md, "Splitting by size"); cuts are chosen by router/split_points.py.
+(docs/design/sharding.md, "Splitting by size"); cuts are chosen by commands/split_points.py,
+the one implementation the shards' splitVector uses too.
 """
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from typing import Any
 from bson.int64 import Int64
 
 from ..commands.fields import missing_field
+from ..commands.split_points import Entry, range_end, range_start, split_points
 from ..errors import CommandError, ErrorCode
 from .admin import DEFAULT_CHUNK_MB, _sharded, chunk_keys
 from .chunks import Chunk, ChunkMap
 from .migration import move_chunk
-from .split_points import Entry, range_end, range_start, split_points
 from .state import Router
 
 MB = 1024 * 1024

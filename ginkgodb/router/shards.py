@@ -12,7 +12,6 @@ found; any socket error or not-primary answer falls back to pymongo, which redis
 from __future__ import annotations
 
 import itertools
-import select
 import socket
 import struct
 import threading
@@ -25,6 +24,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import ConnectionFailure, OperationFailure, PyMongoError
 
+from ..bsonutil.delta import elements
 from ..errors import CommandError, ErrorCode
 
 RAW = CodecOptions(document_class=RawBSONDocument, tz_aware=False)
@@ -40,6 +40,7 @@ NOT_PRIMARY = frozenset(int(c) for c in (ErrorCode.NotWritablePrimary, ErrorCode
                                          ErrorCode.PrimarySteppedDown, ErrorCode.ShutdownInProgress,
                                          ErrorCode.InterruptedAtShutdown))
 MAX_IDLE_SOCKETS = 32
+RECV_BYTES = 1 << 16
 SOCKET_TIMEOUT = 30.0
 
 
@@ -48,6 +49,34 @@ def connection_uri(host: str) -> str:
     if sep:
         return f"mongodb://{members}/?replicaSet={name}"
     return f"mongodb://{host}/?directConnection=true"
+
+
+_F64 = struct.Struct("<d")
+_I32 = struct.Struct("<i")
+_I64 = struct.Struct("<q")
+_NUMBERS = {0x01: _F64, 0x10: _I32, 0x12: _I64}
+
+
+def peek(raw: bytes | memoryview, *path: bytes) -> Any:
+    """The number at `path` (field names, through sub-documents) of a raw reply, None when it
+    is absent or not a number: a shard's `ok`, `code` or `cursor.id` read without inflating the
+    reply (RawBSONDocument decodes every top-level field on the first access)."""
+    if not isinstance(raw, bytes):
+        raw = bytes(raw)
+    start = 0
+    for depth, name in enumerate(path):
+        for field, t, _, value, _ in elements(raw, start):
+            if field == name:
+                if depth == len(path) - 1:
+                    number = _NUMBERS.get(t)
+                    return number.unpack_from(raw, value)[0] if number is not None else None
+                if t != 0x03:
+                    return None
+                start = value
+                break
+        else:
+            return None
+    return None
 
 
 def version_field(epoch: Any, timestamp: Any, version: tuple[int, int]) -> dict:
@@ -85,16 +114,12 @@ class WirePool:
         self._ids = itertools.count(1)
 
     def _take(self) -> socket.socket:
-        while True:
-            with self._lock:
-                if not self._idle:
-                    break
-                sock = self._idle.pop()
-            # an idle socket the server closed (it restarted) reads as ready: drop it, as pymongo does
-            readable, _, _ = select.select([sock], [], [], 0)
-            if not readable:
-                return sock
-            sock.close()
+        """An idle socket, else a new one. An idle socket the server closed (it restarted) is
+        not probed here: its exchange fails (OSError) and the caller falls back to pymongo, which
+        reconnects; only reads, which may be sent again, travel on these sockets."""
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
         sock = socket.create_connection(self.address, timeout=SOCKET_TIMEOUT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
@@ -115,9 +140,9 @@ class WirePool:
         sock = self._take()
         try:
             sock.sendall(message)
-            header = _recv_exact(sock, 16)
-            length, _, response_to, op_code = _HEADER.unpack(header)
-            rest = _recv_exact(sock, length - 16)
+            reply = _recv_message(sock)
+            length, _, response_to, op_code = _HEADER.unpack_from(reply)
+            rest = reply[16:]
             if op_code != OP_MSG or response_to != request_id or rest[4] != 0:
                 raise OSError(f"unexpected reply from {self.address}: opcode {op_code}")
         except BaseException:
@@ -131,6 +156,21 @@ class WirePool:
             for sock in self._idle:
                 sock.close()
             self._idle.clear()
+
+
+def _recv_message(sock: socket.socket) -> bytes:
+    """One whole reply message: most arrive in the first read (one system call, not two)."""
+    data = sock.recv(RECV_BYTES)
+    if not data:
+        raise OSError("connection closed by the shard")
+    if len(data) < 16:
+        data += _recv_exact(sock, 16 - len(data))
+    length = int.from_bytes(data[:4], "little", signed=True)
+    if length < 16 or len(data) > length:
+        raise OSError("bad message length")
+    if len(data) < length:
+        data += _recv_exact(sock, length - len(data))
+    return data
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
@@ -208,7 +248,7 @@ class Shards:
                     if self._wires.get(shard) is wire:
                         self._drop_wire(shard)
             else:
-                code = reply.get("code")
+                code = None if peek(reply.raw, b"ok") == 1.0 else reply.get("code")
                 if code is None or int(code) not in NOT_PRIMARY:
                     if code == STALE_CONFIG:
                         raise StaleConfig(dict(reply), shard)

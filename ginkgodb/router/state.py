@@ -3,6 +3,7 @@ cursors, and the versioned-request loop that refreshes on StaleConfig."""
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -14,10 +15,12 @@ from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
-from .catalog import Catalog
+from ..repl.etcd import EtcdError
+from .catalog import CHUNKS, COLLECTIONS, DATABASES, PREFIX, Catalog
 from .chunks import ChunkMap
 from .shards import SET_VERSION, Shards, StaleConfig, version_field
 
+log = logging.getLogger("ginkgodb.router")
 T = TypeVar("T")
 STALE_RETRIES = 10
 CURSOR_TIMEOUT = 600.0
@@ -26,6 +29,8 @@ CURSOR_TIMEOUT = 600.0
 ORPHAN_CLEANUP_DELAY = 2.0
 #: seconds a request for a database waits for its movePrimary before it fails (LockBusy)
 MOVE_PRIMARY_WAIT = 60.0
+#: seconds between attempts to watch etcd again after the watch failed (caches off meanwhile)
+WATCH_RETRY = 0.5
 
 
 @dataclass
@@ -52,7 +57,63 @@ class Router:
         self._cursor_lock = threading.Lock()
         self.connection_ids = itertools.count(1)
         self.started = time.time()
+        # the databases' entries (primary shards) and the unsharded verdicts of chunk_map are
+        # cached only while the watch of etcd is live; each change it reports, and each time it
+        # starts or fails, bumps the generation, and a value read under an older one is not kept
+        self._databases: dict[str, dict] = {}
+        self._watch_live = False
+        self._generation = 0
+        self._stop_watch = threading.Event()
         self.refresh_shards()
+        self._watcher = threading.Thread(target=self._watch, name="router-etcd-watch", daemon=True)
+        self._watcher.start()
+
+    # -- the metadata cache ---------------------------------------------------------------------
+    def _watch(self) -> None:
+        while not self._stop_watch.is_set():
+            try:
+                self.catalog.store.watch_prefix(PREFIX, self._watch_started, self._changed, self._stop_watch)
+            except EtcdError as exc:
+                log.warning("the watch of etcd stopped (%s): metadata is read from etcd until it is back", exc)
+            except Exception:   # whatever ends it, the caches must not outlive the watch
+                log.exception("the watch of etcd failed: metadata is read from etcd until it is back")
+            self._invalidate(live=False)
+            self._stop_watch.wait(WATCH_RETRY)
+
+    def _watch_started(self) -> None:
+        self._invalidate(live=True)
+
+    def _invalidate(self, live: bool) -> None:
+        with self._maps_lock:
+            self._watch_live = live
+            self._generation += 1
+            self._databases.clear()
+            self._maps = {ns: found for ns, found in self._maps.items() if found is not None}
+
+    def _changed(self, keys: list[str]) -> None:
+        """etcd reports changed keys: drop what this router cached of them."""
+        with self._maps_lock:
+            for key in keys:
+                if key.startswith(DATABASES):
+                    self._databases.pop(key[len(DATABASES):], None)
+                elif key.startswith((COLLECTIONS, CHUNKS)):
+                    self._maps.pop(key[len(COLLECTIONS if key.startswith(COLLECTIONS) else CHUNKS):], None)
+                else:
+                    continue
+                self._generation += 1
+
+    def _database(self, db: str) -> Optional[dict]:
+        """The database's entry: cached while the watch is live, else read from etcd."""
+        with self._maps_lock:
+            doc = self._databases.get(db)
+            generation = self._generation
+        if doc is not None:
+            return doc
+        doc = self.catalog.database(db)
+        with self._maps_lock:
+            if doc is not None and self._watch_live and self._generation == generation:
+                self._databases[db] = doc
+        return doc
 
     # -- shards -----------------------------------------------------------------------------------
     def refresh_shards(self) -> list[dict]:
@@ -80,7 +141,7 @@ class Router:
         the fewest databases (as mongos picks the least-loaded one). While a movePrimary of the
         database holds it (`movePrimary.until` in its entry, a time the mover keeps ahead), the
         call waits: requests for its unsharded collections go to the new primary afterwards."""
-        doc = self.catalog.database(db)
+        doc = self._database(db)
         deadline = time.monotonic() + MOVE_PRIMARY_WAIT
         while doc is not None and float((doc.get("movePrimary") or {}).get("until", 0)) > time.time():
             if time.monotonic() > deadline:
@@ -110,12 +171,17 @@ class Router:
         return found[0] if found else None
 
     def chunk_map_and_revision(self, ns: str, refresh: bool = False) -> Optional[tuple[ChunkMap, int]]:
+        """A sharded collection's map stays cached until etcd reports a change or a shard answers
+        StaleConfig; the verdict "unsharded" only while the watch is live (no shard would
+        correct it: the database's primary shard answers unversioned requests)."""
         with self._maps_lock:
             if not refresh and ns in self._maps:
                 return self._maps[ns]
+            generation = self._generation
         found = self.catalog.chunk_map(ns)
         with self._maps_lock:
-            self._maps[ns] = found
+            if self._generation == generation and (found is not None or self._watch_live):
+                self._maps[ns] = found
         return found
 
     def forget(self, ns: Optional[str] = None) -> None:
@@ -204,6 +270,7 @@ class Router:
         return True
 
     def close(self) -> None:
+        self._stop_watch.set()
         for cid in list(self.cursors):
             self.close_cursor(cid)
         self.shards.close()

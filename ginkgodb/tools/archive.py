@@ -32,6 +32,7 @@ MAX_BSON_SIZE = 16 * 1024 * 1024
 _MIN_BSON_SIZE = 5
 _CRC = anycrc.Model("CRC64-XZ")   # Go's crc64.MakeTable(crc64.ECMA) with its ^crc in and out
 _U64 = 1 << 64
+unpack = struct.Struct("<I").unpack_from
 
 
 def crc64(data, crc: int = 0) -> int:
@@ -263,6 +264,28 @@ class ArchiveReader:
             running = state.get(ns, 0)
             docs: list = []
             while True:
+                # the documents already in the buffer, cut out in one tight loop and their CRC
+                # taken in one call (a running CRC over parts is the CRC of the whole); the
+                # first one that is not plainly whole (a refill, the terminator, a bad length)
+                # goes through _next, which says what is wrong
+                buf, pos = self._buf, self._pos
+                end, first, room = len(buf), pos, batch - len(docs)
+                while end - pos >= 4 and room:
+                    size = unpack(buf, pos)[0]
+                    stop = pos + size
+                    if size < _MIN_BSON_SIZE or size > MAX_BSON_SIZE or stop > end or buf[stop - 1]:
+                        break
+                    docs.append(buf[pos:stop])
+                    pos = stop
+                    room -= 1
+                if pos > first:
+                    running = crc64(memoryview(buf)[first:pos], running)
+                    self._pos = pos
+                if not room:
+                    state[ns] = running
+                    yield Segment(db, coll, docs)
+                    docs = []
+                    continue
                 at = self.offset
                 doc = self._next()
                 if doc is None:

@@ -5,7 +5,9 @@ JSON: one document per line, relaxed by default (`--jsonFormat canonical` keeps 
 need `--fields`/`--fieldFile`; values are written as mongoexport writes them: strings as they
 are, numbers in their shortest form, dates as `2006-01-02T15:04:05.000Z`, ObjectIds as
 `ObjectId(<hex>)`, documents and arrays as relaxed Extended JSON, missing fields and null empty.
-Batches come from the server raw and are decoded with pymongo's C codec, a batch at a time.
+Batches come from the server raw and are decoded with pymongo's C codec, a batch at a time;
+on a machine with two cores or more, JSON batches are decoded and encoded by two worker
+processes and written in the order read, so the output is the same.
 """
 from __future__ import annotations
 
@@ -25,7 +27,12 @@ from bson.objectid import ObjectId
 from . import extjson
 from .connect import connect
 from .log import Log, ToolError, plural
+from .parallel import Workers, workers_for
 from .progress import Progress
+
+#: documents per batch read when the JSON is encoded in worker processes: small enough that
+#: both workers have batches to encode while this process reads and writes
+PARALLEL_BATCH = 5000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -162,16 +169,20 @@ def run(args: argparse.Namespace, log: Log) -> int:
             total = coll.estimated_document_count()
         out, closing = _open_out(args.out)
         n = 0
+        expected = total if total is not None else (args.limit or None)
         try:
-            writer = _JsonWriter(args, out) if args.type == "json" else _TableWriter(args, fields, out)
-            with Progress(log, f"{args.db}.{args.collection}", total) as progress:
-                for raw in coll.find_raw_batches(query, **kwargs):
-                    # one document decoded at a time: a whole 16 MB batch of decoded documents
-                    # alive at once makes every garbage collection pass walk them all
-                    count = writer.write(bson.decode_iter(raw, writer.codec))
-                    n += count
-                    progress.advance(count)
-            writer.finish()
+            if args.type == "json":
+                n = _export_json(coll, query, kwargs, args, out, log, total, expected)
+            else:
+                writer = _TableWriter(args, fields, out)
+                with Progress(log, f"{args.db}.{args.collection}", total) as progress:
+                    for raw in coll.find_raw_batches(query, **kwargs):
+                        # one document decoded at a time: a whole 16 MB batch of decoded
+                        # documents alive at once makes every garbage collection pass walk them
+                        count = writer.write(bson.decode_iter(raw, writer.codec))
+                        n += count
+                        progress.advance(count)
+                writer.finish()
         finally:
             if closing:
                 out.close()
@@ -181,6 +192,49 @@ def run(args: argparse.Namespace, log: Log) -> int:
         conn.close()
     log.always(f"exported {plural(n, 'record')}")
     return 0
+
+
+def _export_json(coll: Any, query: dict, kwargs: dict, args: argparse.Namespace, out: BinaryIO,
+                 log: Log, total: Optional[int], expected: Optional[int]) -> int:
+    """The documents as JSON text, encoded by two worker processes on a machine with two
+    cores (batch by batch, written in the order read, so the output is the same either way)."""
+    writer = _JsonWriter(args, out)
+    n = 0
+    with Workers(workers_for(expected, 2)) as workers, \
+            Progress(log, f"{args.db}.{args.collection}", total) as progress:
+        if workers.n:
+            kwargs = {**kwargs, "batch_size": PARALLEL_BATCH}
+        jobs = ((args.jsonFormat, args.pretty, args.jsonArray, raw)
+                for raw in coll.find_raw_batches(query, **kwargs))
+        for text, count in workers.ordered_map(encode_batch, jobs):
+            writer.write_text(text, count)
+            n += count
+            progress.advance(count)
+    writer.finish()
+    return n
+
+
+_ENCODERS: dict[str, tuple[Any, Any]] = {}
+
+
+def encode_batch(job: tuple[str, bool, bool, bytes]) -> tuple[bytes, int]:
+    """(the JSON text of a raw batch's documents, how many) for `_JsonWriter.write_text`; runs
+    in a worker process or inline."""
+    mode, pretty, array, raw = job
+    encoder = _ENCODERS.get(mode)
+    if encoder is None:
+        encoder = _ENCODERS[mode] = extjson.batch_encoder(mode)
+    codec, dumps = encoder
+    # one document decoded at a time: a whole 16 MB batch of decoded documents alive at once
+    # makes every garbage collection pass walk them all
+    texts = list(map(dumps, bson.decode_iter(raw, codec)))
+    if pretty:
+        texts = [orjson.dumps(orjson.loads(t), option=orjson.OPT_INDENT_2) for t in texts]
+    if not texts:
+        return b"", 0
+    if array:
+        return (b",\n" if pretty else b",").join(texts), len(texts)
+    return b"\n".join(texts) + b"\n", len(texts)
 
 
 def _open_out(path: Optional[str]) -> tuple[BinaryIO, bool]:
@@ -195,31 +249,20 @@ def _open_out(path: Optional[str]) -> tuple[BinaryIO, bool]:
 class _JsonWriter:
     def __init__(self, args: argparse.Namespace, out: BinaryIO) -> None:
         self.out = out
-        self.codec, self.dumps = extjson.batch_encoder(args.jsonFormat)
         self.pretty = args.pretty
         self.array = args.jsonArray
         self.first = True
         if self.array:
             out.write(b"[")
 
-    def _text(self, doc: Any) -> bytes:
-        text = self.dumps(doc)
-        if self.pretty:
-            text = orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2)
-        return text
-
-    def write(self, docs: Iterable[Any]) -> int:
-        """Write the documents; how many there were."""
-        texts = [self._text(d) for d in docs] if self.pretty else list(map(self.dumps, docs))
-        if not texts:
-            return 0
-        if self.array:
-            sep = b",\n" if self.pretty else b","
-            self.out.write((b"" if self.first else sep) + sep.join(texts))
-        else:
-            self.out.write(b"\n".join(texts) + b"\n")
+    def write_text(self, text: bytes, count: int) -> None:
+        """Write one batch's text from `encode_batch`."""
+        if not count:
+            return
+        if self.array and not self.first:
+            self.out.write(b",\n" if self.pretty else b",")
+        self.out.write(text)
         self.first = False
-        return len(texts)
 
     def finish(self) -> None:
         if self.array:

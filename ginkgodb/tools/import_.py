@@ -2,7 +2,10 @@
 
 JSON input is a stream of documents, normally one per line (a document may also span lines, as
 `--pretty` output does); `--jsonArray` reads one array. Each document goes from text to BSON in
-C (libbson through python-bsonjs) and is written as RawBSONDocument in batches of 1,000.
+C (libbson through python-bsonjs) and is written as RawBSONDocument in batches of 5,000. On a
+machine with two cores or more, whole-line documents are parsed in a worker process (and, for
+an insert into a data directory, checked there for the engine, bsonutil.checked) while the
+previous batch is written; a document spanning lines is parsed here, in input order.
 
 Bad input: a line that does not parse is reported as `<file>:<line>: <problem>` and counted as
 a failure; the rest is imported and the counts are printed at the end (exit code 1 when any
@@ -24,9 +27,11 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, BinaryIO, Optional
 
 import bson
@@ -34,11 +39,16 @@ import bsonjs
 import orjson
 from bson.raw_bson import RawBSONDocument
 
+from ..bsonutil.checked import check_one, checked
 from . import bsonfile, csvfields
 from .connect import connect
 from .extjson import json_to_bson
 from .log import Log, ToolError
+from .parallel import Workers, workers_for
 from .progress import Progress
+
+#: lines handed to a worker process at a time (JSON input parsed beside the inserts)
+PARSE_CHUNK = 5000
 
 IGNORABLE_CODES = {11000, 11001, 12582, 121}
 _MAX_DOC_TEXT = 64 * 1024 * 1024
@@ -139,20 +149,66 @@ def _lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
         yield number, line
 
 
-def json_documents(stream: BinaryIO) -> Iterator[tuple[int, Any]]:
-    """(line, BSON bytes) per document, or (line, BadInput) for text that does not parse."""
+def parse_lines(job: tuple[list[bytes], bool]) -> list[Optional[tuple[bytes, Optional[bytes]]]]:
+    """Per line: (its BSON, its `_id` key when `with_keys` and plain) when the line holds one
+    whole document, else None (for `json_documents`' general path). Runs in a worker process."""
+    lines, with_keys = job
+    loads = bsonjs.loads
+    out: list[Optional[tuple[bytes, Optional[bytes]]]] = []
+    for line in lines:
+        raw = None
+        if line[:1] == b"{":
+            try:
+                raw = loads(line)
+            except ValueError:
+                raw = None      # incomplete or malformed: the general path below says which
+        out.append(None if raw is None else (raw, check_one(raw) if with_keys else None))
+    return out
+
+
+def _parsed_lines(stream: BinaryIO, workers: Workers,
+                  with_keys: bool) -> Iterator[tuple[int, bytes, Any]]:
+    """(line number, line, `parse_lines`' answer) with the parsing in the worker processes."""
+    lines = _lines(stream)
+    sent: deque = deque()
+
+    def chunks() -> Iterator[tuple[list[bytes], bool]]:
+        while True:
+            chunk = list(islice(lines, PARSE_CHUNK))
+            if not chunk:
+                return
+            sent.append(chunk)
+            yield [line for _, line in chunk], with_keys
+
+    for answers in workers.ordered_map(parse_lines, chunks()):
+        for (number, line), answer in zip(sent.popleft(), answers):
+            yield number, line, answer
+
+
+def json_documents(stream: BinaryIO, workers: Optional[Workers] = None, with_keys: bool = False
+                   ) -> Iterator[tuple[int, Any, Optional[bytes]]]:
+    """(line, BSON bytes, `_id` key or None) per document, or (line, BadInput, None) for text
+    that does not parse. With `workers`, whole-line documents are parsed (and with
+    `with_keys` checked for the insert, bsonutil.checked) in worker processes; the documents
+    and errors are the same."""
     pending: list[bytes] = []
     start = 0
     size = 0
     loads = bsonjs.loads
-    for number, line in _lines(stream):
-        if not pending and line[:1] == b"{":     # the common line: one whole document
+    source: Iterable[tuple[int, bytes, Any]] = (
+        _parsed_lines(stream, workers, with_keys) if workers is not None and workers.n
+        else ((number, line, False) for number, line in _lines(stream)))
+    for number, line, answer in source:
+        if not pending and answer:          # parsed by a worker: one whole document
+            yield number, answer[0], answer[1]
+            continue
+        if not pending and answer is False and line[:1] == b"{":   # the common line
             try:
                 raw = loads(line)
             except ValueError:
                 raw = None      # incomplete or malformed: the general path below says which
             if raw is not None:
-                yield number, raw
+                yield number, raw, None
                 continue
         if not pending:
             if not line.strip():
@@ -167,12 +223,12 @@ def json_documents(stream: BinaryIO) -> Iterator[tuple[int, Any]]:
             if str(exc) == "Incomplete JSON" and size < _MAX_DOC_TEXT:
                 continue        # a document spanning lines: read on
             pending, size = [], 0
-            yield start, BadInput(start, _json_problem(exc))
+            yield start, BadInput(start, _json_problem(exc)), None
             continue
         pending, size = [], 0
-        yield start, raw
+        yield start, raw, None
     if pending:
-        yield start, BadInput(start, "unexpected end of input inside a document")
+        yield start, BadInput(start, "unexpected end of input inside a document"), None
 
 
 def _json_problem(exc: ValueError) -> str:
@@ -253,8 +309,10 @@ def table_documents(stream: BinaryIO, args: argparse.Namespace) -> Iterator[tupl
 
 # ------------------------------------------------------------------------------------ writing
 class Writer:
-    def __init__(self, coll: Any, args: argparse.Namespace, log: Log) -> None:
+    def __init__(self, coll: Any, args: argparse.Namespace, log: Log,
+                 embedded: bool = False) -> None:
         self.coll, self.args, self.log = coll, args, log
+        self.embedded = embedded        # checked documents (keys known) go to a data directory
         self.fields = ([f.strip() for f in args.upsertFields.split(",") if f.strip()]
                        if args.upsertFields else ["_id"])
         self.counts = Counts()
@@ -271,7 +329,7 @@ class Writer:
             selector[field] = value
         return selector if found else None
 
-    def write(self, batch: list) -> tuple[int, int]:
+    def write(self, batch: list, keys: Optional[list] = None) -> tuple[int, int]:
         from pymongo import DeleteOne, InsertOne, ReplaceOne, UpdateOne
         from pymongo.errors import BulkWriteError, PyMongoError
         args = self.args
@@ -279,8 +337,9 @@ class Writer:
         ordered = args.maintainInsertionOrder
         try:
             if args.mode == "insert":
-                self.coll.insert_many([RawBSONDocument(r) for r in batch], ordered=ordered,
-                                      bypass_document_validation=bypass)
+                docs = (checked(batch, keys) if keys is not None and self.embedded
+                        else [RawBSONDocument(r) for r in batch])
+                self.coll.insert_many(docs, ordered=ordered, bypass_document_validation=bypass)
                 return len(batch), 0
             requests = []
             for raw in batch:
@@ -323,19 +382,38 @@ class Writer:
 
 
 # --------------------------------------------------------------------------------------- run
-def _documents(stream: BinaryIO, args: argparse.Namespace) -> Iterator[tuple[int, Any]]:
+def _documents(stream: BinaryIO, args: argparse.Namespace,
+               workers: Optional[Workers] = None) -> Iterator[tuple[int, Any, Optional[bytes]]]:
     if args.type in ("csv", "tsv"):
-        return table_documents(stream, args)
+        return ((line, item, None) for line, item in table_documents(stream, args))
     if args.jsonArray:
-        return json_array_documents(stream)
-    return json_documents(stream)
+        return ((line, item, None) for line, item in json_array_documents(stream))
+    # keys for checked inserts: a data directory's insert mode, streamed (not spooled)
+    with_keys = args.mode == "insert" and bool(getattr(args, "dbpath", None)) and not args.stopOnError
+    return json_documents(stream, workers, with_keys)
 
 
-def _batches(items: Iterator[tuple[int, Any]], size: int, name: str, counts: Counts,
-             log: Log, stop: bool) -> Iterator[list]:
+def _parse_workers(args: argparse.Namespace) -> int:
+    """Worker processes that parse the input: JSON lines only (an array is one value, CSV
+    rows are cheap), from a file of some size or from stdin."""
+    if args.type != "json" or args.jsonArray:
+        return 0
+    size = bsonfile.file_size(args.file) if args.file else None
+    return workers_for(None if size is None else size // _LINE_BYTES)
+
+
+#: bytes of a JSON line at the least, to guess an input file's documents from its size
+_LINE_BYTES = 100
+
+
+def _batches(items: Iterator[tuple[int, Any, Optional[bytes]]], size: int, name: str,
+             counts: Counts, log: Log, stop: bool) -> Iterator[tuple[list, Optional[list]]]:
+    """(documents, their `_id` keys or None when no key is known) per batch."""
     batch: list = []
+    keys: list = []
+    known = 0
     nbytes = 0
-    for _line, item in items:
+    for _line, item, key in items:
         if isinstance(item, BadInput):
             if stop:
                 raise ToolError(f"{name}:{item.line}: {item.message}")
@@ -343,12 +421,14 @@ def _batches(items: Iterator[tuple[int, Any]], size: int, name: str, counts: Cou
             counts.rejected += 1
             continue
         batch.append(item)
+        keys.append(key)
+        known += key is not None
         nbytes += len(item)
         if len(batch) >= size or nbytes >= bsonfile.BATCH_BYTES:
-            yield batch
-            batch, nbytes = [], 0
+            yield batch, keys if known else None
+            batch, keys, known, nbytes = [], [], 0, 0
     if batch:
-        yield batch
+        yield batch, keys if known else None
 
 
 def run(args: argparse.Namespace, log: Log) -> int:
@@ -363,16 +443,21 @@ def run(args: argparse.Namespace, log: Log) -> int:
         stream = sys.stdin.buffer
     spool = None
     counts = Counts()
+    workers = Workers(_parse_workers(args))
     try:
         if args.stopOnError:
             # parse everything first: a malformed input stops here, before any write
             spool = tempfile.TemporaryFile(prefix="ginkgodb-import-")
-            for batch in _batches(_documents(stream, args), 10_000, name, counts, log, True):
+            for batch, _ in _batches(_documents(stream, args, workers), 10_000, name, counts,
+                                     log, True):
                 spool.write(b"".join(batch))
             spool.seek(0)
-            source: Iterator[list] = bsonfile.batches(spool, f"{name} (parsed)", args.batchSize)
+            source: Iterator[tuple[list, Optional[list]]] = (
+                (batch, None) for batch in bsonfile.batches(spool, f"{name} (parsed)",
+                                                            args.batchSize))
         else:
-            source = _batches(_documents(stream, args), args.batchSize, name, counts, log, False)
+            source = _batches(_documents(stream, args, workers), args.batchSize, name, counts,
+                              log, False)
         conn = connect(args, log, create=True)
         try:
             coll = conn.client[args.db][args.collection]
@@ -380,12 +465,13 @@ def run(args: argparse.Namespace, log: Log) -> int:
             if args.drop:
                 log.always(f"dropping: {args.db}.{args.collection}")
                 coll.drop()
-            writer = Writer(coll, args, log)
+            writer = Writer(coll, args, log, conn.embedded)
             _write_all(writer, source, args, log)
             counts.ok, counts.failed = writer.counts.ok, writer.counts.failed
         finally:
             conn.close()
     finally:
+        workers.close()
         if args.file:
             stream.close()
         if spool is not None:
@@ -405,14 +491,14 @@ def _write_all(writer: Writer, source: Iterator[list], args: argparse.Namespace,
     label = f"{args.db}.{args.collection}"
     with Progress(log, label, None) as progress:
         if args.numInsertionWorkers <= 1:
-            for batch in source:
-                writer.add(*writer.write(batch))
+            for batch, keys in source:
+                writer.add(*writer.write(batch, keys))
                 progress.advance(len(batch))
             return
         with ThreadPoolExecutor(max_workers=args.numInsertionWorkers) as pool:
             pending: list = []
-            for batch in source:
-                pending.append((pool.submit(writer.write, batch), len(batch)))
+            for batch, keys in source:
+                pending.append((pool.submit(writer.write, batch, keys), len(batch)))
                 if len(pending) >= 2 * args.numInsertionWorkers:
                     future, n = pending.pop(0)
                     writer.add(*future.result())

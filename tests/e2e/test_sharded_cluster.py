@@ -39,8 +39,8 @@ def test_the_router_is_a_mongos_and_registers_shards(sharded):
     assert c.config.databases.find_one({"_id": "app"})["primary"] in names
     assert c.admin.command("balancerStatus")["mode"] == "off"
     with pytest.raises(pymongo.errors.OperationFailure) as err:
-        c.admin.command("splitVector", "app.none", keyPattern={"x": 1})
-    assert err.value.code == 238
+        c.admin.command("splitVector", "app.none", keyPattern={"x": 1}, maxChunkSize=1)
+    assert err.value.code == 26    # passed to the database's primary shard, which has no such collection
 
 
 def test_hashed_keys_spread_inserts_and_queries_merge_like_one_server(sharded):
@@ -253,6 +253,80 @@ def test_left_over_orphans_are_filtered_then_deleted_and_a_restarted_shard_gets_
     assert cluster._wait_port(sharded["ports"][0], 30)
     assert c.app.o.count_documents({}) == before
     assert c.app.o.find_one({"k": 1})["touched"] == 1
+
+
+def test_split_vector_check_sharding_index_and_cleanup_orphaned_on_the_shards(sharded):
+    from ginkgodb.router import Router
+    c, shards = sharded["client"], sharded["shards"]
+    c.app.sv.insert_many([{"_id": i, "k": i} for i in range(300)])
+    c.app.sv.create_index("k")
+    # unsharded: the router passes splitVector to the database's primary shard, as mongos
+    assert c.admin.command("splitVector", "app.sv", keyPattern={"k": 1}, force=True)["splitKeys"] == [{"k": 150}]
+    c.admin.command("shardCollection", "app.sv", key={"k": 1})
+    with pytest.raises(pymongo.errors.OperationFailure) as err:
+        c.admin.command("splitVector", "app.sv", keyPattern={"k": 1}, maxChunkSize=1)
+    assert err.value.code == 20
+    for name in ("checkShardingIndex", "cleanupOrphaned"):   # mongod's commands, not mongos'
+        with pytest.raises(pymongo.errors.OperationFailure) as err:
+            c.admin.command(name, "app.sv", keyPattern={"k": 1})
+        assert err.value.code == 59
+    owner = c.config.chunks.find_one({"ns": "app.sv"})["shard"]
+    other = "shard0001" if owner == "shard0000" else "shard0000"
+    home, stray = shards[int(owner[-1])], shards[int(other[-1])]
+    assert home.admin.command("checkShardingIndex", "app.sv", keyPattern={"k": 1})["ok"] == 1.0
+    size = home.app.command("collStats", "sv")["size"]
+    assert home.admin.command("splitVector", "app.sv", keyPattern={"k": 1},
+                              maxChunkSizeBytes=size)["splitKeys"] == [{"k": 150}]
+    c.admin.command("split", "app.sv", middle={"k": 150})
+    c.admin.command("moveChunk", "app.sv", find={"k": 200}, to=other)
+    assert home.admin.command("cleanupOrphaned", "app.sv")["ok"] == 1.0    # the range deleter ran already
+    assert home.app.sv.count_documents({}) == 150 and stray.app.sv.count_documents({}) == 150
+    # orphans left on `stray` (as by a migration whose router died): cleanupOrphaned waits for them
+    router = Router(sharded["etcd"])
+    cmap = router.chunk_map("app.sv", refresh=True)
+    lease = router.catalog.lock("app.sv")          # held: the range deleters wait
+    assert lease is not None
+    router.catalog.add_range_deletion("app.sv", other, {"k": MinKey()}, {"k": 150})
+    router.announce(cmap, [other], orphans=True)
+    stray.app.sv.insert_one({"_id": "orphan", "k": 1})
+    answers: list = []
+    waiter = threading.Thread(target=lambda: answers.append(stray.admin.command("cleanupOrphaned", "app.sv")))
+    waiter.start()
+    waiter.join(1.5)
+    assert waiter.is_alive() and stray.app.sv.find_one({"_id": "orphan"}) is not None
+    with pytest.raises(pymongo.errors.ExecutionTimeout):
+        stray.admin.command("cleanupOrphaned", "app.sv", maxTimeMS=200)
+    router.catalog.unlock(lease)                   # the balancer thread's range deleter (every 0.5 s) runs
+    waiter.join(20)
+    assert answers and answers[0]["ok"] == 1.0
+    assert stray.app.sv.find_one({"_id": "orphan"}) is None and not router.catalog.range_deletions("app.sv")
+    assert c.app.sv.count_documents({}) == 300
+    router.close()
+
+
+def test_a_collection_sharded_by_another_router_is_seen(sharded):
+    """The router caches "unsharded" and the databases' primary shards while its watch of etcd
+    is live: another router's shardCollection and moveChunk reach it through the watch."""
+    from ginkgodb.router import Router
+    from ginkgodb.router.dispatch import dispatch
+    c, shards = sharded["client"], sharded["shards"]
+    c.app.w.insert_many([{"_id": i, "k": i} for i in range(100)])
+    assert c.app.w.find_one({"_id": 70}) == {"_id": 70, "k": 70}      # cached: unsharded, on the primary
+    other = Router(sharded["etcd"])
+    try:
+        for cmd in ({"shardCollection": "app.w", "key": {"k": 1}}, {"split": "app.w", "middle": {"k": 50}}):
+            assert dispatch(other, {**cmd, "$db": "admin"})["ok"] == 1.0
+        primary = c.config.databases.find_one({"_id": "app"})["primary"]
+        away = "shard0001" if primary == "shard0000" else "shard0000"
+        assert dispatch(other, {"moveChunk": "app.w", "find": {"k": 60}, "to": away, "$db": "admin"})["ok"] == 1.0
+    finally:
+        other.close()
+    assert shards[int(away[-1])].app.w.count_documents({}) == 50
+    assert c.app.w.find_one({"_id": 70}) == {"_id": 70, "k": 70}
+    assert c.app.w.find_one({"k": 70}) == {"_id": 70, "k": 70}
+    assert c.app.w.count_documents({}) == 100
+    c.app.w.insert_one({"_id": 100, "k": 100})                          # routed to the chunk's new owner
+    assert shards[int(away[-1])].app.w.find_one({"_id": 100}) is not None
 
 
 def test_a_new_router_serves_from_etcd_after_kill_9(sharded):

@@ -101,14 +101,21 @@ class IndexEntries:
                 raise _key_too_large(len(key), self.meta.name)
             txn.put(self.prefix + key + suffix, b"")
 
-    def add_entries(self, txn: Any, entries: list[bytes]) -> None:
-        """Write whole entries (key + record id), sorted, as an index build does."""
-        for entry in entries:
-            size = len(self.rids.key_of_entry(entry, 0))
-            if size > MAX_INDEX_KEY:
-                raise _key_too_large(size, self.meta.name)
-        prefix = self.prefix
-        txn.put_many((prefix + e, b"") for e in entries)
+    def add_entries(self, txn: Any, entries: Iterable[bytes]) -> None:
+        """Write whole entries (key + record id), sorted, as an index build does (one pass:
+        `entries` may be the build's merge; a key too large raises in the middle, and the
+        build's batch, aborted, leaves nothing behind)."""
+        prefix, key_of, name = self.prefix, self.rids.key_of_entry, self.meta.name
+
+        def pairs() -> Iterable[tuple[bytes, bytes]]:
+            for entry in entries:
+                if len(entry) > MAX_INDEX_KEY:     # the entry bounds its key: measure only then
+                    size = len(key_of(entry, 0))
+                    if size > MAX_INDEX_KEY:
+                        raise _key_too_large(size, name)
+                yield prefix + entry, b""
+
+        txn.put_many(pairs())
 
     def remove(self, txn: Any, keys: Iterable[bytes], rid: Any) -> None:
         suffix = self.rids.suffix(rid)

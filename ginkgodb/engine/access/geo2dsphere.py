@@ -12,6 +12,7 @@ from typing import Any, Optional
 from ...errors import CommandError, ErrorCode
 from ...planner.geo_plans import GeoPlanning
 from ...query.geo import GeoPredicate, s2_params_from_spec, s2keys
+from ...query.geo.near import DensityHints
 from ...query.geo.shapes import CRS
 from .geo_common import GeoAccess, field_values
 
@@ -23,6 +24,8 @@ class S2Access(GeoAccess, GeoPlanning):
     def __init__(self, meta: Any, ns: str) -> None:
         super().__init__(meta, ns)
         self.params = s2_params_from_spec(meta.options)
+        # densities sampled by earlier near searches (a sizing hint only: query/geo/near.py)
+        self.near_hints = DensityHints()
 
     def geo_components(self, doc: dict) -> list[bytes]:
         cells: set[int] = set()

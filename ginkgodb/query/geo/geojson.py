@@ -151,20 +151,23 @@ def legacy_point(value: Any, allow_extra: bool) -> Geometry:
     return Geometry("Point", CRS.FLAT, flat_point=parse_flat_point(value, allow_extra))
 
 
-def geojson_point(obj: Mapping) -> Geometry:
+def geojson_point(obj: Mapping, with_cell: bool = True) -> Geometry:
     _crs(obj)
     x, y = parse_flat_point(_field(obj, "coordinates"), allow_extra=True)
     p = lng_lat_point(x, y)
-    return Geometry("Point", CRS.SPHERE, points=[p], cells=[s2.leaf_cell(p)], flat_point=(x, y))
+    return Geometry("Point", CRS.SPHERE, points=[p], cells=[s2.leaf_cell(p)] if with_cell else [],
+                    flat_point=(x, y))
 
 
-def parse_point(value: Any, allow_extra: bool) -> Geometry:
-    """A legacy pair or a GeoJSON point (mongod's parsePoint, used by near and $geometry)."""
+def parse_point(value: Any, allow_extra: bool, with_cell: bool = True) -> Geometry:
+    """A legacy pair or a GeoJSON point (mongod's parsePoint, used by near and $geometry).
+    `with_cell=False`: a GeoJSON point without its leaf cell (a near center is only measured
+    from, never intersected: the cell costs two bindings calls)."""
     if not is_object(value):
         raise GeoError(f"Point must be an array or object, instead got type {type_of(value)}")
     if isinstance(value, (list, tuple)) or is_geo_number(first_element(value)):
         return legacy_point(value, allow_extra)
-    return geojson_point(value)
+    return geojson_point(value, with_cell)
 
 
 # --- crs ------------------------------------------------------------------------------------

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import bisect
 import math
+import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from operator import itemgetter
 
 from . import geohash, s2
 from .s2keys import S2IndexParams, cells_to_intervals, merge_intervals
 
 Scan = Callable[[list[tuple[int, int]]], Iterable[Hashable]]
 Distance = Callable[[Hashable], "float | None"]
+Distances = Callable[[list], list]                   # rids -> their distances (or None), in order
 Exists = Callable[[list[tuple[int, int]]], bool]   # does any key fall in these ranges?
 Sample = Callable[[int, int, int], list]             # (lo, hi, n) -> first ~n cell ids stored
 
@@ -43,19 +46,22 @@ def first_step_for(step: float, wanted: int) -> float:
 
 
 _FIRST_ROUND_POINTS = 20
+_first = itemgetter(0)
 _MARGIN = 2.0   # grow to the radius expected to hold twice what is still wanted
 
 
-def _rounds(scan: Scan, distance: Distance, ranges_for: Callable[[float, float], list],
+def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float], list],
             first_step: float, min_distance: float, max_distance: float,
-            full: float, wanted: int = 0) -> Iterator[tuple[float, Hashable]]:
+            full: float, wanted: int = 0, disjoint: bool = False) -> Iterator[tuple[float, Hashable]]:
     """The annulus loop shared by the spherical and the flat search.
 
     Each key range is scanned once over the whole search: a round scans only the parts of its
     covering no earlier round read, and the records an earlier round read but left for later
     (farther than its annulus) wait in `pending` with their distances. With `wanted` (the
     caller's skip + limit), the radius grows to where the density seen so far puts that many
-    results; the rounds are exact annuli, so the steps change only how much is read."""
+    results; the rounds are exact annuli, so the steps change only how much is read. A round's
+    new records are measured in one `distances` call (the caller fetches them together);
+    `disjoint`: `ranges_for` gives sorted, disjoint ranges already."""
     limit = min(max_distance, full)
     inner = min_distance
     if wanted < 0:   # the first step is already sized for -wanted results
@@ -70,20 +76,19 @@ def _rounds(scan: Scan, distance: Distance, ranges_for: Callable[[float, float],
     while True:
         outer = min(inner + step, limit)
         last = outer >= limit
-        fresh = scanned.take(ranges_for(inner, outer))
-        for rid in (scan(fresh) if fresh else ()):
-            if rid in done or rid in pending:
-                continue
-            d = distance(rid)
-            if d is None or d < min_distance or d > max_distance:
-                done.add(rid)
-            else:
-                pending[rid] = d
+        fresh = scanned.take(ranges_for(inner, outer), disjoint)
+        if fresh:
+            new = [rid for rid in dict.fromkeys(scan(fresh)) if rid not in done and rid not in pending]
+            for rid, d in zip(new, distances(new)):
+                if d is None or d < min_distance or d > max_distance:
+                    done.add(rid)
+                else:
+                    pending[rid] = d
         found = [(d, rid) for rid, d in pending.items() if d < outer or (last and d <= outer)]
         for _, rid in found:
             del pending[rid]
             done.add(rid)
-        found.sort(key=lambda pair: pair[0])
+        found.sort(key=_first)   # by distance only, stable (ties keep their reading order)
         yield from found
         if last:
             return
@@ -106,9 +111,11 @@ class _Scanned:
     def __init__(self) -> None:
         self.ranges: list[tuple[int, int]] = []
 
-    def take(self, wanted: list) -> list[tuple[int, int]]:
-        """The parts of `wanted` (inclusive ranges) not read yet; they count as read."""
-        wanted = merge_intervals(sorted(wanted))
+    def take(self, wanted: list, disjoint: bool = False) -> list[tuple[int, int]]:
+        """The parts of `wanted` (inclusive ranges; `disjoint`: sorted and disjoint already)
+        not read yet; they count as read."""
+        if not disjoint:
+            wanted = merge_intervals(sorted(wanted))
         if not self.ranges:   # the first round: everything is fresh
             self.ranges = wanted
             return list(wanted)
@@ -167,12 +174,28 @@ def _descendant_ranges(cell_ids: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+_coverers = threading.local()
+
+
+def _coverer(finest: int):
+    """The annulus coverer for an index's finest level, made once per thread (each costs four
+    bindings calls to set up; GetCovering keeps no state between calls)."""
+    made = getattr(_coverers, "by_level", None)
+    if made is None:
+        made = _coverers.by_level = {}
+    coverer = made.get(finest)
+    if coverer is None:
+        coverer = s2.S2.S2RegionCoverer()
+        coverer.set_min_level(0)
+        # finer cells than the index's finest level narrow nothing: keys are never finer
+        coverer.set_max_level(min(_NEAR_FINEST, finest))
+        coverer.set_max_cells(_NEAR_MAX_CELLS)
+        made[finest] = coverer
+    return coverer
+
+
 def _annulus_ranges(center, params: S2IndexParams) -> Callable[[float, float], list]:
-    coverer = s2.S2.S2RegionCoverer()
-    coverer.set_min_level(0)
-    # finer cells than the index's finest level narrow nothing: keys are never finer
-    coverer.set_max_level(min(_NEAR_FINEST, params.finest_level))
-    coverer.set_max_cells(_NEAR_MAX_CELLS)
+    coverer = _coverer(params.finest_level)
 
     def ranges(inner: float, outer: float) -> list:
         outer_cap = s2.cap(center, outer)
@@ -218,11 +241,11 @@ _SR_PER_ID = (4 * math.pi / 6) / 2 ** 61
 _SAMPLE_KEYS = 16
 
 
-def _sampled_first_radius(center, sample: Sample, wanted: int) -> float | None:
-    """The radius expected to hold `_MARGIN` times `wanted` keys, from the spacing of the keys
-    that follow the center's leaf cell in cell-id (Hilbert curve) order on its face: one short
-    scan instead of mongod's neighbourhood probes, which take a scan per level. None when the
-    face holds too few keys to tell."""
+def _sampled_density(center, sample: Sample) -> float | None:
+    """Keys per steradian around the center, from the spacing of the keys that follow the
+    center's leaf cell in cell-id (Hilbert curve) order on its face: one short scan instead of
+    mongod's neighbourhood probes, which take a scan per level. None when the face holds too
+    few keys to tell."""
     leaf = s2.S2.S2CellId(center).id()
     face_end = ((leaf >> 61) + 1 << 61) - 1
     ids = sample(s2.to_signed(leaf), s2.to_signed(face_end), _SAMPLE_KEYS)
@@ -231,30 +254,95 @@ def _sampled_first_radius(center, sample: Sample, wanted: int) -> float | None:
     spread = ids[-1] - s2.to_signed(leaf)
     if spread <= 0:
         return None
-    density = len(ids) / (spread * _SR_PER_ID)   # keys per steradian
+    return len(ids) / (spread * _SR_PER_ID)
+
+
+def _radius_for(density: float, wanted: int) -> float:
+    """The radius expected to hold `_MARGIN` times `wanted` keys at this density."""
     return math.sqrt(_MARGIN * wanted / (math.pi * density))
 
 
-def near_2dsphere(center, scan: Scan, distance: Distance, params: S2IndexParams,
+class DensityHints:
+    """Sampled key densities by neighbourhood, kept across queries of one index.
+
+    Only a hint: a density sizes the first annulus, and the rounds are exact annuli whatever
+    their size (a stale density after writes costs an extra round or a few more keys, never a
+    different answer). A neighbourhood is a cube of side 1/256 on the unit vector (about a
+    quarter of a degree); each density is sampled again after `REFRESH` uses, and the table
+    starts over beyond `MAX_ENTRIES`."""
+
+    SCALE = 256.0
+    REFRESH = 64
+    MAX_ENTRIES = 20_000
+
+    __slots__ = ("_by_cube",)
+
+    def __init__(self) -> None:
+        self._by_cube: dict[tuple[int, int, int], list] = {}
+
+    @classmethod
+    def cube_of(cls, vector: tuple[float, float, float]) -> tuple[int, int, int]:
+        x, y, z = vector
+        scale = cls.SCALE
+        return (int(x * scale), int(y * scale), int(z * scale))
+
+    def get(self, cube: tuple[int, int, int]) -> float | None:
+        entry = self._by_cube.get(cube)
+        if entry is None:
+            return None
+        entry[1] += 1
+        if entry[1] > self.REFRESH:
+            return None
+        return entry[0]
+
+    def put(self, cube: tuple[int, int, int], density: float) -> None:
+        if len(self._by_cube) >= self.MAX_ENTRIES:
+            self._by_cube.clear()
+        self._by_cube[cube] = [density, 0]
+
+
+def _one_by_one(distance: Distance) -> Distances:
+    return lambda rids: [distance(rid) for rid in rids]
+
+
+def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2IndexParams,
                   min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0,
-                  exists: Exists | None = None, sample: Sample | None = None
-                  ) -> Iterator[tuple[float, Hashable]]:
+                  exists: Exists | None = None, sample: Sample | None = None,
+                  hints: DensityHints | None = None, center_vector: tuple | None = None,
+                  distances: Distances | None = None) -> Iterator[tuple[float, Hashable]]:
     """(distance, rid) pairs in increasing distance; radii and distances in radians.
     `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds;
     `exists`: a cheaper emptiness test of ranges than a scan (the density probe's);
     `sample(lo, hi, n)`: about the first n cell ids stored in [lo, hi] (sizes the first round
-    when `wanted` is known; the results never depend on it)."""
+    when `wanted` is known; the results never depend on it); `hints`: densities sampled by
+    earlier searches of the same index, by the neighbourhood of `center_vector` (the center's
+    unit vector), used instead of a sample when one is known; `distances`: `distance` for a
+    list of records at once (either one is given)."""
     first = None
     if wanted > 0 and sample is not None:
-        first = _sampled_first_radius(center, sample, wanted)
+        density = None
+        cube = None
+        if hints is not None and center_vector is not None:
+            cube = hints.cube_of(center_vector)
+            density = hints.get(cube)
+        if density is None:
+            density = _sampled_density(center, sample)
+            if density is not None and cube is not None:
+                hints.put(cube, density)   # type: ignore[union-attr]
+        if density is not None:
+            first = _radius_for(density, wanted)
     if first is not None:
         step = first
         wanted_for_steps = -wanted   # already sized: no further scaling of the first step
     else:
         step = _s2_density_step(center, exists or _exists_by_scan(scan), params)
         wanted_for_steps = wanted
-    return _rounds(scan, distance, _annulus_ranges(center, params), step, min_distance,
-                   max_distance, math.pi, wanted_for_steps)
+    if distances is None:
+        assert distance is not None
+        distances = _one_by_one(distance)
+    # bridge_single_gaps gives sorted, disjoint ranges
+    return _rounds(scan, distances, _annulus_ranges(center, params), step, min_distance,
+                   max_distance, math.pi, wanted_for_steps, disjoint=True)
 
 
 # --- 2d -------------------------------------------------------------------------------------
@@ -279,7 +367,7 @@ def near_2d(x: float, y: float, scan: Scan, distance: Distance, params: geohash.
     def ranges(inner: float, outer: float) -> list:
         return geohash.box_ranges((x - outer, y - outer, x + outer, y + outer), params)
     full = math.hypot(params.max - params.min, params.max - params.min)
-    return _rounds(scan, distance, ranges, step, min_distance, max_distance, full, wanted)
+    return _rounds(scan, _one_by_one(distance), ranges, step, min_distance, max_distance, full, wanted)
 
 
 # --- reference ------------------------------------------------------------------------------

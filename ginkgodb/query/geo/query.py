@@ -151,7 +151,8 @@ def parse_geo_predicate(operand: Mapping) -> GeoPredicate:
 class NearQuery:
     """A parsed $near/$nearSphere/$geoNear operand.
 
-    `center` is a Point geometry; `spherical` says whether distances are on the sphere;
+    `center` is a Point geometry (a GeoJSON one without its leaf cell: it is only measured
+    from); `spherical` says whether distances are on the sphere;
     `units_are_radians` whether min/max distances (and reported distances) are radians rather
     than meters (spherical) or coordinate units (flat). GeoJSON points are always spherical in
     meters; legacy pairs are flat for $near and radians for $nearSphere.
@@ -197,6 +198,8 @@ def _legacy_near(operand: Mapping, out: dict) -> bool:
         if name in _NEAR_OPERATORS:
             if not is_object(value):
                 return False
+            if type(value) is dict and len(value) == 1 and "$geometry" in value:
+                continue   # the GeoJSON form: no legacy point (parse_point would fail, costly)
             center = None
             try:
                 center = parse_point(value, allow_extra=False)
@@ -249,7 +252,7 @@ def _new_near(operand: Mapping, out: dict) -> None:
         if field == "$geometry":
             if is_object(value):
                 try:
-                    center = parse_point(value, allow_extra=False)
+                    center = parse_point(value, allow_extra=False, with_cell=False)
                 except GeoError as exc:
                     raise _bad(f"invalid point in geo near query $geometry argument: "
                                f"{show(value)}  {exc.reason}") from None

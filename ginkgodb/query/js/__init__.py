@@ -9,11 +9,11 @@ from __future__ import annotations
 from .functions import AccumulatorState, JsFunction, call_function, parse_function
 from .functions import parse_accumulator as parse_js_accumulator
 from .mapreduce import MapReduce, MapReduceSpec
-from .operation import Operation, ScriptSettings, bind, current
+from .operation import Operation, ScriptSettings, bind, current, operating
 from .where import compile_where
 
 ENGINE_NAME = "quickjs"  # buildInfo.javascriptEngine (mongod: "mozjs")
 
 __all__ = ["AccumulatorState", "ENGINE_NAME", "JsFunction", "MapReduce", "MapReduceSpec", "Operation",
-           "ScriptSettings", "bind", "call_function", "compile_where", "current", "parse_function",
+           "ScriptSettings", "bind", "call_function", "compile_where", "current", "operating", "parse_function",
            "parse_js_accumulator"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ginkgodb.errors import CommandError, ErrorCode
 
-from ..operation import check_interrupt
+from ..operation import OPERATION, check_interrupt
 from ..operation import current as current_operation
 from .sandbox import Sandbox, ScriptError
 
@@ -116,6 +116,26 @@ def current() -> Operation:
         op = Operation(_DEFAULT)
         _CURRENT.set(op)
     return op
+
+
+class operating:  # lower case: used as a function, `with operating(op, settings):`
+    """Make `op` the current operation (as query.operation.running) and give it its own
+    JavaScript operation: `running` and `bind` in one block, which every command enters."""
+
+    __slots__ = ("_op", "_js", "_tokens")
+
+    def __init__(self, op: object, settings: ScriptSettings | Callable[[], ScriptSettings]) -> None:
+        self._op = op
+        self._js = Operation(settings)
+
+    def __enter__(self) -> Operation:
+        self._tokens = OPERATION.set(self._op), _CURRENT.set(self._js)
+        return self._js
+
+    def __exit__(self, *exc: object) -> None:
+        op_token, js_token = self._tokens
+        _CURRENT.reset(js_token)
+        OPERATION.reset(op_token)
 
 
 class bind:  # lower case: used as a function, `with bind(settings) as op:`

@@ -8,7 +8,13 @@ def test_conflicting_threads_back_off_and_all_commit(tmp_path, monkeypatch):
     from ginkgodb.client import session as session_module
     pauses: list[float] = []
     real_sleep = session_module.time.sleep
-    monkeypatch.setattr(session_module.time, "sleep", lambda s: (pauses.append(s), real_sleep(s)))
+    workers: list = []   # the transfer threads: another thread's sleeps (a background service) are not pauses
+
+    def sleep(seconds: float) -> None:
+        if threading.current_thread() in workers:
+            pauses.append(seconds)
+        real_sleep(seconds)
+    monkeypatch.setattr(session_module.time, "sleep", sleep)
     from ginkgodb import MongoClient
     client = MongoClient(str(tmp_path / "data"))
     coll = client.bank.accounts
@@ -25,6 +31,7 @@ def test_conflicting_threads_back_off_and_all_commit(tmp_path, monkeypatch):
                 s.with_transaction(move)
 
     threads = [threading.Thread(target=transfers, args=(i,)) for i in range(4)]
+    workers.extend(threads)
     for t in threads:
         t.start()
     for t in threads:

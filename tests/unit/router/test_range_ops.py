@@ -8,11 +8,11 @@ from bson.min_key import MinKey
 from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
+from ginkgodb.commands.split_points import range_end, range_start, split_points
 from ginkgodb.errors import CommandError, ErrorCode
 from ginkgodb.router.balancer import plan_collection
 from ginkgodb.router.chunks import ChunkMap, initial_chunks, range_text
 from ginkgodb.router.shardkey import ShardKey
-from ginkgodb.router.split_points import range_end, range_start, split_points
 
 
 def _map(points=(10, 20, 30, 40)) -> ChunkMap:
@@ -62,9 +62,10 @@ def _entries(keys, size=100):
 def test_split_points_cut_every_half_chunk_and_never_inside_one_key_value():
     assert split_points(_entries(range(10)), 1000) == []            # exactly the size: fits
     assert split_points(_entries(range(20)), 1000) == [[5], [10], [15]]
-    # a run of one value is never cut: the cut after the run lands on the next value
+    # a run of one value is never cut: reached mid-way, the whole run starts the next chunk
     keys = [0, 1, 2, 3, 3, 3, 3, 3, 3, 4, 5, 6]
-    assert split_points(_entries(keys), 1000) == [[4]]
+    assert split_points(_entries(keys), 1000) == [[3], [5]]
+    assert split_points(_entries([0] * 8 + [1] * 8), 1000) == [[1]]
     assert split_points(_entries([7] * 30), 1000) == []               # one value above the size: jumbo
 
 

@@ -88,3 +88,41 @@ def test_a_sampled_first_round_changes_nothing(seed, wanted, spread):
     lo, hi = want[3][0], want[-5][0]
     got = list(near_2dsphere(center, index.scan, dist, P, lo, hi, wanted=wanted, sample=index.sample))
     assert got == [(d, rid) for d, rid in want if lo <= d <= hi]
+
+
+@pytest.mark.parametrize("seed,wanted", [(6, 10), (7, 1), (8, 40)])
+def test_density_hints_change_nothing_even_when_stale(seed, wanted):
+    """A density kept from earlier searches only sizes the first annulus: searches hinted by
+    their own data, by much sparser or much denser data, or by nothing give the same answer."""
+    from ginkgodb.query.geo.near import DensityHints
+    index = SampledIndex(random_docs(800, seed, 1.0))
+    rnd = random.Random(seed)
+    for _ in range(12):
+        center = s2.point(rnd.uniform(-0.5, 0.5), rnd.uniform(-0.5, 0.5))
+        vector = s2.vector_of(center)
+        dist = index.distance(center)
+        want = near_brute_force((rid, dist(rid)) for rid in index.geoms)
+        own = DensityHints()
+        for hints in (own, own):   # sampled and kept, then used
+            got = list(near_2dsphere(center, index.scan, dist, P, wanted=wanted, sample=index.sample,
+                                     hints=hints, center_vector=vector))
+            assert got == want
+        assert own.get(DensityHints.cube_of(vector)) is not None
+        for stale in (1e-3, 1e12):   # keys per steradian, far from this data's
+            hints = DensityHints()
+            hints.put(DensityHints.cube_of(vector), stale)
+            got = list(near_2dsphere(center, index.scan, dist, P, wanted=wanted, sample=index.sample,
+                                     hints=hints, center_vector=vector))
+            assert got == want
+
+
+def test_density_hints_are_sampled_again_and_bounded():
+    from ginkgodb.query.geo.near import DensityHints
+    hints = DensityHints()
+    cube = DensityHints.cube_of((1.0, 0.0, 0.0))
+    hints.put(cube, 5.0)
+    assert [hints.get(cube) for _ in range(DensityHints.REFRESH)] == [5.0] * DensityHints.REFRESH
+    assert hints.get(cube) is None   # due for a fresh sample
+    for i in range(DensityHints.MAX_ENTRIES + 1):
+        hints.put((i, 0, 0), 1.0)
+    assert len(hints._by_cube) <= DensityHints.MAX_ENTRIES

@@ -1,0 +1,90 @@
+"""Raw BSON documents checked for an insert ahead of time, possibly in another process.
+
+A restore or an import spends a third of its insert time decoding each document, which is how
+the engine checks that the bytes are valid BSON and reads `_id`. `check_documents` does that same
+decode where it can run beside the inserting process (a worker process of the tools), and
+`CheckedRaw` carries the result: the bytes and the `_id` index key. The engine's bulk insert
+path then stores a `CheckedRaw` without decoding it again.
+
+Only the plain case is vouched for: bytes that decode, `_id` first, an `_id` of a plain type
+(ObjectId, int, str, float), no top-level Timestamp (the server fills in `Timestamp(0, 0)`) and
+a size below which nesting depth cannot matter. Any other document gets no key and takes the
+engine's ordinary checks, which give its error or fix it up exactly as for any other caller.
+Nothing but a `CheckedRaw` built by a caller from `check_documents`' answer skips a check: the
+wire server and the client never make one.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from bson import decode
+from bson.dbref import DBRef
+from bson.objectid import ObjectId
+from bson.raw_bson import RawBSONDocument
+from bson.timestamp import Timestamp
+
+from ..limits import MAX_BSON_OBJECT_SIZE
+from .keycodec import encode_key
+
+#: the `_id` types whose key needs no per-type check (`engine.documents._PLAIN_ID_TYPES`)
+PLAIN_ID_TYPES = frozenset((ObjectId, int, str, float))
+#: below this size a document cannot nest 100 levels deep, mongod's limit (`engine.documents`)
+SHALLOW_BELOW = 5 + 7 * 100
+#: a larger document is vouched for when it nests at most this deep: far from the limit, so
+#: the boundary's exact rule stays the engine's alone
+VOUCHED_DEPTH = 50
+_TIMESTAMP = frozenset((Timestamp,))
+_CONTAINERS = frozenset((dict, list, DBRef))
+
+
+class CheckedRaw(RawBSONDocument):
+    """A document `check_documents` passed, with the encoded key of its `_id`."""
+    __slots__ = ("id_key",)
+
+    def __init__(self, raw: bytes, id_key: bytes) -> None:
+        super().__init__(raw)
+        self.id_key = id_key
+
+
+def check_one(raw: bytes) -> Optional[bytes]:
+    """The `_id` key of `raw` when it is a plain valid document, else None (not an error:
+    the engine's ordinary path checks such a document and reports what is wrong)."""
+    size = len(raw)
+    if size > MAX_BSON_OBJECT_SIZE:
+        return None
+    try:
+        d = decode(raw)
+    except Exception:
+        return None
+    if not d or next(iter(d)) != "_id" or not _TIMESTAMP.isdisjoint(map(type, d.values())):
+        return None
+    if size >= SHALLOW_BELOW and not _shallow(d, VOUCHED_DEPTH):
+        return None
+    value = d["_id"]
+    if type(value) not in PLAIN_ID_TYPES:
+        return None
+    return encode_key((value,))
+
+
+def _shallow(value: object, levels: int) -> bool:
+    """True when `value`'s containers nest at most `levels` deep (the value itself counts)."""
+    if levels <= 0 or type(value) is DBRef:     # a DBRef's own fields: left to the engine
+        return False
+    if type(value) is dict:
+        items = value.values()
+    elif type(value) is list:
+        items = value
+    else:
+        return True
+    return all(_shallow(v, levels - 1) for v in items if type(v) in _CONTAINERS)
+
+
+def check_documents(raws: list[bytes]) -> list[Optional[bytes]]:
+    """`check_one` of each document."""
+    return list(map(check_one, raws))
+
+
+def checked(raws: list[bytes], keys: list[Optional[bytes]]) -> list[RawBSONDocument]:
+    """The documents to insert: a `CheckedRaw` where a key was found, else a plain one."""
+    return [RawBSONDocument(raw) if key is None else CheckedRaw(raw, key)
+            for raw, key in zip(raws, keys)]

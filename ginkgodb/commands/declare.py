@@ -140,8 +140,23 @@ InlinePolicy = Union[bool, Callable[[Mapping, Any], bool]]
 ApiPolicy = Union[bool, Callable[[Mapping], bool]]
 
 
+class Layout:
+    """A command layout's prepared parse (CommandSpec.parse): what a repeated command with these
+    field names and value types reads, and the names. One object per layout, hashed by identity,
+    so what is kept per layout (a find's query statistics: engine/query_stats.py) is found by it
+    without hashing the names again."""
+
+    __slots__ = ("reads", "names")
+
+    def __init__(self, reads: tuple, names: tuple[str, ...]) -> None:
+        self.reads = reads      # (field, attribute, reader or None) per accepted field sent
+        self.names = names      # every field name sent, in order
+
+
 class Args:
     """A command's parsed fields (snake_case attributes), its database and target."""
+
+    layout: Optional[Layout] = None   # its layout's prepared parse (set by CommandSpec.parse)
 
     def __init__(self, cmd: Mapping, name: str, db: str) -> None:
         self.cmd = cmd          # the command document as received
@@ -187,8 +202,8 @@ class CommandSpec:
         # parse skips the command's own field when no declaration names it
         assert not {self.name, *self.aliases} & self._by_name.keys(), f"{self.name} declares its own field"
         self._required = [f for f in accepted if f.required]
-        #: layout (name, field names, value types) -> its reads (parse's prepared path)
-        self._prepared: dict[tuple, tuple] = {}
+        #: layout (name, field names, value types) -> its prepared parse
+        self._prepared: dict[tuple, Layout] = {}
 
     def parse(self, cmd: Mapping, name: Optional[str] = None) -> Args:
         """Check every field against the declaration and read the accepted ones. A command whose
@@ -197,13 +212,14 @@ class CommandSpec:
         only what its values can change."""
         name = name or self.name
         layout = (name, tuple(cmd), tuple(map(type, cmd.values())))
-        reads = self._prepared.get(layout)
-        if reads is None:
+        prepared = self._prepared.get(layout)
+        if prepared is None:
             return self._parse(cmd, name, layout)
         args = Args(cmd, name, P.database(cmd))
         values = args.__dict__
         values.update(self._defaults)
-        for key, attr, read in reads:
+        args.layout = prepared
+        for key, attr, read in prepared.reads:
             if read is None:
                 values[attr] = cmd[key]
             else:
@@ -252,7 +268,7 @@ class CommandSpec:
         prepared = self._prepared
         if len(prepared) >= _PREPARED_LAYOUTS:
             prepared.clear()
-        prepared[layout] = tuple(reads)
+        args.layout = prepared[layout] = Layout(tuple(reads), layout[1])
         return args
 
     def _target(self, cmd: Mapping, name: str, args: Args) -> Args:

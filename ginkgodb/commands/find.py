@@ -33,7 +33,7 @@ from .declare import (
     value,
 )
 from .profiler import note_cursor, note_resumed
-from .query_shapes import note_first, note_more
+from .query_shapes import note_more
 from .replies import cursor_reply, explain_reply
 
 
@@ -98,9 +98,11 @@ def find(ctx: CommandContext, args: Args) -> dict:
     started = time.perf_counter_ns()
     cursor = ctx.engine.find(args.db, args.coll, req, ctx, no_timeout=args.no_cursor_timeout)
     reply = first_batch(ctx, cursor, size, args.single_batch, args.cmd)
-    note_first(ctx, cursor, reply, lambda: find_shape(args.db, args.coll, req.filter, req.sort, req.projection,
-                                                      req.skip, req.limit, req.hint, req.collation), started,
-               req.filter, args.cmd)
+    stats = ctx.base_engine.query_stats    # a handler runs with its base engine set (dispatch)
+    if stats.enabled:   # note_query never fails the find
+        stats.note_query(cursor, lambda: find_shape(args.db, args.coll, req.filter, req.sort, req.projection,
+                                                    req.skip, req.limit, req.hint, req.collation),
+                         started, req.filter, args.layout)
     return reply
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import datetime
 import hashlib
+import logging
 import re
 import time
 import uuid
@@ -200,6 +201,15 @@ def to_document(shape: Any) -> Any:
     return shape
 
 
+def summarized(values: tuple) -> tuple[int, int, int, int]:
+    """(sum, sum of squares, max, min) of many executions' values, at C speed; a column of one
+    value (a point read's counts) is multiplied out."""
+    top, low = max(values), min(values)
+    if top == low:
+        return top * len(values), top * top * len(values), top, low
+    return sum(values), sum(map(mul, values, values)), top, low
+
+
 class _Sum:
     """mongod's aggregated metric: sum, max, min, sumOfSquares."""
 
@@ -217,11 +227,11 @@ class _Sum:
         if self.min < 0 or v < self.min:
             self.min = v
 
-    def fold(self, values: tuple) -> None:
-        """Many executions at once (ShapeMetrics.fold), at C speed."""
-        self.sum += sum(values)
-        self.squares += sum(map(mul, values, values))
-        top, low = max(values), min(values)
+    def fold(self, summary: tuple[int, int, int, int]) -> None:
+        """Many executions at once (ShapeMetrics.fold): their `summarized` values."""
+        total, squares, top, low = summary
+        self.sum += total
+        self.squares += squares
         if top > self.max:
             self.max = top
         if self.min < 0 or low < self.min:
@@ -300,11 +310,18 @@ class ShapeMetrics:
             cell[1] += len(pending)
         self.last_micros = micros[-1]
         self.latest_seen = max(self.latest_seen, wall_clock(started[-1]) + micros[-1] / 1e6)
-        self.total_micros.fold(micros)
-        self.first_response_micros.fold(micros)
-        self.docs_returned.fold(returned)
-        self.keys_examined.fold(keys)
-        self.docs_examined.fold(docs)
+        times = summarized(micros)   # a first batch's time is both its total and first response time
+        self.total_micros.fold(times)
+        self.first_response_micros.fold(times)
+        # the columns are often equal (a point read returns, examines and fetches one): summed once
+        counts = summarized(returned)
+        self.docs_returned.fold(counts)
+        if keys != returned:
+            counts = summarized(keys)
+        self.keys_examined.fold(counts)
+        if docs != keys:
+            counts = summarized(docs)
+        self.docs_examined.fold(counts)
 
     @property
     def plan_summary(self) -> Optional[str]:
@@ -346,8 +363,9 @@ FOLD_AT = 256
 _SUMS = ("total_micros", "first_response_micros", "docs_returned", "keys_examined", "docs_examined")
 
 
-#: time.time() - time.perf_counter_ns() / 1e9 when the module loaded
+log = logging.getLogger("ginkgodb.query_stats")
 _now = time.perf_counter_ns   # note_query's clock, one global lookup
+#: time.time() - time.perf_counter_ns() / 1e9 when the module loaded
 _WALL_OFFSET = time.time() - time.perf_counter_ns() / 1e9
 
 
@@ -470,39 +488,44 @@ class QueryStats:
 
     def note_query(self, cursor: Any, shape: Any, started: int, filt: Any, layout: Any) -> None:
         """A find or aggregate ran its first batch (`started`: time.perf_counter_ns() at its
-        start; `filt`: its filter, a dict; `layout`: a find's command, or None for an aggregate).
-        A find's key (keyed_entry's, built here inline) leads to its shape's metrics without
-        calling `shape`. Straight-line on purpose: every find runs it."""
-        ended = _now()
-        ns = cursor.ns
-        if self.analyzers:
-            self.sample(ns, "find" if layout is not None else "aggregate", filt if filt is not None else {})
-        if SETTINGS.query_stats_rate_limit >= 0 and not self.admit():
-            self.count_op(ns, 0, (ended - started) // 1000)   # `top` counts every query (TOP_KINDS[0])
-            return
-        if layout is None:
-            entry = self.entry(None, shape, ns)
-        else:
-            key = (ns, *layout, *filt, *map(type, filt.values()))   # keyed_entry's
-            found = self.keyed.get(key)
-            entry = found if found is not None else self.entry(key, shape, ns)
-        plan = cursor.stats
-        keys, docs = plan.examined() if plan is not None else (0, 0)
-        pending = entry.pending      # ShapeMetrics.add, inline
-        pending.append((ended, cursor.n_returned, keys, docs, started))   # n_returned: batch one's
-        entry.plan_source = plan     # its chosen plan is read from it when the executions are folded
-        if len(pending) >= FOLD_AT:
-            entry.fold()
-        if not cursor.exhausted:     # open: its getMores add to this execution
-            cursor.query_entry = (entry, keys, docs)
+        start; `filt`: its filter, a dict; `layout`: a find's prepared parse (commands/declare.py's
+        Layout, hashed by identity), or None for an aggregate). A find's key (keyed_entry's, built
+        here inline) leads to its shape's metrics without calling `shape`. Straight-line on
+        purpose: every find runs it. It never fails the query it describes (as the profiler)."""
+        try:
+            ended = _now()
+            ns = cursor.ns
+            if self.analyzers:
+                self.sample(ns, "find" if layout is not None else "aggregate", filt if filt is not None else {})
+            if SETTINGS.query_stats_rate_limit >= 0 and not self.admit():
+                self.count_op(ns, 0, (ended - started) // 1000)   # `top` counts every query (TOP_KINDS[0])
+                return
+            if layout is None:
+                entry = self.entry(None, shape, ns)
+            else:
+                key = (ns, layout, *filt, *map(type, filt.values()))   # keyed_entry's
+                found = self.keyed.get(key)
+                entry = found if found is not None else self.entry(key, shape, ns)
+            plan = cursor.stats
+            keys, docs = plan.examined() if plan is not None else (0, 0)
+            pending = entry.pending      # ShapeMetrics.add, inline
+            pending.append((ended, cursor.n_returned, keys, docs, started))   # n_returned: batch one's
+            entry.plan_source = plan     # its chosen plan is read from it when the executions are folded
+            if len(pending) >= FOLD_AT:
+                entry.fold()
+            if not cursor.exhausted:     # open: its getMores add to this execution
+                cursor.query_entry = (entry, keys, docs)
+        except Exception:
+            log.exception("cannot record the statistics of an operation")
 
-    def keyed_entry(self, ns: str, cmd: Any, filt: Any) -> tuple[Optional[ShapeMetrics], tuple]:
+    def keyed_entry(self, ns: str, layout: Any, filt: Any) -> tuple[Optional[ShapeMetrics], tuple]:
         """(the metrics, the key) of a find: the metrics its key leads to without building its
         shape (None when the key is new, or is not one `keyable` lets lead anywhere; both then go
-        through `entry`). The key: the namespace, the command's field names, the filter's (`filt`,
-        as parsed, a dict) field names and value types. Only keys that pass `keyable` are kept, so
-        a key found needs no check: every repeated find runs this, one tuple and one lookup."""
-        key = (ns, *cmd, *filt, *map(type, filt.values()))   # as note_query's
+        through `entry`). The key: the namespace, the command's prepared parse (its layout: field
+        names and value types; `layout.names` the names), the filter's (`filt`, as parsed, a dict)
+        field names and value types. Only keys that pass `keyable` are kept, so a key found needs
+        no check: every repeated find runs this, one tuple and one lookup."""
+        key = (ns, layout, *filt, *map(type, filt.values()))   # as note_query's
         return self.keyed.get(key), key
 
     @staticmethod
@@ -511,9 +534,9 @@ class QueryStats:
         the shape but its filter and limit, and the filter is equality on plain values. A string
         under an operator key stays in the shape when it is a field path (`{$expr: "$a"}`):
         such filters take the shape's path."""
-        k = sum(1 for part in key if isinstance(part, type))
-        fields, names, types = key[1:len(key) - 2 * k], key[len(key) - 2 * k:len(key) - k], key[len(key) - k:]
-        if not _KEYED_FIND_FIELDS.issuperset(fields) or not _PLAIN_TYPES.issuperset(types):
+        k = (len(key) - 2) // 2
+        names, types = key[2:2 + k], key[2 + k:]
+        if not _KEYED_FIND_FIELDS.issuperset(key[1].names) or not _PLAIN_TYPES.issuperset(types):
             return False
         return str not in types or "\0$" not in "\0" + "\0".join(names)   # field names hold no NUL
 

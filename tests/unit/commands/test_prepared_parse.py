@@ -13,7 +13,7 @@ FIND = COMMANDS["find"]
 
 
 def _fields(args) -> dict:
-    return {k: v for k, v in vars(args).items() if k != "cmd"}
+    return {k: v for k, v in vars(args).items() if k not in ("cmd", "layout")}
 
 
 def _full(cmd):

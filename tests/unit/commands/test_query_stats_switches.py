@@ -6,6 +6,7 @@ import pytest
 from pymongo.errors import OperationFailure
 
 import ginkgodb
+from ginkgodb.commands import COMMANDS
 from ginkgodb.engine import SETTINGS
 from ginkgodb.engine.query_stats import QueryStats
 
@@ -76,7 +77,7 @@ def test_keyed_finds_share_a_shape_only_when_the_shape_is_the_same(client):
 
 def find_key(ns, cmd, filt):
     """The find's key when it determines the shape, else None."""
-    key = QueryStats().keyed_entry(ns, cmd, filt)[1]
+    key = QueryStats().keyed_entry(ns, COMMANDS["find"].parse({**cmd, "$db": "db"}).layout, filt)[1]
     return key if QueryStats.keyable(key) else None
 
 

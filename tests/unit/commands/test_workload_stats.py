@@ -107,3 +107,29 @@ def test_small_sample_of_a_large_collection_uses_random_seeks():
     assert len({tuple(sorted(d["_id"] for d in coll.aggregate([{"$sample": {"size": 50}}]))) for _ in range(3)}) > 1
     assert len(list(coll.aggregate([{"$sample": {"size": 1000}}]))) == 1000   # over 5%: the reservoir
     client.close()
+
+
+@pytest.mark.parametrize("spread", [False, True])
+def test_query_stats_metrics_sum_max_min_and_squares_past_the_bulk_fold(spread):
+    """Executions are folded in bulk (query_stats.FOLD_AT at a time): the aggregated metrics
+    are those of every execution, whether a column holds one value or many."""
+    client = ginkgodb.MongoClient()
+    coll = client.db.c
+    coll.insert_many([{"_id": i, "k": i % 4 if spread else 0} for i in range(21)])   # 6, 5, 5, 5 and 0 found
+    returned = []
+    for i in range(600):   # more than two folds
+        k = i % 5 if spread else 0
+        returned.append(len(list(coll.find({"k": k}))))
+    [entry] = [s for s in client.admin.aggregate([{"$queryStats": {}}])
+               if s["key"]["queryShape"]["cmdNs"]["coll"] == "c"]
+    metrics = entry["metrics"]
+    assert metrics["execCount"] == 600
+    docs = metrics["docsReturned"]
+    assert (docs["sum"], docs["max"], docs["min"]) == (sum(returned), max(returned), min(returned))
+    assert int(str(docs["sumOfSquares"])) == sum(r * r for r in returned)
+    scanned = metrics["docsExamined"]   # a collection scan examines every document each time
+    assert (scanned["sum"], scanned["max"], scanned["min"]) == (600 * 21, 21, 21)
+    assert int(str(scanned["sumOfSquares"])) == 600 * 21 * 21
+    times = metrics["totalExecMicros"]
+    assert times["min"] <= times["max"] and times["sum"] >= times["max"]
+    assert metrics["firstResponseExecMicros"]["sum"] == times["sum"]

@@ -83,6 +83,10 @@ class ReplicatedMember(ReplicaSetMember):
         #: the member replSetSyncFrom named (its configured host): pulled from instead of the
         #: primary while it stays a healthy member that does not pull from this one
         self.forced_source: Optional[str] = None
+        #: the newest majority commit point this member has known (it never goes back): change
+        #: streams read up to it, as mongod's read majority-committed data
+        self._committed_seen = ZERO
+        engine.oplog.majority_committed = self.change_stream_horizon
 
     # ------------------------------------------------------------------ start-up, configuration
     def load(self) -> None:
@@ -429,6 +433,19 @@ class ReplicatedMember(ReplicaSetMember):
         self.positions.update(member_id, ts)
         if not self.is_primary and member_id != self.my_id():
             self.sync.forward()
+        elif self.is_primary:
+            before = self._committed_seen
+            if self.change_stream_horizon() > before:
+                self.engine.oplog.majority_moved()   # wakes change streams held at the old point
+
+    def change_stream_horizon(self) -> Timestamp:
+        """The newest majority-committed entry this member knows of: a change stream returns no
+        later entry, so no consumer sees a write that a failover can still roll back (on a
+        secondary the point comes from the primary's heartbeats, up to 0.5 s behind)."""
+        point = self._majority_ts()
+        if point > self._committed_seen:
+            self._committed_seen = point
+        return self._committed_seen
 
     # ------------------------------------------------------------------ write concern
     def wait_for_replication(self, cmd: Mapping[str, Any], reply: dict) -> bool:

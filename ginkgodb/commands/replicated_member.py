@@ -441,8 +441,12 @@ class ReplicatedMember(ReplicaSetMember):
     def change_stream_horizon(self) -> Timestamp:
         """The newest majority-committed entry this member knows of: a change stream returns no
         later entry, so no consumer sees a write that a failover can still roll back (on a
-        secondary the point comes from the primary's heartbeats, up to 0.5 s behind)."""
+        secondary the point comes from the primary's heartbeats, up to 0.5 s behind, and covers
+        only what it applied from its source after checking their common point: a former
+        primary's unreplicated writes stay hidden until the rollback undoes them)."""
         point = self._majority_ts()
+        if not self.is_primary:      # only entries this member shares with its source
+            point = min(point, self.sync.agreed)
         if point > self._committed_seen:
             self._committed_seen = point
         return self._committed_seen

@@ -243,6 +243,16 @@ def test_a_change_stream_resumes_on_the_new_primary(rs):
     client.close()
 
 
+def _stopped(pid: int) -> bool:
+    """Every thread of the process is stopped (state T in /proc)."""
+    tasks = os.listdir(f"/proc/{pid}/task")
+    states = []
+    for task in tasks:
+        with open(f"/proc/{pid}/task/{task}/stat") as f:
+            states.append(f.read().rpartition(")")[2].split()[0])
+    return all(state in ("T", "t") for state in states)
+
+
 def test_a_change_stream_shows_only_majority_committed_writes(rs):
     """As mongod's: a write the secondaries have not applied is no event yet (a failover could
     still roll it back); it becomes one once a majority has it, on the primary and on a secondary."""
@@ -258,11 +268,12 @@ def test_a_change_stream_shows_only_majority_committed_writes(rs):
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)
         try:
+            # kill() returns before every thread has stopped: a secondary could still apply the write
+            assert wait_until(lambda: all(_stopped(pid) for pid in pids), 5)
             coll.insert_one({"_id": 1})                     # w: 1, on the primary alone
             held_until = time.monotonic() + 1.5
             while time.monotonic() < held_until:
-                got = stream.try_next()
-                assert got is None, (got, direct(rs, p).admin.command("replSetGetStatus"))
+                assert stream.try_next() is None, "an event for a write no majority has"
         finally:
             for pid in pids:
                 os.kill(pid, signal.SIGCONT)

@@ -103,9 +103,23 @@ def test_a_secondary_reads_up_to_the_primarys_point_and_never_back(member, engin
     member.primary_host = PRIMARY
     with member.peers._lock:
         member.peers._status[PRIMARY].majority = Timestamp(mine.time + 100, 1)   # ahead of this member
+    assert member.change_stream_horizon() == Timestamp(0, 0)   # nothing checked against its source yet
+    member.sync.agreed = mine                               # the common point checked, or applied
     assert member.change_stream_horizon() == mine          # bounded by what this member applied
     member.primary_host = None                              # no primary known: the point stays
     assert member.change_stream_horizon() == mine
+
+
+def test_a_former_primarys_unreplicated_writes_stay_hidden(member, engine, client):
+    """Its own entries past the common point are not the set's, whatever the new primary's point."""
+    common = member.last_applied()
+    member.sync.agreed = common
+    client.db.c.insert_one({"_id": "never majority-committed"})   # as it wrote them while primary
+    member.primary_host = PRIMARY
+    with member.peers._lock:
+        member.peers._status[PRIMARY].majority = Timestamp(common.time + 100, 1)
+    assert member.last_applied() > common
+    assert member.change_stream_horizon() == common
 
 
 def test_a_primary_moves_its_point_with_the_secondaries_positions(member, engine, client):

@@ -19,7 +19,7 @@ from bson.int64 import Int64
 from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
-from ..repl import Coordinator, OplogSync, Peers, PeerStatus, Positions, majority_of
+from ..repl import Coordinator, NoopWriter, OplogSync, Peers, PeerStatus, Positions, majority_of
 from .replica_set import (
     _MEMBER_FIELDS,
     CONFIG_COLL,
@@ -31,6 +31,7 @@ from .replica_set import (
     _write,
     election_id,
 )
+from .server_parameters import PARAMETERS
 from .topology import TopologyWatch
 
 ZERO = Timestamp(0, 0)
@@ -87,6 +88,8 @@ class ReplicatedMember(ReplicaSetMember):
         #: streams read up to it, as mongod's read majority-committed data
         self._committed_seen = ZERO
         engine.oplog.majority_committed = self.change_stream_horizon
+        self.noops = NoopWriter(lambda: self.is_primary and bool(PARAMETERS.value("writePeriodicNoops")),
+                                self.last_applied, lambda: engine.oplog.append_noop({"msg": "periodic noop"}))
 
     # ------------------------------------------------------------------ start-up, configuration
     def load(self) -> None:
@@ -98,6 +101,7 @@ class ReplicatedMember(ReplicaSetMember):
         elif stored is not None:
             super().load()   # another set's, or not naming this node: REMOVED, with mongod's warning
         self.coordinator.start()
+        self.noops.start(float(PARAMETERS.value("periodicNoopIntervalSecs")))
 
     def _mine(self, config: Mapping) -> Optional[dict]:
         for m in config.get("members", []):
@@ -532,6 +536,7 @@ class ReplicatedMember(ReplicaSetMember):
             return {"warning": "you really want to freeze for only 1 second?"} if seconds == 1 else {}
 
     def close(self) -> None:
+        self.noops.close()
         self.sync.close()
         self.coordinator.close()
 

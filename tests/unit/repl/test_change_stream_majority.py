@@ -130,3 +130,37 @@ def test_a_primary_moves_its_point_with_the_secondaries_positions(member, engine
     assert member.change_stream_horizon() < written         # only this member has it
     member.update_position(2, written)                       # a second of three: a majority
     assert member.change_stream_horizon() == written
+
+
+def test_an_idle_primary_writes_a_periodic_noop_that_moves_an_idle_streams_token(member, engine, client):
+    """mongod's NoopWriter: after an interval in which the newest entry did not move, a
+    `periodic noop` entry; never on a secondary, never after a write, not when turned off."""
+    from ginkgodb.commands.server_parameters import PARAMETERS
+    from ginkgodb.repl import NoopWriter
+    assert PARAMETERS.value("periodicNoopIntervalSecs") == 10 and PARAMETERS.value("writePeriodicNoops") is True
+    noops = member.noops
+    assert isinstance(noops, NoopWriter)
+    assert not noops.check() and not noops.check()              # a secondary never writes one
+    member.state = MemberState.PRIMARY
+    member.primary_host = ME
+    member.update_position(2, member.last_applied())
+    with client.db.c.watch(max_await_time_ms=50) as stream:
+        stream.try_next()
+        assert not noops.check()                                # the first look only notes the newest entry
+        client.db.c.insert_one({"_id": 1})
+        member.update_position(2, engine.oplog.last_ts)
+        assert not noops.check()                                # it moved: no no-op
+        assert stream.try_next()["documentKey"] == {"_id": 1}
+        assert stream.try_next() is None
+        after_event = stream.resume_token
+        assert noops.check()                                    # idle for an interval: the no-op
+        newest = engine.oplog.last_ts
+        assert client.local["oplog.rs"].find_one({"ts": newest}, {"_id": 0, "op": 1, "ns": 1, "o": 1}) == {
+            "op": "n", "ns": "", "o": {"msg": "periodic noop"}}
+        member.update_position(2, newest)
+        assert stream.try_next() is None and stream.resume_token != after_event   # moved past the no-op
+        PARAMETERS.set("writePeriodicNoops", False)
+        try:
+            assert not noops.check() and not noops.check()
+        finally:
+            PARAMETERS.set("writePeriodicNoops", True)

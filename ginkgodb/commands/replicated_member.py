@@ -19,7 +19,7 @@ from bson.int64 import Int64
 from bson.timestamp import Timestamp
 
 from ..errors import CommandError, ErrorCode
-from ..repl import Coordinator, OplogSync, Peers, PeerStatus, Positions, majority_of
+from ..repl import Coordinator, NoopWriter, OplogSync, Peers, PeerStatus, Positions, majority_of
 from .replica_set import (
     _MEMBER_FIELDS,
     CONFIG_COLL,
@@ -31,6 +31,7 @@ from .replica_set import (
     _write,
     election_id,
 )
+from .server_parameters import PARAMETERS
 from .topology import TopologyWatch
 
 ZERO = Timestamp(0, 0)
@@ -83,6 +84,12 @@ class ReplicatedMember(ReplicaSetMember):
         #: the member replSetSyncFrom named (its configured host): pulled from instead of the
         #: primary while it stays a healthy member that does not pull from this one
         self.forced_source: Optional[str] = None
+        #: the newest majority commit point this member has known (it never goes back): change
+        #: streams read up to it, as mongod's read majority-committed data
+        self._committed_seen = ZERO
+        engine.oplog.majority_committed = self.change_stream_horizon
+        self.noops = NoopWriter(lambda: self.is_primary and bool(PARAMETERS.value("writePeriodicNoops")),
+                                self.last_applied, lambda: engine.oplog.append_noop({"msg": "periodic noop"}))
 
     # ------------------------------------------------------------------ start-up, configuration
     def load(self) -> None:
@@ -94,6 +101,7 @@ class ReplicatedMember(ReplicaSetMember):
         elif stored is not None:
             super().load()   # another set's, or not naming this node: REMOVED, with mongod's warning
         self.coordinator.start()
+        self.noops.start(float(PARAMETERS.value("periodicNoopIntervalSecs")))
 
     def _mine(self, config: Mapping) -> Optional[dict]:
         for m in config.get("members", []):
@@ -429,6 +437,23 @@ class ReplicatedMember(ReplicaSetMember):
         self.positions.update(member_id, ts)
         if not self.is_primary and member_id != self.my_id():
             self.sync.forward()
+        elif self.is_primary:
+            before = self._committed_seen
+            if self.change_stream_horizon() > before:
+                self.engine.oplog.majority_moved()   # wakes change streams held at the old point
+
+    def change_stream_horizon(self) -> Timestamp:
+        """The newest majority-committed entry this member knows of: a change stream returns no
+        later entry, so no consumer sees a write that a failover can still roll back (on a
+        secondary the point comes from the primary's heartbeats, up to 0.5 s behind, and covers
+        only what it applied from its source after checking their common point: a former
+        primary's unreplicated writes stay hidden until the rollback undoes them)."""
+        point = self._majority_ts()
+        if not self.is_primary:      # only entries this member shares with its source
+            point = min(point, self.sync.agreed)
+        if point > self._committed_seen:
+            self._committed_seen = point
+        return self._committed_seen
 
     # ------------------------------------------------------------------ write concern
     def wait_for_replication(self, cmd: Mapping[str, Any], reply: dict) -> bool:
@@ -511,6 +536,7 @@ class ReplicatedMember(ReplicaSetMember):
             return {"warning": "you really want to freeze for only 1 second?"} if seconds == 1 else {}
 
     def close(self) -> None:
+        self.noops.close()
         self.sync.close()
         self.coordinator.close()
 

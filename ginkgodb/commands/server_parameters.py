@@ -195,6 +195,8 @@ PARAMETERS = ParameterTable([
     Parameter("logComponentVerbosity", _default_verbosity(), coerce=_merge_verbosity,
               on_change=_apply_verbosity),
     Parameter("logLevel", 0, coerce=_log_level, on_change=_apply_log_level),
+    # a replica set's idle primary writes a no-op entry every periodicNoopIntervalSecs (repl/noop_writer.py)
+    Parameter("periodicNoopIntervalSecs", 10, settable_at_runtime=False, coerce=_seconds),
     Parameter("quiet", False, coerce=_boolean),
     _knob("allowDiskUseByDefault", "allow_disk_use_by_default", _boolean),
     _knob("internalDocumentSourceGroupMaxMemoryBytes", "group_max_memory_bytes"),
@@ -206,6 +208,7 @@ PARAMETERS = ParameterTable([
     _iteration_count("scramIterationCount", SHA1),
     _iteration_count("scramSHA256IterationCount", SHA256),
     # the TTL monitor's pause between passes, in seconds
+    Parameter("writePeriodicNoops", True, coerce=_boolean),
     Parameter("ttlMonitorSleepSecs", int(monitor_sleep()), coerce=_seconds, on_change=set_monitor_sleep),
 ])
 

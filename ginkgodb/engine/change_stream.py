@@ -39,6 +39,9 @@ _SPEC_FIELDS = frozenset({"fullDocument", "fullDocumentBeforeChange", "resumeAft
                           "startAtOperationTime", "showExpandedEvents", "allChangesForCluster",
                           "showRawUpdateDescription", "showSystemEvents"})
 DEFAULT_AWAIT_SECONDS = 1.0
+#: how often a stream held at the majority commit point looks again (a secondary learns the
+#: point from heartbeats, which signal no commit)
+HELD_POLL_SECONDS = 0.02
 
 
 @dataclass
@@ -191,6 +194,7 @@ class ChangeStreamCursor(ServerCursor):
         self._queue: collections.deque[Event] = collections.deque()
         self._find: Optional[ResumeToken] = None       # a token whose event must be found and skipped
         self._closing = False
+        self._held = False      # the last fill stopped at an entry not yet majority-committed
         self.await_data = True
         self._position(spec)
         self.post_batch_resume_token = ResumeToken.high_water_mark(self._hwm).to_document()
@@ -240,7 +244,7 @@ class ChangeStreamCursor(ServerCursor):
             left = deadline - time.monotonic()
             if left <= 0 or self._engine._closed:
                 break
-            signal.wait(seen, left)
+            signal.wait(seen, min(left, HELD_POLL_SECONDS) if self._held else left)
             if ctx is not None:
                 ctx.check_interrupt()
         self.n_returned += len(batch)
@@ -259,6 +263,9 @@ class ChangeStreamCursor(ServerCursor):
                 raise _fatal(ErrorCode.ChangeStreamHistoryLost, "the oplog was dropped")
             self._check_not_lost(reader, coll)
             scan = O.entries_from(reader.txn, coll, self._rid)
+            committed = self._engine.oplog.majority_committed
+            horizon = committed() if committed is not None else None
+            self._held = False
             while True:
                 while self._queue:
                     if limit and len(out) >= limit:
@@ -284,6 +291,9 @@ class ChangeStreamCursor(ServerCursor):
                     self.post_batch_resume_token = ResumeToken.high_water_mark(self._hwm).to_document()
                     return out
                 rid, raw = step
+                if horizon is not None and O.entry_ts(raw) > horizon:
+                    self._held = True       # mongod's streams read majority-committed data only
+                    return out
                 self._rid = rid + 1
                 entry = bson.decode(raw)
                 ts = entry["ts"]

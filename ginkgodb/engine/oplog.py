@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
 import bson
@@ -84,6 +84,10 @@ class Oplog:
         #: mongod's oplogMinRetentionHours (replSetResizeOplog): entries younger than this are
         #: kept even when the oplog is over its size; 0 keeps none past the size (this process only)
         self.min_retention_hours = 0.0
+        #: the majority commit point of a replica set of several members (set by the member):
+        #: change streams return entries up to it only, as mongod's read majority-committed data;
+        #: None (a standalone, a set of one) returns every entry
+        self.majority_committed: Optional[Callable[[], Timestamp]] = None
         self._builder = E.EntryBuilder()
         self._logged: dict[str, bool] = {}
         self._next_rid: Optional[int] = None     # the record id this process expects next
@@ -116,6 +120,10 @@ class Oplog:
         last = self.last_ts
         if last is not None:
             engine.clock.seed(last)
+
+    def majority_moved(self) -> None:
+        """The majority commit point moved: change streams waiting at it look again."""
+        self._engine.commit_signal.notify()
 
     def set_term(self, term: int) -> None:
         self.term = int(term)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from .coordinator import LEASE_TTL, Coordinator, key_prefix
 from .etcd import EtcdClient, EtcdError
+from .noop_writer import NoopWriter
 from .peers import Peers, PeerStatus
 from .positions import Positions, commit_point, majority_of
 from .sync import OplogSync
 
-__all__ = ["LEASE_TTL", "Coordinator", "EtcdClient", "EtcdError", "OplogSync", "PeerStatus", "Peers",
+__all__ = ["LEASE_TTL", "Coordinator", "EtcdClient", "EtcdError", "NoopWriter", "OplogSync", "PeerStatus", "Peers",
            "Positions", "commit_point", "key_prefix", "majority_of"]

@@ -40,6 +40,7 @@ from .initial_sync import (
 
 LOG = logging.getLogger("ginkgodb.repl")
 RAW = CodecOptions(document_class=RawBSONDocument)
+ZERO = Timestamp(0, 0)
 #: how long a getMore waits on the source for new entries (ms)
 AWAIT_MS = 500
 BATCH_SIZE = 1000
@@ -88,6 +89,10 @@ class OplogSync:
         self.message = ""
         self.diverged = False
         self.last_applied_wall = 0.0
+        #: the newest entry this member knows it shares with its source: the common point once
+        #: checked, then each batch applied from it. The primary's majority point says nothing of
+        #: this member's entries past it (a former primary's writes that never reached a majority)
+        self.agreed = ZERO
 
     @property
     def source(self) -> str:
@@ -154,6 +159,7 @@ class OplogSync:
 
     def _pull(self, client: Any, stop: threading.Event) -> None:
         local = client.get_database("local", codec_options=RAW)
+        self.agreed = ZERO       # until the common point with this source is checked
         last = self.engine.oplog.last_ts
         if last is None:
             last = self._initial_sync(client, stop)
@@ -161,6 +167,9 @@ class OplogSync:
                 return
         else:
             self._check_common_point(local, last)
+            last = self.engine.oplog.last_ts     # after a rollback: the common point
+        if last is not None:
+            self.agreed = last
         filt = {"ts": {"$gt": last}} if last is not None else {}
         reply = local.command({"find": "oplog.rs", "filter": filt, "tailable": True, "awaitData": True,
                                "batchSize": BATCH_SIZE}, codec_options=RAW)
@@ -181,6 +190,7 @@ class OplogSync:
                 self.last_applied_wall = time.time()
                 self.message = ""
                 if applied is not None:
+                    self.agreed = max(self.agreed, applied)
                     self._on_applied(applied)
                 self._report(client)
             if not cursor_id:

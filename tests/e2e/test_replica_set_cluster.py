@@ -22,6 +22,7 @@ from pymongo.write_concern import WriteConcern
 from support.etcd import ensure_etcd
 from support.history import History, check
 from support.sockets import free_port_range, recv_exactly
+from support.timing import wait_until
 
 from ginkgodb import cluster
 
@@ -240,6 +241,48 @@ def test_a_change_stream_resumes_on_the_new_primary(rs):
         event = resumed.next()
     assert event["documentKey"] == {"_id": 2} and event["operationType"] == "insert"
     client.close()
+
+
+def _stopped(pid: int) -> bool:
+    """Every thread of the process is stopped (state T in /proc)."""
+    tasks = os.listdir(f"/proc/{pid}/task")
+    states = []
+    for task in tasks:
+        with open(f"/proc/{pid}/task/{task}/stat") as f:
+            states.append(f.read().rpartition(")")[2].split()[0])
+    return all(state in ("T", "t") for state in states)
+
+
+def test_a_change_stream_shows_only_majority_committed_writes(rs):
+    """As mongod's: a write the secondaries have not applied is no event yet (a failover could
+    still roll it back); it becomes one once a majority has it, on the primary and on a secondary."""
+    p = cluster.wait_for_primary(rs, 15)
+    others = [n for n in range(3) if n != p]
+    coll = direct(rs, p).test.get_collection("cs_majority", write_concern=WriteConcern(w=1))
+    coll.with_options(write_concern=WriteConcern("majority", wtimeout=10000)).insert_one({"_id": "before"})
+    secondary = direct(rs, others[0], readPreference="secondary").test.cs_majority
+    with coll.watch(max_await_time_ms=100) as stream, secondary.watch(max_await_time_ms=100) as on_secondary:
+        stream.try_next()
+        on_secondary.try_next()
+        pids = [int(rs["pids"][str(n)]) for n in others]
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            # kill() returns before every thread has stopped: a secondary could still apply the write
+            assert wait_until(lambda: all(_stopped(pid) for pid in pids), 5)
+            coll.insert_one({"_id": 1})                     # w: 1, on the primary alone
+            held_until = time.monotonic() + 1.5
+            while time.monotonic() < held_until:
+                assert stream.try_next() is None, "an event for a write no majority has"
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+        resumed = time.monotonic()
+        events: list = []
+        for s in (stream, on_secondary):
+            assert wait_until(lambda: events.append(s.try_next()) or events[-1] is not None, 10)  # noqa: B023
+            print(f"\nthe event {time.monotonic() - resumed:.2f} s after the secondaries resumed")
+    assert [e["documentKey"] for e in events if e] == [{"_id": 1}, {"_id": 1}]
 
 
 def test_etcd_stopped_means_the_primary_steps_down_and_returns_with_etcd(rs):

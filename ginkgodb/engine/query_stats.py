@@ -27,7 +27,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import repeat
 from operator import floordiv, mul, sub
 from typing import Any, Optional
@@ -201,7 +201,7 @@ def to_document(shape: Any) -> Any:
     return shape
 
 
-def summarized(values: tuple) -> tuple[int, int, int, int]:
+def summarized(values: Sequence[int]) -> tuple[int, int, int, int]:
     """(sum, sum of squares, max, min) of many executions' values, at C speed; a column of one
     value (a point read's counts) is multiplied out."""
     top, low = max(values), min(values)
@@ -263,10 +263,10 @@ class ShapeMetrics:
         #: `top` when they are folded, so a recorded find touches one structure
         self.top_cell: Optional[list[int]] = None
         self._exec_count = 0
-        #: executions not yet added to the metrics: (ended, returned, keys, docs, started) each
-        #: (time.perf_counter_ns() at its end and start); folded in bulk (FOLD_AT at a time, or
-        #: when read), so an execution costs one append
-        self.pending: list[tuple[int, int, int, int, int]] = []
+        #: executions not yet added to the metrics: ended, returned, keys, docs, started each,
+        #: flat (PENDING_WIDTH ints per execution; ended and started time.perf_counter_ns());
+        #: folded in bulk (FOLD_AT at a time, or when read), so an execution costs one extend
+        self.pending: list[int] = []
         self.total_micros, self.first_response_micros = _Sum(), _Sum()
         self.docs_returned, self.keys_examined, self.docs_examined = _Sum(), _Sum(), _Sum()
         self.last_micros = 0
@@ -280,11 +280,11 @@ class ShapeMetrics:
 
     @property
     def exec_count(self) -> int:
-        return self._exec_count + len(self.pending)
+        return self._exec_count + len(self.pending) // PENDING_WIDTH
 
     @exec_count.setter
     def exec_count(self, n: int) -> None:
-        self._exec_count = n - len(self.pending)
+        self._exec_count = n - len(self.pending) // PENDING_WIDTH
 
     def fold(self) -> None:
         """Add the pending executions to the metrics."""
@@ -301,13 +301,13 @@ class ShapeMetrics:
         if not pending:
             return
         self.pending = []    # swapped, not cleared: a thread appending meanwhile is not counted twice
-        ended, returned, keys, docs, started = zip(*pending)
-        micros = tuple(map(floordiv, map(sub, ended, started), repeat(1000)))
-        self._exec_count += len(pending)
+        ended, returned, keys, docs, started = (pending[i::PENDING_WIDTH] for i in range(PENDING_WIDTH))
+        micros = list(map(floordiv, map(sub, ended, started), repeat(1000)))
+        self._exec_count += len(micros)
         cell = self.top_cell
         if cell is not None:
             cell[0] += sum(micros)
-            cell[1] += len(pending)
+            cell[1] += len(micros)
         self.last_micros = micros[-1]
         self.latest_seen = max(self.latest_seen, wall_clock(started[-1]) + micros[-1] / 1e6)
         times = summarized(micros)   # a first batch's time is both its total and first response time
@@ -359,6 +359,10 @@ MAX_SAMPLED = 10_000
 
 #: executions a shape keeps pending before adding them to its metrics
 FOLD_AT = 256
+#: a pending execution's values, kept flat (ShapeMetrics.pending: a list of ints holds no
+#: container the garbage collector would visit or count)
+PENDING_WIDTH = 5
+_FOLD_LENGTH = FOLD_AT * PENDING_WIDTH
 
 _SUMS = ("total_micros", "first_response_micros", "docs_returned", "keys_examined", "docs_examined")
 
@@ -503,15 +507,19 @@ class QueryStats:
             if layout is None:
                 entry = self.entry(None, shape, ns)
             else:
-                key = (ns, layout, *filt, *map(type, filt.values()))   # keyed_entry's
+                if len(filt) == 1:   # the commonest find: one field (the same key, built without a list)
+                    [(name, value)] = filt.items()
+                    key = (ns, layout, name, type(value))
+                else:
+                    key = (ns, layout, *filt, *map(type, filt.values()))   # keyed_entry's
                 found = self.keyed.get(key)
                 entry = found if found is not None else self.entry(key, shape, ns)
             plan = cursor.stats
             keys, docs = plan.examined() if plan is not None else (0, 0)
             pending = entry.pending      # ShapeMetrics.add, inline
-            pending.append((ended, cursor.n_returned, keys, docs, started))   # n_returned: batch one's
+            pending.extend((ended, cursor.n_returned, keys, docs, started))   # n_returned: batch one's
             entry.plan_source = plan     # its chosen plan is read from it when the executions are folded
-            if len(pending) >= FOLD_AT:
+            if len(pending) >= _FOLD_LENGTH:
                 entry.fold()
             if not cursor.exhausted:     # open: its getMores add to this execution
                 cursor.query_entry = (entry, keys, docs)

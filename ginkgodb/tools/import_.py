@@ -40,7 +40,7 @@ import orjson
 from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil.checked import check_one, checked
-from . import bsonfile, csvfields
+from . import bsonfile, collector, csvfields
 from .connect import connect
 from .extjson import json_to_bson
 from .log import Log, ToolError
@@ -337,9 +337,11 @@ class Writer:
         ordered = args.maintainInsertionOrder
         try:
             if args.mode == "insert":
-                docs = (checked(batch, keys) if keys is not None and self.embedded
-                        else [RawBSONDocument(r) for r in batch])
-                self.coll.insert_many(docs, ordered=ordered, bypass_document_validation=bypass)
+                with collector.paused():
+                    docs = (checked(batch, keys) if keys is not None and self.embedded
+                            else [RawBSONDocument(r) for r in batch])
+                    self.coll.insert_many(docs, ordered=ordered, bypass_document_validation=bypass)
+                    del docs    # freed while paused: no collection pass walks them on the way out
                 return len(batch), 0
             requests = []
             for raw in batch:

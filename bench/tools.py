@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import shutil
 import statistics
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Optional
 
 import bson
 from bson.raw_bson import RawBSONDocument
@@ -164,29 +166,47 @@ def one_run(n: int, scratch: str) -> dict[str, tuple[float, bool]]:
     return out
 
 
+def _spread(values: list[float]) -> str:
+    """median, and the range when there is more than one run"""
+    mid = f"{statistics.median(values):,.0f}"
+    return mid if len(values) < 2 else f"{mid} ({min(values):,.0f}-{max(values):,.0f})"
+
+
 def markdown(n: int, runs: list[dict[str, tuple[float, bool, float, float, float]]]) -> str:
     lines = [f"# Tools: rates on the benchmark data set (n = {n:,}, median of {len(runs)} runs)",
              "", "Embedded (`--dbpath`, LMDB). docs/s is over the wall-clock time of the whole "
              "command; CPU docs/s over the CPU time of the tool's processes together (restore, "
              "export and import run one step in worker processes on a machine with two cores "
-             "or more, so on an idle machine wall-clock docs/s exceeds it; load is the "
-             "machine's 1-minute load average as the run ended; main CPU docs/s is over the "
-             "tool's own process's CPU time alone, the rate it allows when its workers have a "
-             "core of their own).",
-             "", "| id | what | docs/s | CPU docs/s | main CPU docs/s | target | load | answer |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "or more, so on an idle machine wall-clock docs/s exceeds it); main CPU docs/s is "
+             "over the tool's own process's CPU time alone and workers CPU docs/s over its "
+             "workers' (each bounds the wall-clock rate when the other has a core of its own); "
+             "load is the machine's 1-minute load average as the run ended. Medians, with the "
+             "range over the runs in brackets.",
+             "", "| id | what | docs/s | CPU docs/s | main CPU docs/s | workers CPU docs/s | "
+             "target | load | answer |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for wid in NAMES:
         rates = [r[wid][0] for r in runs]
         cpu = [r[wid][2] for r in runs]
         load = [r[wid][3] for r in runs]
         main = [r[wid][4] for r in runs]
+        workers = [_workers_rate(r[wid][2], r[wid][4]) for r in runs]
         ok = all(r[wid][1] for r in runs)
         target = TARGETS.get(wid)
-        lines.append(f"| {wid} | {NAMES[wid]} | {statistics.median(rates):,.0f} | "
-                     f"{statistics.median(cpu):,.0f} | {statistics.median(main):,.0f} | "
-                     f"{f'{target:,}' if target else '–'} | {statistics.median(load):.1f} | "
+        shown = [w for w in workers if w is not None]
+        lines.append(f"| {wid} | {NAMES[wid]} | {_spread(rates)} | {_spread(cpu)} | "
+                     f"{_spread(main)} | {_spread(shown) if len(shown) == len(workers) else '–'} | "
+                     f"{f'{target:,}' if target else '–'} | "
+                     f"{statistics.median(load):.1f} ({min(load):.1f}-{max(load):.1f}) | "
                      f"{'ok' if ok else '**WRONG**'} |")
     return "\n".join(lines) + "\n"
+
+
+def _workers_rate(all_rate: float, main_rate: float) -> Optional[float]:
+    """docs/s over the workers' CPU time (all processes' minus the tool's own), None without
+    workers (the difference is then measurement noise)."""
+    spare = 1 / all_rate - 1 / main_rate          # seconds a document of worker CPU
+    return 1 / spare if spare > 0.05 / main_rate else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--markdown", default=os.path.join("bench", "results", "tools.md"))
+    p.add_argument("--json", help="also write each run's figures here (to combine runs)")
     args = p.parse_args(argv)
     runs = []
     for i in range(args.repeat):
@@ -208,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
                                           for k, v in runs[-1].items()),
               file=sys.stderr, flush=True)
     text = markdown(args.n, runs)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"n": args.n, "runs": runs}, f)
     os.makedirs(os.path.dirname(args.markdown) or ".", exist_ok=True)
     with open(args.markdown, "w") as f:
         f.write(text)

@@ -25,7 +25,9 @@ def validate_is_mapping(option: str, value: Any) -> None:
 
 
 def validate_is_document_type(option: str, value: Any) -> None:
-    if type(value) is not dict and not isinstance(value, (abc.MutableMapping, RawBSONDocument)):
+    # RawBSONDocument first: a plain class check, where the MutableMapping one goes through abc
+    # (a restore's or an import's insert_many asks it of every raw document)
+    if type(value) is not dict and not isinstance(value, (RawBSONDocument, abc.MutableMapping)):
         raise TypeError(f"{option} must be an instance of dict, bson.son.SON, "
                         "bson.raw_bson.RawBSONDocument, or a type that inherits from "
                         "collections.MutableMapping")

@@ -11,7 +11,9 @@ clustered, a secondary index, an `_id` index with a collation, zstd still traini
 dictionary) takes the ordinary path, `writes.insert_into`, in the same write batch.
 `EngineOperations.insert` sends every batch here, so the whole suite exercises both paths.
 A `bsonutil.checked.CheckedRaw` (a document its caller checked ahead, e.g. in a restore's worker
-process) is stored without decoding it again, outside transactions and without a validator.
+process) is stored without decoding it again, outside transactions and without a validator;
+a batch made only of them, with nothing to report (no `_id` twice, none already there, none
+too long), is written without a per-document step at all (restore's common batch).
 """
 from __future__ import annotations
 
@@ -23,21 +25,24 @@ from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
-from ..bsonutil.checked import CheckedRaw
+from ..bsonutil.checked import CheckedRaw, id_key_of, raw_of
 from ..bsonutil.keycodec import encode_key
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE
 from ..storage.kv import prefix_end
+from . import layout
 from .access.btree import BtreeAccess
 from .access.entries import MAX_INDEX_KEY
 from .batch import Insert, WriteBatch
 from .collection import Collection
 from .documents import _PLAIN_ID_TYPES, SHALLOW_BELOW, check_depth, check_id, check_size, prepare_insert
+from .record_ids import IntRecordIds
 from .writes import WriteOutcome, _run_batch
 from .writes import insert_into as one_by_one
 
 _TIMESTAMP = frozenset((Timestamp,))
 _OID_KEY = encode_key((ObjectId(bytes(12)),))[:-12]     # the type byte before the 12 bytes
+_CHECKED_ONLY = {CheckedRaw}
 
 
 def applies(coll: Collection) -> bool:
@@ -139,6 +144,10 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
         raws.append(raw)
 
     bulk_books = type(batch) is WriteBatch
+    if bulk_books and check is None and _all_checked(docs, prefix, last_entry, keys, raws):
+        _write_all(batch, coll, ix, keys, raws, None)
+        out.n += len(raws)
+        return
     rids: list[int] = []
     _run_batch(docs, ordered, one, out)
     if raws:
@@ -146,12 +155,32 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
         out.n += len(raws)
 
 
+def _all_checked(docs: list, prefix: bytes, last_entry: Optional[bytes], keys: list[bytes],
+                 raws: list[bytes]) -> bool:
+    """True, with `keys` and `raws` filled, when every document is a CheckedRaw and the batch
+    holds nothing to report: no `_id` twice, every key beyond the index's greatest entry (so
+    none is there yet) and none too long. Otherwise False, `keys` and `raws` untouched: the
+    documents go one by one, which finds each problem and reports it at its document."""
+    if not docs or set(map(type, docs)) != _CHECKED_ONLY:
+        return False
+    found = list(map(id_key_of, docs))
+    if (len(set(found)) != len(found) or max(map(len, found)) > MAX_INDEX_KEY
+            or (last_entry is not None and prefix + min(found) <= last_entry)):
+        return False
+    keys.extend(found)
+    raws.extend(map(bytes, map(raw_of, docs)))
+    return True
+
+
 def _write_all(batch: Any, coll: Collection, ix: Any, keys: list[bytes], raws: list[bytes],
                rids: Any) -> None:
     """The records and `_id` entries of the documents that passed, and unless `rids` says they
     were given one by one, their claims, record ids, numbers and logical operations, in bulk."""
-    prefix, suffix = ix.prefix, ix.rids.suffix
-    entries = [prefix + key for key in keys]
+    prefix = ix.prefix
+    # ordinary record ids (applies() leaves clustered collections out): the record key and the
+    # index entry both end with the same 8 bytes
+    suffix = layout.rid_bytes if type(ix.rids) is IntRecordIds else ix.rids.suffix
+    entries = list(map(prefix.__add__, keys))
     if rids is None:
         batch.claims.extend(entries)
         conflicts = batch._conflicts
@@ -166,14 +195,12 @@ def _write_all(batch: Any, coll: Collection, ix: Any, keys: list[bytes], raws: l
         numbers.dirty = True
         meta = coll.meta
         ns, uuid = meta.ns, meta.uuid
-        batch.ops.extend([Insert(ns, uuid, rid, raw) for rid, raw in zip(rids, raws)])
-    # ordinary record ids (applies() leaves clustered collections out): the record key and the
-    # index entry both end with the same 8 bytes
+        # Insert(ns, uuid, rid, raw) each, built without a Python call per document
+        batch.ops.extend(map(tuple.__new__, repeat(Insert), zip(repeat(ns), repeat(uuid), rids, raws)))
     packed = list(map(suffix, rids))
-    record_prefix = coll.record_prefix
     values = raws if coll.codec == "none" else list(map(coll.stored, raws))
     txn = batch.txn
-    txn.put_many(zip([record_prefix + p for p in packed], values))
+    txn.put_many(zip(map(coll.record_prefix.__add__, packed), values))
     index_entries = list(map(bytes.__add__, entries, packed))
     index_entries.sort()
     txn.put_many(zip(index_entries, repeat(b"")))

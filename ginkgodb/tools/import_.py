@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
@@ -40,7 +40,7 @@ import orjson
 from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil.checked import check_one, checked
-from . import bsonfile, csvfields
+from . import bsonfile, collector, csvfields
 from .connect import connect
 from .extjson import json_to_bson
 from .log import Log, ToolError
@@ -149,12 +149,14 @@ def _lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
         yield number, line
 
 
-def parse_lines(job: tuple[list[bytes], bool]) -> list[Optional[tuple[bytes, Optional[bytes]]]]:
-    """Per line: (its BSON, its `_id` key when `with_keys` and plain) when the line holds one
-    whole document, else None (for `json_documents`' general path). Runs in a worker process."""
+def parse_lines(job: tuple[list[bytes], bool]) -> tuple[list[Optional[bytes]], list[Optional[bytes]]]:
+    """Per line, its BSON when the line holds one whole document, else None (for
+    `json_documents`' general path); and its `_id` key when `with_keys` and plain. Two lists,
+    not a pair per line: fewer objects to pickle here and rebuild in the tool's process. Runs in
+    a worker process."""
     lines, with_keys = job
     loads = bsonjs.loads
-    out: list[Optional[tuple[bytes, Optional[bytes]]]] = []
+    raws: list[Optional[bytes]] = []
     for line in lines:
         raw = None
         if line[:1] == b"{":
@@ -162,27 +164,104 @@ def parse_lines(job: tuple[list[bytes], bool]) -> list[Optional[tuple[bytes, Opt
                 raw = loads(line)
             except ValueError:
                 raw = None      # incomplete or malformed: the general path below says which
-        out.append(None if raw is None else (raw, check_one(raw) if with_keys else None))
-    return out
+        raws.append(raw)
+    keys = [None if raw is None else check_one(raw) for raw in raws] if with_keys else [None] * len(raws)
+    return raws, keys
 
 
-def _parsed_lines(stream: BinaryIO, workers: Workers,
-                  with_keys: bool) -> Iterator[tuple[int, bytes, Any]]:
-    """(line number, line, `parse_lines`' answer) with the parsing in the worker processes."""
-    lines = _lines(stream)
+def _line_chunks(stream: BinaryIO) -> Iterator[tuple[int, list[bytes]]]:
+    """(number of the first line, up to PARSE_CHUNK lines), as `_lines` numbers and trims them."""
+    number = 1
+    while True:
+        chunk = list(islice(stream, PARSE_CHUNK))
+        if not chunk:
+            return
+        if number == 1 and chunk[0].startswith(b"\xef\xbb\xbf"):
+            chunk[0] = chunk[0][3:]
+        yield number, chunk
+        number += len(chunk)
+
+
+@dataclass
+class Run:
+    """Consecutive whole-line documents a worker parsed (and keyed, or None each)."""
+    line: int
+    raws: list
+    keys: list
+
+
+class _Lines:
+    """`json_documents`' general path, line by line: a line parsed by a worker, a line parsed
+    here, or the lines of a document spanning several."""
+
+    def __init__(self) -> None:
+        self.pending: list[bytes] = []
+        self.start = 0
+        self.size = 0
+
+    def feed(self, number: int, line: bytes, raw: Optional[bytes], key: Optional[bytes],
+             parsed: bool) -> Iterator[tuple[int, Any, Optional[bytes]]]:
+        pending = self.pending
+        if not pending and raw is not None:     # parsed by a worker: one whole document
+            yield number, raw, key
+            return
+        if not pending and not parsed and line[:1] == b"{":   # the common line, inline
+            try:
+                raw = bsonjs.loads(line)
+            except ValueError:
+                raw = None      # incomplete or malformed: the general path below says which
+            if raw is not None:
+                yield number, raw, None
+                return
+        if not pending:
+            if not line.strip():
+                return
+            self.start = number
+        pending.append(line)
+        self.size += len(line)
+        text = line if len(pending) == 1 else b"".join(pending)
+        try:
+            raw = json_to_bson(text)
+        except ValueError as exc:
+            if str(exc) == "Incomplete JSON" and self.size < _MAX_DOC_TEXT:
+                return          # a document spanning lines: read on
+            self.pending, self.size = [], 0
+            yield self.start, BadInput(self.start, _json_problem(exc)), None
+            return
+        self.pending, self.size = [], 0
+        yield self.start, raw, None
+
+    def finish(self) -> Iterator[tuple[int, Any, Optional[bytes]]]:
+        if self.pending:
+            yield self.start, BadInput(self.start, "unexpected end of input inside a document"), None
+
+
+def json_runs(stream: BinaryIO, workers: Optional[Workers] = None, with_keys: bool = False
+              ) -> Iterator[tuple[int, Any, Optional[bytes]]]:
+    """`json_documents`, except that a worker's chunk whose every line held one whole document
+    (and came with no document still open) is one item, (first line, Run, None): the tool's
+    process then handles it as a whole, not line by line."""
+    lines = _Lines()
+    if workers is None or not workers.n:
+        for number, line in _lines(stream):
+            yield from lines.feed(number, line, None, None, False)
+        yield from lines.finish()
+        return
     sent: deque = deque()
 
-    def chunks() -> Iterator[tuple[list[bytes], bool]]:
-        while True:
-            chunk = list(islice(lines, PARSE_CHUNK))
-            if not chunk:
-                return
-            sent.append(chunk)
-            yield [line for _, line in chunk], with_keys
+    def jobs() -> Iterator[tuple[list[bytes], bool]]:
+        for number, chunk in _line_chunks(stream):
+            sent.append((number, chunk))
+            yield chunk, with_keys
 
-    for answers in workers.ordered_map(parse_lines, chunks()):
-        for (number, line), answer in zip(sent.popleft(), answers):
-            yield number, line, answer
+    for raws, keys in workers.ordered_map(parse_lines, jobs()):
+        number, chunk = sent.popleft()
+        if not lines.pending and None not in raws:
+            yield number, Run(number, raws, keys), None
+            continue
+        for i, (line, raw, key) in enumerate(zip(chunk, raws, keys)):
+            yield from lines.feed(number + i, line, raw, key, True)
+    yield from lines.finish()
 
 
 def json_documents(stream: BinaryIO, workers: Optional[Workers] = None, with_keys: bool = False
@@ -191,44 +270,11 @@ def json_documents(stream: BinaryIO, workers: Optional[Workers] = None, with_key
     that does not parse. With `workers`, whole-line documents are parsed (and with
     `with_keys` checked for the insert, bsonutil.checked) in worker processes; the documents
     and errors are the same."""
-    pending: list[bytes] = []
-    start = 0
-    size = 0
-    loads = bsonjs.loads
-    source: Iterable[tuple[int, bytes, Any]] = (
-        _parsed_lines(stream, workers, with_keys) if workers is not None and workers.n
-        else ((number, line, False) for number, line in _lines(stream)))
-    for number, line, answer in source:
-        if not pending and answer:          # parsed by a worker: one whole document
-            yield number, answer[0], answer[1]
-            continue
-        if not pending and answer is False and line[:1] == b"{":   # the common line
-            try:
-                raw = loads(line)
-            except ValueError:
-                raw = None      # incomplete or malformed: the general path below says which
-            if raw is not None:
-                yield number, raw, None
-                continue
-        if not pending:
-            if not line.strip():
-                continue
-            start = number
-        pending.append(line)
-        size += len(line)
-        text = line if len(pending) == 1 else b"".join(pending)
-        try:
-            raw = json_to_bson(text)
-        except ValueError as exc:
-            if str(exc) == "Incomplete JSON" and size < _MAX_DOC_TEXT:
-                continue        # a document spanning lines: read on
-            pending, size = [], 0
-            yield start, BadInput(start, _json_problem(exc)), None
-            continue
-        pending, size = [], 0
-        yield start, raw, None
-    if pending:
-        yield start, BadInput(start, "unexpected end of input inside a document"), None
+    for number, item, key in json_runs(stream, workers, with_keys):
+        if type(item) is Run:
+            yield from zip(range(number, number + len(item.raws)), item.raws, item.keys)
+        else:
+            yield number, item, key
 
 
 def _json_problem(exc: ValueError) -> str:
@@ -337,9 +383,11 @@ class Writer:
         ordered = args.maintainInsertionOrder
         try:
             if args.mode == "insert":
-                docs = (checked(batch, keys) if keys is not None and self.embedded
-                        else [RawBSONDocument(r) for r in batch])
-                self.coll.insert_many(docs, ordered=ordered, bypass_document_validation=bypass)
+                with collector.paused():
+                    docs = (checked(batch, keys) if keys is not None and self.embedded
+                            else [RawBSONDocument(r) for r in batch])
+                    self.coll.insert_many(docs, ordered=ordered, bypass_document_validation=bypass)
+                    del docs    # freed while paused: no collection pass walks them on the way out
                 return len(batch), 0
             requests = []
             for raw in batch:
@@ -390,7 +438,7 @@ def _documents(stream: BinaryIO, args: argparse.Namespace,
         return ((line, item, None) for line, item in json_array_documents(stream))
     # keys for checked inserts: a data directory's insert mode, streamed (not spooled)
     with_keys = args.mode == "insert" and bool(getattr(args, "dbpath", None)) and not args.stopOnError
-    return json_documents(stream, workers, with_keys)
+    return json_runs(stream, workers, with_keys)
 
 
 def _parse_workers(args: argparse.Namespace) -> int:
@@ -408,12 +456,40 @@ _LINE_BYTES = 100
 
 def _batches(items: Iterator[tuple[int, Any, Optional[bytes]]], size: int, name: str,
              counts: Counts, log: Log, stop: bool) -> Iterator[tuple[list, Optional[list]]]:
-    """(documents, their `_id` keys or None when no key is known) per batch."""
+    """(documents, their `_id` keys or None when no key is known) per batch: at most `size`
+    documents, ending with the one that reaches BATCH_BYTES."""
     batch: list = []
     keys: list = []
     known = 0
     nbytes = 0
+    limit = bsonfile.BATCH_BYTES
     for _line, item, key in items:
+        if type(item) is Run:       # whole pieces while they stay below the byte limit
+            raws, run_keys, at = item.raws, item.keys, 0
+            while at < len(raws):
+                take = size - len(batch)
+                piece = raws[at:at + take]
+                piece_bytes = sum(map(len, piece))
+                if nbytes + piece_bytes >= limit:
+                    break       # the rest one by one, below: the batch ends where it must
+                piece_keys = run_keys[at:at + take]
+                batch += piece
+                keys += piece_keys
+                known += len(piece_keys) - piece_keys.count(None)
+                nbytes += piece_bytes
+                at += len(piece)
+                if len(batch) >= size:
+                    yield batch, keys if known else None
+                    batch, keys, known, nbytes = [], [], 0, 0
+            for raw, raw_key in zip(raws[at:], run_keys[at:]):
+                batch.append(raw)
+                keys.append(raw_key)
+                known += raw_key is not None
+                nbytes += len(raw)
+                if len(batch) >= size or nbytes >= limit:
+                    yield batch, keys if known else None
+                    batch, keys, known, nbytes = [], [], 0, 0
+            continue
         if isinstance(item, BadInput):
             if stop:
                 raise ToolError(f"{name}:{item.line}: {item.message}")
@@ -424,7 +500,7 @@ def _batches(items: Iterator[tuple[int, Any, Optional[bytes]]], size: int, name:
         keys.append(key)
         known += key is not None
         nbytes += len(item)
-        if len(batch) >= size or nbytes >= bsonfile.BATCH_BYTES:
+        if len(batch) >= size or nbytes >= limit:
             yield batch, keys if known else None
             batch, keys, known, nbytes = [], [], 0, 0
     if batch:

@@ -35,7 +35,7 @@ import bson
 from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil.checked import check_documents, checked
-from . import bsonfile
+from . import bsonfile, collector
 from . import metadata as M
 from .archive import ArchiveReader
 from .common import unescape_collection
@@ -524,11 +524,13 @@ class Restorer:
         from pymongo.errors import BulkWriteError, PyMongoError
         # checked documents (keys from the workers) are a data directory's alone: a server
         # gets the bytes and checks them itself
-        docs = (checked(batch, keys) if keys is not None and self.conn.embedded
-                else [RawBSONDocument(raw) for raw in batch])
         try:
-            coll.insert_many(docs, ordered=ordered, bypass_document_validation=bypass)
-            return Result(ok=len(docs))
+            with collector.paused():
+                docs = (checked(batch, keys) if keys is not None and self.conn.embedded
+                        else [RawBSONDocument(raw) for raw in batch])
+                coll.insert_many(docs, ordered=ordered, bypass_document_validation=bypass)
+                del docs        # freed while paused: no collection pass walks them on the way out
+            return Result(ok=len(batch))
         except BulkWriteError as exc:
             details = exc.details
             errors = details.get("writeErrors", [])

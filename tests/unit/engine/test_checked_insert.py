@@ -105,3 +105,75 @@ def test_checked_documents_still_meet_the_validator_and_transactions(tmp_path):
     inserts = [op for e in entries for op in e["o"]["applyOps"] if op["op"] == "i"]
     assert sorted(op["o"]["_id"] for op in inserts) == list(range(10, 20))
     client.close()
+
+
+def _clean_then_troubled():
+    """Batches the whole-batch path takes (every document checked, nothing to report), then
+    ones it must leave to the per-document path: keys below the index's greatest entry (a
+    lookup each, one of them a duplicate of a stored document) and a duplicate in the batch."""
+    oid = ObjectId("65a1b2c3d4e5f60718293a4b")
+    yield [{"_id": i, "v": "x" * (i % 7)} for i in range(100, 140)]
+    yield [{"_id": oid, "o": 1}, {"_id": "str", "s": 1}]         # beyond every number
+    yield [{"_id": 2.5, "f": 1}] + [{"_id": i} for i in range(1, 40)]   # below: looked up, new
+    yield [{"_id": 50}, {"_id": 120, "dup": "stored"}, {"_id": 51}]
+    yield [{"_id": 200}, {"_id": 201}, {"_id": 200, "dup": "in batch"}]
+
+
+def _all_outcomes(tmp_path, name, make, ordered):
+    client = MongoClient(str(tmp_path / name))
+    coll = client.db.c
+    out = []
+    try:
+        with coll.watch(max_await_time_ms=50) as stream:
+            for batch in _clean_then_troubled():
+                raws = [bson.encode(d) for d in batch]
+                try:
+                    coll.insert_many(make(raws), ordered=ordered)
+                    out.append(True)
+                except BulkWriteError as exc:
+                    out.append([(e["index"], e["code"], e["errmsg"])
+                                for e in exc.details["writeErrors"]] + [exc.details["nInserted"]])
+            events = []
+            while True:
+                event = stream.try_next()
+                if event is None:
+                    break
+                events.append((event["operationType"], event["documentKey"], event["fullDocument"]))
+        docs = [d.raw for d in coll.with_options(codec_options=RAW).find().sort("_id", 1)]
+        oplog = [(e["o"], e["ui"]) for e in client.local.oplog.rs.find({"ns": "db.c", "op": "i"})]
+        uuid = client.db.command("listCollections")["cursor"]["firstBatch"][0]["info"]["uuid"]
+        stats = client.db.command("collStats", "c")
+        found = [d["_id"] for d in coll.find({"_id": {"$gte": 100, "$lt": 140}}).sort("_id", -1)]
+        return (out, docs, [o for o, _ in oplog], {ui == uuid for _, ui in oplog}, events,
+                stats["count"], stats["size"], found)
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_whole_checked_batches_give_what_plain_raw_ones_give(tmp_path, monkeypatch, ordered):
+    taken = []
+    whole = bulk_insert._all_checked
+
+    def counting(*args):
+        taken.append(whole(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(bulk_insert, "_all_checked", counting)
+    plain = _all_outcomes(tmp_path, "plain", lambda raws: [RawBSONDocument(r) for r in raws], ordered)
+    assert not any(taken)                         # plain documents never take it
+    taken.clear()
+    ahead = _all_outcomes(tmp_path, "ahead", lambda raws: checked(raws, check_documents(raws)), ordered)
+    assert ahead == plain
+    assert taken == [True, True, False, False, False]
+    assert plain[4] and len(plain[4]) == plain[5]     # every stored insert seen by the stream
+    assert plain[7] == list(range(139, 99, -1))       # found through the `_id` index
+
+
+def test_checked_raw_is_a_raw_document():
+    raw = bson.encode({"_id": 1, "a": [1, {"b": 2}]})
+    doc = CheckedRaw(raw, b"key")
+    assert doc.raw is raw and doc.id_key == b"key" and list(doc) == ["_id", "a"]
+    assert doc == RawBSONDocument(raw) and doc["a"][1]["b"] == 2 and bson.encode(doc) == raw
+    from ginkgodb.bsonutil.checked import id_key_of, raw_of
+    assert raw_of(doc) is raw and id_key_of(doc) == b"key"

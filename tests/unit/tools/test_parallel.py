@@ -153,3 +153,45 @@ def test_import_round_trip_and_bad_lines(tool, src, tmp_path, mode):
     _, err = tool("import", "--dbpath", dst, "-d", "plain", "-c", "items", "--file", out,
                   expect=1)
     assert "0 document(s) imported successfully. 4003 document(s) failed to import." in err
+
+
+def test_import_in_whole_chunks_is_the_same(tool, src, tmp_path, mode, monkeypatch):
+    """Chunks of lines a worker parsed whole go to the batches as one piece (split where a
+    batch ends); chunks with a bad line or a document spanning lines go line by line: the
+    same documents, errors and counts either way."""
+    from ginkgodb.tools import import_
+    monkeypatch.setattr(import_, "PARSE_CHUNK", 450)
+    out, dst = tmp_path / "items.json", tmp_path / "dst"
+    tool("export", "--dbpath", src, "-d", "plain", "-c", "items", "--jsonFormat", "canonical",
+         "--out", out)
+    lines = out.read_bytes().splitlines(keepends=True)
+    spread = b'{"a": 1,\n "_id": {"$numberInt": "-1"},\n "b": [1, 2]}\n'
+    # the spread document opens at the end of a chunk and closes in the next one
+    edited = lines[:1000] + [b'{"_id": 5000, "bad": }\n'] + lines[1000:1347] + [spread] + lines[1347:]
+    out.write_bytes(b"".join(edited))
+    _, err = tool("import", "--dbpath", dst, "-d", "plain", "-c", "items", "--file", out,
+                  "--batchSize", "600", expect=1)
+    assert f"{out}:1001: invalid JSON" in err
+    assert "4001 document(s) imported successfully. 1 document(s) failed to import." in err
+    got = MongoClient(str(dst)).plain.items
+    assert got.find_one({"_id": -1}) == {"_id": -1, "a": 1, "b": [1, 2]}
+    mine = [d for d in raw_docs(got) if bson.decode(d)["_id"] != -1]
+    assert mine == raw_docs(MongoClient(str(src)).plain.items)
+
+
+def test_import_batches_end_at_the_byte_limit_inside_a_chunk(monkeypatch):
+    from ginkgodb.tools import bsonfile, import_
+    from ginkgodb.tools.log import Log
+    monkeypatch.setattr(bsonfile, "BATCH_BYTES", 1000)
+    raws = [bson.encode({"_id": i, "s": "x" * 80}) for i in range(40)]       # 100 bytes each
+    keys = [b"k"] * 40
+    items = [(1, import_.Run(1, raws[:25], keys[:25]), None), (26, raws[25], None),
+             (27, import_.Run(27, raws[26:], keys[26:]), None)]
+    got = list(import_._batches(iter(items), 7, "f", import_.Counts(), Log(quiet=True), False))
+    assert [b for b, _ in got] == [raws[i:i + 7] for i in range(0, 40, 7)]
+    assert [k for _, k in got][:3] == [keys[:7], keys[7:14], keys[14:21]]
+    assert got[3][1] == keys[21:25] + [None] + keys[26:28]
+    monkeypatch.setattr(bsonfile, "BATCH_BYTES", 350)
+    got = list(import_._batches(iter(items), 7, "f", import_.Counts(), Log(quiet=True), False))
+    assert [len(b) for b, _ in got] == [4] * 10      # each ends with the 4th (408 bytes of 350)
+    assert [r for b, _ in got for r in b] == raws

@@ -35,14 +35,16 @@ from ..query.geo import GeoError, NearQuery, parse_near, parse_stored, predicate
 from ..query.geo import near as near_search
 from ..query.geo.geohash import document_locations, query_point_hash
 from ..query.geo.shapes import CRS
+from . import layout, record_format
 from . import plan_stages as S
-from . import record_format
 from .access.geo2d import TwoDAccess
 from .access.geo2dsphere import S2Access
 from .access.geo_common import field_values
+from .record_ids import IntRecordIds
 
 _FULL_HASH_RANGE = [(0, (1 << 64) - 1)]
 _BYTES = [bytes((i,)) for i in range(256)]
+_RID_WIDTH = layout.RID_WIDTH   # an ordinary collection's record id ends its entries (IntRecordIds)
 
 
 @dataclass
@@ -115,6 +117,10 @@ class GeoNear(S.Stage):
         self.scans: list[S.IndexScan] = []
         self.fetched = 0
         self.wanted = 0   # at most this many results are read (skip + limit; 0: unknown)
+        # distances measured from the keys (format 2 point suffixes) by record id, while the
+        # search may use them (rows sets it up); None: every record is read to be measured
+        self._ranked: Optional[dict] = None
+        self._center_vector = (0.0, 0.0, 0.0)
 
     # -- the search ---------------------------------------------------------------------------
     def _scan(self, intervals: list[tuple[int, int]]) -> Iterator[int]:
@@ -144,13 +150,34 @@ class GeoNear(S.Stage):
         rid_from = self.sel.access.rids.of_entry   # IndexEntries.rid_of_entry, one frame less
         reader_scan, ctx = self._txn().scan, self.ctx
         examined = scan.examined
+        ranked = self._ranked
         try:
+            if ranked is None:
+                for lo, hi in scan.ranges:
+                    for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
+                        examined += 1
+                        if not examined & 1023:
+                            S.interrupt_check(ctx)
+                        yield rid_from(key)
+                return
+            # Key format 2 on an ordinary collection: an entry is key + suffix + 8-byte record
+            # id, and the suffix's last byte says whether the key holds the document's only
+            # point (its unit vector just before that byte): such a record is measured here,
+            # s2.vector_angle written out, and read only if it is returned.
+            cx, cy, cz = self._center_vector
+            unpack, atan2, sqrt = s2keys.POINT_VECTOR.unpack_from, math.atan2, math.sqrt
+            flag_at, vector_at = -1 - _RID_WIDTH, -s2keys.POINT_SUFFIX_SIZE + 6 - _RID_WIDTH
             for lo, hi in scan.ranges:
                 for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
                     examined += 1
                     if not examined & 1023:
                         S.interrupt_check(ctx)
-                    yield rid_from(key)
+                    rid = rid_from(key)
+                    if key[flag_at] == 1:
+                        px, py, pz = unpack(key, len(key) + vector_at)
+                        qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
+                        ranked[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz)
+                    yield rid
         finally:
             scan.examined = examined
 
@@ -209,7 +236,7 @@ class GeoNear(S.Stage):
     def rows(self) -> Iterator[S.Row]:
         q = self.sel.query
         spherical = q.spherical("2d" if self.is_2d else "2dsphere")
-        pending: dict[int, tuple] = {}
+        pending: dict[int, Optional[tuple]] = {}   # None: measured from its key, not read yet
         path = self.sel.path
         if spherical:
             center = q.sphere_center()
@@ -231,6 +258,12 @@ class GeoNear(S.Stage):
 
         plain_points = spherical and top_level and not self.is_2d
         cx, cy, cz = center_vector
+        access = self.sel.access
+        if (spherical and not self.is_2d and getattr(access, "key_format", 1) >= 2
+                and isinstance(access.rids, IntRecordIds)):
+            self._ranked = {}
+            self._center_vector = center_vector
+        ranked = self._ranked
         cos, sin, atan2, sqrt = math.cos, math.sin, math.atan2, math.sqrt
         deg = s2.DEGREE
 
@@ -287,13 +320,21 @@ class GeoNear(S.Stage):
             """`distance` of a round's new records: fetched, then decoded in one call."""
             found, raws = [], []
             get = self._txn().get
+            by_rid: dict = {}
             for rid in rids:
+                if ranked:
+                    d = ranked.pop(rid, None)
+                    if d is not None:   # measured from its key: read only when returned
+                        pending[rid] = None
+                        by_rid[rid] = d
+                        continue
                 value = get(record_key(rid))
                 if value is not None:
                     found.append(rid)
                     raws.append(stored_document(value))
             self.fetched += len(found)
-            by_rid: dict = {}
+            if not found:
+                return [by_rid.get(rid) for rid in rids]
             for rid, raw, doc in zip(found, raws, decode_all(b"".join(raws))):
                 if matcher is not None and not matcher(doc):
                     continue
@@ -336,8 +377,21 @@ class GeoNear(S.Stage):
                                                 distances)
         report = spherical and q.is_geojson
         with_metadata = self.with_metadata
+        wants_where = self.output is not None or with_metadata
         for d, rid in results:
-            raw, doc, where = pending.pop(rid)
+            entry = pending.pop(rid)
+            if entry is None:   # ranked by its key: read now, and the rest of the filter applied
+                value = get(record_key(rid))
+                if value is None:
+                    continue
+                raw = stored_document(value)
+                self.fetched += 1
+                doc = decode(raw)
+                if matcher is not None and not matcher(doc):
+                    continue
+                where = measure(doc)[1] if wants_where else None
+            else:
+                raw, doc, where = entry
             self.n_returned += 1
             if self.output is not None or with_metadata:
                 shown = d * s2.EARTH_RADIUS_METERS if report else d

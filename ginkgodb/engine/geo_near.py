@@ -18,6 +18,7 @@ near query.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
@@ -44,7 +45,10 @@ from .record_ids import IntRecordIds
 
 _FULL_HASH_RANGE = [(0, (1 << 64) - 1)]
 _BYTES = [bytes((i,)) for i in range(256)]
-_RID_WIDTH = layout.RID_WIDTH   # an ordinary collection's record id ends its entries (IntRecordIds)
+# the end of a format-2 entry on an ordinary collection: point vector, flag, record id (u64)
+_ENTRY_TAIL = struct.Struct(s2keys.POINT_VECTOR.format + "BQ")
+_RID = struct.Struct(">Q")
+assert _ENTRY_TAIL.size == s2keys.POINT_VECTOR.size + 1 + layout.RID_WIDTH == 33
 
 
 @dataclass
@@ -132,7 +136,7 @@ class GeoNear(S.Stage):
         scan = S.IndexScan(access, self.reader, ranges, lambda: access.explain_intervals(intervals),
                            1, multikey=True, ctx=self.ctx)
         self.scans.append(scan)
-        return self._rids(scan)
+        return self._rids(scan) if self._ranked is None else self._ranked_rids(scan)
 
     def _txn(self) -> Any:
         """The reader's open snapshot (or writer transaction). A round reads through it
@@ -150,36 +154,49 @@ class GeoNear(S.Stage):
         rid_from = self.sel.access.rids.of_entry   # IndexEntries.rid_of_entry, one frame less
         reader_scan, ctx = self._txn().scan, self.ctx
         examined = scan.examined
-        ranked = self._ranked
         try:
-            if ranked is None:
-                for lo, hi in scan.ranges:
-                    for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
-                        examined += 1
-                        if not examined & 1023:
-                            S.interrupt_check(ctx)
-                        yield rid_from(key)
-                return
-            # Key format 2 on an ordinary collection: an entry is key + suffix + 8-byte record
-            # id, and the suffix's last byte says whether the key holds the document's only
-            # point (its unit vector just before that byte): such a record is measured here,
-            # s2.vector_angle written out, and read only if it is returned.
-            cx, cy, cz = self._center_vector
-            unpack, atan2, sqrt = s2keys.POINT_VECTOR.unpack_from, math.atan2, math.sqrt
-            flag_at, vector_at = -1 - _RID_WIDTH, -s2keys.POINT_SUFFIX_SIZE + 6 - _RID_WIDTH
             for lo, hi in scan.ranges:
                 for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
                     examined += 1
                     if not examined & 1023:
                         S.interrupt_check(ctx)
-                    rid = rid_from(key)
-                    if key[flag_at] == 1:
-                        px, py, pz = unpack(key, len(key) + vector_at)
-                        qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
-                        ranked[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz)
-                    yield rid
+                    yield rid_from(key)
         finally:
             scan.examined = examined
+
+    def _ranked_rids(self, scan: S.IndexScan) -> list:
+        """`_rids` of a format-2 index on an ordinary collection, as a list: an entry ends with
+        the key's point suffix then the 8-byte record id, and the suffix's last byte says
+        whether the key holds the document's only point (its unit vector just before that
+        byte). Such a record is measured here (s2.vector_angle written out) into `_ranked`,
+        and read only if it is returned."""
+        base = self.sel.access.prefix
+        reader_scan, ctx = self._txn().scan, self.ctx
+        ranked = self._ranked
+        assert ranked is not None
+        cx, cy, cz = self._center_vector
+        tail, rid_at, atan2, sqrt = _ENTRY_TAIL.unpack_from, _RID.unpack_from, math.atan2, math.sqrt
+        tail_size, flag_at = _ENTRY_TAIL.size, 1 + _RID.size
+        out: list = []
+        append = out.append
+        examined = scan.examined
+        try:
+            for lo, hi in scan.ranges:
+                for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
+                    examined += 1
+                    if not examined & 1023:
+                        S.interrupt_check(ctx)
+                    n = len(key)
+                    if key[n - flag_at] == 1:
+                        px, py, pz, _, rid = tail(key, n - tail_size)
+                        qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
+                        ranked[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz)
+                    else:
+                        rid = rid_at(key, n - _RID.size)[0]
+                    append(rid)
+        finally:
+            scan.examined = examined
+        return out
 
     def _present(self, intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """The intervals less the single values no entry holds. A covering's ancestors are

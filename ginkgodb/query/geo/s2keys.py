@@ -294,11 +294,11 @@ def interval_contains(intervals: list[Interval], signed_cell: int) -> bool:
 
 # --- the point suffix of key format 2 --------------------------------------------------------
 # Every format-2 key ends with one more keycodec component, a BinData of subtype 128: 25 bytes
-# (the unit vector x, y, z of the document's only location as little-endian doubles, then 0x01)
+# (the unit vector x, y, z of the document's only location as big-endian doubles, then 0x01)
 # when the document's geo field is one plain point, else the single byte 0x00. The last byte
 # of a key says which, so a near search ranks a point by its key alone.
 POINT_FLAG, NO_POINT_FLAG = 1, 0
-POINT_VECTOR = struct.Struct("<3d")
+POINT_VECTOR = struct.Struct(">3d")
 POINT_SUFFIX_SIZE = 6 + POINT_VECTOR.size + 1   # bracket, length, subtype, vector, flag
 NO_POINT_SUFFIX = keycodec.encode_value(Binary(bytes((NO_POINT_FLAG,)), 128))
 _POINT_HEAD = keycodec.encode_value(Binary(bytes(POINT_VECTOR.size + 1), 128))[:-(POINT_VECTOR.size + 1)]

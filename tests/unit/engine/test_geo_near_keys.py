@@ -65,7 +65,7 @@ def test_point_suffix_is_keycodecs_binary():
     for _ in range(200):
         lng, lat = rnd.uniform(-179.9, 179.9), rnd.uniform(-89.9, 89.9)
         vector = s2.unit_vector(lng, lat)
-        payload = struct.pack("<3d", *vector) + b"\x01"
+        payload = struct.pack(">3d", *vector) + b"\x01"
         suffix = s2keys.point_suffix(vector)
         assert suffix == keycodec.encode_value(Binary(payload, 128))
         assert len(suffix) == s2keys.POINT_SUFFIX_SIZE

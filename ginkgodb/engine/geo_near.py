@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Optional
@@ -127,7 +127,7 @@ class GeoNear(S.Stage):
         self._center_vector = (0.0, 0.0, 0.0)
 
     # -- the search ---------------------------------------------------------------------------
-    def _scan(self, intervals: list[tuple[int, int]]) -> Iterator[int]:
+    def _scan(self, intervals: list[tuple[int, int]]) -> Iterable[Any]:
         access = self.sel.access
         intervals = self._present(intervals)
         if not intervals:
@@ -201,10 +201,17 @@ class GeoNear(S.Stage):
     def _present(self, intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """The intervals less the single values no entry holds. A covering's ancestors are
         single cell values (about half of a round's ranges) that only shapes larger than a
-        point store; a point probe (`first`) costs far less than setting up a scan."""
+        point store; a point probe (`first`) costs far less than setting up a scan, and what
+        a probe found is kept on the index handle for later views of the same data version
+        (`S2Access.probed`: any commit starts it over)."""
         prefixes = self.sel.prefixes
-        base = self.sel.access.prefix
-        first = self._txn().first
+        access = self.sel.access
+        base = access.prefix
+        txn = self._txn()
+        first = txn.first
+        data_version = getattr(txn, "data_version", None)
+        version = data_version() if data_version is not None else None
+        known = access.probed(version) if version is not None and hasattr(access, "probed") else None
         encode = s2keys.encode_cell
         kept = []
         if len(prefixes) == 1:
@@ -212,9 +219,14 @@ class GeoNear(S.Stage):
             for lo, hi in intervals:
                 if lo == hi:
                     key = head + encode(lo)
-                    last = key[-1]   # prefix_end(key) without a call when the last byte can grow
-                    end = key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(key)
-                    if first(key, end) is None:   # no entry of that cell
+                    present = known.get(key) if known is not None else None
+                    if present is None:
+                        last = key[-1]   # prefix_end(key) without a call when the last byte can grow
+                        end = key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(key)
+                        present = first(key, end) is not None
+                        if known is not None:
+                            known[key] = present
+                    if not present:   # no entry of that cell
                         continue
                 kept.append((lo, hi))
             return kept

@@ -16,6 +16,8 @@ from ...query.geo.near import DensityHints
 from ...query.geo.shapes import CRS
 from .geo_common import GeoAccess, field_values
 
+_MAX_PROBED = 50_000
+
 
 class S2Access(GeoAccess, GeoPlanning):
     kind = "2dsphere"
@@ -32,12 +34,25 @@ class S2Access(GeoAccess, GeoPlanning):
                                f"2dsphere index {meta.name} uses key format {self.key_format}; rebuild it")
         # densities sampled by earlier near searches (a sizing hint only: query/geo/near.py)
         self.near_hints = DensityHints()
+        # near searches' ancestor probes (probe key -> an entry exists) for one data version
+        self._probed: tuple[Optional[int], dict] = (None, {})
 
     def geo_components(self, doc: dict) -> list[bytes]:
         cells: set[int] = set()
         for value in field_values(doc, self.geo_field):
             cells.update(s2keys.index_cells(self.geo_field, value, doc, self.params))
         return [s2keys.encode_cell(c) for c in sorted(cells)]
+
+    def probed(self, version: int) -> dict:
+        """The probe results kept for views of data version `version` (storage
+        `Snapshot.data_version`): the same version reads the same entries, so they hold until
+        the next commit. Bounded; a thread still filling an older version's table fills a
+        table no later search reads."""
+        held, table = self._probed
+        if held != version or len(table) > _MAX_PROBED:
+            table = {}
+            self._probed = (version, table)
+        return table
 
     def document_keys(self, doc: dict) -> tuple[list[bytes], set]:
         keys, multikey = super().document_keys(doc)

@@ -246,3 +246,33 @@ def test_near_after_any_writes_equals_brute_force(engine, initial, ops, center, 
     got_m = [distance(d) for d in got]
     assert got_m == pytest.approx(want[:limit], rel=1e-12, abs=1e-6)
     assert all(math.isfinite(m) for m in got_m)
+
+
+def test_kept_ancestor_probes_never_hide_a_later_write(engine):
+    """Near searches keep their ancestor probes per data version: a polygon written after a
+    search (stored under cells coarser than the next search's covering, so found only by an
+    ancestor probe) is found by the next search."""
+    far = {"_id": -2, "loc": {"type": "MultiPoint", "coordinates": [[40, 40], [41, 41]]}}
+    ok(engine, {"insert": "c", "documents": _grid(200) + [far]})   # multikey already: no catalog change below
+    create_index(engine)
+    for _ in range(2):
+        assert [d["_id"] for d in near_ids(engine, (0.0, 0.0), 5)] != [-1]
+    square = {"type": "Polygon", "coordinates": [[[-15, -15], [15, -15], [15, 15], [-15, 15], [-15, -15]]]}
+    ok(engine, {"insert": "c", "documents": [{"_id": -1, "loc": square}]})
+    assert near_ids(engine, (0.0, 0.0), 5)[0]["_id"] == -1
+    ok(engine, {"delete": "c", "deletes": [{"q": {"_id": -1}, "limit": 1}]})
+    assert -1 not in [d["_id"] for d in near_ids(engine, (0.0, 0.0), 5)]
+
+
+def test_views_of_unchanged_data_share_a_data_version(kv):
+    first, second = kv.snapshot(), kv.snapshot()
+    assert first.data_version() is not None and first.data_version() == second.data_version()
+    with kv.writer() as txn:
+        assert txn.data_version() is None   # a write transaction's view is its own
+        txn.put(b"k", b"v")
+        txn.commit()
+    third = kv.snapshot()
+    assert third.data_version() != first.data_version()
+    assert first.get(b"k") is None and third.get(b"k") == b"v"
+    for snap in (first, second, third):
+        snap.release()

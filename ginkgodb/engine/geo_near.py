@@ -21,7 +21,7 @@ import math
 import struct
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, repeat
 from typing import Any, Optional
 
 import bson
@@ -265,7 +265,7 @@ class GeoNear(S.Stage):
     def rows(self) -> Iterator[S.Row]:
         q = self.sel.query
         spherical = q.spherical("2d" if self.is_2d else "2dsphere")
-        pending: dict[int, Optional[tuple]] = {}   # None: measured from its key, not read yet
+        pending: dict[int, tuple] = {}   # read and measured (a record measured from its key is not)
         path = self.sel.path
         if spherical:
             center = q.sphere_center()
@@ -346,24 +346,35 @@ class GeoNear(S.Stage):
             return d
 
         def distances(rids: list) -> list[Optional[float]]:
-            """`distance` of a round's new records: fetched, then decoded in one call."""
+            """`distance` of a round's new records: those measured from their keys as they
+            are, the others fetched, then decoded in one call."""
+            from_keys: list = []
+            unread = rids
+            if ranked is not None:
+                from_keys = list(map(ranked.pop, rids, repeat(None)))
+                if None not in from_keys:
+                    return from_keys
+                unread = [rid for rid, d in zip(rids, from_keys) if d is None]
             found, raws = [], []
             get = self._txn().get
-            by_rid: dict = {}
-            for rid in rids:
-                if ranked:
-                    d = ranked.pop(rid, None)
-                    if d is not None:   # measured from its key: read only when returned
-                        pending[rid] = None
-                        by_rid[rid] = d
-                        continue
+            for rid in unread:
                 value = get(record_key(rid))
                 if value is not None:
                     found.append(rid)
                     raws.append(stored_document(value))
             self.fetched += len(found)
-            if not found:
+            by_rid: dict = {}
+            if found:
+                for rid, raw, doc in zip(found, raws, decode_all(b"".join(raws))):
+                    if matcher is not None and not matcher(doc):
+                        continue
+                    d, where = measure(doc)
+                    if d is not None:
+                        pending[rid] = (raw, doc, where)
+                        by_rid[rid] = d
+            if ranked is None:
                 return [by_rid.get(rid) for rid in rids]
+            return [by_rid.get(rid) if d is None else d for rid, d in zip(rids, from_keys)]
             for rid, raw, doc in zip(found, raws, decode_all(b"".join(raws))):
                 if matcher is not None and not matcher(doc):
                     continue
@@ -408,7 +419,7 @@ class GeoNear(S.Stage):
         with_metadata = self.with_metadata
         wants_where = self.output is not None or with_metadata
         for d, rid in results:
-            entry = pending.pop(rid)
+            entry = pending.pop(rid, None)
             if entry is None:   # ranked by its key: read now, and the rest of the filter applied
                 value = get(record_key(rid))
                 if value is None:

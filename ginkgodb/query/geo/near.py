@@ -73,17 +73,25 @@ def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float
     pending: dict[Hashable, float] = {}    # read, farther than the rounds so far
     scanned = _Scanned()
     total = 0
+    # no distance bound a distance can fail (they are never negative; NaN fails neither test)
+    unbounded = min_distance <= 0 and max_distance == math.inf
     while True:
         outer = min(inner + step, limit)
         last = outer >= limit
         fresh = scanned.take(ranges_for(inner, outer), disjoint)
         if fresh:
-            new = [rid for rid in dict.fromkeys(scan(fresh)) if rid not in done and rid not in pending]
-            for rid, d in zip(new, distances(new)):
-                if d is None or d < min_distance or d > max_distance:
-                    done.add(rid)
-                else:
-                    pending[rid] = d
+            new = list(dict.fromkeys(scan(fresh)))
+            if done or pending:
+                new = [rid for rid in new if rid not in done and rid not in pending]
+            ds = distances(new)
+            if unbounded and None not in ds:   # every distance is within [0, pi]: all wait
+                pending.update(zip(new, ds))
+            else:
+                for rid, d in zip(new, ds):
+                    if d is None or d < min_distance or d > max_distance:
+                        done.add(rid)
+                    else:
+                        pending[rid] = d
         found = [(d, rid) for rid, d in pending.items() if d < outer or (last and d <= outer)]
         for _, rid in found:
             del pending[rid]

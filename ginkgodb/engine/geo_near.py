@@ -129,7 +129,8 @@ class GeoNear(S.Stage):
     # -- the search ---------------------------------------------------------------------------
     def _scan(self, intervals: list[tuple[int, int]]) -> Iterable[Any]:
         access = self.sel.access
-        intervals = self._present(intervals)
+        if self.is_2d:   # a 2dsphere search asks `_held` for its ancestors before it scans
+            intervals = self._present(intervals)
         if not intervals:
             return iter(())
         ranges = access.ranges_with_prefixes(self.sel.prefixes, intervals)
@@ -198,41 +199,50 @@ class GeoNear(S.Stage):
             scan.examined = examined
         return out
 
-    def _present(self, intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """The intervals less the single values no entry holds. A covering's ancestors are
-        single cell values (about half of a round's ranges) that only shapes larger than a
-        point store; a point probe (`first`) costs far less than setting up a scan, and what
-        a probe found is kept on the index handle for later views of the same data version
-        (`S2Access.probed`: any commit starts it over)."""
+    def _held(self, cells: list[int]) -> list[int]:
+        """The cells (signed ids) some entry holds exactly: a covering's ancestors (about half
+        of a round's ranges) that only shapes larger than a point store. A point probe
+        (`first`) costs far less than setting up a scan, and what a probe found is kept on
+        the index handle for later views of the same data version (`S2Access.probed`: any
+        commit starts it over)."""
         prefixes = self.sel.prefixes
         access = self.sel.access
         base = access.prefix
         txn = self._txn()
         first = txn.first
+        encode = s2keys.encode_cell
+        if len(prefixes) != 1:
+            return [cell for cell in cells
+                    if any(first(base + p + encode(cell), base + prefix_end(p + encode(cell))) is not None
+                           for p in prefixes)]
         data_version = getattr(txn, "data_version", None)
         version = data_version() if data_version is not None else None
-        known = access.probed(version) if version is not None and hasattr(access, "probed") else None
-        encode = s2keys.encode_cell
+        known = access.probed(version) if version is not None else None
+        head = base + prefixes[0]
+        held = []
+        for cell in cells:
+            key = head + encode(cell)
+            present = known.get(key) if known is not None else None
+            if present is None:
+                last = key[-1]   # prefix_end(key) without a call when the last byte can grow
+                end = key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(key)
+                present = first(key, end) is not None
+                if known is not None:
+                    known[key] = present
+            if present:
+                held.append(cell)
+        return held
+
+    def _present(self, intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The intervals less the single values no entry holds (a 2d search's)."""
+        prefixes = self.sel.prefixes
+        base = self.sel.access.prefix
+        first = self._txn().first
+        encode = self.sel.access.encode_interval
         kept = []
-        if len(prefixes) == 1:
-            head = base + prefixes[0]
-            for lo, hi in intervals:
-                if lo == hi:
-                    key = head + encode(lo)
-                    present = known.get(key) if known is not None else None
-                    if present is None:
-                        last = key[-1]   # prefix_end(key) without a call when the last byte can grow
-                        end = key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(key)
-                        present = first(key, end) is not None
-                        if known is not None:
-                            known[key] = present
-                    if not present:   # no entry of that cell
-                        continue
-                kept.append((lo, hi))
-            return kept
         for lo, hi in intervals:
             if lo == hi:
-                cell = encode(lo)
+                cell = encode(lo, hi)[0]
                 if all(first(base + p + cell, base + prefix_end(p + cell)) is None for p in prefixes):
                     continue
             kept.append((lo, hi))
@@ -414,7 +424,7 @@ class GeoNear(S.Stage):
                                                 self.sel.access.params, lo, hi, self.wanted,
                                                 self._exists, self._sample,
                                                 self.sel.access.near_hints, center_vector,
-                                                distances)
+                                                distances, self._held)
         report = spherical and q.is_geojson
         with_metadata = self.with_metadata
         wants_where = self.output is not None or with_metadata

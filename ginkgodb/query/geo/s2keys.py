@@ -235,6 +235,15 @@ def cells_to_intervals(cover_ids: list[int], params: S2IndexParams) -> list[Inte
     bits above `1 << 2*(30-j)` and sets that one): the same values as S2's own calls, several
     times faster than a bindings call per ancestor.
     """
+    intervals, ancestors = descendants_and_ancestors(cover_ids, params)
+    intervals.extend((a, a) for a in ancestors)
+    intervals.sort()
+    return intervals
+
+
+def descendants_and_ancestors(cover_ids: list[int], params: S2IndexParams) -> tuple[list[Interval], list[int]]:
+    """`cells_to_intervals` in two parts: the cells' descendant ranges (in the cells' order)
+    and their strict ancestors down to the coarsest indexed level (signed, unordered)."""
     coarsest_lsb = 1 << (2 * (30 - params.coarsest_level))
     ancestors: set[int] = set()
     intervals: list[Interval] = []
@@ -251,11 +260,7 @@ def cells_to_intervals(cover_ids: list[int], params: S2IndexParams) -> list[Inte
                 break   # and so are all of its own ancestors
             add(parent)
             parent_lsb <<= 2
-    for a in ancestors:
-        a = a - _U64 if a >= _I64 else a
-        append((a, a))
-    intervals.sort()
-    return intervals
+    return intervals, [a - _U64 if a >= _I64 else a for a in ancestors]
 
 
 def merge_intervals(intervals: list[Interval]) -> list[Interval]:

@@ -4,7 +4,9 @@ A document's geometry becomes S2 cells: a point is its leaf cell (level 30); any
 is an S2RegionCoverer covering between `coarsestIndexedLevel` and `finestIndexedLevel` with at
 most `maxCellsInCovering` cells (advisory). Each cell is one key: the cell id as a signed 64-bit
 integer (NumberLong), which is what mongod stores, encoded by `bsonutil.keycodec` like any
-number (see docs/design/geo-index.md, "2dsphere key format", DO NOT CHANGE).
+number (see docs/design/geo-index.md, "2dsphere key format": persisted, versioned). Key
+format 2 ends every key with the point suffix (`point_suffix`), which lets a near search rank a
+plain point from its key alone.
 
 A query region becomes ranges of those integers: its own covering (levels 0..23, at most 20
 cells) as [range_min, range_max] ranges, plus every strict ancestor of its cells down to the

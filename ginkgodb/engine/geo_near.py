@@ -177,7 +177,8 @@ class GeoNear(S.Stage):
         assert ranked is not None
         cx, cy, cz = self._center_vector
         tail, rid_at, atan2, sqrt = _ENTRY_TAIL.unpack_from, _RID.unpack_from, math.atan2, math.sqrt
-        tail_size, flag_at = _ENTRY_TAIL.size, 1 + _RID.size
+        # offsets from the entry's end (struct takes negative offsets as bytes indexing does)
+        tail_at, flag_at, rid_width = -_ENTRY_TAIL.size, -1 - _RID.size, -_RID.size
         out: list = []
         append = out.append
         examined = scan.examined
@@ -187,13 +188,12 @@ class GeoNear(S.Stage):
                     examined += 1
                     if not examined & 1023:
                         S.interrupt_check(ctx)
-                    n = len(key)
-                    if key[n - flag_at] == 1:
-                        px, py, pz, _, rid = tail(key, n - tail_size)
+                    if key[flag_at] == 1:
+                        px, py, pz, _, rid = tail(key, tail_at)
                         qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
                         ranked[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz)
                     else:
-                        rid = rid_at(key, n - _RID.size)[0]
+                        rid = rid_at(key, rid_width)[0]
                     append(rid)
         finally:
             scan.examined = examined

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -128,6 +129,7 @@ def measure(target_name: str, n: int, min_seconds: float,
                 near_wrong += 1
     finally:
         target.close()
+        shutil.rmtree(workdir, ignore_errors=True)   # 100,000 points twice: do not leave them behind
     return {"target": target_name, "points": n, "index_build_s": round(build_s, 2),
             "within_matches": sizes, "within_scan_qps": round(scan_qps, 2),
             "within_indexed_qps": round(index_qps, 1),

@@ -23,7 +23,8 @@ INDEX_OPTION_FIELDS = ("unique", "sparse", "partialFilterExpression", "expireAft
 
 
 #: options kept in the catalog entry that listIndexes does not show (a text index's key format)
-INTERNAL_OPTIONS = frozenset({"textKeyFormat", "textBuildState"})   # ... and a background build's state
+INTERNAL_OPTIONS = frozenset({"textKeyFormat", "textBuildState",   # ... and a background build's state
+                              "s2KeyFormat"})
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,9 +18,10 @@ near query.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+import struct
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, repeat
 from typing import Any, Optional
 
 import bson
@@ -35,14 +36,19 @@ from ..query.geo import GeoError, NearQuery, parse_near, parse_stored, predicate
 from ..query.geo import near as near_search
 from ..query.geo.geohash import document_locations, query_point_hash
 from ..query.geo.shapes import CRS
+from . import layout, record_format
 from . import plan_stages as S
-from . import record_format
 from .access.geo2d import TwoDAccess
 from .access.geo2dsphere import S2Access
 from .access.geo_common import field_values
+from .record_ids import IntRecordIds
 
 _FULL_HASH_RANGE = [(0, (1 << 64) - 1)]
 _BYTES = [bytes((i,)) for i in range(256)]
+# the end of a format-2 entry on an ordinary collection: point vector, flag, record id (u64)
+_ENTRY_TAIL = struct.Struct(s2keys.POINT_VECTOR.format + "BQ")
+_RID = struct.Struct(">Q")
+assert _ENTRY_TAIL.size == s2keys.POINT_VECTOR.size + 1 + layout.RID_WIDTH == 33
 
 
 @dataclass
@@ -115,18 +121,23 @@ class GeoNear(S.Stage):
         self.scans: list[S.IndexScan] = []
         self.fetched = 0
         self.wanted = 0   # at most this many results are read (skip + limit; 0: unknown)
+        # distances measured from the keys (format 2 point suffixes) by record id, while the
+        # search may use them (rows sets it up); None: every record is read to be measured
+        self._ranked: Optional[dict] = None
+        self._center_vector = (0.0, 0.0, 0.0)
 
     # -- the search ---------------------------------------------------------------------------
-    def _scan(self, intervals: list[tuple[int, int]]) -> Iterator[int]:
+    def _scan(self, intervals: list[tuple[int, int]]) -> Iterable[Any]:
         access = self.sel.access
-        intervals = self._present(intervals)
+        if self.is_2d:   # a 2dsphere search asks `_held` for its ancestors before it scans
+            intervals = self._present(intervals)
         if not intervals:
             return iter(())
         ranges = access.ranges_with_prefixes(self.sel.prefixes, intervals)
         scan = S.IndexScan(access, self.reader, ranges, lambda: access.explain_intervals(intervals),
                            1, multikey=True, ctx=self.ctx)
         self.scans.append(scan)
-        return self._rids(scan)
+        return self._rids(scan) if self._ranked is None else self._ranked_rids(scan)
 
     def _txn(self) -> Any:
         """The reader's open snapshot (or writer transaction). A round reads through it
@@ -154,29 +165,84 @@ class GeoNear(S.Stage):
         finally:
             scan.examined = examined
 
+    def _ranked_rids(self, scan: S.IndexScan) -> list:
+        """`_rids` of a format-2 index on an ordinary collection, as a list: an entry ends with
+        the key's point suffix then the 8-byte record id, and the suffix's last byte says
+        whether the key holds the document's only point (its unit vector just before that
+        byte). Such a record is measured here (s2.vector_angle written out) into `_ranked`,
+        and read only if it is returned."""
+        base = self.sel.access.prefix
+        reader_scan, ctx = self._txn().scan, self.ctx
+        ranked = self._ranked
+        assert ranked is not None
+        cx, cy, cz = self._center_vector
+        tail, rid_at, atan2, sqrt = _ENTRY_TAIL.unpack_from, _RID.unpack_from, math.atan2, math.sqrt
+        # offsets from the entry's end (struct takes negative offsets as bytes indexing does)
+        tail_at, flag_at, rid_width = -_ENTRY_TAIL.size, -1 - _RID.size, -_RID.size
+        out: list = []
+        append = out.append
+        examined = scan.examined
+        try:
+            for lo, hi in scan.ranges:
+                for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
+                    examined += 1
+                    if not examined & 1023:
+                        S.interrupt_check(ctx)
+                    if key[flag_at] == 1:
+                        px, py, pz, _, rid = tail(key, tail_at)
+                        qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
+                        ranked[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz)
+                    else:
+                        rid = rid_at(key, rid_width)[0]
+                    append(rid)
+        finally:
+            scan.examined = examined
+        return out
+
+    def _held(self, cells: list[int]) -> list[int]:
+        """The cells (signed ids) some entry holds exactly: a covering's ancestors (about half
+        of a round's ranges) that only shapes larger than a point store. A point probe
+        (`first`) costs far less than setting up a scan, and what a probe found is kept on
+        the index handle for later views of the same data version (`S2Access.probed`: any
+        commit starts it over)."""
+        prefixes = self.sel.prefixes
+        access = self.sel.access
+        base = access.prefix
+        txn = self._txn()
+        first = txn.first
+        encode = s2keys.encode_cell
+        if len(prefixes) != 1:
+            return [cell for cell in cells
+                    if any(first(base + p + encode(cell), base + prefix_end(p + encode(cell))) is not None
+                           for p in prefixes)]
+        data_version = getattr(txn, "data_version", None)
+        version = data_version() if data_version is not None else None
+        known = access.probed(version) if version is not None else None
+        head = base + prefixes[0]
+        held = []
+        for cell in cells:
+            key = head + encode(cell)
+            present = known.get(key) if known is not None else None
+            if present is None:
+                last = key[-1]   # prefix_end(key) without a call when the last byte can grow
+                end = key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(key)
+                present = first(key, end) is not None
+                if known is not None:
+                    known[key] = present
+            if present:
+                held.append(cell)
+        return held
+
     def _present(self, intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """The intervals less the single values no entry holds. A covering's ancestors are
-        single cell values (about half of a round's ranges) that only shapes larger than a
-        point store; a point probe (`first`) costs far less than setting up a scan."""
+        """The intervals less the single values no entry holds (a 2d search's)."""
         prefixes = self.sel.prefixes
         base = self.sel.access.prefix
         first = self._txn().first
-        encode = s2keys.encode_cell
+        encode = self.sel.access.encode_interval
         kept = []
-        if len(prefixes) == 1:
-            head = base + prefixes[0]
-            for lo, hi in intervals:
-                if lo == hi:
-                    key = head + encode(lo)
-                    last = key[-1]   # prefix_end(key) without a call when the last byte can grow
-                    end = key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(key)
-                    if first(key, end) is None:   # no entry of that cell
-                        continue
-                kept.append((lo, hi))
-            return kept
         for lo, hi in intervals:
             if lo == hi:
-                cell = encode(lo)
+                cell = encode(lo, hi)[0]
                 if all(first(base + p + cell, base + prefix_end(p + cell)) is None for p in prefixes):
                     continue
             kept.append((lo, hi))
@@ -209,7 +275,7 @@ class GeoNear(S.Stage):
     def rows(self) -> Iterator[S.Row]:
         q = self.sel.query
         spherical = q.spherical("2d" if self.is_2d else "2dsphere")
-        pending: dict[int, tuple] = {}
+        pending: dict[int, tuple] = {}   # read and measured (a record measured from its key is not)
         path = self.sel.path
         if spherical:
             center = q.sphere_center()
@@ -231,6 +297,12 @@ class GeoNear(S.Stage):
 
         plain_points = spherical and top_level and not self.is_2d
         cx, cy, cz = center_vector
+        access = self.sel.access
+        if (spherical and not self.is_2d and getattr(access, "key_format", 1) >= 2
+                and isinstance(access.rids, IntRecordIds)):
+            self._ranked = {}
+            self._center_vector = center_vector
+        ranked = self._ranked
         cos, sin, atan2, sqrt = math.cos, math.sin, math.atan2, math.sqrt
         deg = s2.DEGREE
 
@@ -284,16 +356,35 @@ class GeoNear(S.Stage):
             return d
 
         def distances(rids: list) -> list[Optional[float]]:
-            """`distance` of a round's new records: fetched, then decoded in one call."""
+            """`distance` of a round's new records: those measured from their keys as they
+            are, the others fetched, then decoded in one call."""
+            from_keys: list = []
+            unread = rids
+            if ranked is not None:
+                from_keys = list(map(ranked.pop, rids, repeat(None)))
+                if None not in from_keys:
+                    return from_keys
+                unread = [rid for rid, d in zip(rids, from_keys) if d is None]
             found, raws = [], []
             get = self._txn().get
-            for rid in rids:
+            for rid in unread:
                 value = get(record_key(rid))
                 if value is not None:
                     found.append(rid)
                     raws.append(stored_document(value))
             self.fetched += len(found)
             by_rid: dict = {}
+            if found:
+                for rid, raw, doc in zip(found, raws, decode_all(b"".join(raws))):
+                    if matcher is not None and not matcher(doc):
+                        continue
+                    d, where = measure(doc)
+                    if d is not None:
+                        pending[rid] = (raw, doc, where)
+                        by_rid[rid] = d
+            if ranked is None:
+                return [by_rid.get(rid) for rid in rids]
+            return [by_rid.get(rid) if d is None else d for rid, d in zip(rids, from_keys)]
             for rid, raw, doc in zip(found, raws, decode_all(b"".join(raws))):
                 if matcher is not None and not matcher(doc):
                     continue
@@ -333,11 +424,24 @@ class GeoNear(S.Stage):
                                                 self.sel.access.params, lo, hi, self.wanted,
                                                 self._exists, self._sample,
                                                 self.sel.access.near_hints, center_vector,
-                                                distances)
+                                                distances, self._held)
         report = spherical and q.is_geojson
         with_metadata = self.with_metadata
+        wants_where = self.output is not None or with_metadata
         for d, rid in results:
-            raw, doc, where = pending.pop(rid)
+            entry = pending.pop(rid, None)
+            if entry is None:   # ranked by its key: read now, and the rest of the filter applied
+                value = get(record_key(rid))
+                if value is None:
+                    continue
+                raw = stored_document(value)
+                self.fetched += 1
+                doc = decode(raw)
+                if matcher is not None and not matcher(doc):
+                    continue
+                where = measure(doc)[1] if wants_where else None
+            else:
+                raw, doc, where = entry
             self.n_returned += 1
             if self.output is not None or with_metadata:
                 shown = d * s2.EARTH_RADIUS_METERS if report else d

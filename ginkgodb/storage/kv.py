@@ -59,6 +59,12 @@ class Snapshot(abc.ABC):
             return key
         return None
 
+    def data_version(self) -> Optional[int]:
+        """The committed state this view reads, as a number: two views of one engine with the
+        same number see the same data (None: not known, as for a write transaction). Lets a
+        reader keep what it learned from one view for the next ones while nothing changed."""
+        return None
+
     @abc.abstractmethod
     def release(self) -> None:
         """End the view (idempotent). A write transaction released without commit aborts."""

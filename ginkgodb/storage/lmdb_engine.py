@@ -104,6 +104,9 @@ class LmdbSnapshot(_LmdbReads, Snapshot):
         #: this process's commit count when the snapshot began (commits_elsewhere_since)
         self.own_commits = engine._own_commits
 
+    def data_version(self) -> Optional[int]:
+        return self._txn.id()   # a read transaction's id is the snapshot it reads
+
     def release(self) -> None:
         if self._open:
             self._open = False

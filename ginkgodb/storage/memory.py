@@ -61,6 +61,9 @@ class MemorySnapshot(Snapshot):
             return key
         return None
 
+    def data_version(self) -> Optional[int]:
+        return self.version
+
     def release(self) -> None:
         if self._open:
             self._open = False

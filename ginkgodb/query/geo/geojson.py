@@ -152,6 +152,17 @@ def legacy_point(value: Any, allow_extra: bool) -> Geometry:
 
 
 def geojson_point(obj: Mapping, with_cell: bool = True) -> Geometry:
+    coords = obj.get("coordinates") if type(obj) is dict and "crs" not in obj else None
+    if type(coords) is list and len(coords) == 2:
+        # the common {type, coordinates: [lng, lat]} of plain numbers in range: what the checks
+        # below conclude, without them (a near center is parsed on every query)
+        x, y = coords
+        if ((type(x) is float or type(x) is int) and (type(y) is float or type(y) is int)
+                and -180.0 <= x <= 180.0 and -90.0 <= y <= 90.0):
+            x, y = float(x), float(y)
+            p = s2.point(x, y)
+            return Geometry("Point", CRS.SPHERE, points=[p], cells=[s2.leaf_cell(p)] if with_cell else [],
+                            flat_point=(x, y))
     _crs(obj)
     x, y = parse_flat_point(_field(obj, "coordinates"), allow_extra=True)
     p = lng_lat_point(x, y)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from operator import itemgetter
 
 from . import geohash, s2
-from .s2keys import S2IndexParams, cells_to_intervals, merge_intervals
+from .s2keys import S2IndexParams, cells_to_intervals, descendants_and_ancestors, merge_intervals
 
 Scan = Callable[[list[tuple[int, int]]], Iterable[Hashable]]
 Distance = Callable[[Hashable], "float | None"]
@@ -73,17 +73,25 @@ def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float
     pending: dict[Hashable, float] = {}    # read, farther than the rounds so far
     scanned = _Scanned()
     total = 0
+    # no distance bound a distance can fail (they are never negative; NaN fails neither test)
+    unbounded = min_distance <= 0 and max_distance == math.inf
     while True:
         outer = min(inner + step, limit)
         last = outer >= limit
         fresh = scanned.take(ranges_for(inner, outer), disjoint)
         if fresh:
-            new = [rid for rid in dict.fromkeys(scan(fresh)) if rid not in done and rid not in pending]
-            for rid, d in zip(new, distances(new)):
-                if d is None or d < min_distance or d > max_distance:
-                    done.add(rid)
-                else:
-                    pending[rid] = d
+            new = list(dict.fromkeys(scan(fresh)))
+            if done or pending:
+                new = [rid for rid in new if rid not in done and rid not in pending]
+            ds = distances(new)
+            if unbounded and None not in ds:   # every distance is within [0, pi]: all wait
+                pending.update(zip(new, ds))
+            else:
+                for rid, d in zip(new, ds):
+                    if d is None or d < min_distance or d > max_distance:
+                        done.add(rid)
+                    else:
+                        pending[rid] = d
         found = [(d, rid) for rid, d in pending.items() if d < outer or (last and d <= outer)]
         for _, rid in found:
             del pending[rid]
@@ -194,7 +202,13 @@ def _coverer(finest: int):
     return coverer
 
 
-def _annulus_ranges(center, params: S2IndexParams) -> Callable[[float, float], list]:
+Present = Callable[[list], list]   # signed cell ids -> those some entry holds exactly
+
+
+def _annulus_ranges(center, params: S2IndexParams,
+                    present: Present | None = None) -> Callable[[float, float], list]:
+    """A round's ranges: the annulus covering's descendant ranges and its ancestors' single
+    values; with `present`, only the ancestors some entry holds (the others read nothing)."""
     coverer = _coverer(params.finest_level)
 
     def ranges(inner: float, outer: float) -> list:
@@ -208,7 +222,14 @@ def _annulus_ranges(center, params: S2IndexParams) -> Callable[[float, float], l
             if inner_cap is not None and inner_cap.Contains(s2.S2.S2Cell(cell_id)):
                 continue
             cells.append(cell_id.id())
-        return bridge_single_gaps(cells_to_intervals(cells, params))
+        if present is None:
+            return bridge_single_gaps(cells_to_intervals(cells, params))
+        spans, ancestors = descendants_and_ancestors(cells, params)
+        held = present(ancestors)
+        if held:
+            spans.extend((a, a) for a in held)
+        spans.sort()
+        return bridge_single_gaps(spans)
     return ranges
 
 
@@ -309,7 +330,8 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
                   min_distance: float = 0.0, max_distance: float = math.inf, wanted: int = 0,
                   exists: Exists | None = None, sample: Sample | None = None,
                   hints: DensityHints | None = None, center_vector: tuple | None = None,
-                  distances: Distances | None = None) -> Iterator[tuple[float, Hashable]]:
+                  distances: Distances | None = None,
+                  present: Present | None = None) -> Iterator[tuple[float, Hashable]]:
     """(distance, rid) pairs in increasing distance; radii and distances in radians.
     `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds;
     `exists`: a cheaper emptiness test of ranges than a scan (the density probe's);
@@ -317,7 +339,9 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
     when `wanted` is known; the results never depend on it); `hints`: densities sampled by
     earlier searches of the same index, by the neighbourhood of `center_vector` (the center's
     unit vector), used instead of a sample when one is known; `distances`: `distance` for a
-    list of records at once (either one is given)."""
+    list of records at once (either one is given); `present(cells)`: the cells some entry
+    holds exactly, so a round scans no covering ancestor that nothing is stored under (then
+    `scan` gets only present single values)."""
     first = None
     if wanted > 0 and sample is not None:
         density = None
@@ -341,7 +365,7 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
         assert distance is not None
         distances = _one_by_one(distance)
     # bridge_single_gaps gives sorted, disjoint ranges
-    return _rounds(scan, distances, _annulus_ranges(center, params), step, min_distance,
+    return _rounds(scan, distances, _annulus_ranges(center, params, present), step, min_distance,
                    max_distance, math.pi, wanted_for_steps, disjoint=True)
 
 

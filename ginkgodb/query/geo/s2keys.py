@@ -4,7 +4,9 @@ A document's geometry becomes S2 cells: a point is its leaf cell (level 30); any
 is an S2RegionCoverer covering between `coarsestIndexedLevel` and `finestIndexedLevel` with at
 most `maxCellsInCovering` cells (advisory). Each cell is one key: the cell id as a signed 64-bit
 integer (NumberLong), which is what mongod stores, encoded by `bsonutil.keycodec` like any
-number (see docs/design/geo-index.md, "2dsphere key format", DO NOT CHANGE).
+number (see docs/design/geo-index.md, "2dsphere key format": persisted, versioned). Key
+format 2 ends every key with the point suffix (`point_suffix`), which lets a near search rank a
+plain point from its key alone.
 
 A query region becomes ranges of those integers: its own covering (levels 0..23, at most 20
 cells) as [range_min, range_max] ranges, plus every strict ancestor of its cells down to the
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bson.binary import Binary
 from bson.int64 import Int64
 
 from ...bsonutil import keycodec
@@ -31,7 +34,10 @@ from .codes import GeoCode
 from .geojson import GeoError, parse_stored, show, show_document
 from .shapes import CRS, Geometry
 
-KEY_FORMAT_VERSION = 1        # of the bytes described in docs/design/geo-index.md
+KEY_FORMAT_VERSION = 2        # of the bytes described in docs/design/geo-index.md
+KEY_FORMATS = (1, 2)          # read and written (an index keeps the format it was built with)
+#: the catalog entry's record of an index's key format (not shown by listIndexes; absent: 1)
+FORMAT_OPTION = "s2KeyFormat"
 SUPPORTED_VERSIONS = (1, 2, 3)
 DEFAULT_INDEX_VERSION = 3
 
@@ -231,6 +237,15 @@ def cells_to_intervals(cover_ids: list[int], params: S2IndexParams) -> list[Inte
     bits above `1 << 2*(30-j)` and sets that one): the same values as S2's own calls, several
     times faster than a bindings call per ancestor.
     """
+    intervals, ancestors = descendants_and_ancestors(cover_ids, params)
+    intervals.extend((a, a) for a in ancestors)
+    intervals.sort()
+    return intervals
+
+
+def descendants_and_ancestors(cover_ids: list[int], params: S2IndexParams) -> tuple[list[Interval], list[int]]:
+    """`cells_to_intervals` in two parts: the cells' descendant ranges (in the cells' order)
+    and their strict ancestors down to the coarsest indexed level (signed, unordered)."""
     coarsest_lsb = 1 << (2 * (30 - params.coarsest_level))
     ancestors: set[int] = set()
     intervals: list[Interval] = []
@@ -247,11 +262,7 @@ def cells_to_intervals(cover_ids: list[int], params: S2IndexParams) -> list[Inte
                 break   # and so are all of its own ancestors
             add(parent)
             parent_lsb <<= 2
-    for a in ancestors:
-        a = a - _U64 if a >= _I64 else a
-        append((a, a))
-    intervals.sort()
-    return intervals
+    return intervals, [a - _U64 if a >= _I64 else a for a in ancestors]
 
 
 def merge_intervals(intervals: list[Interval]) -> list[Interval]:
@@ -286,3 +297,44 @@ def interval_contains(intervals: list[Interval], signed_cell: int) -> bool:
     """Is a signed cell id inside one of the sorted, disjoint intervals?"""
     i = bisect.bisect_right(intervals, (signed_cell, float("inf"))) - 1
     return i >= 0 and intervals[i][0] <= signed_cell <= intervals[i][1]
+
+
+# --- the point suffix of key format 2 --------------------------------------------------------
+# Every format-2 key ends with one more keycodec component, a BinData of subtype 128: 25 bytes
+# (the unit vector x, y, z of the document's only location as big-endian doubles, then 0x01)
+# when the document's geo field is one plain point, else the single byte 0x00. The last byte
+# of a key says which, so a near search ranks a point by its key alone.
+POINT_FLAG, NO_POINT_FLAG = 1, 0
+POINT_VECTOR = struct.Struct(">3d")
+POINT_SUFFIX_SIZE = 6 + POINT_VECTOR.size + 1   # bracket, length, subtype, vector, flag
+NO_POINT_SUFFIX = keycodec.encode_value(Binary(bytes((NO_POINT_FLAG,)), 128))
+_POINT_HEAD = keycodec.encode_value(Binary(bytes(POINT_VECTOR.size + 1), 128))[:-(POINT_VECTOR.size + 1)]
+_POINT_TAIL = bytes((POINT_FLAG,))
+
+
+def point_suffix(vector: tuple[float, float, float] | None) -> bytes:
+    """The last component of a format-2 key: the point's unit vector, or "no single point"."""
+    if vector is None:
+        return NO_POINT_SUFFIX
+    return _POINT_HEAD + POINT_VECTOR.pack(*vector) + _POINT_TAIL
+
+
+def single_point_vector(values: list) -> tuple[float, float, float] | None:
+    """The unit vector of a geo field holding exactly one plain point strictly inside the
+    longitude/latitude ranges (`{type: "Point", coordinates: [lng, lat]}` with no other member,
+    or a legacy `[lng, lat]` list of ints and floats), computed as the near stage measures such
+    a point (s2.unit_vector); None for anything else (the near stage reads the document)."""
+    if len(values) != 1:
+        return None
+    value = values[0]
+    if type(value) is dict:
+        if len(value) != 2 or value.get("type") != "Point":
+            return None
+        value = value.get("coordinates")
+    if type(value) is not list or len(value) != 2:
+        return None
+    lng, lat = value
+    if ((type(lng) is float or type(lng) is int) and (type(lat) is float or type(lat) is int)
+            and -180.0 < lng < 180.0 and -90.0 < lat < 90.0):
+        return s2.unit_vector(lng, lat)
+    return None

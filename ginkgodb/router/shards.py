@@ -134,7 +134,12 @@ class WirePool:
     def exchange(self, doc: Mapping) -> RawBSONDocument:
         """Send `doc` (a command with its `$db`) and return the reply document, undecoded.
         Raises OSError (the socket is dropped then)."""
-        body = bson.encode(doc)
+        return RawBSONDocument(self.exchange_bytes(bson.encode(doc))[21:], RAW)
+
+    def exchange_bytes(self, body: bytes) -> bytes:
+        """Send one command document given as its BSON bytes (`$db` included); the whole reply
+        message, header included (an OP_MSG whose first section is the reply document). Raises
+        OSError (the socket is dropped then)."""
         request_id = next(self._ids) & 0x7FFFFFFF
         message = _HEADER.pack(21 + len(body), request_id, 0, OP_MSG) + b"\0\0\0\0\0" + body
         sock = self._take()
@@ -142,14 +147,13 @@ class WirePool:
             sock.sendall(message)
             reply = _recv_message(sock)
             length, _, response_to, op_code = _HEADER.unpack_from(reply)
-            rest = reply[16:]
-            if op_code != OP_MSG or response_to != request_id or rest[4] != 0:
+            if op_code != OP_MSG or response_to != request_id or length < 26 or reply[20] != 0:
                 raise OSError(f"unexpected reply from {self.address}: opcode {op_code}")
         except BaseException:
             sock.close()
             raise
         self._give(sock)
-        return RawBSONDocument(rest[5:], RAW)
+        return reply
 
     def close(self) -> None:
         with self._lock:
@@ -235,6 +239,18 @@ class Shards:
                 self._drop_wire(name)
                 wire = self._wires[name] = WirePool(address)
         return wire
+
+    def primary_pool(self, name: str) -> Optional[WirePool]:
+        """The socket pool to the shard's primary, None while pymongo knows no primary (the
+        callers' pymongo path then finds it)."""
+        return self._wire(name)
+
+    def lost(self, shard: str, wire: WirePool) -> None:
+        """`wire` failed (a socket error, or its address answered that it is not the primary):
+        the next request asks pymongo for the primary again."""
+        with self._lock:
+            if self._wires.get(shard) is wire:
+                self._drop_wire(shard)
 
     def fast_command(self, shard: str, db: str, cmd: Mapping) -> Any:
         """`command(shard, db, cmd, raw=True)` for a read, on the shard primary's pooled socket;

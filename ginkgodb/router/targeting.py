@@ -24,6 +24,7 @@ from .chunks import Chunk, ChunkMap
 
 MAX_POINTS = 512
 _TOP = bytes([255])
+_ABSENT = object()
 
 
 def _conditions(filter: Mapping) -> dict[str, list[Any]]:
@@ -104,6 +105,31 @@ def _hashed_mins(cmap: ChunkMap) -> Optional[list[float]]:
     return mins
 
 
+def _chunk_index(values: Any, cmap: ChunkMap, by_int: Optional[list[float]]) -> int:
+    """The index of the chunk holding the shard key `values` (one per key field, not hashed)."""
+    key = cmap.key
+    if by_int is not None:   # the hash's place among the chunks' integer bounds
+        return max(0, bisect.bisect_right(by_int, hash_value(values[0])) - 1)
+    vals = [Int64(hash_value(v)) if i == key.hashed else v for i, v in enumerate(values)]
+    return cmap.index_of(encode_key(vals))
+
+
+def point_shard(filter: Mapping, cmap: ChunkMap) -> Optional[str]:
+    """The shard owning the one shard key value `filter` pins with a plain top-level equality on
+    every key field (`{_id: 5}`), or None for any other filter (`target` decides those). Other
+    conditions only narrow the match, so its documents all lie in that value's chunk: the same
+    answer as `target` and `full_key_equality`, without their general walk of the filter."""
+    key = cmap.key
+    values = []
+    for f in key.fields:
+        v = filter.get(f, _ABSENT)
+        if v is _ABSENT or isinstance(v, Mapping) or not _plain(v):
+            return None
+        values.append(v)
+    by_int = _hashed_mins(cmap) if len(key.fields) == 1 and key.hashed == 0 else None
+    return cmap.chunks[_chunk_index(values, cmap, by_int)].shard
+
+
 def target(filter: Optional[Mapping], cmap: ChunkMap) -> Optional[list[Chunk]]:
     """The chunks `filter` can match in, or None (broadcast)."""
     if not filter:
@@ -119,11 +145,7 @@ def target(filter: Optional[Mapping], cmap: ChunkMap) -> Optional[list[Chunk]]:
             chunks: dict[int, Chunk] = {}
             by_int = _hashed_mins(cmap) if len(key.fields) == 1 and key.hashed == 0 else None
             for values in itertools.product(*per_field):   # type: ignore[arg-type]
-                if by_int is not None:   # the hash's place among the chunks' integer bounds
-                    i = max(0, bisect.bisect_right(by_int, hash_value(values[0])) - 1)
-                else:
-                    vals = [Int64(hash_value(v)) if i == key.hashed else v for i, v in enumerate(values)]
-                    i = cmap.index_of(encode_key(vals))
+                i = _chunk_index(values, cmap, by_int)
                 chunks[i] = cmap.chunks[i]
             return [chunks[i] for i in sorted(chunks)]
     if key.hashed == 0:

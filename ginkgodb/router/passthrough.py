@@ -27,7 +27,6 @@ import bson
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
-from ..bsonutil.delta import elements
 from ..wire.framing import HEADER, OP_MSG, Frame
 from .chunks import ChunkMap
 from .crud import adopt_one_shard_cursor
@@ -49,6 +48,12 @@ _PLAIN_BODY = b"\0\0\0\0\0"
 #: the body document's first element: the string `find`
 _FIND = b"\x02find\x00"
 _I32 = struct.Struct("<i")
+_unpack_i32 = _I32.unpack_from
+#: value sizes of the fixed-width BSON types
+_FIXED = {0x01: 8, 0x06: 0, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8, 0x13: 16, 0xFF: 0,
+          0x7F: 0}
+_SELF_SIZED = frozenset({0x03, 0x04, 0x0F})
+_STRINGS = frozenset({0x02, 0x0D, 0x0E})
 _NUMBERS = {0x01: struct.Struct("<d"), 0x10: _I32, 0x12: struct.Struct("<q")}
 _VERSIONS: weakref.WeakKeyDictionary[ChunkMap, dict[str, bytes]] = weakref.WeakKeyDictionary()
 
@@ -67,10 +72,45 @@ def version_element(cmap: ChunkMap, shard: str) -> bytes:
     return element
 
 
+def spans(raw: bytes, start: int = 0) -> list[tuple[bytes, int, int, int]]:
+    """(name, type, element start, value start) of each top-level element of the document at
+    `start`, and a last entry (b"", 0, end, end) whose start is where the elements end: a
+    loop over the bytes without a generator or a call per element (this runs twice per
+    forwarded read; bsonutil.delta.elements walks the same bytes for general use)."""
+    out = []
+    end = start + _unpack_i32(raw, start)[0] - 1
+    pos = start + 4
+    index = raw.index
+    while pos < end:
+        t = raw[pos]
+        value = index(b"\0", pos + 1) + 1
+        out.append((raw[pos + 1:value - 1], t, pos, value))
+        size = _FIXED.get(t)
+        if size is not None:
+            pos = value + size
+        elif t in _SELF_SIZED:                # document, array, code with scope
+            pos = value + _unpack_i32(raw, value)[0]
+        elif t in _STRINGS:                   # string, code, symbol
+            pos = value + 4 + _unpack_i32(raw, value)[0]
+        elif t == 0x05:                       # binary: length, subtype, bytes
+            pos = value + 5 + _unpack_i32(raw, value)[0]
+        elif t == 0x0B:                       # regex: two C strings
+            pos = index(b"\0", index(b"\0", value) + 1) + 1
+        elif t == 0x0C:                       # DBPointer: string, ObjectId
+            pos = value + 4 + _unpack_i32(raw, value)[0] + 12
+        else:
+            raise ValueError(f"unknown BSON type 0x{t:02x}")
+    if pos != end:
+        raise ValueError("a BSON element runs past its document")
+    out.append((b"", 0, end, end))
+    return out
+
+
 def shard_request(raw: bytes, version: bytes) -> bytes:
     """The request document `raw` without the STRIPPED fields, `version` (an element's bytes,
     or empty) appended: slices of the client's bytes, nothing decoded or encoded again."""
-    parts = [raw[start:end] for name, _, start, _, end in elements(raw) if name not in _STRIPPED_NAMES]
+    found = spans(raw)
+    parts = [raw[found[i][2]:found[i + 1][2]] for i in range(len(found) - 1) if found[i][0] not in _STRIPPED_NAMES]
     if version:
         parts.append(version)
     inner = b"".join(parts)
@@ -85,14 +125,14 @@ def _number(reply: bytes, t: int, at: int) -> Any:
 def _ok_and_cursor_id(reply: bytes, start: int) -> tuple[Any, Any]:
     """(`ok`, `cursor.id`) of the reply document at `start`, read from its bytes (None: absent)."""
     ok = cursor = None
-    for name, t, _, value, _ in elements(reply, start):
+    for name, t, _, value in spans(reply, start):
         if name == b"ok":
             ok = _number(reply, t, value)
         elif name == b"cursor" and t == 0x03:
             cursor = value
     if cursor is None:
         return ok, None
-    for name, t, _, value, _ in elements(reply, cursor):
+    for name, t, _, value in spans(reply, cursor):
         if name == b"id":
             return ok, _number(reply, t, value)
     return ok, None

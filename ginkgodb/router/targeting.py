@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import weakref
 from collections.abc import Mapping
 from typing import Any, Optional
 
@@ -81,15 +80,16 @@ def _field_range(conds: list[Any]) -> Optional[tuple[Any, Any]]:
     return (low, high) if found else None
 
 
-_HASHED_MINS: weakref.WeakKeyDictionary[ChunkMap, Optional[list[float]]] = weakref.WeakKeyDictionary()
+_UNSET = object()
 
 
 def _hashed_mins(cmap: ChunkMap) -> Optional[list[float]]:
     """The chunks' lower bounds as numbers, for a key of one hashed field (MinKey: -inf); None
     when a bound is not an integer. Bisecting a hash among them gives its chunk without the key
     codec's exact 64-bit encoding, the costliest step of a targeted read's routing."""
-    if cmap in _HASHED_MINS:
-        return _HASHED_MINS[cmap]
+    found = cmap.__dict__.get("_hashed_mins", _UNSET)   # kept on the (immutable) map, as its shard versions
+    if found is not _UNSET:
+        return found   # type: ignore[return-value]
     field = cmap.key.fields[0]
     mins: Optional[list[float]] = []
     for c in cmap.chunks:
@@ -101,7 +101,7 @@ def _hashed_mins(cmap: ChunkMap) -> Optional[list[float]]:
         else:
             mins = None
             break
-    _HASHED_MINS[cmap] = mins
+    cmap.__dict__["_hashed_mins"] = mins
     return mins
 
 

@@ -40,7 +40,7 @@ FORWARDED = frozenset({"find", "filter", "projection", "sort", "limit", "skip", 
                        "comment", "maxTimeMS", "readConcern", "allowDiskUse", "noCursorTimeout", "$db"})
 #: the client's session and gossip fields: the router's own, not sent to the shard (crud.ROUTER_ONLY)
 STRIPPED = frozenset({"lsid", "$clusterTime", "$readPreference"})
-_STRIPPED_NAMES = frozenset(n.encode() for n in STRIPPED)
+_KNOWN = FORWARDED | STRIPPED
 #: databases whose finds the router answers or routes itself (dispatch.py)
 INTERNAL = frozenset({"config", "admin", "local"})
 #: an uncompressed OP_MSG, flags 0 (no checksum, moreToCome or exhaust), its body section next
@@ -106,15 +106,19 @@ def spans(raw: bytes, start: int = 0) -> list[tuple[bytes, int, int, int]]:
     return out
 
 
-def shard_request(raw: bytes, version: bytes) -> bytes:
-    """The request document `raw` without the STRIPPED fields, `version` (an element's bytes,
-    or empty) appended: slices of the client's bytes, nothing decoded or encoded again."""
-    found = spans(raw)
-    parts = [raw[found[i][2]:found[i + 1][2]] for i in range(len(found) - 1) if found[i][0] not in _STRIPPED_NAMES]
-    if version:
-        parts.append(version)
-    inner = b"".join(parts)
-    return b"".join((_I32.pack(len(inner) + 5), inner, b"\0"))
+def shard_request(raw: bytes, cmd: Mapping, version: bytes) -> bytes:
+    """The request for the shard: the client's document `raw` (decoded: `cmd`) without the
+    STRIPPED fields, with `version` (an element's bytes, or empty) spliced in before its last
+    byte. When there is nothing to cut, the client's bytes themselves; otherwise the fields
+    kept are encoded again by pymongo's C encoder, which measured half the time of cutting the
+    slices out with a walk of the elements in Python (8.5 vs 17 us for a driver's find)."""
+    if STRIPPED.isdisjoint(cmd):
+        doc = raw
+    else:
+        doc = bson.encode({k: v for k, v in cmd.items() if k not in STRIPPED})
+    if not version:
+        return doc
+    return b"".join((_I32.pack(len(doc) + len(version)), memoryview(doc)[4:-1], version, b"\0"))
 
 
 def _number(reply: bytes, t: int, at: int) -> Any:
@@ -157,11 +161,10 @@ def answer(router: Router, frame: Frame, reply_id: int) -> Answer:
 
 def _forward(router: Router, request_id: int, raw: bytes, reply_id: int) -> Answer:
     cmd = bson.decode(raw)   # pymongo's C decoder: the request's values, and its validity
-    for name in cmd:
-        if name not in FORWARDED and name not in STRIPPED:
-            return None
+    if not cmd.keys() <= _KNOWN:
+        return None
     db, coll, filter = cmd.get("$db"), cmd["find"], cmd.get("filter", {})
-    if not isinstance(db, str) or not db or db in INTERNAL or not coll or not isinstance(filter, Mapping):
+    if type(db) is not str or not db or db in INTERNAL or not coll or type(filter) is not dict:
         return None
     cmap = router.chunk_map(f"{db}.{coll}")
     if cmap is None:
@@ -179,7 +182,7 @@ def _forward(router: Router, request_id: int, raw: bytes, reply_id: int) -> Answ
     if pool is None:
         return None
     try:
-        reply = pool.exchange_bytes(shard_request(raw, version) if version or _strips(cmd) else raw)
+        reply = pool.exchange_bytes(shard_request(raw, cmd, version))
     except OSError:
         router.shards.lost(shard, pool)
         return None
@@ -202,10 +205,6 @@ def _forward(router: Router, request_id: int, raw: bytes, reply_id: int) -> Answ
         return None
     out["ok"] = 1.0
     return out
-
-
-def _strips(cmd: Mapping) -> bool:
-    return any(name in cmd for name in STRIPPED)
 
 
 def shard_reply_message(reply: bytes, reply_id: int, response_to: int) -> bytes:

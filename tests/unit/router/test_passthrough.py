@@ -107,11 +107,15 @@ def test_shard_request_cuts_the_session_fields_and_appends_the_version():
     cmap = _hashed_map()
     version = passthrough.version_element(cmap, "s1")
     assert passthrough.version_element(cmap, "s1") is version   # encoded once per map and shard
-    sent = bson.decode(passthrough.shard_request(bson.encode(cmd), version))
+    sent = bson.decode(passthrough.shard_request(bson.encode(cmd), cmd, version))
     assert list(sent) == ["find", "filter", "limit", "$db", "shardVersion"]
     assert sent["shardVersion"] == {"e": cmap.epoch, "t": cmap.timestamp, "v": Timestamp(*cmap.shard_version("s1"))}
-    assert bson.decode(passthrough.shard_request(bson.encode(cmd), b"")) == {"find": "h", "filter": {"_id": 3},
-                                                                              "limit": 1, "$db": "app"}
+    assert bson.decode(passthrough.shard_request(bson.encode(cmd), cmd, b"")) == {
+        "find": "h", "filter": {"_id": 3}, "limit": 1, "$db": "app"}
+    plain = {"find": "h", "filter": {"_id": 3}, "$db": "app"}
+    assert passthrough.shard_request(bson.encode(plain), plain, b"") == bson.encode(plain)   # the client's bytes
+    assert bson.decode(passthrough.shard_request(bson.encode(plain), plain, version)) == {
+        **plain, "shardVersion": sent["shardVersion"]}
 
 
 def test_point_shard_agrees_with_the_general_targeting():

@@ -89,7 +89,7 @@ def _hashed_mins(cmap: ChunkMap) -> Optional[list[float]]:
     codec's exact 64-bit encoding, the costliest step of a targeted read's routing."""
     found = cmap.__dict__.get("_hashed_mins", _UNSET)   # kept on the (immutable) map, as its shard versions
     if found is not _UNSET:
-        return found   # type: ignore[return-value]
+        return found
     field = cmap.key.fields[0]
     mins: Optional[list[float]] = []
     for c in cmap.chunks:

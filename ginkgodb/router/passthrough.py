@@ -168,7 +168,7 @@ def _forward(router: Router, request_id: int, raw: bytes, reply_id: int) -> Answ
         return None
     cmap = router.chunk_map(f"{db}.{coll}")
     if cmap is None:
-        shard = router.primary_shard(db)
+        shard = router.primary_shard(db, create=False)   # a new database: the general path parses first
         version = b""
     else:
         projection = cmd.get("projection")

@@ -4,9 +4,9 @@ A `find` on an unsharded collection, or one whose filter pins every shard key fi
 equality (`{_id: 5}` on `{_id: "hashed"}`), goes to one shard and its answer is that shard's
 reply. The general path (dispatch.py) decodes the request, parses it with find's declaration,
 targets it, encodes a new request for the shard and encodes the reply again; here the router
-reads the request's name, namespace and filter, splices the shard version into the request's own
-bytes (the router's session fields cut out), and hands the shard's reply message back with only
-its header's ids rewritten.
+decodes the request once (C), cuts the router's session fields (re-encoding the kept ones in C
+when there are any), splices the cached shard version in as bytes, and hands the shard's reply
+message back with only its header's ids rewritten.
 
 Whatever this path does not recognise returns None and takes the general path, which then
 behaves as it always did: another command, a field outside FORWARDED (a transaction's fields,

@@ -11,6 +11,9 @@
   database's primary shard), p50/p99; the reads alternate sample by sample, so that the
   machine's load weighs on each alike; `--repeats R` runs the interleaved rows R times and adds
   each row's median ratio to the direct read and its spread (lowest-highest) over the repeats;
+  a row through a byte pump (a process per shard that only copies bytes between the client and
+  the shard, a thread per direction: `--pump LISTEN TARGET` runs one) gives the floor of any
+  router on this machine, the cost of the hop alone;
 - a `$group` over the hashed collection (shard partials merged by the router) against the same
   documents in one unsharded collection;
 - the advisor's estimate of the shard-key spread (`ginkgodb advise --shard-key`: analyzeShardKey
@@ -23,13 +26,39 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 
 import pymongo
 
 from ginkgodb import cluster, sharded_cluster
+
+
+def _pump(listen: int, target: int) -> None:
+    """Copy bytes between each client connection on `listen` and its own connection to
+    `target`, a thread per direction: what a hop costs with no work at all."""
+    def copy(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(1 << 16):
+                dst.sendall(data)
+        except OSError:
+            pass
+        src.close()
+        dst.close()
+
+    listener = socket.create_server(("127.0.0.1", listen))
+    while True:
+        client, _ = listener.accept()
+        upstream = socket.create_connection(("127.0.0.1", target))
+        for sock in (client, upstream):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=copy, args=(upstream, client), daemon=True).start()
+        threading.Thread(target=copy, args=(client, upstream), daemon=True).start()
 
 
 def _percentile(values: list[float], p: float) -> float:
@@ -111,9 +140,14 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=28700)
     parser.add_argument("--migrate-mb", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--pump", type=int, nargs=2, metavar=("LISTEN", "TARGET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.pump:
+        _pump(*args.pump)
+        return 0
     directory = tempfile.mkdtemp(prefix="bench-sharded-")
     state = sharded_cluster.start(2, 1, args.port, directory)
+    pumps: list[subprocess.Popen] = []
     try:
         router = pymongo.MongoClient(sharded_cluster.connection_string(state))
         router.admin.command("balancerStop")
@@ -138,10 +172,19 @@ def main() -> int:
         for s, client in shards.items():
             for d in client.bench.hashed.find({}, {"_id": 1}):
                 owner[d["_id"]] = s
+        pumped = {}
+        for i, s in enumerate(shards):
+            listen = args.port + 90 + i
+            pumps.append(subprocess.Popen([sys.executable, "-m", "bench.sharding", "--pump", str(listen),
+                                           str(sharded_cluster.shard_state(state, i)["port"])]))
+            cluster._wait_port(listen, 30)
+            pumped[s] = pymongo.MongoClient(f"127.0.0.1:{listen}", directConnection=True)
         rows = [
             ("router, targeted {_id: X} (1 shard)", lambda i: router.bench.hashed.find_one({"_id": (i * 7) % n})),
             ("router, broadcast {v: X} (2 shards)", lambda i: router.bench.hashed.find_one({"v": (i * 7) % n})),
             ("router, unsharded collection {_id: X}", lambda i: router.bench.one.find_one({"_id": (i * 7) % n})),
+            ("byte pump to the owning shard {_id: X}",
+             lambda i: pumped[owner[(i * 7) % n]].bench.hashed.find_one({"_id": (i * 7) % n})),
             ("direct to the owning shard {_id: X}",
              lambda i: shards[owner[(i * 7) % n]].bench.hashed.find_one({"_id": (i * 7) % n})),
         ]
@@ -176,9 +219,12 @@ def main() -> int:
         if args.migrate_mb:
             _migration(router, shards, args.migrate_mb)
         router.close()
-        for client in shards.values():
+        for client in (*shards.values(), *pumped.values()):
             client.close()
     finally:
+        for pump in pumps:
+            pump.kill()
+            pump.wait()
         cluster.stop(directory)
         shutil.rmtree(directory, ignore_errors=True)
     return 0

@@ -216,8 +216,22 @@ def _one_shard_find(router: Router, cmd: Mapping, args: Any, ns: str, cmap: Opti
     _check_reply(reply)
     if not reply["cursor"]["id"]:
         return reply
+    return _shard_cursor_batch(router, args, ns, shard, reply)
+
+
+def _shard_cursor_batch(router: Router, args: Any, ns: str, shard: str, reply: Mapping) -> dict:
+    """The client's first batch of a one-shard find whose shard cursor stays open: the router's
+    cursor around it (the client's getMores come to the router)."""
     part = ShardCursor(router.shards, shard, args.db, args.coll, reply, args.batch_size or 0)
     return first_batch(router, ns, iter(part), [part], args.batch_size)
+
+
+def adopt_one_shard_cursor(router: Router, cmd: Mapping, shard: str, reply: Mapping) -> dict:
+    """The reply to `cmd`, a find one shard answered with an open cursor (`reply`, ok: 1),
+    received without the router's parse (passthrough.py): parsed now, wrapped as above. Raises
+    what the parse raises; the caller kills the shard's cursor then."""
+    args = parse("find", cmd)
+    return _shard_cursor_batch(router, args, f"{args.db}.{args.coll}", shard, reply)
 
 
 def get_more(router: Router, cmd: Mapping) -> dict:

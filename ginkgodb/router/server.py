@@ -9,13 +9,17 @@ loop's wake-ups and the GIL's switch interval; bench/sharding.py measured a targ
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import signal
 import socket
 import threading
 from typing import Optional
 
-from ..wire import ProtocolError, WireConnection
+from ..limits import MAX_MESSAGE_SIZE
+from ..wire import ProtocolError, WireConnection, parse_frame
+from ..wire.framing import FrameBuffer
+from . import passthrough
 from .balancer import Balancer
 from .dispatch import dispatch
 from .state import ORPHAN_CLEANUP_DELAY, Router
@@ -26,18 +30,29 @@ ACCEPT_POLL = 0.5   # seconds between checks of the stop flag while no client co
 
 
 def serve_connection(router: Router, sock: socket.socket) -> None:
-    """Serve one client connection until it closes (runs on the connection's own thread)."""
+    """Serve one client connection until it closes (runs on the connection's own thread). A read
+    one shard answers whole is forwarded as bytes (passthrough.py); every other request is
+    decoded and dispatched."""
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     wire = WireConnection()
+    frames = FrameBuffer(MAX_MESSAGE_SIZE)
+    reply_ids = itertools.count(1 << 30)   # the passthrough's replies (the codec numbers its own from 1)
     try:
         while True:
             data = sock.recv(RECV_BYTES)
             if not data:
                 return
-            wire.receive_data(data)
+            frames.feed(data)
             while True:
                 try:
-                    request = wire.next_request()
+                    frame = frames.next_frame()
+                    if frame is None:
+                        break
+                    answer = passthrough.answer(router, frame, next(reply_ids) & 0x7FFFFFFF)
+                    if isinstance(answer, bytes):
+                        sock.sendall(answer)
+                        continue
+                    request = parse_frame(frame)
                 except ProtocolError as exc:
                     out = wire.encode_error(exc)
                     if out:
@@ -45,9 +60,7 @@ def serve_connection(router: Router, sock: socket.socket) -> None:
                     if exc.fatal:
                         return
                     continue
-                if request is None:
-                    break
-                out = wire.encode_reply(request, dispatch(router, request.command))
+                out = wire.encode_reply(request, answer if answer is not None else dispatch(router, request.command))
                 if out:
                     sock.sendall(out)
     except OSError:

@@ -122,6 +122,7 @@ class WirePool:
                 return self._idle.pop()
         sock = socket.create_connection(self.address, timeout=SOCKET_TIMEOUT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        blocking_with_deadline(sock, SOCKET_TIMEOUT)
         return sock
 
     def _give(self, sock: socket.socket) -> None:
@@ -134,7 +135,12 @@ class WirePool:
     def exchange(self, doc: Mapping) -> RawBSONDocument:
         """Send `doc` (a command with its `$db`) and return the reply document, undecoded.
         Raises OSError (the socket is dropped then)."""
-        body = bson.encode(doc)
+        return RawBSONDocument(self.exchange_bytes(bson.encode(doc))[21:], RAW)
+
+    def exchange_bytes(self, body: bytes) -> bytes:
+        """Send one command document given as its BSON bytes (`$db` included); the whole reply
+        message, header included (an OP_MSG whose first section is the reply document). Raises
+        OSError (the socket is dropped then)."""
         request_id = next(self._ids) & 0x7FFFFFFF
         message = _HEADER.pack(21 + len(body), request_id, 0, OP_MSG) + b"\0\0\0\0\0" + body
         sock = self._take()
@@ -142,20 +148,31 @@ class WirePool:
             sock.sendall(message)
             reply = _recv_message(sock)
             length, _, response_to, op_code = _HEADER.unpack_from(reply)
-            rest = reply[16:]
-            if op_code != OP_MSG or response_to != request_id or rest[4] != 0:
+            if op_code != OP_MSG or response_to != request_id or length < 26 or reply[20] != 0:
                 raise OSError(f"unexpected reply from {self.address}: opcode {op_code}")
         except BaseException:
             sock.close()
             raise
         self._give(sock)
-        return RawBSONDocument(rest[5:], RAW)
+        return reply
 
     def close(self) -> None:
         with self._lock:
             for sock in self._idle:
                 sock.close()
             self._idle.clear()
+
+
+def blocking_with_deadline(sock: socket.socket, seconds: float) -> None:
+    """Make `sock` blocking with the kernel's send and receive timeouts (SO_SNDTIMEO,
+    SO_RCVTIMEO): a send or receive that waits longer fails (OSError) as with Python's socket
+    timeout, but without the poll() Python puts before every call on a socket with a timeout
+    (one system call and one release of the GIL more per send and per receive)."""
+    sock.settimeout(None)
+    whole = int(seconds)
+    value = struct.pack("ll", whole, int((seconds - whole) * 1e6))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, value)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, value)
 
 
 def _recv_message(sock: socket.socket) -> bytes:
@@ -235,6 +252,18 @@ class Shards:
                 self._drop_wire(name)
                 wire = self._wires[name] = WirePool(address)
         return wire
+
+    def primary_pool(self, name: str) -> Optional[WirePool]:
+        """The socket pool to the shard's primary, None while pymongo knows no primary (the
+        callers' pymongo path then finds it)."""
+        return self._wire(name)
+
+    def lost(self, shard: str, wire: WirePool) -> None:
+        """`wire` failed (a socket error, or its address answered that it is not the primary):
+        the next request asks pymongo for the primary again."""
+        with self._lock:
+            if self._wires.get(shard) is wire:
+                self._drop_wire(shard)
 
     def fast_command(self, shard: str, db: str, cmd: Mapping) -> Any:
         """`command(shard, db, cmd, raw=True)` for a read, on the shard primary's pooled socket;

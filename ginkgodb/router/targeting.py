@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import weakref
 from collections.abc import Mapping
 from typing import Any, Optional
 
@@ -24,6 +23,7 @@ from .chunks import Chunk, ChunkMap
 
 MAX_POINTS = 512
 _TOP = bytes([255])
+_ABSENT = object()
 
 
 def _conditions(filter: Mapping) -> dict[str, list[Any]]:
@@ -80,15 +80,16 @@ def _field_range(conds: list[Any]) -> Optional[tuple[Any, Any]]:
     return (low, high) if found else None
 
 
-_HASHED_MINS: weakref.WeakKeyDictionary[ChunkMap, Optional[list[float]]] = weakref.WeakKeyDictionary()
+_UNSET = object()
 
 
 def _hashed_mins(cmap: ChunkMap) -> Optional[list[float]]:
     """The chunks' lower bounds as numbers, for a key of one hashed field (MinKey: -inf); None
     when a bound is not an integer. Bisecting a hash among them gives its chunk without the key
     codec's exact 64-bit encoding, the costliest step of a targeted read's routing."""
-    if cmap in _HASHED_MINS:
-        return _HASHED_MINS[cmap]
+    found = cmap.__dict__.get("_hashed_mins", _UNSET)   # kept on the (immutable) map, as its shard versions
+    if found is not _UNSET:
+        return found
     field = cmap.key.fields[0]
     mins: Optional[list[float]] = []
     for c in cmap.chunks:
@@ -100,8 +101,33 @@ def _hashed_mins(cmap: ChunkMap) -> Optional[list[float]]:
         else:
             mins = None
             break
-    _HASHED_MINS[cmap] = mins
+    cmap.__dict__["_hashed_mins"] = mins
     return mins
+
+
+def _chunk_index(values: Any, cmap: ChunkMap, by_int: Optional[list[float]]) -> int:
+    """The index of the chunk holding the shard key `values` (one per key field, not hashed)."""
+    key = cmap.key
+    if by_int is not None:   # the hash's place among the chunks' integer bounds
+        return max(0, bisect.bisect_right(by_int, hash_value(values[0])) - 1)
+    vals = [Int64(hash_value(v)) if i == key.hashed else v for i, v in enumerate(values)]
+    return cmap.index_of(encode_key(vals))
+
+
+def point_shard(filter: Mapping, cmap: ChunkMap) -> Optional[str]:
+    """The shard owning the one shard key value `filter` pins with a plain top-level equality on
+    every key field (`{_id: 5}`), or None for any other filter (`target` decides those). Other
+    conditions only narrow the match, so its documents all lie in that value's chunk: the same
+    answer as `target` and `full_key_equality`, without their general walk of the filter."""
+    key = cmap.key
+    values = []
+    for f in key.fields:
+        v = filter.get(f, _ABSENT)
+        if v is _ABSENT or isinstance(v, Mapping) or not _plain(v):
+            return None
+        values.append(v)
+    by_int = _hashed_mins(cmap) if len(key.fields) == 1 and key.hashed == 0 else None
+    return cmap.chunks[_chunk_index(values, cmap, by_int)].shard
 
 
 def target(filter: Optional[Mapping], cmap: ChunkMap) -> Optional[list[Chunk]]:
@@ -119,11 +145,7 @@ def target(filter: Optional[Mapping], cmap: ChunkMap) -> Optional[list[Chunk]]:
             chunks: dict[int, Chunk] = {}
             by_int = _hashed_mins(cmap) if len(key.fields) == 1 and key.hashed == 0 else None
             for values in itertools.product(*per_field):   # type: ignore[arg-type]
-                if by_int is not None:   # the hash's place among the chunks' integer bounds
-                    i = max(0, bisect.bisect_right(by_int, hash_value(values[0])) - 1)
-                else:
-                    vals = [Int64(hash_value(v)) if i == key.hashed else v for i, v in enumerate(values)]
-                    i = cmap.index_of(encode_key(vals))
+                i = _chunk_index(values, cmap, by_int)
                 chunks[i] = cmap.chunks[i]
             return [chunks[i] for i in sorted(chunks)]
     if key.hashed == 0:

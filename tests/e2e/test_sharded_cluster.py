@@ -329,6 +329,32 @@ def test_a_collection_sharded_by_another_router_is_seen(sharded):
     assert shards[int(away[-1])].app.w.find_one({"_id": 100}) is not None
 
 
+def test_one_shard_reads_forwarded_as_bytes_answer_as_the_general_path(sharded):
+    """Finds one shard answers whole (router/passthrough.py): the shard's reply, its open cursor
+    paged through the router, and errors and refusals as the general path gives them."""
+    c, shards = sharded["client"], sharded["shards"]
+    c.app.pu.insert_many([{"_id": i, "v": i % 7} for i in range(250)])
+    c.admin.command("shardCollection", "app.ph", key={"_id": "hashed"}, numInitialChunks=4)
+    c.app.ph.insert_many([{"_id": i, "v": i % 7, "a": [{"b": i}, {"b": -i}]} for i in range(200)])
+    assert c.app.pu.find_one({"_id": 12}, {"_id": 0}) == {"v": 5}
+    assert [d["_id"] for d in c.app.pu.find({"v": 3}).sort("_id", -1).skip(2).limit(5)] == \
+        sorted((i for i in range(250) if i % 7 == 3), reverse=True)[2:7]
+    assert [d["_id"] for d in c.app.pu.find({}, batch_size=40).sort("_id", 1)] == list(range(250))
+    assert c.app.ph.find_one({"_id": 33}, {"v": 1}) == {"_id": 33, "v": 5}
+    for i in (0, 1, 57, 199):   # each on the shard owning it, none elsewhere
+        assert c.app.ph.find_one({"_id": i, "v": i % 7}) == {"_id": i, "v": i % 7, "a": [{"b": i}, {"b": -i}]}
+    assert c.app.ph.find_one({"_id": 500}) is None
+    assert sum(s.app.ph.count_documents({}) for s in shards) == 200
+    with pytest.raises(pymongo.errors.OperationFailure) as bad:
+        c.app.ph.find_one({"_id": 1, "$nope": 1})
+    with pytest.raises(pymongo.errors.OperationFailure) as direct:
+        shards[0].app.ph.find_one({"_id": 1, "$nope": 1})
+    assert (bad.value.code, str(bad.value.details["errmsg"])) == (direct.value.code, direct.value.details["errmsg"])
+    with pytest.raises(pymongo.errors.OperationFailure) as positional:   # refused on a sharded collection
+        c.app.ph.find_one({"_id": 1, "a.b": 1}, {"a.$": 1})
+    assert positional.value.code == 238
+
+
 def test_a_new_router_serves_from_etcd_after_kill_9(sharded):
     c = sharded["client"]
     c.admin.command("shardCollection", "app.k9", key={"x": "hashed"}, numInitialChunks=4)

@@ -393,7 +393,7 @@ class QueryStats:
         self.shapes: dict[tuple, ShapeMetrics] = {}
         #: a find's key (keyed_entry) -> the metrics of its shape
         self.keyed: dict[tuple, ShapeMetrics] = {}
-        #: False: nothing is recorded (`MongoClient(queryStats=False)`, `serve --noQueryStats`)
+        #: False: nothing is recorded (`MongoClient(path, queryStats=False)`)
         self.enabled = True
         self._second = 0      # the rate limit's current second and the queries admitted in it
         self._admitted = 0

@@ -24,7 +24,8 @@ import sys
 import tempfile
 from typing import Any
 
-RESULTS = "bench/results/query-stats-cost.md"
+from .query_stats_cost import RESULTS, report
+
 OPERATIONS = ("W4", "W5")
 _IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
@@ -127,11 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 2
     low, high = (int(x) for x in args.ops.split(","))
-    text = table(measure(args.n, low, high), args.n)
-    print(text)
-    if args.write:
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write("\n" + text + "\n")
+    report(table(measure(args.n, low, high), args.n), args.write)
     return 0
 
 

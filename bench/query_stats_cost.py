@@ -106,12 +106,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write", action="store_true", help=f"append the table to {RESULTS}")
     args = p.parse_args(argv)
     results = measure(args.rounds, args.n)
-    text = (f"n = {args.n:,} (the benchmark's data set)\n\n" if args.n else "") + table(results)
+    report((f"n = {args.n:,} (the benchmark's data set)\n\n" if args.n else "") + table(results), args.write)
+    return 0
+
+
+def report(text: str, write: bool) -> None:
+    """Print a table, and with `write` append it to RESULTS (bench/instruction_cost.py's too)."""
     print(text)
-    if args.write:
+    if write:
         with open(RESULTS, "a", encoding="utf-8") as f:
             f.write("\n" + text + "\n")
-    return 0
 
 
 if __name__ == "__main__":

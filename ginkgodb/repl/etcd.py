@@ -28,6 +28,13 @@ def _unb64(text: str) -> str:
     return base64.b64decode(text).decode()
 
 
+def prefix_end(prefix: str) -> str:
+    """The gateway's `range_end` (base64) that makes a range of every key starting with `prefix`."""
+    raw = bytearray(prefix.encode())
+    raw[-1] += 1
+    return base64.b64encode(bytes(raw)).decode()
+
+
 class EtcdClient:
     """The calls a replica set needs: get, put, compare-and-create, leases."""
 
@@ -100,15 +107,25 @@ class EtcdClient:
 
     # -- watches ---------------------------------------------------------------------------------
     def watch(self, key: str, on_event: Any, stop: Any, idle: float = 5.0) -> None:
-        """Call `on_event()` each time `key` changes, until `stop` (a threading.Event) is set.
-        The gateway streams one JSON line per response; a stream idle for `idle` seconds is
-        opened again from the revision after the last one seen (no change is missed between
-        the two), which is also when `stop` is noticed. Errors end the call (EtcdError)."""
+        """Call `on_event()` each time `key` changes, until `stop` (a threading.Event) is set."""
+        self.watch_range(key, lambda _keys: on_event(), stop, idle=idle)
+
+    def watch_range(self, key: str, on_keys: Any, stop: Any, *, prefix: bool = False,
+                    on_start: Any = None, idle: float = 5.0) -> None:
+        """Call `on_keys(keys)` with the keys of each change to `key` (every key starting with it
+        when `prefix`), until `stop` (a threading.Event) is set; `on_start()` once the watch is in
+        place (what was read before may be stale). The gateway streams one JSON line per
+        response; a stream idle for `idle` seconds is opened again from the revision after the
+        last one seen (no change is missed between the two), which is also when `stop` is
+        noticed. Errors end the call (EtcdError), a watch etcd cancels too (e.g. its revision
+        was compacted away)."""
         timeout = httpx.Timeout(idle, connect=1.0)
         revision = 0
         with httpx.Client(base_url=self.url, timeout=timeout) as http:
             while not stop.is_set():
                 request: dict = {"key": _b64(key)}
+                if prefix:
+                    request["range_end"] = prefix_end(key)
                 if revision:
                     request["start_revision"] = str(revision + 1)
                 try:
@@ -119,13 +136,16 @@ class EtcdClient:
                             if stop.is_set():
                                 return
                             result = (json.loads(line) if line.strip() else {}).get("result") or {}
-                            seen = int((result.get("header") or {}).get("revision", 0))
-                            if result.get("events"):
-                                on_event()
-                                revision = max(revision, *(int(e["kv"].get("mod_revision", 0))
-                                                           for e in result["events"]))
-                            elif not revision:
-                                revision = seen     # the watch's start: changes after it count
+                            if result.get("canceled"):
+                                raise EtcdError(f"etcd cancelled the watch of {key}: {result}")
+                            events = result.get("events") or []
+                            if events:
+                                on_keys([_unb64(e["kv"]["key"]) for e in events])
+                                revision = max(revision, *(int(e["kv"].get("mod_revision", 0)) for e in events))
+                            elif not revision:      # the watch's start: changes after it count
+                                revision = int((result.get("header") or {}).get("revision", 0))
+                                if on_start is not None:
+                                    on_start()
                 except httpx.ReadTimeout:
                     continue        # nothing happened for `idle` seconds: watch again
                 except httpx.HTTPError as exc:

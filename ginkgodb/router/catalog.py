@@ -7,19 +7,17 @@ know. Values are canonical Extended JSON, so shard key values keep their BSON ty
 from __future__ import annotations
 
 import base64
-import json
 import threading
 import uuid
 from collections.abc import Mapping
 from typing import Any, Optional
 
-import httpx
 from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS
 from bson.objectid import ObjectId
 
 from ..errors import CommandError, ErrorCode
-from ..repl.etcd import EtcdClient, EtcdError
+from ..repl.etcd import EtcdClient, EtcdError, prefix_end
 from .chunks import ChunkMap
 from .shardkey import ShardKey
 
@@ -53,12 +51,6 @@ def from_json(text: str) -> Any:
     return json_util.loads(text)
 
 
-def _prefix_end(prefix: str) -> str:
-    raw = bytearray(prefix.encode())
-    raw[-1] += 1
-    return base64.b64encode(bytes(raw)).decode()
-
-
 class MetadataStore(EtcdClient):
     """The etcd calls the router needs beyond a replica set's: prefix reads and compare-and-swap."""
 
@@ -70,7 +62,7 @@ class MetadataStore(EtcdClient):
         return from_json(_unb64(kvs[0]["value"])), int(kvs[0].get("mod_revision", 0))
 
     def read_prefix(self, prefix: str) -> list[tuple[str, Any]]:
-        kvs = self._call("/v3/kv/range", {"key": _b64(prefix), "range_end": _prefix_end(prefix)}).get("kvs") or []
+        kvs = self._call("/v3/kv/range", {"key": _b64(prefix), "range_end": prefix_end(prefix)}).get("kvs") or []
         return [(_unb64(kv["key"]), from_json(_unb64(kv["value"]))) for kv in kvs]
 
     def write(self, key: str, doc: Any, lease: int = 0) -> int:
@@ -95,38 +87,8 @@ class MetadataStore(EtcdClient):
 
     def watch_prefix(self, prefix: str, on_start: Any, on_keys: Any, stop: threading.Event,
                      idle: float = 5.0) -> None:
-        """Call `on_start()` once the watch of every key under `prefix` is in place (what was read
-        before may be stale), then `on_keys(keys)` with the keys of each change, until `stop`.
-        A stream idle for `idle` seconds is opened again from the revision after the last one
-        seen, so no change is missed between the two. Errors end the call (EtcdError)."""
-        timeout = httpx.Timeout(idle, connect=1.0)
-        revision = 0
-        with httpx.Client(base_url=self.url, timeout=timeout) as http:
-            while not stop.is_set():
-                request: dict = {"key": _b64(prefix), "range_end": _prefix_end(prefix)}
-                if revision:
-                    request["start_revision"] = str(revision + 1)
-                try:
-                    with http.stream("POST", "/v3/watch", json={"create_request": request}) as response:
-                        if response.status_code != 200:
-                            raise EtcdError(f"etcd /v3/watch: {response.status_code}")
-                        for line in response.iter_lines():
-                            if stop.is_set():
-                                return
-                            result = (json.loads(line) if line.strip() else {}).get("result") or {}
-                            if result.get("canceled"):   # e.g. its revision was compacted away
-                                raise EtcdError(f"etcd cancelled the watch of {prefix}: {result}")
-                            events = result.get("events") or []
-                            if events:
-                                on_keys([_unb64(e["kv"]["key"]) for e in events])
-                                revision = max(revision, *(int(e["kv"].get("mod_revision", 0)) for e in events))
-                            elif result.get("created") and not revision:
-                                revision = int((result.get("header") or {}).get("revision", 0))
-                                on_start()
-                except httpx.ReadTimeout:
-                    continue        # nothing happened for `idle` seconds: watch again
-                except httpx.HTTPError as exc:
-                    raise EtcdError(f"etcd at {self.url} unreachable: {exc}") from exc
+        """`on_start()` once every key under `prefix` is watched, then `on_keys(keys)` per change."""
+        self.watch_range(prefix, on_keys, stop, prefix=True, on_start=on_start, idle=idle)
 
 
 class Catalog:

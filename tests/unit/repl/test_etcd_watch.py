@@ -1,5 +1,5 @@
 """The etcd watch that wakes a member's coordinator when the primary key changes
-(repl/etcd.py `watch`): an event per change, a stop that ends it."""
+(repl/etcd.py `watch`, `watch_range`): an event per change, a stop that ends it."""
 from __future__ import annotations
 
 import threading
@@ -31,6 +31,33 @@ def test_a_watch_reports_each_change_of_its_key_at_once(tmp_path):
         while len(seen) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert len(seen) == 2 and seen[0] - changed < 0.5
+        stop.set()
+        watcher.join(5)
+        assert not watcher.is_alive()
+    finally:
+        client.close()
+        proc.stop()
+
+
+def test_a_prefix_watch_starts_once_and_reports_the_keys_of_each_change(tmp_path):
+    proc = EtcdProcess(tmp_path / "etcd")
+    client = EtcdClient(proc.url)
+    try:
+        started = threading.Event()
+        keys: list[list[str]] = []
+        stop = threading.Event()
+        watcher = threading.Thread(target=client.watch_range, args=("/p/", keys.append, stop),
+                                   kwargs={"prefix": True, "on_start": started.set, "idle": 0.5})
+        watcher.start()
+        assert started.wait(5)
+        client.put("/p/a", 1)
+        client.put("/q", 1)        # outside the prefix: no event
+        client.put("/p/b/c", 2)
+        deadline = time.monotonic() + 5
+        while len(keys) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.7)            # past one idle reopen: nothing is reported twice
+        assert keys == [["/p/a"], ["/p/b/c"]]
         stop.set()
         watcher.join(5)
         assert not watcher.is_alive()

@@ -26,7 +26,7 @@ def insert_record(batch: WriteBatch, coll: Collection, doc: dict, raw: bytes) ->
     planned = []
     for ix in coll.indexes:
         keys, multikey = ix.keys(doc)
-        ix.check_unique(txn, keys, rid, doc)
+        ix.check_keys(txn, keys, rid, doc)
         if ix.meta.unique:
             for key in keys:
                 batch.claim(ix.prefix + key)
@@ -93,7 +93,7 @@ def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_
             continue
         old_set, new_set = set(old_keys), set(new_keys)
         added = [k for k in new_keys if k not in old_set]
-        ix.check_unique(txn, added, rid, new)
+        ix.check_keys(txn, added, rid, new)
         if ix.meta.unique:
             for key in added:
                 batch.claim(ix.prefix + key)

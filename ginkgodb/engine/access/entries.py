@@ -72,6 +72,15 @@ class IndexEntries:
         """The encoded key of an entry (with its prefix)."""
         return self.rids.key_of_entry(entry, len(self.prefix))
 
+    def check_keys(self, txn: Any, keys: list[bytes], rid: Any, doc: dict) -> None:
+        """What a document's new keys must meet before anything of its statement is written:
+        each fits an entry (17280) and a unique index holds no other document's (11000). Checked
+        first, so a statement that fails leaves no record and no entry behind."""
+        for key in keys:
+            if len(key) > MAX_INDEX_KEY:
+                raise _key_too_large(len(key), self.meta.name)
+        self.check_unique(txn, keys, rid, doc)
+
     def check_unique(self, txn: Any, keys: Iterable[bytes], rid: Any, doc: dict) -> None:
         # collMod's prepareUnique: new duplicates are refused before the index becomes unique
         if not (self.meta.unique or self.meta.options.get("prepareUnique")):
@@ -95,10 +104,9 @@ class IndexEntries:
                             info={"keyPattern": dict(self.meta.key), "keyValue": key_value})
 
     def add(self, txn: Any, keys: Iterable[bytes], rid: Any) -> None:
+        """Write the entries of keys `check_keys` accepted."""
         suffix = self.rids.suffix(rid)
         for key in keys:
-            if len(key) > MAX_INDEX_KEY:
-                raise _key_too_large(len(key), self.meta.name)
             txn.put(self.prefix + key + suffix, b"")
 
     def add_entries(self, txn: Any, entries: Iterable[bytes]) -> None:

@@ -3,27 +3,15 @@ from __future__ import annotations
 
 import bson
 import pytest
-from bson import Int64, ObjectId, Timestamp
+from bson import ObjectId, Timestamp
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import BulkWriteError
+from support.insert_batches import insert_batches
 
 from ginkgodb import MongoClient
 from ginkgodb.engine import bulk_insert
 
 RAW = bson.CodecOptions(document_class=RawBSONDocument)
-
-
-def _batches():
-    oid = ObjectId("65a1b2c3d4e5f60718293a4b")
-    yield [{"_id": 1, "a": 1}, {"_id": 2}, {"_id": 1, "dup": "in batch"}, {"x": "no _id"}]
-    yield [{"_id": 2, "dup": "of an earlier batch"}, {"b": 1, "_id": 3}, {"_id": oid},
-           {"_id": [1]}, {"_id": {"k": 1}}, {"_id": Int64(4), "t": Timestamp(0, 0)},
-           {"_id": 5.5}]
-    deep: dict = {"leaf": 1}
-    for _ in range(120):
-        deep = {"d": deep}
-    yield [{"_id": 6, "deep": deep}, {"_id": 7, "wide": "w" * 800}, {"_id": {"$bad": 1}},
-           {"_id": bson.Regex("a")}, {"_id": "s", "nested": {"t": Timestamp(0, 0)}}, {"_id": 8}]
 
 
 def _run(tmp_path, name: str, bulk: bool, ordered: bool, monkeypatch, raw: bool) -> tuple:
@@ -33,7 +21,7 @@ def _run(tmp_path, name: str, bulk: bool, ordered: bool, monkeypatch, raw: bool)
     coll = client.db.c
     outcomes = []
     try:
-        for batch in _batches():
+        for batch in insert_batches():
             docs = [RawBSONDocument(bson.encode(d)) if raw else dict(d) for d in batch]
             try:
                 outcomes.append(coll.insert_many(docs, ordered=ordered).acknowledged)

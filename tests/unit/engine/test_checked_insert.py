@@ -7,25 +7,13 @@ import pytest
 from bson import Int64, ObjectId, Timestamp
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import BulkWriteError
+from support.insert_batches import insert_batches
 
 from ginkgodb import MongoClient
 from ginkgodb.bsonutil.checked import CheckedRaw, check_documents, check_one, checked
 from ginkgodb.engine import bulk_insert
 
 RAW = bson.CodecOptions(document_class=RawBSONDocument)
-
-
-def _batches():
-    oid = ObjectId("65a1b2c3d4e5f60718293a4b")
-    yield [{"_id": 1, "a": 1}, {"_id": 2}, {"_id": 1, "dup": "in batch"}, {"x": "no _id"}]
-    yield [{"_id": 2, "dup": "of an earlier batch"}, {"b": 1, "_id": 3}, {"_id": oid},
-           {"_id": [1]}, {"_id": {"k": 1}}, {"_id": Int64(4), "t": Timestamp(0, 0)},
-           {"_id": 5.5}, {"_id": oid, "dup": "ObjectId"}]
-    deep: dict = {"leaf": 1}
-    for _ in range(120):
-        deep = {"d": deep}
-    yield [{"_id": "s" * 600}, {"_id": 6, "deep": deep}, {"_id": 7, "wide": "w" * 800},
-           {"_id": {"$bad": 1}}, {"_id": bson.Regex("a")}, {"_id": 8}, {"_id": "s"}]
 
 
 def test_check_one_vouches_only_for_the_plain_case():
@@ -57,7 +45,7 @@ def _outcomes(tmp_path, name, make, ordered):
     coll = client.db.c
     out = []
     try:
-        for batch in _batches():
+        for batch in insert_batches():
             raws = [bson.encode(d) for d in batch]
             try:
                 coll.insert_many(make(raws), ordered=ordered)

@@ -45,6 +45,11 @@ def rs(tmp_path_factory):
     cluster.stop(state["dir"])
 
 
+def _pid(rs: dict, member: str) -> int:
+    """A member's current pid: from the cluster's state file, which restarts update."""
+    return int(cluster.load_state(rs["dir"])["pids"][member])
+
+
 def command(port: int, cmd: dict) -> dict:
     """One command as a bare OP_MSG to one member: the exact lsid and txnNumber given, no retry."""
     body = struct.pack("<I", 0) + b"\x00" + bson.encode(cmd)
@@ -96,7 +101,7 @@ def test_a_former_primary_rolls_back_its_catalog_changes(rs):
                           == catalog(primary, "ddl"), 10)
     before = catalog(primary, "ddl")
     for n in others:     # the secondaries freeze: the primary's next writes reach nobody
-        os.kill(int(rs["pids"][str(n)]), signal.SIGSTOP)
+        os.kill(_pid(rs, str(n)), signal.SIGSTOP)
     try:
         time.sleep(1.0)   # their getMores in flight end (maxTimeMS 500) before the writes start
         w1 = primary.get_database("ddl", write_concern=pymongo.WriteConcern(w=1))
@@ -106,10 +111,10 @@ def test_a_former_primary_rolls_back_its_catalog_changes(rs):
         w1.command("collMod", "kept", validator={"a": {"$type": "string"}}, writeConcern={"w": 1})
         w1.victim.drop()
         w1.kept.rename("kept_renamed")
-        os.kill(int(rs["pids"][str(old)]), signal.SIGKILL)
+        os.kill(_pid(rs, str(old)), signal.SIGKILL)
     finally:
         for n in others:
-            os.kill(int(rs["pids"][str(n)]), signal.SIGCONT)
+            os.kill(_pid(rs, str(n)), signal.SIGCONT)
     new = wait_new_primary(rs, old)
     new_primary = direct(rs, new)
     new_primary.ddl.get_collection("kept", write_concern=pymongo.WriteConcern("majority")).insert_one({"_id": "after", "a": 99})
@@ -153,7 +158,7 @@ def test_a_retryable_write_retried_on_the_new_primary_answers_as_the_original(rs
         originals.append(reply)
     assert originals[2]["value"] == {"_id": 2, "n": 0} and originals[3]["value"] == {"_id": 1, "n": 8}
     killed = time.monotonic()
-    os.kill(int(rs["pids"][str(old)]), signal.SIGKILL)
+    os.kill(_pid(rs, str(old)), signal.SIGKILL)
     new = wait_new_primary(rs, old)
     print(f"\nnew primary {time.monotonic() - killed:.2f} s after kill -9")
     for w, lsid, original in zip(writes, sessions, originals):
@@ -219,10 +224,13 @@ def test_a_member_added_with_an_empty_data_directory_clones_the_set(rs):
             progress = status.get("initialSyncStatus", progress)
             if killed_at is None and progress is not None and progress["approxTotalDocumentsCopied"] > 0:
                 # kill -9 in the middle of the clone: the restarted member starts it again cleanly
-                os.kill(int(rs["pids"]["3"]), signal.SIGKILL)
+                os.kill(_pid(rs, "3"), signal.SIGKILL)
                 killed_at = time.monotonic()
-                rs["pids"]["3"] = cluster._spawn(cluster.member_argv(rs, 3), root / "member3.log")
-                cluster._save(rs)
+                # the file, not the fixture's dict, holds the current pids (members restarted by
+                # earlier tests): saving the dict would leave those members running after stop
+                state = cluster.load_state(rs["dir"])
+                state["pids"]["3"] = cluster._spawn(cluster.member_argv(state, 3), root / "member3.log")
+                cluster._save(state)
                 states.append("killed")
                 continue
             if status["myState"] == 2:

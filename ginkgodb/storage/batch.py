@@ -88,6 +88,15 @@ class OverlayTxn(Txn):
         self.batch.delete(key)
         return existed
 
+    def first(self, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
+        """The base's own probe when the batch holds no key of [lo, hi) (a transaction's `_id`
+        lookups, mostly); the merged scan otherwise."""
+        batch = self.batch
+        if batch:
+            for _ in batch.keys_in(lo, hi):
+                return super().first(lo, hi)
+        return self.base.first(lo, hi)
+
     def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         batch = self.batch
         if not batch:

@@ -83,6 +83,23 @@ def test_key_batch_reads_over_a_snapshot_and_applies_atomically(kv):
         assert list(snap.scan(b"", None)) == [(b"a", b"1"), (b"b", b"2"), (b"d", b"2")]
 
 
+def test_key_batch_first_probes_the_snapshot_or_merges(kv):
+    """`first` over a batch: the snapshot's key where the batch holds none in the range, the
+    merged answer (a deleted key skipped, a new key found) where it does."""
+    _put(kv, a="1", c="1", e="1")
+    batch = KeyBatch()
+    with kv.snapshot() as snap:
+        view = batch.overlay(snap)
+        assert view.first(b"b", None) == b"c" and view.first(b"f", None) is None
+        view.delete(b"c")
+        view.put(b"bb", b"2")
+        assert view.first(b"b", None) == b"bb" and view.first(b"b", b"bb") is None
+        assert view.first(b"c", None) == b"e" and view.first(b"c", b"e") is None
+        assert view.first(b"d", b"f") == b"e" and view.first(b"", b"b") == b"a"
+        for lo, hi in [(b"", None), (b"b", b"d"), (b"bc", b"e"), (b"f", None)]:
+            assert view.first(lo, hi) == next((k for k, _ in view.scan(lo, hi)), None)
+
+
 _KEYS = st.sampled_from([b"a", b"b", b"c", b"d", b"e", b"f"])
 _OPS = st.lists(st.one_of(
     st.tuples(st.just("put"), _KEYS, st.binary(min_size=1, max_size=3)),

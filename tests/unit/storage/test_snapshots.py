@@ -160,3 +160,22 @@ def _check_history(kv, ops):
     for snap, expected in snaps:
         assert dict(snap.scan(b"", None)) == expected
         snap.release()
+
+
+def test_key_batch_keeps_its_key_order_once_a_range_was_read():
+    """The order is made at the first range read and follows every later write (a new key
+    once, however often it is written)."""
+    batch = KeyBatch()
+    batch.put(b"c", b"1")
+    batch.put(b"a", b"1")
+    assert list(batch.items()) == [(b"a", b"1"), (b"c", b"1")]
+    assert list(batch.keys_in(b"b", None)) == [b"c"]
+    batch.delete(b"b")
+    batch.put(b"c", b"2")
+    batch.put_many([(b"d", b"1"), (b"d", b"2"), (b"a", b"3")])
+    assert list(batch.keys_in(b"", None)) == [b"a", b"b", b"c", b"d"]
+    assert list(batch.keys_in(b"", b"c", reverse=True)) == [b"b", b"a"]
+    assert list(batch.items()) == [(b"a", b"3"), (b"b", None), (b"c", b"2"), (b"d", b"2")]
+    batch.clear()
+    batch.put(b"z", b"1")
+    assert list(batch.keys_in(b"", None)) == [b"z"] and len(batch) == 1

@@ -16,6 +16,8 @@ from sortedcontainers import SortedList
 from .kv import Snapshot, Txn
 
 _ABSENT = object()
+#: writes a range probe looks through one by one rather than ordering them
+_FEW = 16
 
 
 class KeyBatch:
@@ -66,6 +68,15 @@ class KeyBatch:
             order = self._order = SortedList(self._ops)
         return order.irange(lo, hi, inclusive=(True, False), reverse=reverse)
 
+    def holds_key_in(self, lo: bytes, hi: Optional[bytes]) -> bool:
+        """Is a key of [lo, hi) written here? (a few writes are looked through without making
+        their order)"""
+        if self._order is None and len(self._ops) <= _FEW:
+            return any(lo <= key and (hi is None or key < hi) for key in self._ops)
+        for _ in self.keys_in(lo, hi):
+            return True
+        return False
+
     def clear(self) -> None:
         self._ops.clear()
         self._order = None
@@ -112,10 +123,8 @@ class OverlayTxn(Txn):
     def first(self, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
         """The base's own probe when the batch holds no key of [lo, hi) (a transaction's `_id`
         lookups, mostly); the merged scan otherwise."""
-        batch = self.batch
-        if batch:
-            for _ in batch.keys_in(lo, hi):
-                return super().first(lo, hi)
+        if self.batch.holds_key_in(lo, hi):
+            return super().first(lo, hi)
         return self.base.first(lo, hi)
 
     def scan(self, lo: bytes, hi: Optional[bytes], reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:

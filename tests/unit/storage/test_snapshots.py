@@ -179,3 +179,13 @@ def test_key_batch_keeps_its_key_order_once_a_range_was_read():
     batch.clear()
     batch.put(b"z", b"1")
     assert list(batch.keys_in(b"", None)) == [b"z"] and len(batch) == 1
+
+
+def test_key_batch_knows_whether_a_range_holds_its_writes():
+    for n in (3, 40):   # looked through, and ordered
+        batch = KeyBatch()
+        for i in range(n):
+            batch.put(b"k%03d" % (2 * i), b"1")
+        assert batch.holds_key_in(b"k000", b"k001") and batch.holds_key_in(b"k", None)
+        assert not batch.holds_key_in(b"k001", b"k002") and not batch.holds_key_in(b"l", None)
+        assert not batch.holds_key_in(b"a", b"k000")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import bson
@@ -180,6 +178,23 @@ class TransactionBatch(WriteBatch):
         """Nothing to write now: the commit applies the transaction's changes."""
 
 
+class _StatementWrite:
+    """TransactionView.write's block (a class, not a generator: every statement enters it)."""
+
+    __slots__ = ("_txn", "_batch")
+
+    def __init__(self, txn: Transaction) -> None:
+        self._txn = txn
+
+    def __enter__(self) -> TransactionBatch:
+        batch = self._batch = TransactionBatch(self._txn)
+        return batch
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        if kind is None:
+            self._txn.ops.extend(self._batch.ops)
+
+
 class _TransactionCursors:
     """The engine's cursor manager, marking cursors opened in the transaction as its own."""
 
@@ -215,15 +230,14 @@ class TransactionView(EngineOperations):
     def collection(self, db: str, name: str) -> Any:
         return self.txn.catalog.collection(db, name)
 
-    @contextmanager
-    def write(self, reclaims: bool = False) -> Iterator[WriteBatch]:
+    def write(self, reclaims: bool = False) -> _StatementWrite:
+        """A statement's batch; its operations join the transaction's when the block ends
+        without error."""
         txn = self.txn
         if not txn.open:
             raise CommandError(ErrorCode.NoSuchTransaction, "the transaction is no longer open",
                                labels=TRANSIENT)
-        batch = TransactionBatch(txn)
-        yield batch
-        txn.ops.extend(batch.ops)
+        return _StatementWrite(txn)
 
     def reader(self, txn: Any = None) -> ChunkedReader:
         return ChunkedReader(self, self.txn.overlay)

@@ -142,8 +142,9 @@ def compute_diff_decoded(old: dict, new: dict, post: bytes, *, ignore_size_limit
     encodes. The walk is the same, on the decoded values: an unchanged value is usually the very
     same object (the update engine copies only what it changes), other values are compared by
     their encoding, and only changed values are encoded. The result equals `compute_diff`'s."""
-    node = _dict_diff(old, new, ignore_size_limit)
-    encoded = node.encode()
+    encoded = _fields_set(old, new)
+    if encoded is None:
+        encoded = _dict_diff(old, new, ignore_size_limit).encode()
     if not ignore_size_limit and len(encoded) + DELTA_WRAPPER_BYTES >= len(post):
         return None
     return encoded
@@ -156,9 +157,16 @@ try:  # the C encoder itself: bson.encode's checks cost more than encoding one s
     def _wrap(value: Any) -> bytes:
         """`{"": value}` as BSON: the value's type byte is at offset 4, its bytes from 6 to -1."""
         return _dict_to_bson({"": value}, False, DEFAULT_CODEC_OPTIONS)
+
+    def _wrap_all(fields: dict) -> bytes:
+        """`fields` as a BSON document, in their order (not at top level: `_id` stays in place)."""
+        return _dict_to_bson(fields, False, DEFAULT_CODEC_OPTIONS, False)
 except ImportError:  # pragma: no cover - every pymongo build has it
     def _wrap(value: Any) -> bytes:
         return _bson_encode({"": value})
+
+    def _wrap_all(fields: dict) -> bytes:
+        return _doc(_element(*_typed(v)[:1], k.encode(), _typed(v)[1]) for k, v in fields.items())
 
 _F64 = struct.Struct("<d")
 _I64 = struct.Struct("<q")
@@ -214,6 +222,36 @@ def _same(pv: Any, qv: Any) -> bool:
     if tp is float:
         return _F64.pack(pv) == _F64.pack(qv)
     return _wrap(pv) == _wrap(qv)
+
+
+#: values a changed field may hold on both sides and still be logged whole (no sub-diff)
+_NESTED = (dict, list, DBRef)
+
+
+def _fields_set(old: dict, new: dict) -> Optional[bytes]:
+    """The diff when `new` holds `old`'s fields in the same order and no changed field is a
+    document or an array on both sides (what $set/$inc of existing fields make): `{u: {...}}` of
+    the changed fields, encoded in one call; None when the walk of `_dict_diff` is needed."""
+    if len(old) != len(new):
+        return None
+    changed: Optional[dict] = None
+    for (key, pv), (qkey, qv) in zip(old.items(), new.items()):
+        if key != qkey:
+            return None
+        if qv is pv or _same(pv, qv):
+            continue
+        if isinstance(pv, _NESTED) and isinstance(qv, _NESTED):
+            return None
+        if changed is None:
+            changed = {}
+        changed[key] = qv
+    if changed is None:
+        return _EMPTY_DIFF
+    body = b"\x03u\x00" + _wrap_all(changed)
+    return _I32.pack(len(body) + 5) + body + b"\x00"
+
+
+_EMPTY_DIFF = b"\x05\x00\x00\x00\x00"
 
 
 def _dict_diff(old: dict, new: dict, ignore: bool) -> _Doc:

@@ -10,8 +10,7 @@ command again in a worker thread, where it may wait (docs/design/wire.md, "Short
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from typing import Any
 
 _state = threading.local()
 
@@ -25,15 +24,18 @@ def waits_refused() -> bool:
     return getattr(_state, "refused", False)
 
 
-@contextmanager
-def refusing_waits() -> Iterator[None]:
-    """Within the block, this thread's writes raise WouldBlock where they would wait."""
-    before = waits_refused()
-    _state.refused = True
-    try:
-        yield
-    finally:
-        _state.refused = before
+class refusing_waits:
+    """Within the block, this thread's writes raise WouldBlock where they would wait (a class,
+    not a generator: every short command on the loop enters it)."""
+
+    __slots__ = ("_before",)
+
+    def __enter__(self) -> None:
+        self._before = getattr(_state, "refused", False)
+        _state.refused = True
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.refused = self._before
 
 
 __all__ = ["WouldBlock", "refusing_waits", "waits_refused"]

@@ -12,6 +12,7 @@ import struct
 from typing import Any, Optional
 
 import bson
+from bson.binary import Binary
 from bson.int64 import Int64
 
 from ..bsonutil.delta import first_element
@@ -201,7 +202,25 @@ def _term_prefix(term: int) -> bytes:
 
 def session_prefix(txn_info: dict) -> bytes:
     """`lsid` and `txnNumber`, which lead the entries of a retryable write or transaction."""
-    return e_doc(b"lsid", bson.encode(txn_info["lsid"])) + e_i64(b"txnNumber", int(txn_info["txnNumber"]))
+    return _lsid_element(txn_info["lsid"]) + e_i64(b"txnNumber", int(txn_info["txnNumber"]))
+
+
+#: the encoded `lsid` element of the sessions met lately, by their `id` (a session commits many
+#: times; its lsid is `{id: <UUID>}` unless the driver adds the user's digest)
+_LSIDS: dict[bytes, bytes] = {}
+
+
+def _lsid_element(lsid: Any) -> bytes:
+    uid = lsid.get("id") if type(lsid) is dict and len(lsid) == 1 else None
+    if type(uid) is not Binary:
+        return e_doc(b"lsid", bson.encode(lsid))
+    key = bytes((uid.subtype,)) + uid
+    element = _LSIDS.get(key)
+    if element is None:
+        if len(_LSIDS) >= 4096:
+            _LSIDS.clear()
+        element = _LSIDS[key] = e_doc(b"lsid", bson.encode(lsid))
+    return element
 
 
 def optime(ts: Any, term: int) -> bytes:

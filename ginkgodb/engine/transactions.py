@@ -9,12 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
-
-import bson
-from bson.int64 import Int64
 
 from ..errors import CommandError, ErrorCode
 from ..storage.batch import KeyBatch
@@ -26,6 +21,7 @@ from .catalog_entries import CollectionMeta
 from .chunked_reader import ChunkedReader
 from .conflicts import TRANSIENT, write_conflict
 from .operations import EngineOperations
+from .oplog_entries import doc, e_i64
 
 #: record ids a transaction reserves from a collection's persisted counter at a time
 RID_RESERVATION = 64
@@ -180,6 +176,23 @@ class TransactionBatch(WriteBatch):
         """Nothing to write now: the commit applies the transaction's changes."""
 
 
+class _StatementWrite:
+    """TransactionView.write's block (a class, not a generator: every statement enters it)."""
+
+    __slots__ = ("_txn", "_batch")
+
+    def __init__(self, txn: Transaction) -> None:
+        self._txn = txn
+
+    def __enter__(self) -> TransactionBatch:
+        batch = self._batch = TransactionBatch(self._txn)
+        return batch
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        if kind is None:
+            self._txn.ops.extend(self._batch.ops)
+
+
 class _TransactionCursors:
     """The engine's cursor manager, marking cursors opened in the transaction as its own."""
 
@@ -215,15 +228,14 @@ class TransactionView(EngineOperations):
     def collection(self, db: str, name: str) -> Any:
         return self.txn.catalog.collection(db, name)
 
-    @contextmanager
-    def write(self, reclaims: bool = False) -> Iterator[WriteBatch]:
+    def write(self, reclaims: bool = False) -> _StatementWrite:
+        """A statement's batch; its operations join the transaction's when the block ends
+        without error."""
         txn = self.txn
         if not txn.open:
             raise CommandError(ErrorCode.NoSuchTransaction, "the transaction is no longer open",
                                labels=TRANSIENT)
-        batch = TransactionBatch(txn)
-        yield batch
-        txn.ops.extend(batch.ops)
+        return _StatementWrite(txn)
 
     def reader(self, txn: Any = None) -> ChunkedReader:
         return ChunkedReader(self, self.txn.overlay)
@@ -276,8 +288,10 @@ def _record_commit(batch: WriteBatch, info: dict) -> None:
     key = layout.session_key(info.get("lsid"))
     if key is None or "txnNumber" not in info:
         return
-    record = {"txnNumber": Int64(info["txnNumber"]), "committedTransaction": True}
-    batch.txn.put(layout.retryable_write_key(key), bson.encode(record))
+    # {txnNumber: <long>, committedTransaction: true}, built as bytes (bson.encode's checks cost
+    # more than the two elements)
+    record = doc(e_i64(b"txnNumber", int(info["txnNumber"])) + b"\x08committedTransaction\x00\x01")
+    batch.txn.put(layout.retryable_write_key(key), record)
 
 
 def abort(engine: Any, txn: Transaction) -> None:

@@ -101,3 +101,32 @@ def test_a_change_inside_a_dbref_applies_back():
     from bson.dbref import DBRef
     check({"a": 0, "b": DBRef("0", 1)}, {"b": DBRef("", 0)}, False)
     check({"a": 0, "b": DBRef("0", 1)}, {"b": DBRef("", 0)}, True)
+
+
+@st.composite
+def fields_set(draw, before):
+    """`before` with some of its fields given new values in place (what $set/$inc of existing
+    fields make): the same names in the same order."""
+    out = dict(before)
+    for key in draw(st.lists(st.sampled_from(list(out)), max_size=3)) if out else ():
+        out[key] = draw(st.one_of(values(1), mutated(out[key])))
+    return out
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.booleans())
+def test_diff_of_fields_set_in_place_applies_back(data, ignore):
+    """The writer's shortcut for fields changed in place (a `u` of the changed fields) gives the
+    bytes of the walk over the raw images."""
+    before = data.draw(documents)
+    check(before, data.draw(fields_set(before)), ignore)
+
+
+def test_fields_set_in_place_keep_their_order_and_id():
+    from bson.dbref import DBRef
+    for before, after in [({"_id": 1, "b": 1}, {"_id": 1, "b": 2}),
+                          ({"a": 1, "_id": 2, "c": 3}, {"a": 5, "_id": 2.0, "c": 3}),
+                          ({"a": -0.0}, {"a": 0.0}), ({"a": [1]}, {"a": {"x": 1}}),
+                          ({"a": DBRef("c", 1)}, {"a": DBRef("c", 2)}), ({"a": 1}, {"a": 1})]:
+        check(before, after, True)
+        check(before, after, False)

@@ -5,6 +5,7 @@ Three kinds, as in mongod: operator updates (`{$set: ...}`), replacements (a doc
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -153,6 +154,19 @@ def _compile_filter() -> Callable:
 
 
 def _factories(cmp: Callable[[Any, Any], int], collation: Any) -> dict[str, Callable]:
+    """The node makers of each operator (made once for the simple collation: every update
+    without one asks)."""
+    if collation is None and cmp is compare:
+        return _simple_factories()
+    return _make_factories(cmp, collation)
+
+
+@functools.cache
+def _simple_factories() -> dict[str, Callable]:
+    return _make_factories(compare, None)
+
+
+def _make_factories(cmp: Callable[[Any, Any], int], collation: Any) -> dict[str, Callable]:
     def matcher(spec: Any) -> Callable[[Any], bool]:
         """The query matcher is imported only when a condition needs it."""
         if collation is not None:

@@ -83,6 +83,23 @@ def test_key_batch_reads_over_a_snapshot_and_applies_atomically(kv):
         assert list(snap.scan(b"", None)) == [(b"a", b"1"), (b"b", b"2"), (b"d", b"2")]
 
 
+def test_key_batch_first_probes_the_snapshot_or_merges(kv):
+    """`first` over a batch: the snapshot's key where the batch holds none in the range, the
+    merged answer (a deleted key skipped, a new key found) where it does."""
+    _put(kv, a="1", c="1", e="1")
+    batch = KeyBatch()
+    with kv.snapshot() as snap:
+        view = batch.overlay(snap)
+        assert view.first(b"b", None) == b"c" and view.first(b"f", None) is None
+        view.delete(b"c")
+        view.put(b"bb", b"2")
+        assert view.first(b"b", None) == b"bb" and view.first(b"b", b"bb") is None
+        assert view.first(b"c", None) == b"e" and view.first(b"c", b"e") is None
+        assert view.first(b"d", b"f") == b"e" and view.first(b"", b"b") == b"a"
+        for lo, hi in [(b"", None), (b"b", b"d"), (b"bc", b"e"), (b"f", None)]:
+            assert view.first(lo, hi) == next((k for k, _ in view.scan(lo, hi)), None)
+
+
 _KEYS = st.sampled_from([b"a", b"b", b"c", b"d", b"e", b"f"])
 _OPS = st.lists(st.one_of(
     st.tuples(st.just("put"), _KEYS, st.binary(min_size=1, max_size=3)),
@@ -143,3 +160,32 @@ def _check_history(kv, ops):
     for snap, expected in snaps:
         assert dict(snap.scan(b"", None)) == expected
         snap.release()
+
+
+def test_key_batch_keeps_its_key_order_once_a_range_was_read():
+    """The order is made at the first range read and follows every later write (a new key
+    once, however often it is written)."""
+    batch = KeyBatch()
+    batch.put(b"c", b"1")
+    batch.put(b"a", b"1")
+    assert list(batch.items()) == [(b"a", b"1"), (b"c", b"1")]
+    assert list(batch.keys_in(b"b", None)) == [b"c"]
+    batch.delete(b"b")
+    batch.put(b"c", b"2")
+    batch.put_many([(b"d", b"1"), (b"d", b"2"), (b"a", b"3")])
+    assert list(batch.keys_in(b"", None)) == [b"a", b"b", b"c", b"d"]
+    assert list(batch.keys_in(b"", b"c", reverse=True)) == [b"b", b"a"]
+    assert list(batch.items()) == [(b"a", b"3"), (b"b", None), (b"c", b"2"), (b"d", b"2")]
+    batch.clear()
+    batch.put(b"z", b"1")
+    assert list(batch.keys_in(b"", None)) == [b"z"] and len(batch) == 1
+
+
+def test_key_batch_knows_whether_a_range_holds_its_writes():
+    for n in (3, 40):   # looked through, and ordered
+        batch = KeyBatch()
+        for i in range(n):
+            batch.put(b"k%03d" % (2 * i), b"1")
+        assert batch.holds_key_in(b"k000", b"k001") and batch.holds_key_in(b"k", None)
+        assert not batch.holds_key_in(b"k001", b"k002") and not batch.holds_key_in(b"l", None)
+        assert not batch.holds_key_in(b"a", b"k000")

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import bson
-from bson.raw_bson import RawBSONDocument
 import pytest
+from bson.raw_bson import RawBSONDocument
 from pymongo import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
 from pymongo.errors import BulkWriteError, DocumentTooLarge, InvalidOperation
 from pymongo.write_concern import WriteConcern

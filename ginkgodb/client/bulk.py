@@ -8,8 +8,10 @@ with every index mapped back to the caller's operation index.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from operator import itemgetter
+from itertools import accumulate
+from operator import attrgetter, itemgetter
 from typing import Any, Optional
 
 import bson
@@ -22,7 +24,7 @@ from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZ
 from .codec import encode_and_size, plain_reply, wire_value
 from .raising import raise_bulk_write_error, write_concern_error_of
 from .session import check_session_for_write
-from .validation import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
+from .validation import all_raw_documents, validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
 
 INSERT, UPDATE, DELETE = 0, 1, 2
 COMMAND_NAMES = ("insert", "update", "delete")
@@ -231,9 +233,12 @@ class Bulk:
         opts = self.collection.codec_options
         encode = _encode_insert if run.op_type == INSERT else encode_and_size
         limit = MAX_MESSAGE_SIZE - _COMMAND_OVERHEAD
+        ops = run.ops[offset:offset + MAX_WRITE_BATCH_SIZE]
+        if run.op_type == INSERT and all_raw_documents(ops):
+            return _raw_batch(ops, acknowledged, limit)
         statements: list = []
         total = 0
-        for op in run.ops[offset:offset + MAX_WRITE_BATCH_SIZE]:
+        for op in ops:
             stmt, size = encode(op, opts)
             if (not acknowledged and size > MAX_BSON_OBJECT_SIZE) or (
                     size > MAX_MESSAGE_SIZE and not statements):
@@ -270,6 +275,24 @@ def _encode_insert(document: Any, codec_options: Any) -> tuple[RawBSONDocument, 
         return document, len(document.raw)
     data = bson.encode(document, False, codec_options)
     return RawBSONDocument(data), len(data)
+
+
+def _raw_batch(docs: list, acknowledged: bool, limit: int) -> list:
+    """`Bulk._batch` of RawBSONDocuments (sent as they are): the same cut and the same errors,
+    from their sizes added up at C speed rather than one statement at a time."""
+    sizes = list(map(len, map(_raw, docs)))
+    # the statements whose running total stays within the limit; the first one always goes
+    cut = max(1, bisect_right(list(accumulate(sizes)), limit))
+    if sizes[0] > MAX_MESSAGE_SIZE:
+        raise _too_large(INSERT, sizes[0])
+    if not acknowledged:        # checked up to the statement that ends the batch, included
+        big = next((size for size in sizes[:cut + 1] if size > MAX_BSON_OBJECT_SIZE), None)
+        if big is not None:
+            raise _too_large(INSERT, big)
+    return docs[:cut]
+
+
+_raw = attrgetter("raw")
 
 
 def _too_large(op_type: int, size: int) -> DocumentTooLarge:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections import abc
+from itertools import repeat
 from typing import Any, Optional
 
 from bson.objectid import ObjectId
@@ -38,6 +39,7 @@ from .pymongo_base import hide_inherited
 from .raising import check_write_reply
 from .raw_batch import RawBatchCommandCursor, RawBatchCursor
 from .validation import (
+    all_raw_documents,
     check_collection_name,
     validate_boolean,
     validate_is_document_type,
@@ -184,6 +186,10 @@ class Collection(CollectionAdmin, SettingsHolder, PymongoCollection):
         inserted_ids: list = []
         blk = Bulk(self, ordered, bypass_document_validation, comment=comment)
         ops = blk.ops
+        if type(documents) is list and all_raw_documents(documents):
+            # bytes to insert as they are: no check or `_id` to add per document
+            ops.extend(zip(repeat(0), documents))
+            documents = ()
         for document in documents:
             if type(document) is not dict:
                 validate_is_document_type("document", document)

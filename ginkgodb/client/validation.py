@@ -33,6 +33,14 @@ def validate_is_document_type(option: str, value: Any) -> None:
                         "collections.MutableMapping")
 
 
+def all_raw_documents(documents: list) -> bool:
+    """True when every item is a RawBSONDocument (of any subclass): a restore's or an import's
+    batch, which needs no per-document check and no `_id` added. One type test per distinct
+    type, not per document."""
+    return bool(documents) and all(t is not dict and issubclass(t, RawBSONDocument)
+                                   for t in set(map(type, documents)))
+
+
 def validate_list(option: str, value: Any) -> list:
     if not isinstance(value, list):
         raise TypeError(f"{option} must be a list, not {type(value)}")

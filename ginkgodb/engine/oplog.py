@@ -12,6 +12,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from operator import itemgetter
 from typing import Any, Optional
 
 import bson
@@ -28,6 +29,9 @@ from .preimages import expire_before
 from .preimages import record as record_preimage
 from .record_format import document
 from .records import append_raws, remove_raw
+
+_INSERTS_ONLY = {Insert}
+_NS_UUID = itemgetter(0, 1)     # Insert.ns, Insert.uuid
 
 DB, COLL = "local", "oplog.rs"
 NS = f"{DB}.{COLL}"
@@ -174,6 +178,9 @@ class Oplog:
     def _bodies(self, batch: WriteBatch, ops: list) -> tuple[list, list]:
         """(entry bodies, and for each its CRUD operation, or None for a catalog change)."""
         builder, is_logged = self._builder, self._is_logged
+        if (set(map(type, ops)) == _INSERTS_ONLY and len(set(map(_NS_UUID, ops))) == 1
+                and is_logged(ops[0].ns)):       # a batch of inserts into one collection
+            return builder.inserts(ops), list(ops)
         bodies: list[bytes] = []
         images: list[Any] = []
         for op in ops[:len(ops)]:

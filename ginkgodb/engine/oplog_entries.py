@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import struct
+from operator import itemgetter
 from typing import Any, Optional
 
 import bson
@@ -69,6 +70,8 @@ def doc(body: bytes) -> bytes:
     return pack_i32(len(body) + 5) + body + b"\x00"
 
 
+_DOC = itemgetter(3)        # Insert.doc
+
 _OP = {kind: e_str(b"op", kind) for kind in ("i", "u", "d", "c", "n")}
 _OP_I, _OP_U, _OP_D, _OP_C, _OP_N = (_OP[k] for k in ("i", "u", "d", "c", "n"))
 _V2 = b"\x10$v\x00" + pack_i32(2)
@@ -123,6 +126,19 @@ class EntryBuilder:
             self._last = (ns, uuid, head)
         return b"".join((_OP_I, head, b"\x03o\x00", raw, b"\x03o2\x00",
                          pack_i32(len(key) + 5), key, b"\x00"))
+
+    def inserts(self, ops: list) -> list[bytes]:
+        """`insert` of each of a batch's inserts, all into one collection (the caller checked
+        that): the same bytes, built in one join a document with no call per document (a
+        restore's or an import's batch)."""
+        first = ops[0]
+        head = _OP_I + self._ns_ui(first.ns, first.uuid) + b"\x03o\x00"
+        raws = list(map(_DOC, ops))
+        keys = [raw[4:21] if raw[4] == 7 and raw[5:9] == b"_id\x00" else first_element(raw)
+                for raw in raws]
+        join, pack = b"".join, pack_i32
+        return [join((head, raw, b"\x03o2\x00", pack(len(key) + 5), key, b"\x00"))
+                for raw, key in zip(raws, keys)]
 
     def update(self, op: Update) -> bytes:
         after = op.after

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bson
 import pytest
+from bson.raw_bson import RawBSONDocument
 from pymongo import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
 from pymongo.errors import BulkWriteError, DocumentTooLarge, InvalidOperation
 from pymongo.write_concern import WriteConcern
@@ -134,3 +135,42 @@ def test_document_larger_than_a_message_is_refused_before_sending(coll, channel,
     with pytest.raises(DocumentTooLarge, match="BSON document too large"):
         coll.insert_many([{"x": "y" * 200}])
     assert channel.commands == []
+
+
+def _sent(channel):
+    return [[bson.encode(d) for d in c["documents"]] for c in channel.commands if "insert" in c]
+
+
+@pytest.mark.parametrize("sizes", [[10] * 7, [10, 60, 10, 10, 45, 5, 90, 1], [150, 10], [95, 95, 95]])
+def test_raw_documents_are_cut_into_the_batches_plain_ones_get(coll, channel, monkeypatch, sizes):
+    # a batch of RawBSONDocuments is cut from their sizes added up at once: the same commands,
+    # with the same documents, as the one-statement-at-a-time loop gives for dicts
+    monkeypatch.setattr(bulk, "MAX_WRITE_BATCH_SIZE", 4)
+    monkeypatch.setattr(bulk, "MAX_MESSAGE_SIZE", 400)
+    monkeypatch.setattr(bulk, "_COMMAND_OVERHEAD", 250)     # 150 bytes of statements a batch
+    channel.on("insert", lambda cmd: {"n": len(cmd["documents"]), "ok": 1.0})
+    docs = [{"_id": i, "s": "x" * (size - 20 if size > 20 else 0)} for i, size in enumerate(sizes)]
+    coll.insert_many([dict(d) for d in docs])
+    plain = _sent(channel)
+    channel.commands.clear()
+    result = coll.insert_many([RawBSONDocument(bson.encode(d)) for d in docs])
+    assert _sent(channel) == plain and len(plain) > 1
+    assert result.inserted_ids == []        # pymongo reports no ids for raw documents
+
+
+@pytest.mark.parametrize("at", [0, 1, 3])
+def test_raw_documents_too_large_fail_as_plain_ones_do(client, channel, monkeypatch, at):
+    monkeypatch.setattr(bulk, "MAX_BSON_OBJECT_SIZE", 100)
+    monkeypatch.setattr(bulk, "MAX_MESSAGE_SIZE", 400)
+    monkeypatch.setattr(bulk, "_COMMAND_OVERHEAD", 250)
+    channel.on("insert", lambda cmd: {"n": len(cmd["documents"]), "ok": 1.0})
+    docs = [{"_id": i, "s": "x" * (150 if i == at else 10)} for i in range(5)]
+    coll = client.db.get_collection("c", write_concern=WriteConcern(w=0))
+    outcomes = []
+    for batch in ([dict(d) for d in docs], [RawBSONDocument(bson.encode(d)) for d in docs]):
+        channel.commands.clear()
+        with pytest.raises(DocumentTooLarge) as info:
+            coll.insert_many(batch, ordered=False)
+        outcomes.append((str(info.value), _sent(channel)))
+    assert outcomes[0] == outcomes[1]
+    assert "BSON document too large" in outcomes[0][0]

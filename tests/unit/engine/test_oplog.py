@@ -4,12 +4,14 @@ from __future__ import annotations
 import bson
 import pytest
 from bson.int64 import Int64
+from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 from support.engines import make_kv
 from support.runner import Runner
 
 from ginkgodb.engine import Engine
-from ginkgodb.engine.batch import WriteBatch
+from ginkgodb.engine.batch import Insert, WriteBatch
+from ginkgodb.engine.oplog_entries import EntryBuilder, doc
 
 
 def entries(engine, **filt) -> list[dict]:
@@ -260,3 +262,12 @@ def test_only_the_server_writes_the_oplog(engine):
     admin = Runner(engine, db="admin")
     assert admin.error({"renameCollection": "local.oplog.rs", "to": "local.x"})["code"] == 20
     assert engine.catalog.get("local", "oplog.rs") is not None
+
+
+@pytest.mark.parametrize("uuid", [None, bson.Binary(bytes(range(16)), 4)])
+def test_a_batch_of_inserts_gets_the_entry_bodies_one_insert_at_a_time_gets(uuid):
+    ids = [ObjectId(), 7, "seven", 7.5, {"a": 1}, [1, 2], ObjectId()]
+    ops = [Insert("db.c", uuid, i, bson.encode({"_id": v, "x": i})) for i, v in enumerate(ids)]
+    one_by_one = [EntryBuilder().insert(op) for op in ops]
+    assert EntryBuilder().inserts(ops) == one_by_one
+    assert all(bson.decode(doc(b))["o2"] == {"_id": v} for b, v in zip(one_by_one, ids))

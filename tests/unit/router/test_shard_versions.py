@@ -73,15 +73,17 @@ def test_entering_the_critical_section_waits_for_requests_past_the_check(shard):
     import threading
     import time
 
-    from ginkgodb.commands.shard_versions import versioned_request
+    from ginkgodb.commands.shard_versions import enter_versioned, leave_versioned
     _, admin = shard
     version = {"e": EPOCH, "t": Timestamp(1, 1), "v": Timestamp(2, 0)}
     entered = []
-    with versioned_request({"insert": "c", "$db": "test", "shardVersion": version}):
-        worker = threading.Thread(target=lambda: entered.append(admin({"_ginkgoSetShardVersion": "test.c",
-                                                                       **version, "critical": True})))
-        worker.start()
-        time.sleep(0.2)
-        assert not entered, "the critical section began while a versioned write was running"
+    ns = enter_versioned({"insert": "c", "$db": "test", "shardVersion": version})
+    assert ns == "test.c"
+    worker = threading.Thread(target=lambda: entered.append(admin({"_ginkgoSetShardVersion": "test.c",
+                                                                   **version, "critical": True})))
+    worker.start()
+    time.sleep(0.2)
+    assert not entered, "the critical section began while a versioned write was running"
+    leave_versioned(ns)
     worker.join(5)
     assert entered and entered[0]["ok"] == 1.0

@@ -15,6 +15,8 @@
   the shard, a thread per direction: `--pump LISTEN TARGET` runs one) gives the floor of any
   router on this machine, the cost of the hop alone; a second pump row reads each whole
   message on one thread per connection (the router's own shape, no thread hand-off);
+- CPU per read of the router process and of the shard processes (/proc), for the targeted
+  read through the router and the direct read (the shard's side of a versioned request);
 - a `$group` over the hashed collection (shard partials merged by the router) against the same
   documents in one unsharded collection;
 - the advisor's estimate of the shard-key spread (`ginkgodb advise --shard-key`: analyzeShardKey
@@ -26,6 +28,7 @@ Everything runs on one machine: the shards and the router share its cores with t
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import socket
 import statistics
@@ -34,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Any
 
 import pymongo
 
@@ -86,6 +90,31 @@ def _pump(listen: int, target: int, framed: bool = False) -> None:
             continue
         threading.Thread(target=copy, args=(upstream, client), daemon=True).start()
         threading.Thread(target=copy, args=(client, upstream), daemon=True).start()
+
+
+def _cpu_us(pid: int) -> float:
+    """CPU time (user + system) of process `pid` so far, in microseconds (/proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") * 1e6
+
+
+def _cpu_rows(state: dict, reads: list[tuple[str, Any]], samples: int) -> None:
+    """CPU per read of the router and of the shards (their processes' /proc counters over
+    `samples` reads of each row, rows alternating in blocks of 100)."""
+    pids = {"router": int(state["pids"]["router"]),
+            "shards": [int(p) for k, p in state["pids"].items() if k.startswith("shard")]}
+    spent = {label: [0.0, 0.0] for label, _ in reads}
+    for block in range(0, samples, 100):
+        for label, read in reads:
+            before = (_cpu_us(pids["router"]), sum(_cpu_us(p) for p in pids["shards"]))
+            for i in range(block, block + 100):
+                read(i)
+            spent[label][0] += _cpu_us(pids["router"]) - before[0]
+            spent[label][1] += sum(_cpu_us(p) for p in pids["shards"]) - before[1]
+    print(f"\n{'CPU per read, ' + str(samples) + ' reads a row':<44} {'router us':>9} {'shards us':>9}")
+    for label, (router_us, shards_us) in spent.items():
+        print(f"{label:<44} {router_us / samples:9.0f} {shards_us / samples:9.0f}")
 
 
 def _percentile(values: list[float], p: float) -> float:
@@ -237,6 +266,7 @@ def main() -> int:
                   f"{'highest':>9}")
             for (label, _), r in zip(rows[:-1], ratios[:-1]):
                 print(f"{label:<44} {statistics.median(r):8.2f}x {min(r):6.2f}x {max(r):8.2f}x")
+        _cpu_rows(state, [rows[0], rows[-1]], 10 * args.samples)
         # $group: split into shard partials (2 shards) vs the same documents in one unsharded collection
         pipeline = [{"$group": {"_id": {"$mod": ["$v", 10]}, "n": {"$sum": 1}, "mean": {"$avg": "$v"}}}]
         print(f"\n{'$group of ' + str(n) + ' documents':<44} {'p50 ms':>9} {'p99 ms':>7}")

@@ -7,7 +7,10 @@ per operation (valgrind cachegrind; the figures do not move with the machine's l
   from its BSON bytes as the server does, without and with `shardVersion` (the shard's side of
   a versioned request: the version check, the in-flight count, the query statistics' key);
 - the router's hashed shard key of an integer `_id` (bsonutil/keyhash.hash_value) and the whole
-  choice of the owning shard (router/targeting.point_shard over a 4-chunk hashed map).
+  choice of the owning shard (router/targeting.point_shard over a 4-chunk hashed map);
+- the router's whole Python work on a targeted find but the system calls (its connection
+  loop's framing and router/passthrough.answer: decode, cut, target, splice, the reply's peek
+  and header), against a stand-in shard pool that returns a recorded reply.
 
 Each figure is the difference between two runs of one operation with `--ops A,B` repetitions
 after the same warm-up, divided by B - A: start-up, imports and warm-up cancel out.
@@ -24,7 +27,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-OPERATIONS = ("find", "find+shardVersion", "hash_value(int)", "point_shard({_id: int})")
+OPERATIONS = ("find", "find+shardVersion", "hash_value(int)", "point_shard({_id: int})", "router passthrough")
 _IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
@@ -74,13 +77,60 @@ def _routing(whole: bool) -> Callable[[int], Any]:
     return lambda i: point_shard(filters[i % 1000], cmap)
 
 
+def _passthrough() -> Callable[[int], Any]:
+    from bson.binary import Binary
+    from bson.int64 import Int64
+    from bson.objectid import ObjectId
+    from bson.timestamp import Timestamp
+
+    from ginkgodb.router import passthrough
+    from ginkgodb.router.chunks import ChunkMap, initial_chunks
+    from ginkgodb.router.shardkey import ShardKey
+    from ginkgodb.wire.framing import FrameBuffer
+    from ginkgodb.wire.op_msg import encode_op_msg
+    key = ShardKey({"_id": "hashed"})
+    cmap = ChunkMap("b.c", key, ObjectId(), Timestamp(5, 1), initial_chunks(key, ["s0", "s1"], "s0", 4))
+    reply = encode_op_msg({"cursor": {"firstBatch": [{"_id": 7, "v": 7}], "id": Int64(0), "ns": "b.c"}, "ok": 1.0,
+                           "$clusterTime": {"clusterTime": Timestamp(3, 3),
+                                            "signature": {"hash": Binary(b"\0" * 20), "keyId": Int64(0)}},
+                           "operationTime": Timestamp(3, 3)}, 900, 1)
+
+    class Pool:
+        def exchange_bytes(self, body: bytes) -> bytes:
+            return reply
+
+    class Shards:
+        def primary_pool(self, shard: str) -> Pool:
+            return Pool()
+
+    class Router:
+        shards = Shards()
+
+        def chunk_map(self, ns: str) -> Any:
+            return cmap if ns == "b.c" else None
+
+    router: Any = Router()
+    lsid = {"id": Binary(bytes(16), 4)}
+    gossip = {"clusterTime": Timestamp(3, 3), "signature": {"hash": Binary(b"\0" * 20), "keyId": Int64(0)}}
+    requests = [encode_op_msg({"find": "c", "filter": {"_id": i}, "limit": 1, "singleBatch": True, "lsid": lsid,
+                               "$clusterTime": gossip, "$db": "b"}, i + 1, 0) for i in range(1000)]
+    frames = FrameBuffer()
+
+    def run(i: int) -> Any:
+        frames.feed(requests[i % 1000])
+        out = passthrough.answer(router, frames.next_frame(), i)
+        assert isinstance(out, bytes), out
+    return run
+
+
 def child(op: str, repeat: int) -> None:
     """One counted run: build `op`, warm up, run it `repeat` times, exit at once."""
     from ginkgodb.storage import lmdb_engine
     # valgrind cannot reserve the default map's address space
     lmdb_engine.LmdbEngine.__init__.__kwdefaults__["map_size"] = 1 << 28
     run = {"find": lambda: _shard_find(False), "find+shardVersion": lambda: _shard_find(True),
-           "hash_value(int)": lambda: _routing(False), "point_shard({_id: int})": lambda: _routing(True)}[op]()
+           "hash_value(int)": lambda: _routing(False), "point_shard({_id: int})": lambda: _routing(True),
+           "router passthrough": _passthrough}[op]()
     for i in range(200):
         run(i)
     for i in range(repeat):

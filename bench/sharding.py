@@ -13,7 +13,10 @@
   each row's median ratio to the direct read and its spread (lowest-highest) over the repeats;
   a row through a byte pump (a process per shard that only copies bytes between the client and
   the shard, a thread per direction: `--pump LISTEN TARGET` runs one) gives the floor of any
-  router on this machine, the cost of the hop alone;
+  router on this machine, the cost of the hop alone; a second pump row reads each whole
+  message on one thread per connection (the router's own shape, no thread hand-off);
+- CPU per read of the router process and of the shard processes (/proc), for the targeted
+  read through the router and the direct read (the shard's side of a versioned request);
 - a `$group` over the hashed collection (shard partials merged by the router) against the same
   documents in one unsharded collection;
 - the advisor's estimate of the shard-key spread (`ginkgodb advise --shard-key`: analyzeShardKey
@@ -25,6 +28,7 @@ Everything runs on one machine: the shards and the router share its cores with t
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import socket
 import statistics
@@ -33,15 +37,18 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Any
 
 import pymongo
 
 from ginkgodb import cluster, sharded_cluster
 
 
-def _pump(listen: int, target: int) -> None:
+def _pump(listen: int, target: int, framed: bool = False) -> None:
     """Copy bytes between each client connection on `listen` and its own connection to
-    `target`, a thread per direction: what a hop costs with no work at all."""
+    `target`: what a hop costs with no work at all. A thread per direction; `framed`: one
+    thread per connection that reads a whole request, sends it, reads the whole reply and sends
+    it back (the router's own shape: no second thread to wake)."""
     def copy(src: socket.socket, dst: socket.socket) -> None:
         try:
             while data := src.recv(1 << 16):
@@ -51,14 +58,63 @@ def _pump(listen: int, target: int) -> None:
         src.close()
         dst.close()
 
+    def message(src: socket.socket) -> bytes:
+        data = src.recv(1 << 16)
+        if not data:
+            raise OSError("closed")
+        while len(data) < 4 or len(data) < int.from_bytes(data[:4], "little"):
+            more = src.recv(1 << 16)
+            if not more:
+                raise OSError("closed")
+            data += more
+        return data
+
+    def relay(client: socket.socket, upstream: socket.socket) -> None:
+        try:
+            while True:
+                upstream.sendall(message(client))
+                client.sendall(message(upstream))
+        except OSError:
+            pass
+        client.close()
+        upstream.close()
+
     listener = socket.create_server(("127.0.0.1", listen))
     while True:
         client, _ = listener.accept()
         upstream = socket.create_connection(("127.0.0.1", target))
         for sock in (client, upstream):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if framed:
+            threading.Thread(target=relay, args=(client, upstream), daemon=True).start()
+            continue
         threading.Thread(target=copy, args=(upstream, client), daemon=True).start()
         threading.Thread(target=copy, args=(client, upstream), daemon=True).start()
+
+
+def _cpu_us(pid: int) -> float:
+    """CPU time (user + system) of process `pid` so far, in microseconds (/proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") * 1e6
+
+
+def _cpu_rows(state: dict, reads: list[tuple[str, Any]], samples: int) -> None:
+    """CPU per read of the router and of the shards (their processes' /proc counters over
+    `samples` reads of each row, rows alternating in blocks of 100)."""
+    pids = {"router": int(state["pids"]["router"]),
+            "shards": [int(p) for k, p in state["pids"].items() if k.startswith("shard")]}
+    spent = {label: [0.0, 0.0] for label, _ in reads}
+    for block in range(0, samples, 100):
+        for label, read in reads:
+            before = (_cpu_us(pids["router"]), sum(_cpu_us(p) for p in pids["shards"]))
+            for i in range(block, block + 100):
+                read(i)
+            spent[label][0] += _cpu_us(pids["router"]) - before[0]
+            spent[label][1] += sum(_cpu_us(p) for p in pids["shards"]) - before[1]
+    print(f"\n{'CPU per read, ' + str(samples) + ' reads a row':<44} {'router us':>9} {'shards us':>9}")
+    for label, (router_us, shards_us) in spent.items():
+        print(f"{label:<44} {router_us / samples:9.0f} {shards_us / samples:9.0f}")
 
 
 def _percentile(values: list[float], p: float) -> float:
@@ -141,9 +197,10 @@ def main() -> int:
     parser.add_argument("--migrate-mb", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--pump", type=int, nargs=2, metavar=("LISTEN", "TARGET"), help=argparse.SUPPRESS)
+    parser.add_argument("--framed", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.pump:
-        _pump(*args.pump)
+        _pump(*args.pump, framed=args.framed)
         return 0
     directory = tempfile.mkdtemp(prefix="bench-sharded-")
     state = sharded_cluster.start(2, 1, args.port, directory)
@@ -172,19 +229,23 @@ def main() -> int:
         for s, client in shards.items():
             for d in client.bench.hashed.find({}, {"_id": 1}):
                 owner[d["_id"]] = s
-        pumped = {}
+        pumped: dict[str, pymongo.MongoClient] = {}
+        framed: dict[str, pymongo.MongoClient] = {}
         for i, s in enumerate(shards):
-            listen = args.port + 90 + i
-            pumps.append(subprocess.Popen([sys.executable, "-m", "bench.sharding", "--pump", str(listen),
-                                           str(sharded_cluster.shard_state(state, i)["port"])]))
-            cluster._wait_port(listen, 30)
-            pumped[s] = pymongo.MongoClient(f"127.0.0.1:{listen}", directConnection=True)
+            for k, (clients, extra) in enumerate(((pumped, []), (framed, ["--framed"]))):
+                listen = args.port + 90 + 2 * i + k
+                pumps.append(subprocess.Popen([sys.executable, "-m", "bench.sharding", "--pump", str(listen),
+                                               str(sharded_cluster.shard_state(state, i)["port"]), *extra]))
+                cluster._wait_port(listen, 30)
+                clients[s] = pymongo.MongoClient(f"127.0.0.1:{listen}", directConnection=True)
         rows = [
             ("router, targeted {_id: X} (1 shard)", lambda i: router.bench.hashed.find_one({"_id": (i * 7) % n})),
             ("router, broadcast {v: X} (2 shards)", lambda i: router.bench.hashed.find_one({"v": (i * 7) % n})),
             ("router, unsharded collection {_id: X}", lambda i: router.bench.one.find_one({"_id": (i * 7) % n})),
             ("byte pump to the owning shard {_id: X}",
              lambda i: pumped[owner[(i * 7) % n]].bench.hashed.find_one({"_id": (i * 7) % n})),
+            ("byte pump, one thread a connection",
+             lambda i: framed[owner[(i * 7) % n]].bench.hashed.find_one({"_id": (i * 7) % n})),
             ("direct to the owning shard {_id: X}",
              lambda i: shards[owner[(i * 7) % n]].bench.hashed.find_one({"_id": (i * 7) % n})),
         ]
@@ -205,6 +266,7 @@ def main() -> int:
                   f"{'highest':>9}")
             for (label, _), r in zip(rows[:-1], ratios[:-1]):
                 print(f"{label:<44} {statistics.median(r):8.2f}x {min(r):6.2f}x {max(r):8.2f}x")
+        _cpu_rows(state, [rows[0], rows[-1]], 10 * args.samples)
         # $group: split into shard partials (2 shards) vs the same documents in one unsharded collection
         pipeline = [{"$group": {"_id": {"$mod": ["$v", 10]}, "n": {"$sum": 1}, "mean": {"$avg": "$v"}}}]
         print(f"\n{'$group of ' + str(n) + ' documents':<44} {'p50 ms':>9} {'p99 ms':>7}")
@@ -219,7 +281,7 @@ def main() -> int:
         if args.migrate_mb:
             _migration(router, shards, args.migrate_mb)
         router.close()
-        for client in (*shards.values(), *pumped.values()):
+        for client in (*shards.values(), *pumped.values(), *framed.values()):
             client.close()
     finally:
         for pump in pumps:

@@ -18,6 +18,7 @@ from typing import Any
 
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 
 from . import types as T
 from .compare import binary_parts, date_millis, regex_parts
@@ -40,13 +41,26 @@ _CANON = {
     T.BRACKET_MAXKEY: 127,
 }
 _EOO = _I32(0)
+_md5 = hashlib.md5
+_first_i64 = struct.Struct("<q").unpack_from
+#: what the default seed and the canonical type put before a number's or a string's value bytes
+_NUMBER_PREFIX = _I32(DEFAULT_SEED) + _I32(_CANON[T.BRACKET_NUMBER])
+_STRING_PREFIX = _I32(DEFAULT_SEED) + _I32(_CANON[T.BRACKET_STRING])
 
 
 def hash_value(value: Any, seed: int = DEFAULT_SEED) -> int:
-    """Signed 64-bit hash of one BSON value, identical to mongod's hashed index key."""
+    """Signed 64-bit hash of one BSON value, identical to mongod's hashed index key. An int64
+    or a string (most shard keys, hashed once per routed request) is hashed in one MD5 call
+    over bytes built here; every other value walks _feed."""
+    kind = type(value)
+    if seed == DEFAULT_SEED:
+        if (kind is int or kind is Int64) and _LLONG_MIN <= value <= _LLONG_MAX:
+            return _first_i64(_md5(_NUMBER_PREFIX + _I64(value)).digest())[0]
+        if kind is str:
+            return _first_i64(_md5(_STRING_PREFIX + _bson_string(value)).digest())[0]
     h = hashlib.md5(_I32(seed))
     _feed(h, value)
-    return struct.unpack("<q", h.digest()[:8])[0]
+    return _first_i64(h.digest())[0]
 
 
 def number_for_hash(v: Any) -> int:

@@ -32,7 +32,7 @@ from .profiler import profiled_dispatch
 from .replica_set import member_of
 from .replies import ErrmsgOnlyFailure
 from .server_parameters import script_settings, test_commands_enabled
-from .shard_versions import versioned_request
+from .shard_versions import enter_versioned, leave_versioned
 from .transactions import PLAIN_SCOPE, enter, only_touches_session, unscoped
 
 log = logging.getLogger("ginkgodb.commands")
@@ -146,8 +146,13 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
                 ctx.engine.wait_writable(ctx.check_interrupt)  # fsyncLock holds writes back
             # operating: the operation the query layer's loops and regex matches check
             if "shardVersion" in cmd:   # a router's request
-                with operating(ctx, lambda: script_settings(ctx)), versioned_request(cmd):
-                    reply = _in_scope(ctx, spec, cmd, args)
+                ns = enter_versioned(cmd)
+                try:
+                    with operating(ctx, lambda: script_settings(ctx)):
+                        reply = _in_scope(ctx, spec, cmd, args)
+                finally:
+                    if ns:
+                        leave_versioned(ns)
             else:
                 with operating(ctx, lambda: script_settings(ctx)):
                     reply = _in_scope(ctx, spec, cmd, args)

@@ -14,8 +14,7 @@ config servers itself). The table is per process.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 from bson.timestamp import Timestamp
@@ -26,6 +25,7 @@ _VERSIONS: dict[str, dict[str, Any]] = {}   # namespace -> {e, t, v, critical, o
 _IN_FLIGHT: dict[str, int] = {}             # namespace -> versioned requests running
 _LOCK = threading.Lock()
 _DRAINED = threading.Condition(_LOCK)
+_DRAIN_WAITERS = 0                          # threads in wait_drained (under _LOCK)
 _VERSION_SET = threading.Condition(_LOCK)   # a version or orphans flag changed (cleanupOrphaned waits)
 
 
@@ -45,8 +45,20 @@ def _stale(ns: str, received: Any, wanted: Any, why: str) -> CommandError:
 
 
 def _check(ns: str, value: Mapping) -> None:
-    """Refuse a versioned request a router sent from an older chunk map (under _LOCK)."""
+    """Refuse a versioned request a router sent from an older chunk map (under _LOCK). The
+    current version passes after four look-ups; what a refusal reports is built only then."""
     known = _VERSIONS.get(ns)
+    if known is not None and not known.get("critical") and known["e"] == value.get("e"):
+        received_v = value.get("v")
+        if (isinstance(received_v, Timestamp) and received_v.time == known["v"].time
+                and not (known["orphans"] and value.get("noOrphans"))):
+            return
+    _check_each(ns, value, known)
+
+
+def _check_each(ns: str, value: Mapping, known: Any) -> None:
+    """_check's conditions one by one, in the order mongod's checks run: the StaleConfig of the
+    first that fails."""
     if known is None:   # restarted, or added after the collection was sharded: the router tells us
         raise CommandError(ErrorCode.StaleConfig, f"sharding status of collection {ns} is not currently known "
                                                   "and needs to be recovered",
@@ -64,35 +76,44 @@ def _check(ns: str, value: Mapping) -> None:
         raise _stale(ns, value, wanted, f"version mismatch detected for {ns}")
 
 
-@contextmanager
-def versioned_request(cmd: Mapping) -> Iterator[None]:
-    """Around a command: check its `shardVersion` and count it as in flight until it returns,
-    so that a migration's critical section can wait for the writes that passed the check."""
+def enter_versioned(cmd: Mapping) -> str:
+    """Check a request's `shardVersion` and count it as in flight on its namespace (returned;
+    "" when the request is not versioned): the caller calls leave_versioned(ns) when it returns,
+    so that a migration's critical section can wait for the requests that passed the check.
+    Two calls, not a context manager: this runs on every request a router sends."""
     value = cmd.get("shardVersion")
-    if not isinstance(value, Mapping):
-        yield
-        return
+    if type(value) is not dict and not isinstance(value, Mapping):   # a dict: no ABC check
+        return ""
     ns = _namespace(cmd)
     if not ns:
-        yield
-        return
+        return ""
     with _LOCK:
         _check(ns, value)
         _IN_FLIGHT[ns] = _IN_FLIGHT.get(ns, 0) + 1
-    try:
-        yield
-    finally:
-        with _LOCK:
-            _IN_FLIGHT[ns] -= 1
-            if not _IN_FLIGHT[ns]:
-                del _IN_FLIGHT[ns]
+    return ns
+
+
+def leave_versioned(ns: str) -> None:
+    """The versioned request enter_versioned counted on `ns` returned."""
+    with _LOCK:
+        left = _IN_FLIGHT[ns] - 1
+        if left:
+            _IN_FLIGHT[ns] = left
+        else:
+            del _IN_FLIGHT[ns]
+            if _DRAIN_WAITERS:   # Condition.notify_all costs several Python calls even with no waiter
                 _DRAINED.notify_all()
 
 
 def wait_drained(ns: str, timeout: float) -> bool:
     """Wait until no versioned request on `ns` is running (the critical section's start)."""
+    global _DRAIN_WAITERS
     with _LOCK:
-        return _DRAINED.wait_for(lambda: ns not in _IN_FLIGHT, timeout)
+        _DRAIN_WAITERS += 1
+        try:
+            return _DRAINED.wait_for(lambda: ns not in _IN_FLIGHT, timeout)
+        finally:
+            _DRAIN_WAITERS -= 1
 
 
 def set_orphans(ns: str, orphans: bool) -> None:

@@ -152,10 +152,11 @@ _PLAIN_TYPES = frozenset(_TYPE_NAMES)
 
 #: the find fields a find key may be taken with: none of them is in the shape (limit: whether
 #: there is one), so a find naming only these has its shape fixed by its filter's layout
+#: (`shardVersion`: every find a router sends a shard of a sharded collection)
 _KEYED_FIND_FIELDS = frozenset({
     "find", "filter", "limit", "batchSize", "singleBatch", "noCursorTimeout", "allowDiskUse", "comment",
     "maxTimeMS", "readConcern", "lsid", "txnNumber", "$db", "$clusterTime", "$readPreference", "apiVersion",
-    "apiStrict", "apiDeprecationErrors"})
+    "apiStrict", "apiDeprecationErrors", "shardVersion"})
 
 
 def find_shape(db: str, coll: Optional[str], filt: Mapping, sort: Any, projection: Any, skip: int, limit: int,

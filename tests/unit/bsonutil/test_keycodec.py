@@ -111,6 +111,27 @@ def test_hash_matches_mongod_vectors():
     assert hash_value(math.nan, seed=1) == hash_value(Int64(0), seed=1) == 5574369198691456941
 
 
+def test_hash_of_ints_and_strings_in_one_call_equals_the_general_walk():
+    """hash_value's direct path (an int64 or a string, the default seed) gives the bytes-by-bytes
+    walk's answer, including at the int64 edges, beyond them (clamped) and for non-ASCII text."""
+    import hashlib
+    import struct
+
+    from ginkgodb.bsonutil import keyhash
+
+    def walked(v):
+        h = hashlib.md5(struct.pack("<i", 0))
+        keyhash._feed(h, v)
+        return struct.unpack("<q", h.digest()[:8])[0]
+
+    values = [0, 1, -1, 42, 2**31, -2**31 - 1, 2**63 - 1, -2**63, Int64(7), Int64(-2**63), 2**63, -2**63 - 1, 10**30,
+              "", "hashthis", "a\x00b", "\u00e9t\u00e9", "\U0001f600", "\ud800"]
+    for v in values:
+        assert hash_value(v) == walked(v), v
+    assert hash_value(2**63) == hash_value(2**63 - 1) and hash_value(-2**63 - 1) == hash_value(-2**63)
+    assert hash_value(True) == walked(True) != hash_value(1)
+
+
 def test_hash_truncates_doubles_like_mongod():
     assert hash_value(2.3) == hash_value(2.0) == hash_value(2) == hash_value(Decimal128("2"))
     assert hash_value(-2.7) == hash_value(-2)

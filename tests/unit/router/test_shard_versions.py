@@ -73,15 +73,32 @@ def test_entering_the_critical_section_waits_for_requests_past_the_check(shard):
     import threading
     import time
 
-    from ginkgodb.commands.shard_versions import versioned_request
+    from ginkgodb.commands.shard_versions import enter_versioned, leave_versioned
     _, admin = shard
     version = {"e": EPOCH, "t": Timestamp(1, 1), "v": Timestamp(2, 0)}
     entered = []
-    with versioned_request({"insert": "c", "$db": "test", "shardVersion": version}):
-        worker = threading.Thread(target=lambda: entered.append(admin({"_ginkgoSetShardVersion": "test.c",
-                                                                       **version, "critical": True})))
-        worker.start()
-        time.sleep(0.2)
-        assert not entered, "the critical section began while a versioned write was running"
+    ns = enter_versioned({"insert": "c", "$db": "test", "shardVersion": version})
+    assert ns == "test.c"
+    worker = threading.Thread(target=lambda: entered.append(admin({"_ginkgoSetShardVersion": "test.c",
+                                                                   **version, "critical": True})))
+    worker.start()
+    time.sleep(0.2)
+    assert not entered, "the critical section began while a versioned write was running"
+    leave_versioned(ns)
     worker.join(5)
     assert entered and entered[0]["ok"] == 1.0
+
+
+def test_a_versioned_find_counts_under_its_shape_and_is_found_by_its_key(shard, engine):
+    """A router's find carries shardVersion, which is no part of a query shape: its executions
+    count with the same find's unversioned ones, and repeats are found by the find's key (no
+    shape built per request)."""
+    run, admin = shard
+    version = {"e": EPOCH, "t": Timestamp(1, 1), "v": Timestamp(2, 0)}
+    for i in range(3):
+        assert run({"find": "c", "filter": {"_id": i}, "shardVersion": version})["ok"] == 1.0
+    run({"find": "c", "filter": {"_id": 9}})
+    shapes = [s for s in admin.raw({"aggregate": 1, "pipeline": [{"$queryStats": {}}], "cursor": {}})
+              ["cursor"]["firstBatch"] if s["key"]["queryShape"].get("filter") == {"_id": {"$eq": "?number"}}]
+    assert len(shapes) == 1 and shapes[0]["metrics"]["execCount"] == 4
+    assert any("shardVersion" in key[1].names for key in engine.query_stats.keyed)

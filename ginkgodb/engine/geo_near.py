@@ -219,19 +219,31 @@ class GeoNear(S.Stage):
         version = data_version() if data_version is not None else None
         known = access.probed(version) if version is not None else None
         head = base + prefixes[0]
+        # no fields before the geo field: the cell id alone names what is probed (no key built
+        # for a cell probed before; ints and bytes never collide as keys of the table)
+        by_cell = known is not None and not prefixes[0]
         held = []
         for cell in cells:
-            key = head + encode(cell)
-            present = known.get(key) if known is not None else None
-            if present is None:
-                last = key[-1]   # prefix_end(key) without a call when the last byte can grow
-                end = key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(key)
-                present = first(key, end) is not None
-                if known is not None:
-                    known[key] = present
+            if by_cell:
+                present = known.get(cell)   # type: ignore[union-attr]
+                if present is None:
+                    present = known[cell] = self._probe(first, head + encode(cell))  # type: ignore[index]
+            else:
+                key = head + encode(cell)
+                present = known.get(key) if known is not None else None
+                if present is None:
+                    present = self._probe(first, key)
+                    if known is not None:
+                        known[key] = present
             if present:
                 held.append(cell)
         return held
+
+    @staticmethod
+    def _probe(first: Any, key: bytes) -> bool:
+        """Whether an entry starts with `key`."""
+        last = key[-1]   # prefix_end(key) without a call when the last byte can grow
+        return first(key, key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(key)) is not None
 
     def _present(self, intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """The intervals less the single values no entry holds (a 2d search's)."""
@@ -385,32 +397,6 @@ class GeoNear(S.Stage):
             if ranked is None:
                 return [by_rid.get(rid) for rid in rids]
             return [by_rid.get(rid) if d is None else d for rid, d in zip(rids, from_keys)]
-            for rid, raw, doc in zip(found, raws, decode_all(b"".join(raws))):
-                if matcher is not None and not matcher(doc):
-                    continue
-                if plain_points:
-                    # measure's first case inline (one call less per document; same operations)
-                    where = doc.get(path)
-                    if type(where) is dict and len(where) == 2 and where.get("type") == "Point":
-                        coords = where.get("coordinates")
-                        if type(coords) is list and len(coords) == 2:
-                            lng, lat = coords
-                            if ((type(lng) is float or type(lng) is int)
-                                    and (type(lat) is float or type(lat) is int)
-                                    and -180.0 < lng < 180.0 and -90.0 < lat < 90.0):
-                                phi, theta = lat * deg, lng * deg
-                                cos_phi = cos(phi)
-                                px, py, pz = cos(theta) * cos_phi, sin(theta) * cos_phi, sin(phi)
-                                qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
-                                pending[rid] = (raw, doc, where)
-                                by_rid[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz),
-                                                    cx * px + cy * py + cz * pz)
-                                continue
-                d, where = measure(doc)
-                if d is not None:
-                    pending[rid] = (raw, doc, where)
-                    by_rid[rid] = d
-            return [by_rid.get(rid) for rid in rids]
 
         if self.is_2d and spherical:
             found = near_search.near_brute_force(

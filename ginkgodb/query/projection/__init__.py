@@ -123,11 +123,41 @@ def compile_projection(spec: Any, *, for_aggregation: bool = False,
         raise CommandError(ErrorCode.ProjectionEmpty,
                            "Invalid $project :: caused by :: projection specification "
                            "must have at least one field")
+    key = _plain_key(spec, for_aggregation) if known_vars is None else None
+    if key is not None:
+        cached = _PLAIN.get(key)
+        if cached is not None:
+            return cached
+        spec = dict(spec)   # the cached projection keeps its own copy of the spec
     scope = Scope(known_vars or (), open_=known_vars is None)
     parser = Parser(find=not for_aggregation, scope=scope, query=query)
     parser.parse(spec)
     if parser.kind == "inclusion":
         for field in metadata.provided():
             parser.root.insert([field], INCLUDE)  # metadata outlives $project
-    return Projection(spec, parser)
+    compiled = Projection(spec, parser)
+    if key is not None:
+        if len(_PLAIN) >= _PLAIN_SIZE:
+            _PLAIN.clear()
+        _PLAIN[key] = compiled
+    return compiled
+
+
+# Compiled projections of plain field specs (`{a: 1, "b.c": 0}`), by their fields, values and
+# the metadata available: applications repeat their projections, and such a spec compiles to
+# the same immutable Projection whatever the query (only a positional `a.$` reads the query).
+_PLAIN: dict[tuple, Projection] = {}
+_PLAIN_SIZE = 512
+
+
+def _plain_key(spec: dict, for_aggregation: bool) -> tuple | None:
+    """The cache key of a spec of plain names mapped to ints or booleans (the type kept, so 1
+    and True stay apart), or None for any other spec (operators, expressions, `$` in a name)."""
+    key: list = [for_aggregation, *metadata.provided()]
+    for name, value in spec.items():
+        kind = type(value)
+        if type(name) is not str or "$" in name or (kind is not int and kind is not bool):
+            return None
+        key += (name, kind, value)
+    return tuple(key)
 

@@ -264,6 +264,38 @@ def test_kept_ancestor_probes_never_hide_a_later_write(engine):
     assert -1 not in [d["_id"] for d in near_ids(engine, (0.0, 0.0), 5)]
 
 
+def test_kept_ancestor_probes_of_a_prefixed_index_never_hide_a_later_write(engine):
+    """The same with a field before the geo field (probes kept by their whole key, since the
+    prefix's value is part of it): a write under one prefix value is found by the next search
+    of that value only."""
+    far = {"_id": -2, "n": 1, "loc": {"type": "MultiPoint", "coordinates": [[40, 40], [41, 41]]}}
+    ok(engine, {"insert": "c", "documents": _grid(200) + [far]})
+    ok(engine, {"createIndexes": "c", "indexes": [{"key": {"n": 1, "loc": "2dsphere"}, "name": "geo"}]})
+    for _ in range(2):
+        assert -1 not in [d["_id"] for d in near_ids(engine, (0.0, 0.0), 5, {"n": 1})]
+    square = {"type": "Polygon", "coordinates": [[[-15, -15], [15, -15], [15, 15], [-15, 15], [-15, -15]]]}
+    ok(engine, {"insert": "c", "documents": [{"_id": -1, "n": 1, "loc": square}]})
+    assert near_ids(engine, (0.0, 0.0), 5, {"n": 1})[0]["_id"] == -1
+    assert -1 not in [d["_id"] for d in near_ids(engine, (0.0, 0.0), 5, {"n": 2})]
+    want = sorted((brute_meters((0.0, 0.0), d["loc"]), d["_id"]) for d in _grid(200) if d["n"] == 2)
+    assert [d["_id"] for d in near_ids(engine, (0.0, 0.0), 5, {"n": 2})] == [i for _, i in want[:5]]
+
+
+def test_probes_of_an_index_without_prefix_fields_are_kept_by_cell_id(engine):
+    ok(engine, {"insert": "c", "documents": _grid(200)})
+    create_index(engine)
+    near_ids(engine, (0.0, 0.0), 5)
+    reader = engine.reader()
+    reader.open()
+    try:
+        access = next(a for a in reader.catalog.collection("db", "c").indexes if isinstance(a, S2Access))
+        table = access.probed(reader.txn.data_version())
+        assert table and all(type(cell) is int for cell in table)
+        assert not any(table.values())   # points only: no entry holds a covering's ancestor
+    finally:
+        reader.close()
+
+
 def test_views_of_unchanged_data_share_a_data_version(kv):
     first, second = kv.snapshot(), kv.snapshot()
     assert first.data_version() is not None and first.data_version() == second.data_version()

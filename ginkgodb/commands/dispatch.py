@@ -25,7 +25,7 @@ from .context import CommandContext
 from .declare import COMMANDS, writes_data
 from .error_labels import error_labels
 from .fail_points import FAIL_POINTS, INJECTED, Firing, fail_after, fail_before
-from .generic import check_generic, deadline_from
+from .generic import GENERIC_CHECKED, check_generic, deadline_from
 from .member_requests import before_command, decorate_reply, unsatisfied_write_concern
 from .profile import PROFILE
 from .profiler import profiled_dispatch
@@ -107,7 +107,7 @@ def dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
 
 
 def _dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
-    member = member_of(ctx)
+    member = None if ctx.server is None else member_of(ctx)   # embedded: no member
     reply = _run(ctx, cmd, member)
     if member is not None:
         unsatisfied_write_concern(member, cmd, reply)
@@ -122,7 +122,9 @@ def _dispatch(ctx: CommandContext, cmd: Mapping[str, Any]) -> dict:
 def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
     firing: Optional[Firing] = None
     try:
-        name = command_name(cmd)
+        name = next(iter(cmd), None)
+        if name is None:
+            name = command_name(cmd)   # raises: an empty command
         spec = COMMANDS.get(name)
         if spec is None or (spec.test_only and not test_commands_enabled()):
             raise CommandError(ErrorCode.CommandNotFound, f"no such command: '{name}'")
@@ -131,11 +133,12 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
         if spec.admin_only and cmd.get("$db", "admin") != "admin":
             raise CommandError(ErrorCode.Unauthorized,
                                f"{name} may only be run against the admin database.")
-        check_generic(spec, cmd, replica_set=member is not None and member.initialized)
+        if not GENERIC_CHECKED.isdisjoint(cmd):
+            check_generic(spec, cmd, replica_set=member is not None and member.initialized)
         args = spec.parse(cmd, name)
         after = authorize(ctx, spec, name, cmd, args) if ctx.auth is not None else None
         saved = ctx.deadline
-        if saved is None:
+        if saved is None and "maxTimeMS" in cmd:
             ctx.deadline = deadline_from(cmd)
         try:
             if member is not None:
@@ -148,13 +151,13 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
             if "shardVersion" in cmd:   # a router's request
                 ns = enter_versioned(cmd)
                 try:
-                    with operating(ctx, lambda: script_settings(ctx)):
+                    with operating(ctx, script_settings):
                         reply = _in_scope(ctx, spec, cmd, args)
                 finally:
                     if ns:
                         leave_versioned(ns)
             else:
-                with operating(ctx, lambda: script_settings(ctx)):
+                with operating(ctx, script_settings):
                     reply = _in_scope(ctx, spec, cmd, args)
         finally:
             ctx.deadline = saved

@@ -199,13 +199,14 @@ GENERIC: dict[str, Generic] = {
 
 
 #: the generic fields that have a check (most commands carry none of them)
-_CHECKED = frozenset(name for name, entry in GENERIC.items() if entry.check is not None)
+#: the generic fields that have a check: a command carrying none of them skips `check_generic`
+GENERIC_CHECKED = frozenset(name for name, entry in GENERIC.items() if entry.check is not None)
 
 
 def check_generic(spec: CommandSpec, cmd: Mapping, *, replica_set: bool = False) -> None:
     """Run the checks of the generic fields `cmd` carries (before the command runs); on a
     replica-set member (`replica_set`) the topology-dependent checks accept what a member does."""
-    if _CHECKED.isdisjoint(cmd):
+    if GENERIC_CHECKED.isdisjoint(cmd):
         return
     first = True
     for key in cmd:

@@ -13,6 +13,7 @@ import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ginkgodb.errors import CommandError, ErrorCode
 
@@ -104,8 +105,8 @@ _WRAPS = {
     "no_return": (ErrorCode.JsFunctionFailedNoReturn, "js function failed to execute: "),
 }
 
-_CURRENT: contextvars.ContextVar[Operation | None] = contextvars.ContextVar("ginkgodb_js_operation",
-                                                                           default=None)
+_CURRENT: contextvars.ContextVar[Operation | operating | None] = contextvars.ContextVar(
+    "ginkgodb_js_operation", default=None)
 _DEFAULT = ScriptSettings()
 
 
@@ -115,22 +116,34 @@ def current() -> Operation:
     if op is None:
         op = Operation(_DEFAULT)
         _CURRENT.set(op)
-    return op
+    elif op.__class__ is operating:
+        return op.script()
+    return op  # type: ignore[return-value]
 
 
 class operating:  # lower case: used as a function, `with operating(op, settings):`
     """Make `op` the current operation (as query.operation.running) and give it its own
-    JavaScript operation: `running` and `bind` in one block, which every command enters."""
+    JavaScript operation: `running` and `bind` in one block, which every command enters. The
+    JavaScript operation is made, and `settings(op)` called, only when a script asks for it
+    (`current()`): most commands run none."""
 
-    __slots__ = ("_op", "_js", "_tokens")
+    __slots__ = ("_op", "_settings", "_js", "_tokens")
 
-    def __init__(self, op: object, settings: ScriptSettings | Callable[[], ScriptSettings]) -> None:
+    def __init__(self, op: object, settings: Callable[[Any], ScriptSettings]) -> None:
         self._op = op
-        self._js = Operation(settings)
+        self._settings = settings
+        self._js: Operation | None = None
 
-    def __enter__(self) -> Operation:
-        self._tokens = OPERATION.set(self._op), _CURRENT.set(self._js)
-        return self._js
+    def script(self) -> Operation:
+        """This command's JavaScript operation, made on first use."""
+        js = self._js
+        if js is None:
+            op, settings = self._op, self._settings
+            js = self._js = Operation(lambda: settings(op))
+        return js
+
+    def __enter__(self) -> None:
+        self._tokens = OPERATION.set(self._op), _CURRENT.set(self)
 
     def __exit__(self, *exc: object) -> None:
         op_token, js_token = self._tokens

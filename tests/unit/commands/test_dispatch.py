@@ -102,3 +102,27 @@ def test_a_closed_engine_answers_shutdown_in_progress(engine):
 def test_replies_carry_ok_one(run):
     reply = run.raw({"ping": 1})
     assert reply == {"ok": 1.0}
+
+
+def test_a_command_running_no_script_makes_no_javascript_operation(run, monkeypatch):
+    from ginkgodb.query.js import operation
+    made = []
+    real = operation.Operation.__init__
+
+    def counting(self, settings):
+        made.append(settings)
+        real(self, settings)
+
+    monkeypatch.setattr(operation.Operation, "__init__", counting)
+    run.insert("c", {"_id": 1, "a": 2})
+    assert len(run.find("c", filter={"_id": 1})) == 1
+    assert made == []
+    assert len(run.find("c", filter={"$where": "this.a == 2"})) == 1
+    assert len(made) == 1 and made[0]().enabled   # the command's own, with its front end's settings
+
+
+def test_an_undeclared_field_of_parsed_arguments_is_an_attribute_error():
+    args = COMMANDS["find"].parse({"find": "c", "$db": "db"}, "find")
+    assert args.filter is None or isinstance(args.filter, dict)
+    with pytest.raises(AttributeError):
+        args.no_such_field  # noqa: B018

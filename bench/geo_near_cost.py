@@ -19,16 +19,13 @@ import gc
 import os
 import pickle
 import random
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from typing import Any
 
+from .cachegrind import instructions
 from .geo_queries import _points
-
-_IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
 def build(path: str, n: int) -> None:
@@ -88,15 +85,7 @@ def child(path: str, engine: str, repeat: int) -> None:
 
 def count(path: str, engine: str, repeat: int) -> int:
     """Instructions of one child run under cachegrind."""
-    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-           sys.executable, "-m", "bench.geo_near_cost", "--child", path, "--engines", engine,
-           "--repeat", str(repeat)]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}   # the same hashes, so the same work, every run
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    found = _IREFS.search(out.stderr)
-    if found is None:
-        raise RuntimeError(f"valgrind run failed: {out.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return instructions("bench.geo_near_cost", ["--child", path, "--engines", engine, "--repeat", str(repeat)])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .cachegrind import instructions
 from .query_stats_cost import RESULTS, report
 
 # workload -> what one counted operation does, as `python -m bench` runs it
@@ -49,7 +49,6 @@ K_PER_VALUE = 10                     # documents per `k` value (bench/documents.
 SCALE = {"W1": 10}                   # W1 runs a tenth of the operations (each inserts BATCH documents)
 PER_OPERATION = {"W1": BATCH, "W12": K_PER_VALUE}   # documents per operation: figures are per document
 WARM_UP = 100
-_IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
 @dataclass(frozen=True)
@@ -153,14 +152,9 @@ def child(path: str, n: int, op: str, stats: bool | None, repeat: int, pool: int
 
 def count(path: str, n: int, op: str, variant: Variant, repeat: int, pool: int) -> int:
     """Instructions of one child run under cachegrind."""
-    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-           sys.executable, "-m", "bench.instruction_cost", "--child", path, "--n", str(n),
-           "--op", op, "--repeat", str(repeat), "--pool", str(pool), *variant.args()]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=variant.env(), check=False)
-    found = _IREFS.search(out.stderr)
-    if out.returncode != 0 or found is None:
-        raise RuntimeError(f"valgrind run failed: {out.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return instructions("bench.instruction_cost",
+                        ["--child", path, "--n", str(n), "--op", op, "--repeat", str(repeat),
+                         "--pool", str(pool), *variant.args()], variant.env())
 
 
 def _build_in_child(path: str, n: int, variant: Variant) -> None:

@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from .cachegrind import instructions
+
 OPERATIONS = ("find", "find+shardVersion", "hash_value(int)", "point_shard({_id: int})", "router passthrough")
-_IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 _SCRATCH: list[str] = []   # a child's data directories, removed before it exits
 
 
@@ -144,14 +143,7 @@ def child(op: str, repeat: int) -> None:
 
 def count(op: str, repeat: int) -> int:
     """Instructions of one child run under cachegrind."""
-    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-           sys.executable, "-m", "bench.routed_read_cost", "--child", op, "--repeat", str(repeat)]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    found = _IREFS.search(out.stderr)
-    if out.returncode != 0 or found is None:
-        raise RuntimeError(f"valgrind run failed: {out.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return instructions("bench.routed_read_cost", ["--child", op, "--repeat", str(repeat)])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,10 +17,8 @@ import cProfile
 import os
 import pstats
 import random
-import re
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,9 +29,10 @@ import bson
 from bson.binary import Binary
 from bson.int64 import Int64
 
+from .cachegrind import instructions
+
 ACCOUNTS = 1_000
 WARM_UP = 100
-_IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 _HEADER = struct.Struct("<iiii")
 OP_MSG = 2013
 
@@ -164,14 +163,7 @@ def child(path: str, count: int, built: int) -> None:
 def count_instructions(count: int, built: int) -> int:
     scratch = tempfile.mkdtemp(prefix="txn-cost-")
     try:
-        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-               sys.executable, "-m", "bench.txn_cost", "--child", scratch, "--count", str(count), "--built", str(built)]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        found = _IREFS.search(out.stderr)
-        if out.returncode != 0 or found is None:
-            raise RuntimeError(f"valgrind run failed: {out.stderr[-2000:]}")
-        return int(found.group(1).replace(",", ""))
+        return instructions("bench.txn_cost", ["--child", scratch, "--count", str(count), "--built", str(built)])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

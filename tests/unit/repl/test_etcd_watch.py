@@ -13,6 +13,19 @@ from ginkgodb.repl import EtcdClient
 pytestmark = pytest.mark.timeout(60)
 
 
+def _wait_for(events: list, n: int) -> None:
+    deadline = time.monotonic() + 5
+    while len(events) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _stop(watcher: threading.Thread, stop: threading.Event) -> None:
+    """Setting `stop` ends the watch (at its next idle reopen at the latest)."""
+    stop.set()
+    watcher.join(5)
+    assert not watcher.is_alive()
+
+
 def test_a_watch_reports_each_change_of_its_key_at_once(tmp_path):
     proc = EtcdProcess(tmp_path / "etcd")
     client = EtcdClient(proc.url)
@@ -27,13 +40,9 @@ def test_a_watch_reports_each_change_of_its_key_at_once(tmp_path):
         client.put("/k", {"host": "a"})
         client.put("/other", 1)    # another key: no event
         client.delete("/k")
-        deadline = time.monotonic() + 5
-        while len(seen) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_for(seen, 2)
         assert len(seen) == 2 and seen[0] - changed < 0.5
-        stop.set()
-        watcher.join(5)
-        assert not watcher.is_alive()
+        _stop(watcher, stop)
     finally:
         client.close()
         proc.stop()
@@ -53,14 +62,10 @@ def test_a_prefix_watch_starts_once_and_reports_the_keys_of_each_change(tmp_path
         client.put("/p/a", 1)
         client.put("/q", 1)        # outside the prefix: no event
         client.put("/p/b/c", 2)
-        deadline = time.monotonic() + 5
-        while len(keys) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_for(keys, 2)
         time.sleep(0.7)            # past one idle reopen: nothing is reported twice
         assert keys == [["/p/a"], ["/p/b/c"]]
-        stop.set()
-        watcher.join(5)
-        assert not watcher.is_alive()
+        _stop(watcher, stop)
     finally:
         client.close()
         proc.stop()

@@ -37,8 +37,7 @@ def all_raw_documents(documents: list) -> bool:
     """True when every item is a RawBSONDocument (of any subclass): a restore's or an import's
     batch, which needs no per-document check and no `_id` added. One type test per distinct
     type, not per document."""
-    return bool(documents) and all(t is not dict and issubclass(t, RawBSONDocument)
-                                   for t in set(map(type, documents)))
+    return bool(documents) and all(issubclass(t, RawBSONDocument) for t in set(map(type, documents)))
 
 
 def validate_list(option: str, value: Any) -> list:

@@ -198,16 +198,15 @@ GENERIC: dict[str, Generic] = {
 }
 
 
-#: the generic fields that have a check (most commands carry none of them)
-#: the generic fields that have a check: a command carrying none of them skips `check_generic`
+#: the generic fields that have a check: dispatch calls `check_generic` only for a command
+#: carrying one of them (most carry none)
 GENERIC_CHECKED = frozenset(name for name, entry in GENERIC.items() if entry.check is not None)
 
 
 def check_generic(spec: CommandSpec, cmd: Mapping, *, replica_set: bool = False) -> None:
     """Run the checks of the generic fields `cmd` carries (before the command runs); on a
-    replica-set member (`replica_set`) the topology-dependent checks accept what a member does."""
-    if GENERIC_CHECKED.isdisjoint(cmd):
-        return
+    replica-set member (`replica_set`) the topology-dependent checks accept what a member does.
+    The caller skips it when `cmd` carries none of GENERIC_CHECKED."""
     first = True
     for key in cmd:
         if first:

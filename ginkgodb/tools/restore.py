@@ -9,9 +9,12 @@ Order of work, as mongorestore's:
 2. Collections (up to `--numParallelCollections` at a time): dropped with `--drop`, created with
    the dumped options (validator, collation, capped...) unless they exist, then filled with
    `insert_many` batches of RawBSONDocument, unordered unless `--maintainInsertionOrder`. Into a
-   data directory, on a machine with two cores or more, a worker process checks each batch's
-   documents (bsonutil.checked) while the previous batch is inserted, and the engine stores
-   the documents it vouched for without decoding them again. Duplicate keys and validation
+   data directory, on a machine with two cores or more, worker processes (one per core) check
+   each batch's documents (bsonutil.checked) while the previous batch is inserted, and the
+   engine stores the documents they vouched for without decoding them again. An uncompressed
+   `.bson` file's batches are planned by the check pass (byte spans, bsonfile.spans; the first
+   batch small, so the inserts start sooner) and each is read and cut by its worker: this
+   process only inserts. Duplicate keys and validation
    failures are logged (`continuing through error: ...`), counted and passed over unless
    `--stopOnError`; any other write error stops the restore.
 3. Views, then every collection's indexes: one createIndexes per collection, after its data.
@@ -103,6 +106,8 @@ class Intent:
     meta: Optional[M.CollectionMeta] = None
     data_path: Optional[str] = None     # .bson file (directory dumps)
     count: int = 0                      # documents, from the check pass
+    #: an uncompressed .bson file's insert batches, from the check pass (bsonfile.spans)
+    spans: Optional[list[tuple[int, int, int]]] = None
 
     @property
     def source(self) -> str:
@@ -317,7 +322,10 @@ def check_files(intents: list[Intent], args: argparse.Namespace, log: Log) -> No
             continue
         n = 0
         with bsonfile.open_input(intent.data_path, args.gzip) as stream:
-            if not args.objcheck:
+            if not args.objcheck and not args.gzip:
+                intent.spans = bsonfile.spans(stream, intent.data_path, args.batchSize)
+                n = sum(span[2] for span in intent.spans)
+            elif not args.objcheck:
                 n = bsonfile.count(stream, intent.data_path)
             for batch in bsonfile.batches(stream, intent.data_path, 10_000) if args.objcheck else ():
                 _objcheck(batch, intent.data_path)
@@ -437,6 +445,17 @@ class Restorer:
         for keys in self.workers.ordered_map(check_documents, feed()):
             yield sent.popleft(), keys
 
+    def span_batches(self, path: str, spans: list[tuple[int, int, int]]
+                     ) -> Iterator[tuple[list, Optional[list]]]:
+        """(documents, their `_id` keys or None) per span of `path`: read, cut and checked in
+        the worker processes, so this process only inserts (inline: read here, keys None)."""
+        if self.workers.n == 0:
+            for start, stop, _ in spans:
+                yield bsonfile.read_span(path, start, stop), None
+            return
+        jobs = ((path, start, stop) for start, stop, _ in spans)
+        yield from self.workers.ordered_map(check_span, jobs)
+
     # -- collections ---------------------------------------------------------------------------
     def _exists(self, db: str, coll: str) -> bool:
         return bool(self.conn.client[db].list_collection_names(filter={"name": coll}))
@@ -482,6 +501,11 @@ class Restorer:
 
     # -- data ----------------------------------------------------------------------------------
     def insert_batches(self, intent: Intent, batches, progress: Progress) -> Result:
+        return self.insert_checked(intent, self.keyed(batches, list), progress)
+
+    def insert_checked(self, intent: Intent, batches: Iterable[tuple[list, Optional[list]]],
+                       progress: Progress) -> Result:
+        """Insert (documents, their `_id` keys or None) batches, in order."""
         coll = self.conn.client[intent.target_db][intent.target_coll]
         ordered = self.args.maintainInsertionOrder
         bypass = True if self.args.bypassDocumentValidation else None
@@ -492,14 +516,14 @@ class Restorer:
             return self._insert(coll, intent, batch, keys, ordered, bypass)
 
         if workers <= 1:
-            for batch, keys in self.keyed(batches, list):
+            for batch, keys in batches:
                 r = send(batch, keys)
                 result.add(r)
                 progress.advance(len(batch))
             return result
         with ThreadPoolExecutor(max_workers=workers) as pool:
             pending: list = []
-            for batch, keys in self.keyed(batches, list):
+            for batch, keys in batches:
                 pending.append((pool.submit(send, batch, keys), len(batch)))
                 if len(pending) >= 2 * workers:
                     future, n = pending.pop(0)
@@ -572,6 +596,13 @@ class Restorer:
                             f"createIndex error: {_message(exc)}") from None
 
 
+def check_span(job: tuple[str, int, int]) -> tuple[list[bytes], list[Optional[bytes]]]:
+    """The documents of one span of a .bson file and their `_id` keys (bsonutil.checked).
+    Runs in a worker process."""
+    raws = bsonfile.read_span(*job)
+    return raws, check_documents(raws)
+
+
 def _message(exc: BaseException) -> str:
     details = getattr(exc, "details", None)
     if isinstance(details, dict) and details.get("errmsg"):
@@ -624,7 +655,7 @@ def _check_conflicts(intents: list[Intent]) -> None:
 def _restore(conn: Connection, args: argparse.Namespace, intents: list[Intent],
              spool: Optional[BinaryIO], log: Log) -> Result:
     documents = sum(i.count for i in intents)
-    with Workers(workers_for(documents) if conn.embedded else 0) as workers:
+    with Workers(workers_for(documents, None) if conn.embedded else 0) as workers:
         return _restore_with(Restorer(conn, args, log, workers), args, intents, spool, log)
 
 
@@ -653,10 +684,15 @@ def _restore_directory(restorer: Restorer, args: argparse.Namespace, intents: li
         if intent.data_path is None:
             return Result()
         log.always(f"restoring {intent.target} from {intent.data_path}")
-        with bsonfile.open_input(intent.data_path, args.gzip) as stream, \
-                Progress(log, intent.target, intent.count) as progress:
-            result = restorer.insert_batches(intent, bsonfile.batches(stream, intent.data_path,
-                                                                      args.batchSize), progress)
+        if intent.spans is not None:
+            with Progress(log, intent.target, intent.count) as progress:
+                result = restorer.insert_checked(
+                    intent, restorer.span_batches(intent.data_path, intent.spans), progress)
+        else:
+            with bsonfile.open_input(intent.data_path, args.gzip) as stream, \
+                    Progress(log, intent.target, intent.count) as progress:
+                result = restorer.insert_batches(
+                    intent, bsonfile.batches(stream, intent.data_path, args.batchSize), progress)
         log.always(f"finished restoring {intent.target} ({plural(result.ok, 'document')}, "
                    f"{plural(result.failed, 'failure')})")
         return result

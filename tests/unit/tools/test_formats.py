@@ -226,3 +226,25 @@ def test_namespace_renamer_stars_variables_and_priority():
         Renamer(["$a$.x"], ["$b$.x"])
     with pytest.raises(ToolError, match="Different number of froms and tos"):
         Renamer(["a.b"], [])
+
+
+def test_bson_file_spans_ramp_up_and_read_back_the_documents(tmp_path):
+    docs = [bson.encode({"_id": i, "s": "x" * (i % 13)}) for i in range(40)]
+    path = tmp_path / "f.bson"
+    path.write_bytes(b"".join(docs))
+    with open(path, "rb") as f:
+        spans = bsonfile.spans(f, "f.bson", 10, first=3)
+    assert [n for _, _, n in spans] == [3, 6, 10, 10, 10, 1]
+    assert spans[0][0] == 0 and spans[-1][1] == path.stat().st_size
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert [d for start, stop, _ in spans for d in bsonfile.read_span(str(path), start, stop)] == docs
+    with open(path, "rb") as f:     # the byte bound ends a span as it ends a batch
+        assert [n for _, _, n in bsonfile.spans(f, "f.bson", 100, max_bytes=3 * len(docs[0]),
+                                                first=100)][:1] == [3]
+    for bad, message in ((b"".join(docs)[:-3], "unexpected end of file"),
+                         (b"\x02\x00\x00\x00\x00", "invalid BSON document length 2")):
+        with pytest.raises(ToolError, match=message):
+            bsonfile.spans(io.BytesIO(bad), "f.bson", 10)
+    path.write_bytes(b"".join(docs)[:-3])       # changed after its check: refused, not cut short
+    with pytest.raises(ToolError, match="changed while it was restored"):
+        bsonfile.read_span(str(path), spans[-1][0], spans[-1][1])

@@ -126,10 +126,14 @@ class ArchiveReader:
 
     _CHUNK = 1 << 20
 
-    def __init__(self, stream: BinaryIO, name: str, batch: int = 1000) -> None:
+    def __init__(self, stream: BinaryIO, name: str, batch: int = 1000,
+                 first: Optional[int] = None) -> None:
         self._in = stream
         self.name = name
         self._batch = batch
+        #: documents of the first segment when given, each next one twice the last up to
+        #: `batch` (a restore's inserts wait for the first one's check alone)
+        self._first = batch if first is None else max(1, min(first, batch))
         self._buf = b""
         self._pos = 0
         self._base = 0          # stream offset of self._buf[0]
@@ -237,7 +241,7 @@ class ArchiveReader:
             self.read_prelude()
         state: dict[tuple[str, str], int] = {}     # namespace -> running CRC while open
         closed: set[tuple[str, str]] = set()
-        batch = self._batch
+        batch = self._first
         while True:
             at = self.offset
             doc = self._next()
@@ -285,6 +289,7 @@ class ArchiveReader:
                     state[ns] = running
                     yield Segment(db, coll, docs)
                     docs = []
+                    batch = min(2 * batch, self._batch)
                     continue
                 at = self.offset
                 doc = self._next()
@@ -298,9 +303,11 @@ class ArchiveReader:
                     state[ns] = running
                     yield Segment(db, coll, docs)
                     docs = []
+                    batch = min(2 * batch, self._batch)
             state[ns] = running
             if docs:
                 yield Segment(db, coll, docs)
+                batch = min(2 * batch, self._batch)
         if state:
             names = ", ".join(f"`{d}.{c}`" for d, c in state)
             raise self.fail(f"archive finished but contained files were unfinished ({names})")

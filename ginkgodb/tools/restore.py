@@ -726,7 +726,7 @@ def _restore_archive(restorer: Restorer, args: argparse.Namespace, intents: list
     total = Result()
     started: dict[tuple[str, str], tuple[Result, Progress]] = {}
     try:
-        reader = ArchiveReader(stream, name, args.batchSize)
+        reader = ArchiveReader(stream, name, args.batchSize, bsonfile.RAMP_FIRST)
         reader.read_prelude()
         wanted = (seg for seg in reader.segments() if (seg.db, seg.collection) in by_ns)
         for seg, keys in restorer.keyed(wanted, lambda seg: seg.docs):

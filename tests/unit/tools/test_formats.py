@@ -248,3 +248,19 @@ def test_bson_file_spans_ramp_up_and_read_back_the_documents(tmp_path):
     path.write_bytes(b"".join(docs)[:-3])       # changed after its check: refused, not cut short
     with pytest.raises(ToolError, match="changed while it was restored"):
         bsonfile.read_span(str(path), spans[-1][0], spans[-1][1])
+
+
+def test_archive_segments_ramp_up_from_a_small_first_one():
+    def segments(**kw):
+        reader = ArchiveReader(io.BytesIO(_archive()), "a.archive", **kw)
+        return [(s.collection, s.docs, s.eof) for s in reader.segments()]
+    plain, ramped = segments(batch=1000), segments(batch=4, first=1)
+    assert [len(d) for _, d, eof in ramped if not eof][:2] == [1, 2]
+    assert max(len(d) for _, d, _ in ramped) <= 4
+
+    def flat(segs):
+        out: dict = {}
+        for coll, docs, _ in segs:
+            out.setdefault(coll, []).extend(docs)
+        return out
+    assert flat(ramped) == flat(plain)

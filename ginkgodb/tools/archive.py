@@ -116,6 +116,9 @@ class Segment:
     collection: str
     docs: list
     eof: bool = False
+    #: where the documents are in the (uncompressed) stream: bytes start to stop, back to back
+    start: int = 0
+    stop: int = 0
 
 
 class ArchiveReader:
@@ -267,6 +270,7 @@ class ArchiveReader:
                 continue
             running = state.get(ns, 0)
             docs: list = []
+            start = self.offset
             while True:
                 # the documents already in the buffer, cut out in one tight loop and their CRC
                 # taken in one call (a running CRC over parts is the CRC of the whole); the
@@ -287,8 +291,8 @@ class ArchiveReader:
                     self._pos = pos
                 if not room:
                     state[ns] = running
-                    yield Segment(db, coll, docs)
-                    docs = []
+                    yield Segment(db, coll, docs, start=start, stop=self.offset)
+                    docs, start = [], self.offset
                     batch = min(2 * batch, self._batch)
                     continue
                 at = self.offset
@@ -301,12 +305,12 @@ class ArchiveReader:
                 docs.append(doc)
                 if len(docs) >= batch:
                     state[ns] = running
-                    yield Segment(db, coll, docs)
-                    docs = []
+                    yield Segment(db, coll, docs, start=start, stop=self.offset)
+                    docs, start = [], self.offset
                     batch = min(2 * batch, self._batch)
             state[ns] = running
             if docs:
-                yield Segment(db, coll, docs)
+                yield Segment(db, coll, docs, start=start, stop=at)
                 batch = min(2 * batch, self._batch)
         if state:
             names = ", ".join(f"`{d}.{c}`" for d, c in state)

@@ -12,9 +12,10 @@ Order of work, as mongorestore's:
    data directory, on a machine with two cores or more, worker processes (one per core) check
    each batch's documents (bsonutil.checked) while the previous batch is inserted, and the
    engine stores the documents they vouched for without decoding them again. An uncompressed
-   `.bson` file's batches are planned by the check pass (byte spans, bsonfile.spans; the first
-   batch small, so the inserts start sooner) and each is read and cut by its worker: this
-   process only inserts. Duplicate keys and validation
+   `.bson` file's or archive file's batches are planned by the check pass (byte spans,
+   bsonfile.spans, Segment.start/stop; the first batch small, so the inserts start sooner) and
+   each is read and cut by its worker: this process only inserts. (A gzipped input, or an
+   archive on stdin, is read again here and its documents handed to the workers.) Duplicate keys and validation
    failures are logged (`continuing through error: ...`), counted and passed over unless
    `--stopOnError`; any other write error stops the restore.
 3. Views, then every collection's indexes: one createIndexes per collection, after its data.
@@ -40,7 +41,7 @@ from bson.raw_bson import RawBSONDocument
 from ..bsonutil.checked import check_documents, checked
 from . import bsonfile, collector
 from . import metadata as M
-from .archive import ArchiveReader
+from .archive import ArchiveReader, Segment
 from .common import unescape_collection
 from .connect import Connection, connect
 from .log import Log, ToolError, plural
@@ -367,20 +368,25 @@ def _open_archive(args: argparse.Namespace, spool: Optional[BinaryIO]) -> tuple[
     return (gzip.GzipFile(fileobj=raw, mode="rb") if args.gzip else raw), name
 
 
-def archive_intents(args: argparse.Namespace, log: Log,
-                    spool: Optional[BinaryIO]) -> tuple[list[Intent], dict]:
-    """Read the archive through once (all CRCs), and the intents of its prelude."""
+def archive_intents(args: argparse.Namespace, log: Log, spool: Optional[BinaryIO]
+                    ) -> tuple[list[Intent], Optional[list[Segment]]]:
+    """Read the archive through once (all CRCs): the intents of its prelude, and for an
+    uncompressed archive file its segments as the restore inserts them, without their
+    documents (where they are: Segment.start/stop), else None (read again then)."""
     stream, name = _open_archive(args, spool)
     sel = Selection(args, args.db, args.collection)
     counts: dict[tuple[str, str], int] = {}
+    plan: Optional[list[Segment]] = [] if args.archive != "-" and not args.gzip else None
     try:
-        reader = ArchiveReader(stream, name, 10_000)
+        reader = ArchiveReader(stream, name, args.batchSize, bsonfile.RAMP_FIRST)
         prelude = reader.read_prelude()
         for seg in reader.segments():
             if args.objcheck and seg.docs:
                 _objcheck(seg.docs, f"{name}: {seg.db}.{seg.collection}")
             key = (seg.db, seg.collection)
             counts[key] = counts.get(key, 0) + len(seg.docs)
+            if plan is not None:
+                plan.append(Segment(seg.db, seg.collection, [], seg.eof, seg.start, seg.stop))
     finally:
         if stream is not spool:     # the spool is read twice; run() closes it
             stream.close()
@@ -414,7 +420,7 @@ def archive_intents(args: argparse.Namespace, log: Log,
         if key not in by_ns and key != ("", "oplog") and sel.target(*key) is not None \
                 and key[0] not in ("admin", "local", "config") and not key[1].startswith("system."):
             raise ToolError(f"{name}: no intent for collection in archive: `{key[0]}.{key[1]}`")
-    return intents, by_ns
+    return intents, plan
 
 
 # ------------------------------------------------------------------------------------ writing
@@ -445,16 +451,24 @@ class Restorer:
         for keys in self.workers.ordered_map(check_documents, feed()):
             yield sent.popleft(), keys
 
-    def span_batches(self, path: str, spans: list[tuple[int, int, int]]
+    def span_batches(self, path: str, spans: Iterable[tuple[Any, int, int]]
                      ) -> Iterator[tuple[list, Optional[list]]]:
-        """(documents, their `_id` keys or None) per span of `path`: read, cut and checked in
-        the worker processes, so this process only inserts (inline: read here, keys None)."""
+        """(documents, their `_id` keys or None) per (_, start, stop) byte span of `path`: read,
+        cut and checked in the worker processes, so this process only inserts (inline: read
+        here, keys None)."""
         if self.workers.n == 0:
-            for start, stop, _ in spans:
+            for _, start, stop in spans:
                 yield bsonfile.read_span(path, start, stop), None
             return
-        jobs = ((path, start, stop) for start, stop, _ in spans)
-        yield from self.workers.ordered_map(check_span, jobs)
+        yield from self.workers.ordered_map(check_span, ((path, a, b) for _, a, b in spans))
+
+    def planned(self, path: str, segments: list[Segment]) -> Iterator[tuple[Segment, Any]]:
+        """`keyed` for an archive's segments planned by the check pass: each one's documents
+        (Segment.docs, filled in here) read from `path` and checked in the worker processes."""
+        spans = ((path, seg.start, seg.stop) for seg in segments)
+        for seg, (docs, keys) in zip(segments, self.span_batches(path, spans)):
+            seg.docs = docs
+            yield seg, keys
 
     # -- collections ---------------------------------------------------------------------------
     def _exists(self, db: str, coll: str) -> bool:
@@ -614,11 +628,12 @@ def _message(exc: BaseException) -> str:
 def run(args: argparse.Namespace, log: Log) -> int:
     check_arguments(args)
     spool = None
+    plan: Optional[list[Segment]] = None
     try:
         if args.archive is not None:
             if args.archive == "-":
                 spool = _spool_stdin(args.gzip)
-            intents, _ = archive_intents(args, log, spool)
+            intents, plan = archive_intents(args, log, spool)
         else:
             intents = directory_intents(args, log)
             check_files(intents, args, log)
@@ -631,7 +646,7 @@ def run(args: argparse.Namespace, log: Log) -> int:
             return 0
         conn = connect(args, log, create=True)
         try:
-            result = _restore(conn, args, intents, spool, log)
+            result = _restore(conn, args, intents, spool, log, plan)
         finally:
             conn.close()
     finally:
@@ -653,19 +668,20 @@ def _check_conflicts(intents: list[Intent]) -> None:
 
 
 def _restore(conn: Connection, args: argparse.Namespace, intents: list[Intent],
-             spool: Optional[BinaryIO], log: Log) -> Result:
+             spool: Optional[BinaryIO], log: Log, plan: Optional[list[Segment]] = None) -> Result:
     documents = sum(i.count for i in intents)
     with Workers(workers_for(documents, None) if conn.embedded else 0) as workers:
-        return _restore_with(Restorer(conn, args, log, workers), args, intents, spool, log)
+        return _restore_with(Restorer(conn, args, log, workers), args, intents, spool, log, plan)
 
 
 def _restore_with(restorer: Restorer, args: argparse.Namespace, intents: list[Intent],
-                  spool: Optional[BinaryIO], log: Log) -> Result:
+                  spool: Optional[BinaryIO], log: Log,
+                  plan: Optional[list[Segment]] = None) -> Result:
     collections = [i for i in intents if not i.is_view]
     views = [i for i in intents if i.is_view]
     total = Result()
     if args.archive is not None:
-        total = _restore_archive(restorer, args, collections, spool, log)
+        total = _restore_archive(restorer, args, collections, spool, log, plan)
     else:
         total = _restore_directory(restorer, args, collections, log)
     for view in views:
@@ -686,8 +702,9 @@ def _restore_directory(restorer: Restorer, args: argparse.Namespace, intents: li
         log.always(f"restoring {intent.target} from {intent.data_path}")
         if intent.spans is not None:
             with Progress(log, intent.target, intent.count) as progress:
+                spans = ((n, start, stop) for start, stop, n in intent.spans)
                 result = restorer.insert_checked(
-                    intent, restorer.span_batches(intent.data_path, intent.spans), progress)
+                    intent, restorer.span_batches(intent.data_path, spans), progress)
         else:
             with bsonfile.open_input(intent.data_path, args.gzip) as stream, \
                     Progress(log, intent.target, intent.count) as progress:
@@ -719,17 +736,24 @@ def _restore_directory(restorer: Restorer, args: argparse.Namespace, intents: li
 
 
 def _restore_archive(restorer: Restorer, args: argparse.Namespace, intents: list[Intent],
-                     spool: Optional[BinaryIO], log: Log) -> Result:
-    """Segments in archive order; each collection is created when its first segment comes."""
+                     spool: Optional[BinaryIO], log: Log,
+                     plan: Optional[list[Segment]] = None) -> Result:
+    """Segments in archive order; each collection is created when its first segment comes.
+    With the check pass's `plan`, the workers read the segments' documents from the file."""
     by_ns = {(i.db, i.coll): i for i in intents}
-    stream, name = _open_archive(args, spool)
+    stream, name = (None, args.archive) if plan is not None else _open_archive(args, spool)
     total = Result()
     started: dict[tuple[str, str], tuple[Result, Progress]] = {}
     try:
-        reader = ArchiveReader(stream, name, args.batchSize, bsonfile.RAMP_FIRST)
-        reader.read_prelude()
-        wanted = (seg for seg in reader.segments() if (seg.db, seg.collection) in by_ns)
-        for seg, keys in restorer.keyed(wanted, lambda seg: seg.docs):
+        if plan is not None:
+            wanted = [seg for seg in plan if (seg.db, seg.collection) in by_ns]
+            keyed = restorer.planned(args.archive, wanted)
+        else:
+            reader = ArchiveReader(stream, name, args.batchSize, bsonfile.RAMP_FIRST)
+            reader.read_prelude()
+            keyed = restorer.keyed((seg for seg in reader.segments()
+                                    if (seg.db, seg.collection) in by_ns), lambda seg: seg.docs)
+        for seg, keys in keyed:
             key = (seg.db, seg.collection)
             intent = by_ns[key]
             if key not in started:
@@ -750,6 +774,6 @@ def _restore_archive(restorer: Restorer, args: argparse.Namespace, intents: list
     finally:
         for _, progress in started.values():
             progress.close()
-        if stream is not spool:
+        if stream is not None and stream is not spool:
             stream.close()
     return total

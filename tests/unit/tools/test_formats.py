@@ -264,3 +264,14 @@ def test_archive_segments_ramp_up_from_a_small_first_one():
             out.setdefault(coll, []).extend(docs)
         return out
     assert flat(ramped) == flat(plain)
+
+
+def test_archive_segments_say_where_their_documents_are(monkeypatch):
+    data = _archive()
+    for chunk, batch, first in ((1 << 20, 1000, None), (1 << 20, 2, 1), (7, 1, None), (7, 2, 1),
+                                (50, 1000, None)):
+        monkeypatch.setattr(ArchiveReader, "_CHUNK", chunk)     # documents across refills too
+        reader = ArchiveReader(io.BytesIO(data), "a.archive", batch=batch, first=first)
+        for seg in reader.segments():
+            assert data[seg.start:seg.stop] == b"".join(seg.docs)
+            assert seg.eof or seg.stop > seg.start

@@ -463,12 +463,12 @@ class Restorer:
         yield from self.workers.ordered_map(check_span, ((path, a, b) for _, a, b in spans))
 
     def planned(self, path: str, segments: list[Segment]) -> Iterator[tuple[Segment, Any]]:
-        """`keyed` for an archive's segments planned by the check pass: each one's documents
-        (Segment.docs, filled in here) read from `path` and checked in the worker processes."""
+        """`keyed` for an archive's segments planned by the check pass: each one with its
+        documents, read from `path` and checked in the worker processes (a new Segment: the
+        plan keeps none of them, so memory stays a few batches)."""
         spans = ((path, seg.start, seg.stop) for seg in segments)
         for seg, (docs, keys) in zip(segments, self.span_batches(path, spans)):
-            seg.docs = docs
-            yield seg, keys
+            yield Segment(seg.db, seg.collection, docs, seg.eof, seg.start, seg.stop), keys
 
     # -- collections ---------------------------------------------------------------------------
     def _exists(self, db: str, coll: str) -> bool:

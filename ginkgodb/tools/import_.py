@@ -4,7 +4,7 @@ JSON input is a stream of documents, normally one per line (a document may also 
 `--pretty` output does); `--jsonArray` reads one array. Each document goes from text to BSON in
 C (libbson through python-bsonjs) and is written as RawBSONDocument in batches of 5,000. On a
 machine with two cores or more, whole-line documents are parsed in worker processes, one per
-core (and, for an insert into a data directory, checked there for the engine,
+core up to three (and, for an insert into a data directory, checked there for the engine,
 bsonutil.checked) while the previous batch is written; a document spanning lines is parsed
 here, in input order. The parse is the costlier step (twice the insert's CPU time): with two
 workers it is spread over both cores.
@@ -53,6 +53,9 @@ from .progress import Progress
 PARSE_CHUNK = 5000
 #: lines of the first chunk
 PARSE_FIRST = 500
+#: parse workers, at most (one per core below that): a document's parse and check cost about
+#: twice its insert here, so past three they would wait on this process
+PARSE_WORKERS = 3
 
 IGNORABLE_CODES = {11000, 11001, 12582, 121}
 _MAX_DOC_TEXT = 64 * 1024 * 1024
@@ -455,7 +458,7 @@ def _parse_workers(args: argparse.Namespace) -> int:
     if args.type != "json" or args.jsonArray:
         return 0
     size = bsonfile.file_size(args.file) if args.file else None
-    return workers_for(None if size is None else size // _LINE_BYTES, None)
+    return workers_for(None if size is None else size // _LINE_BYTES, PARSE_WORKERS)
 
 
 #: bytes of a JSON line at the least, to guess an input file's documents from its size

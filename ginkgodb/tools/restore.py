@@ -9,7 +9,7 @@ Order of work, as mongorestore's:
 2. Collections (up to `--numParallelCollections` at a time): dropped with `--drop`, created with
    the dumped options (validator, collation, capped...) unless they exist, then filled with
    `insert_many` batches of RawBSONDocument, unordered unless `--maintainInsertionOrder`. Into a
-   data directory, on a machine with two cores or more, worker processes (one per core) check
+   data directory, on a machine with two cores or more, two worker processes check
    each batch's documents (bsonutil.checked) while the previous batch is inserted, and the
    engine stores the documents they vouched for without decoding them again. An uncompressed
    `.bson` file's or archive file's batches are planned by the check pass (byte spans,
@@ -50,6 +50,9 @@ from .parallel import Workers, workers_for
 from .progress import Progress
 
 IGNORABLE_CODES = {11000, 11001, 12582, 121}   # duplicate key, document validation
+#: worker processes checking documents, at most (one per core below that): a batch's check
+#: costs about what its insert here does, so more than two would wait on this process
+CHECK_WORKERS = 2
 _ID_KEY = {"_id": 1}
 
 
@@ -670,7 +673,7 @@ def _check_conflicts(intents: list[Intent]) -> None:
 def _restore(conn: Connection, args: argparse.Namespace, intents: list[Intent],
              spool: Optional[BinaryIO], log: Log, plan: Optional[list[Segment]] = None) -> Result:
     documents = sum(i.count for i in intents)
-    with Workers(workers_for(documents, None) if conn.embedded else 0) as workers:
+    with Workers(workers_for(documents, CHECK_WORKERS) if conn.embedded else 0) as workers:
         return _restore_with(Restorer(conn, args, log, workers), args, intents, spool, log, plan)
 
 

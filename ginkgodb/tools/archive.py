@@ -116,6 +116,9 @@ class Segment:
     collection: str
     docs: list
     eof: bool = False
+    #: where the documents are in the (uncompressed) stream: bytes start to stop, back to back
+    start: int = 0
+    stop: int = 0
 
 
 class ArchiveReader:
@@ -126,10 +129,14 @@ class ArchiveReader:
 
     _CHUNK = 1 << 20
 
-    def __init__(self, stream: BinaryIO, name: str, batch: int = 1000) -> None:
+    def __init__(self, stream: BinaryIO, name: str, batch: int = 1000,
+                 first: Optional[int] = None) -> None:
         self._in = stream
         self.name = name
         self._batch = batch
+        #: documents of the first segment when given, each next one twice the last up to
+        #: `batch` (a restore's inserts wait for the first one's check alone)
+        self._first = batch if first is None else max(1, min(first, batch))
         self._buf = b""
         self._pos = 0
         self._base = 0          # stream offset of self._buf[0]
@@ -237,7 +244,7 @@ class ArchiveReader:
             self.read_prelude()
         state: dict[tuple[str, str], int] = {}     # namespace -> running CRC while open
         closed: set[tuple[str, str]] = set()
-        batch = self._batch
+        batch = self._first
         while True:
             at = self.offset
             doc = self._next()
@@ -263,6 +270,7 @@ class ArchiveReader:
                 continue
             running = state.get(ns, 0)
             docs: list = []
+            start = self.offset
             while True:
                 # the documents already in the buffer, cut out in one tight loop and their CRC
                 # taken in one call (a running CRC over parts is the CRC of the whole); the
@@ -283,8 +291,9 @@ class ArchiveReader:
                     self._pos = pos
                 if not room:
                     state[ns] = running
-                    yield Segment(db, coll, docs)
-                    docs = []
+                    yield Segment(db, coll, docs, start=start, stop=self.offset)
+                    docs, start = [], self.offset
+                    batch = min(2 * batch, self._batch)
                     continue
                 at = self.offset
                 doc = self._next()
@@ -296,11 +305,13 @@ class ArchiveReader:
                 docs.append(doc)
                 if len(docs) >= batch:
                     state[ns] = running
-                    yield Segment(db, coll, docs)
-                    docs = []
+                    yield Segment(db, coll, docs, start=start, stop=self.offset)
+                    docs, start = [], self.offset
+                    batch = min(2 * batch, self._batch)
             state[ns] = running
             if docs:
-                yield Segment(db, coll, docs)
+                yield Segment(db, coll, docs, start=start, stop=at)
+                batch = min(2 * batch, self._batch)
         if state:
             names = ", ".join(f"`{d}.{c}`" for d, c in state)
             raise self.fail(f"archive finished but contained files were unfinished ({names})")

@@ -3,9 +3,11 @@
 JSON input is a stream of documents, normally one per line (a document may also span lines, as
 `--pretty` output does); `--jsonArray` reads one array. Each document goes from text to BSON in
 C (libbson through python-bsonjs) and is written as RawBSONDocument in batches of 5,000. On a
-machine with two cores or more, whole-line documents are parsed in a worker process (and, for
-an insert into a data directory, checked there for the engine, bsonutil.checked) while the
-previous batch is written; a document spanning lines is parsed here, in input order.
+machine with two cores or more, whole-line documents are parsed in worker processes, one per
+core up to three (and, for an insert into a data directory, checked there for the engine,
+bsonutil.checked) while the previous batch is written; a document spanning lines is parsed
+here, in input order. The parse is the costlier step (twice the insert's CPU time): with two
+workers it is spread over both cores.
 
 Bad input: a line that does not parse is reported as `<file>:<line>: <problem>` and counted as
 a failure; the rest is imported and the counts are printed at the end (exit code 1 when any
@@ -49,6 +51,11 @@ from .progress import Progress
 
 #: lines handed to a worker process at a time (JSON input parsed beside the inserts)
 PARSE_CHUNK = 5000
+#: lines of the first chunk
+PARSE_FIRST = 500
+#: parse workers, at most (one per core below that): a document's parse and check cost about
+#: twice its insert here, so past three they would wait on this process
+PARSE_WORKERS = 3
 
 IGNORABLE_CODES = {11000, 11001, 12582, 121}
 _MAX_DOC_TEXT = 64 * 1024 * 1024
@@ -170,16 +177,20 @@ def parse_lines(job: tuple[list[bytes], bool]) -> tuple[list[Optional[bytes]], l
 
 
 def _line_chunks(stream: BinaryIO) -> Iterator[tuple[int, list[bytes]]]:
-    """(number of the first line, up to PARSE_CHUNK lines), as `_lines` numbers and trims them."""
+    """(number of the first line, up to PARSE_CHUNK lines), as `_lines` numbers and trims them.
+    The first chunk is PARSE_FIRST lines and each next one twice the last: the inserts wait
+    for the first chunk's parse alone, and a small one starts them sooner."""
     number = 1
+    size = min(PARSE_FIRST, PARSE_CHUNK)
     while True:
-        chunk = list(islice(stream, PARSE_CHUNK))
+        chunk = list(islice(stream, size))
         if not chunk:
             return
         if number == 1 and chunk[0].startswith(b"\xef\xbb\xbf"):
             chunk[0] = chunk[0][3:]
         yield number, chunk
         number += len(chunk)
+        size = min(2 * size, PARSE_CHUNK)
 
 
 @dataclass
@@ -447,7 +458,7 @@ def _parse_workers(args: argparse.Namespace) -> int:
     if args.type != "json" or args.jsonArray:
         return 0
     size = bsonfile.file_size(args.file) if args.file else None
-    return workers_for(None if size is None else size // _LINE_BYTES)
+    return workers_for(None if size is None else size // _LINE_BYTES, PARSE_WORKERS)
 
 
 #: bytes of a JSON line at the least, to guess an input file's documents from its size

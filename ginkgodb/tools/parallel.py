@@ -35,13 +35,14 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def workers_for(documents: Optional[int], wanted: int = 1) -> int:
-    """How many worker processes a step over `documents` documents gets (0: inline). Unknown
-    counts (None) get workers: inputs whose size is not known ahead are read from files."""
+def workers_for(documents: Optional[int], wanted: Optional[int] = 1) -> int:
+    """How many worker processes a step over `documents` documents gets (0: inline), at most
+    `wanted` (None: one per core). Unknown counts (None) get workers: inputs whose size is not
+    known ahead are read from files."""
     if (cores() < 2 or "fork" not in multiprocessing.get_all_start_methods()
             or (documents is not None and documents < MIN_DOCUMENTS)):
         return 0
-    return max(1, min(wanted, cores()))
+    return max(1, cores() if wanted is None else min(wanted, cores()))
 
 
 def _context() -> Any:

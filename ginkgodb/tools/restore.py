@@ -9,9 +9,13 @@ Order of work, as mongorestore's:
 2. Collections (up to `--numParallelCollections` at a time): dropped with `--drop`, created with
    the dumped options (validator, collation, capped...) unless they exist, then filled with
    `insert_many` batches of RawBSONDocument, unordered unless `--maintainInsertionOrder`. Into a
-   data directory, on a machine with two cores or more, a worker process checks each batch's
-   documents (bsonutil.checked) while the previous batch is inserted, and the engine stores
-   the documents it vouched for without decoding them again. Duplicate keys and validation
+   data directory, on a machine with two cores or more, two worker processes check
+   each batch's documents (bsonutil.checked) while the previous batch is inserted, and the
+   engine stores the documents they vouched for without decoding them again. An uncompressed
+   `.bson` file's or archive file's batches are planned by the check pass (byte spans,
+   bsonfile.spans, Segment.start/stop; the first batch small, so the inserts start sooner) and
+   each is read and cut by its worker: this process only inserts. (A gzipped input, or an
+   archive on stdin, is read again here and its documents handed to the workers.) Duplicate keys and validation
    failures are logged (`continuing through error: ...`), counted and passed over unless
    `--stopOnError`; any other write error stops the restore.
 3. Views, then every collection's indexes: one createIndexes per collection, after its data.
@@ -37,7 +41,7 @@ from bson.raw_bson import RawBSONDocument
 from ..bsonutil.checked import check_documents, checked
 from . import bsonfile, collector
 from . import metadata as M
-from .archive import ArchiveReader
+from .archive import ArchiveReader, Segment
 from .common import unescape_collection
 from .connect import Connection, connect
 from .log import Log, ToolError, plural
@@ -46,6 +50,9 @@ from .parallel import Workers, workers_for
 from .progress import Progress
 
 IGNORABLE_CODES = {11000, 11001, 12582, 121}   # duplicate key, document validation
+#: worker processes checking documents, at most (one per core below that): a batch's check
+#: costs about what its insert here does, so more than two would wait on this process
+CHECK_WORKERS = 2
 _ID_KEY = {"_id": 1}
 
 
@@ -103,6 +110,8 @@ class Intent:
     meta: Optional[M.CollectionMeta] = None
     data_path: Optional[str] = None     # .bson file (directory dumps)
     count: int = 0                      # documents, from the check pass
+    #: an uncompressed .bson file's insert batches, from the check pass (bsonfile.spans)
+    spans: Optional[list[tuple[int, int, int]]] = None
 
     @property
     def source(self) -> str:
@@ -317,7 +326,10 @@ def check_files(intents: list[Intent], args: argparse.Namespace, log: Log) -> No
             continue
         n = 0
         with bsonfile.open_input(intent.data_path, args.gzip) as stream:
-            if not args.objcheck:
+            if not args.objcheck and not args.gzip:
+                intent.spans = bsonfile.spans(stream, intent.data_path, args.batchSize)
+                n = sum(span[2] for span in intent.spans)
+            elif not args.objcheck:
                 n = bsonfile.count(stream, intent.data_path)
             for batch in bsonfile.batches(stream, intent.data_path, 10_000) if args.objcheck else ():
                 _objcheck(batch, intent.data_path)
@@ -359,20 +371,25 @@ def _open_archive(args: argparse.Namespace, spool: Optional[BinaryIO]) -> tuple[
     return (gzip.GzipFile(fileobj=raw, mode="rb") if args.gzip else raw), name
 
 
-def archive_intents(args: argparse.Namespace, log: Log,
-                    spool: Optional[BinaryIO]) -> tuple[list[Intent], dict]:
-    """Read the archive through once (all CRCs), and the intents of its prelude."""
+def archive_intents(args: argparse.Namespace, log: Log, spool: Optional[BinaryIO]
+                    ) -> tuple[list[Intent], Optional[list[Segment]]]:
+    """Read the archive through once (all CRCs): the intents of its prelude, and for an
+    uncompressed archive file its segments as the restore inserts them, without their
+    documents (where they are: Segment.start/stop), else None (read again then)."""
     stream, name = _open_archive(args, spool)
     sel = Selection(args, args.db, args.collection)
     counts: dict[tuple[str, str], int] = {}
+    plan: Optional[list[Segment]] = [] if args.archive != "-" and not args.gzip else None
     try:
-        reader = ArchiveReader(stream, name, 10_000)
+        reader = ArchiveReader(stream, name, args.batchSize, bsonfile.RAMP_FIRST)
         prelude = reader.read_prelude()
         for seg in reader.segments():
             if args.objcheck and seg.docs:
                 _objcheck(seg.docs, f"{name}: {seg.db}.{seg.collection}")
             key = (seg.db, seg.collection)
             counts[key] = counts.get(key, 0) + len(seg.docs)
+            if plan is not None:
+                plan.append(Segment(seg.db, seg.collection, [], seg.eof, seg.start, seg.stop))
     finally:
         if stream is not spool:     # the spool is read twice; run() closes it
             stream.close()
@@ -406,7 +423,7 @@ def archive_intents(args: argparse.Namespace, log: Log,
         if key not in by_ns and key != ("", "oplog") and sel.target(*key) is not None \
                 and key[0] not in ("admin", "local", "config") and not key[1].startswith("system."):
             raise ToolError(f"{name}: no intent for collection in archive: `{key[0]}.{key[1]}`")
-    return intents, by_ns
+    return intents, plan
 
 
 # ------------------------------------------------------------------------------------ writing
@@ -436,6 +453,25 @@ class Restorer:
 
         for keys in self.workers.ordered_map(check_documents, feed()):
             yield sent.popleft(), keys
+
+    def span_batches(self, path: str, spans: Iterable[tuple[Any, int, int]]
+                     ) -> Iterator[tuple[list, Optional[list]]]:
+        """(documents, their `_id` keys or None) per (_, start, stop) byte span of `path`: read,
+        cut and checked in the worker processes, so this process only inserts (inline: read
+        here, keys None)."""
+        if self.workers.n == 0:
+            for _, start, stop in spans:
+                yield bsonfile.read_span(path, start, stop), None
+            return
+        yield from self.workers.ordered_map(check_span, ((path, a, b) for _, a, b in spans))
+
+    def planned(self, path: str, segments: list[Segment]) -> Iterator[tuple[Segment, Any]]:
+        """`keyed` for an archive's segments planned by the check pass: each one with its
+        documents, read from `path` and checked in the worker processes (a new Segment: the
+        plan keeps none of them, so memory stays a few batches)."""
+        spans = ((path, seg.start, seg.stop) for seg in segments)
+        for seg, (docs, keys) in zip(segments, self.span_batches(path, spans)):
+            yield Segment(seg.db, seg.collection, docs, seg.eof, seg.start, seg.stop), keys
 
     # -- collections ---------------------------------------------------------------------------
     def _exists(self, db: str, coll: str) -> bool:
@@ -482,6 +518,11 @@ class Restorer:
 
     # -- data ----------------------------------------------------------------------------------
     def insert_batches(self, intent: Intent, batches, progress: Progress) -> Result:
+        return self.insert_checked(intent, self.keyed(batches, list), progress)
+
+    def insert_checked(self, intent: Intent, batches: Iterable[tuple[list, Optional[list]]],
+                       progress: Progress) -> Result:
+        """Insert (documents, their `_id` keys or None) batches, in order."""
         coll = self.conn.client[intent.target_db][intent.target_coll]
         ordered = self.args.maintainInsertionOrder
         bypass = True if self.args.bypassDocumentValidation else None
@@ -492,14 +533,14 @@ class Restorer:
             return self._insert(coll, intent, batch, keys, ordered, bypass)
 
         if workers <= 1:
-            for batch, keys in self.keyed(batches, list):
+            for batch, keys in batches:
                 r = send(batch, keys)
                 result.add(r)
                 progress.advance(len(batch))
             return result
         with ThreadPoolExecutor(max_workers=workers) as pool:
             pending: list = []
-            for batch, keys in self.keyed(batches, list):
+            for batch, keys in batches:
                 pending.append((pool.submit(send, batch, keys), len(batch)))
                 if len(pending) >= 2 * workers:
                     future, n = pending.pop(0)
@@ -572,6 +613,13 @@ class Restorer:
                             f"createIndex error: {_message(exc)}") from None
 
 
+def check_span(job: tuple[str, int, int]) -> tuple[list[bytes], list[Optional[bytes]]]:
+    """The documents of one span of a .bson file and their `_id` keys (bsonutil.checked).
+    Runs in a worker process."""
+    raws = bsonfile.read_span(*job)
+    return raws, check_documents(raws)
+
+
 def _message(exc: BaseException) -> str:
     details = getattr(exc, "details", None)
     if isinstance(details, dict) and details.get("errmsg"):
@@ -583,11 +631,12 @@ def _message(exc: BaseException) -> str:
 def run(args: argparse.Namespace, log: Log) -> int:
     check_arguments(args)
     spool = None
+    plan: Optional[list[Segment]] = None
     try:
         if args.archive is not None:
             if args.archive == "-":
                 spool = _spool_stdin(args.gzip)
-            intents, _ = archive_intents(args, log, spool)
+            intents, plan = archive_intents(args, log, spool)
         else:
             intents = directory_intents(args, log)
             check_files(intents, args, log)
@@ -600,7 +649,7 @@ def run(args: argparse.Namespace, log: Log) -> int:
             return 0
         conn = connect(args, log, create=True)
         try:
-            result = _restore(conn, args, intents, spool, log)
+            result = _restore(conn, args, intents, spool, log, plan)
         finally:
             conn.close()
     finally:
@@ -622,19 +671,20 @@ def _check_conflicts(intents: list[Intent]) -> None:
 
 
 def _restore(conn: Connection, args: argparse.Namespace, intents: list[Intent],
-             spool: Optional[BinaryIO], log: Log) -> Result:
+             spool: Optional[BinaryIO], log: Log, plan: Optional[list[Segment]] = None) -> Result:
     documents = sum(i.count for i in intents)
-    with Workers(workers_for(documents) if conn.embedded else 0) as workers:
-        return _restore_with(Restorer(conn, args, log, workers), args, intents, spool, log)
+    with Workers(workers_for(documents, CHECK_WORKERS) if conn.embedded else 0) as workers:
+        return _restore_with(Restorer(conn, args, log, workers), args, intents, spool, log, plan)
 
 
 def _restore_with(restorer: Restorer, args: argparse.Namespace, intents: list[Intent],
-                  spool: Optional[BinaryIO], log: Log) -> Result:
+                  spool: Optional[BinaryIO], log: Log,
+                  plan: Optional[list[Segment]] = None) -> Result:
     collections = [i for i in intents if not i.is_view]
     views = [i for i in intents if i.is_view]
     total = Result()
     if args.archive is not None:
-        total = _restore_archive(restorer, args, collections, spool, log)
+        total = _restore_archive(restorer, args, collections, spool, log, plan)
     else:
         total = _restore_directory(restorer, args, collections, log)
     for view in views:
@@ -653,10 +703,16 @@ def _restore_directory(restorer: Restorer, args: argparse.Namespace, intents: li
         if intent.data_path is None:
             return Result()
         log.always(f"restoring {intent.target} from {intent.data_path}")
-        with bsonfile.open_input(intent.data_path, args.gzip) as stream, \
-                Progress(log, intent.target, intent.count) as progress:
-            result = restorer.insert_batches(intent, bsonfile.batches(stream, intent.data_path,
-                                                                      args.batchSize), progress)
+        if intent.spans is not None:
+            with Progress(log, intent.target, intent.count) as progress:
+                spans = ((n, start, stop) for start, stop, n in intent.spans)
+                result = restorer.insert_checked(
+                    intent, restorer.span_batches(intent.data_path, spans), progress)
+        else:
+            with bsonfile.open_input(intent.data_path, args.gzip) as stream, \
+                    Progress(log, intent.target, intent.count) as progress:
+                result = restorer.insert_batches(
+                    intent, bsonfile.batches(stream, intent.data_path, args.batchSize), progress)
         log.always(f"finished restoring {intent.target} ({plural(result.ok, 'document')}, "
                    f"{plural(result.failed, 'failure')})")
         return result
@@ -683,17 +739,24 @@ def _restore_directory(restorer: Restorer, args: argparse.Namespace, intents: li
 
 
 def _restore_archive(restorer: Restorer, args: argparse.Namespace, intents: list[Intent],
-                     spool: Optional[BinaryIO], log: Log) -> Result:
-    """Segments in archive order; each collection is created when its first segment comes."""
+                     spool: Optional[BinaryIO], log: Log,
+                     plan: Optional[list[Segment]] = None) -> Result:
+    """Segments in archive order; each collection is created when its first segment comes.
+    With the check pass's `plan`, the workers read the segments' documents from the file."""
     by_ns = {(i.db, i.coll): i for i in intents}
-    stream, name = _open_archive(args, spool)
+    stream, name = (None, args.archive) if plan is not None else _open_archive(args, spool)
     total = Result()
     started: dict[tuple[str, str], tuple[Result, Progress]] = {}
     try:
-        reader = ArchiveReader(stream, name, args.batchSize)
-        reader.read_prelude()
-        wanted = (seg for seg in reader.segments() if (seg.db, seg.collection) in by_ns)
-        for seg, keys in restorer.keyed(wanted, lambda seg: seg.docs):
+        if plan is not None:
+            wanted = [seg for seg in plan if (seg.db, seg.collection) in by_ns]
+            keyed = restorer.planned(args.archive, wanted)
+        else:
+            reader = ArchiveReader(stream, name, args.batchSize, bsonfile.RAMP_FIRST)
+            reader.read_prelude()
+            keyed = restorer.keyed((seg for seg in reader.segments()
+                                    if (seg.db, seg.collection) in by_ns), lambda seg: seg.docs)
+        for seg, keys in keyed:
             key = (seg.db, seg.collection)
             intent = by_ns[key]
             if key not in started:
@@ -714,6 +777,6 @@ def _restore_archive(restorer: Restorer, args: argparse.Namespace, intents: list
     finally:
         for _, progress in started.values():
             progress.close()
-        if stream is not spool:
+        if stream is not None and stream is not spool:
             stream.close()
     return total

@@ -226,3 +226,52 @@ def test_namespace_renamer_stars_variables_and_priority():
         Renamer(["$a$.x"], ["$b$.x"])
     with pytest.raises(ToolError, match="Different number of froms and tos"):
         Renamer(["a.b"], [])
+
+
+def test_bson_file_spans_ramp_up_and_read_back_the_documents(tmp_path):
+    docs = [bson.encode({"_id": i, "s": "x" * (i % 13)}) for i in range(40)]
+    path = tmp_path / "f.bson"
+    path.write_bytes(b"".join(docs))
+    with open(path, "rb") as f:
+        spans = bsonfile.spans(f, "f.bson", 10, first=3)
+    assert [n for _, _, n in spans] == [3, 6, 10, 10, 10, 1]
+    assert spans[0][0] == 0 and spans[-1][1] == path.stat().st_size
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert [d for start, stop, _ in spans for d in bsonfile.read_span(str(path), start, stop)] == docs
+    with open(path, "rb") as f:     # the byte bound ends a span as it ends a batch
+        assert [n for _, _, n in bsonfile.spans(f, "f.bson", 100, max_bytes=3 * len(docs[0]),
+                                                first=100)][:1] == [3]
+    for bad, message in ((b"".join(docs)[:-3], "unexpected end of file"),
+                         (b"\x02\x00\x00\x00\x00", "invalid BSON document length 2")):
+        with pytest.raises(ToolError, match=message):
+            bsonfile.spans(io.BytesIO(bad), "f.bson", 10)
+    path.write_bytes(b"".join(docs)[:-3])       # changed after its check: refused, not cut short
+    with pytest.raises(ToolError, match="changed while it was restored"):
+        bsonfile.read_span(str(path), spans[-1][0], spans[-1][1])
+
+
+def test_archive_segments_ramp_up_from_a_small_first_one():
+    def segments(**kw):
+        reader = ArchiveReader(io.BytesIO(_archive()), "a.archive", **kw)
+        return [(s.collection, s.docs, s.eof) for s in reader.segments()]
+    plain, ramped = segments(batch=1000), segments(batch=4, first=1)
+    assert [len(d) for _, d, eof in ramped if not eof][:2] == [1, 2]
+    assert max(len(d) for _, d, _ in ramped) <= 4
+
+    def flat(segs):
+        out: dict = {}
+        for coll, docs, _ in segs:
+            out.setdefault(coll, []).extend(docs)
+        return out
+    assert flat(ramped) == flat(plain)
+
+
+def test_archive_segments_say_where_their_documents_are(monkeypatch):
+    data = _archive()
+    for chunk, batch, first in ((1 << 20, 1000, None), (1 << 20, 2, 1), (7, 1, None), (7, 2, 1),
+                                (50, 1000, None)):
+        monkeypatch.setattr(ArchiveReader, "_CHUNK", chunk)     # documents across refills too
+        reader = ArchiveReader(io.BytesIO(data), "a.archive", batch=batch, first=first)
+        for seg in reader.segments():
+            assert data[seg.start:seg.stop] == b"".join(seg.docs)
+            assert seg.eof or seg.stop > seg.start

@@ -106,8 +106,10 @@ def test_restore_refuses_a_bad_document_and_writes_none_of_its_batch(tool, src, 
     path.write_bytes(bytes(data))
     _, err = tool("restore", "--dbpath", dst, out, "--batchSize", "1000", expect=1)
     assert "Failed: plain.items: invalid BSON" in err
-    # the first batch (documents 0-999) went in; nothing of the bad one's batch did
-    assert MongoClient(str(dst)).plain.items.count_documents({}) == 1000
+    # the batches before it (documents 0-499 and 500-1499: the first batch of a file is
+    # bsonfile.RAMP_FIRST documents, each next one twice the last) went in; nothing of the bad
+    # one's batch (1500-2499) did
+    assert MongoClient(str(dst)).plain.items.count_documents({}) == 1500
 
 
 @pytest.mark.parametrize("flags", [[], ["--jsonFormat", "canonical"], ["--jsonArray"],

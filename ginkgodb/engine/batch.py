@@ -86,10 +86,12 @@ _STATS = struct.Struct(">QQQ")  # next record id, documents, data bytes (storage
 class CollectionNumbers:
     """The persisted numbers of one collection, as this batch moves them."""
 
-    __slots__ = ("next_rid", "count", "size", "dirty")
+    __slots__ = ("next_rid", "count", "size", "dirty", "key")
 
-    def __init__(self, next_rid: int, count: int, size: int) -> None:
+    def __init__(self, next_rid: int, count: int, size: int, key: Optional[bytes] = None) -> None:
         self.next_rid, self.count, self.size, self.dirty = next_rid, count, size, False
+        #: where they are stored, when known (read_numbers): `prepare` writes them there
+        self.key = key
 
     def pack(self) -> bytes:
         return _STATS.pack(self.next_rid, self.count, self.size)
@@ -98,9 +100,11 @@ class CollectionNumbers:
 def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
     """A collection's numbers as `snap` stores them; counted from its records (once) when a data
     directory predates them."""
-    raw = snap.get(layout.coll_stats_key(coll_id))
+    key = layout.coll_stats_key(coll_id)
+    raw = snap.get(key)
     if raw is not None:
-        return CollectionNumbers(*_STATS.unpack(raw))
+        next_rid, count, size = _STATS.unpack(raw)
+        return CollectionNumbers(next_rid, count, size, key)
     prefix = layout.record_prefix(coll_id)
     count = size = 0
     last = b""
@@ -110,7 +114,7 @@ def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
         last = key
     # a clustered collection's record keys are not numbers (clustered.py): its next id is unused
     next_rid = layout.rid_of_record_key(last) + 1 if len(last) == 5 + layout.RID_WIDTH else 1
-    numbers = CollectionNumbers(next_rid, count, size)
+    numbers = CollectionNumbers(next_rid, count, size, key)
     numbers.dirty = True  # worth storing at the next write
     return numbers
 
@@ -263,9 +267,9 @@ class WriteBatch:
     # -- commit (called by the engine) ---------------------------------------------------------
     def prepare(self) -> None:
         """Write what the batch kept in memory into its transaction, just before it commits."""
-        put = self.txn.put
+        put, pack = self.txn.put, _STATS.pack
         for coll_id, numbers in self._numbers.items():
             if numbers.dirty:
-                put(layout.coll_stats_key(coll_id), numbers.pack())
+                put(numbers.key or layout.coll_stats_key(coll_id), pack(numbers.next_rid, numbers.count, numbers.size))
         if self._catalog is not None:
             put(layout.META_CATALOG_GEN, layout.pack_u64(self._catalog.gen))

@@ -296,11 +296,11 @@ class EngineOperations(abc.ABC):
     @waits_for_transactions
     def insert(self, db: str, coll: str, docs: list, ordered: bool = True,
                bypass_validation: bool = False, *, internal: bool = False) -> writes.WriteOutcome:
-        ts = timeseries.timeseries_options(self.catalog.get(db, coll))
-        if ts is not None:
-            return timeseries.insert(self, db, coll, ts, docs, ordered)
-        return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal,
-                             into=bulk_insert.insert_into)
+        try:
+            return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal,
+                                 into=bulk_insert.insert_into, time_series_aside=True)
+        except writes.TimeSeriesTarget as target:
+            return timeseries.insert(self, db, coll, target.options, docs, ordered)
 
     @waits_for_transactions
     def update(self, db: str, coll: str, statements: list[writes.UpdateStatement],

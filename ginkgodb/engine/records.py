@@ -124,11 +124,12 @@ def keep_id(old: dict, new: dict) -> dict:
 
 def delete_record(batch: WriteBatch, coll: Collection, rid: int, doc: dict, raw: bytes) -> None:
     txn = batch.txn
-    batch.claim(coll.record_key(rid))
+    key = coll.record_key(rid)
+    batch.claim(key)
     for ix in coll.indexes:
         keys, _ = ix.keys(doc)
         ix.remove(txn, keys, rid)
-    if txn.delete(coll.record_key(rid)):
+    if txn.delete(key):
         batch.deleted(coll, rid, raw)
 
 

@@ -154,6 +154,10 @@ class WriteBatch:
         self._base_catalog = catalog
         self._catalog: Optional[Catalog] = None      # the private copy, once edited
         self._numbers: dict[int, CollectionNumbers] = {}
+        #: the numbers the engine kept from its last commit, valid for this batch (known_numbers.py)
+        self._known: Optional[dict[int, tuple]] = None
+        self._forgotten: list[int] = []
+        self._base_version: Optional[int] = None
         self._next_id: Optional[int] = None
         self._images = 0
 
@@ -210,7 +214,12 @@ class WriteBatch:
     def numbers(self, coll_id: int) -> CollectionNumbers:
         numbers = self._numbers.get(coll_id)
         if numbers is None:
-            numbers = self._numbers[coll_id] = read_numbers(self.txn, coll_id)
+            known = self._known
+            kept = known.get(coll_id) if known is not None else None
+            if kept is not None and (not self._forgotten or coll_id not in self._forgotten):
+                numbers = self._numbers[coll_id] = CollectionNumbers(*kept)
+            else:
+                numbers = self._numbers[coll_id] = read_numbers(self.txn, coll_id)
         return numbers
 
     def numbers_for_new(self, coll_id: int, next_rid: int) -> CollectionNumbers:
@@ -262,6 +271,7 @@ class WriteBatch:
     def forget_numbers(self, coll_id: int) -> None:
         """A dropped collection's numbers go with it."""
         self._numbers.pop(coll_id, None)
+        self._forgotten.append(coll_id)
         self.txn.delete(layout.coll_stats_key(coll_id))
 
     # -- commit (called by the engine) ---------------------------------------------------------

@@ -15,6 +15,7 @@ from .collection import Collection
 from .commit_signal import CommitSignal
 from .conflicts import ConflictTable
 from .cursors import CursorManager
+from .known_numbers import KnownNumbers
 from .operations import EngineOperations
 from .sessions import SessionCatalog
 
@@ -84,6 +85,8 @@ class Engine(EngineOperations):
         #: storage for other processes' commits when shared)
         self.commit_signal = CommitSignal(kv.commit_stamp if kv.shared else None)
         self._recent: dict[int, Catalog] = {}
+        #: the collections' numbers as the last commit left them (known_numbers.py)
+        self._known_numbers = KnownNumbers(kv.shared)
         self._publishing = threading.Lock()
         self._published = Catalog().freeze()
         self._closed = False
@@ -270,6 +273,7 @@ class Engine(EngineOperations):
                 self._publish(catalog)
             batch = WriteBatch(txn, catalog, self.conflicts)
             batch.default_compression, batch.compresses = self.default_compression, self.kv.durable
+            self._known_numbers.begin(batch)
         except BaseException:
             txn.abort()
             raise
@@ -293,6 +297,7 @@ class Engine(EngineOperations):
         except BaseException:
             self._abort_batch(batch)
             raise
+        self._known_numbers.committed(batch)
         self.conflicts.committed(batch.claims)
         if batch.catalog_changed:
             self._publish(batch.catalog)

@@ -31,7 +31,7 @@ def insert_record(batch: WriteBatch, coll: Collection, doc: dict, raw: bytes) ->
             for key in keys:
                 batch.claim(ix.prefix + key)
         planned.append((ix, keys, multikey))
-    txn.put(coll.record_key(rid), coll.stored(raw))
+    txn.put(coll.record_key(rid), raw if coll.codec == "none" else coll.stored(raw))
     _write_entries(batch, coll, planned, rid)
     batch.inserted(coll, rid, raw)
     if coll.capped:

@@ -1,0 +1,54 @@
+"""The per-collection numbers (next record id, count, size) as this engine's last commit left them.
+
+Every write batch reads the numbers of the collections it writes (batch.py) and stores them again
+at its commit; an insert_one reads two (its collection's and the oplog's). Kept here after each
+commit, the next batch starts from them instead of reading storage, as long as nothing else
+committed in between: always true when the storage is not shared; when other processes share it,
+the writer's `base_version` must be the one this engine's last commit produced, and a commit whose
+version is not known (it wrote no numbers, so it may have written nothing) forgets them all. Only
+memory: the numbers in storage stay the truth (a restart or another process reads them there).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+#: (next record id, documents, bytes, the key they are stored under)
+Kept = tuple[int, int, int, Optional[bytes]]
+
+
+class KnownNumbers:
+    """Owned by the engine and used under its write lock."""
+
+    __slots__ = ("_shared", "_numbers", "_version")
+
+    def __init__(self, shared: bool) -> None:
+        self._shared = shared
+        self._numbers: dict[int, Kept] = {}
+        self._version: Optional[int] = None     # the base_version they hold for (shared storage)
+
+    def begin(self, batch: Any) -> None:
+        """Give a new batch the numbers it may start from (None: it reads them from storage)."""
+        if self._shared:
+            base = batch._base_version = batch.txn.base_version()
+            if base is None or base != self._version:
+                return
+        batch._known = self._numbers
+
+    def committed(self, batch: Any) -> None:
+        """After `batch` committed: keep its numbers."""
+        numbers = batch._numbers
+        base_version = batch._base_version
+        known = self._numbers if batch._known is not None else {}
+        wrote = False
+        for coll_id, n in numbers.items():
+            known[coll_id] = (n.next_rid, n.count, n.size, n.key)
+            wrote = wrote or n.dirty
+        for coll_id in batch._forgotten:
+            known.pop(coll_id, None)
+        self._numbers = known
+        if self._shared:
+            self._version = base_version + 1 if wrote and base_version is not None else None
+
+    def forget(self) -> None:
+        self._numbers = {}
+        self._version = None

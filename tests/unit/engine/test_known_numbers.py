@@ -3,7 +3,6 @@ every batch must start from what storage holds, whatever happened in between."""
 from __future__ import annotations
 
 import pytest
-from support.engines import make_kv
 from support.runner import Runner
 
 from ginkgodb.engine import Engine

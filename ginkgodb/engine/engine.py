@@ -268,12 +268,13 @@ class Engine(EngineOperations):
         """A batch on a new storage write transaction (the engine lock held)."""
         txn = self.kv.writer(reclaims=reclaims)
         try:
-            catalog = self.catalog_for(txn)   # the writer's view: another process may have moved it
-            if catalog.gen > self._published.gen:
-                self._publish(catalog)
-            batch = WriteBatch(txn, catalog, self.conflicts)
+            batch = WriteBatch(txn, self._published, self.conflicts)
             batch.default_compression, batch.compresses = self.default_compression, self.kv.durable
-            self._known_numbers.begin(batch)
+            if not self._known_numbers.begin(batch):
+                catalog = self.catalog_for(txn)   # the writer's view: another process may have moved it
+                if catalog.gen > self._published.gen:
+                    self._publish(catalog)
+                batch._base_catalog = catalog
         except BaseException:
             txn.abort()
             raise

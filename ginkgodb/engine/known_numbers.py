@@ -7,6 +7,7 @@ committed in between: always true when the storage is not shared; when other pro
 the writer's `base_version` must be the one this engine's last commit produced, and a commit whose
 version is not known (it wrote no numbers, so it may have written nothing) forgets them all. Only
 memory: the numbers in storage stay the truth (a restart or another process reads them there).
+The same test tells the engine that the catalog it published is the writer's (no generation read).
 """
 from __future__ import annotations
 
@@ -26,13 +27,16 @@ class KnownNumbers:
         self._numbers: dict[int, Kept] = {}
         self._version: Optional[int] = None     # the base_version they hold for (shared storage)
 
-    def begin(self, batch: Any) -> None:
-        """Give a new batch the numbers it may start from (None: it reads them from storage)."""
+    def begin(self, batch: Any) -> bool:
+        """Give a new batch the numbers it may start from; True when nothing committed since
+        this engine's last commit (so the catalog it published is also storage's), False when
+        the batch must read them, and the catalog generation, from storage."""
         if self._shared:
             base = batch._base_version = batch.txn.base_version()
             if base is None or base != self._version:
-                return
+                return False
         batch._known = self._numbers
+        return True
 
     def committed(self, batch: Any) -> None:
         """After `batch` committed: keep its numbers."""

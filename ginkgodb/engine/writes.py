@@ -87,13 +87,15 @@ def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validat
     out = WriteOutcome()
     with engine.write() as batch:
         batch.result = out
-        if time_series_aside:
-            state = batch.collection(db, coll)
-            if state is not None:
+        state = batch.collection(db, coll)
+        if state is None:
+            ensure_collection(batch, db, coll)
+        else:
+            if time_series_aside and "viewOn" in state.meta.options:
                 ts = timeseries_options(state.meta)
                 if ts is not None:
                     raise TimeSeriesTarget(ts)
-        ensure_collection(batch, db, coll)
+            refuse_write(state)   # ensure_collection's check of an existing collection
         (into or insert_into)(engine, batch, db, coll, docs, ordered, validate, out)
     return out
 

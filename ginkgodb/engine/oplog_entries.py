@@ -142,7 +142,8 @@ class EntryBuilder:
         first = ops[0]
         head = _OP_I + self._ns_ui(first.ns, first.uuid) + b"\x03o\x00"
         raws = list(map(_DOC, ops))
-        keys = list(map(id_element, raws))
+        keys = [raw[4:21] if raw[4] == 7 and raw[5:9] == b"_id\x00" else first_element(raw)   # id_element's
+                for raw in raws]                                                            # test, inline
         join, pack = b"".join, pack_i32
         return [join((head, raw, b"\x03o2\x00", pack(len(key) + 5), key, b"\x00"))
                 for raw, key in zip(raws, keys)]

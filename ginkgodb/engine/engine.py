@@ -297,6 +297,7 @@ class Engine(EngineOperations):
             txn.commit()
         except BaseException:
             self._abort_batch(batch)
+            self._known_numbers.forget()   # a failure after storage's commit: it may have happened
             raise
         self._known_numbers.committed(batch)
         self.conflicts.committed(batch.claims)

@@ -20,12 +20,13 @@ Kept = tuple[int, int, int, Optional[bytes]]
 class KnownNumbers:
     """Owned by the engine and used under its write lock."""
 
-    __slots__ = ("_shared", "_numbers", "_version")
+    __slots__ = ("_shared", "_numbers", "_version", "_lost")
 
     def __init__(self, shared: bool) -> None:
         self._shared = shared
         self._numbers: dict[int, Kept] = {}
         self._version: Optional[int] = None     # the base_version they hold for (shared storage)
+        self._lost = False                      # a commit failed: storage's state is not known
 
     def begin(self, batch: Any) -> bool:
         """Give a new batch the numbers it may start from; True when nothing committed since
@@ -35,6 +36,8 @@ class KnownNumbers:
             base = batch._base_version = batch.txn.base_version()
             if base is None or base != self._version:
                 return False
+        elif self._lost:
+            return False
         batch._known = self._numbers
         return True
 
@@ -50,9 +53,12 @@ class KnownNumbers:
         for coll_id in batch._forgotten:
             known.pop(coll_id, None)
         self._numbers = known
+        self._lost = False
         if self._shared:
             self._version = base_version + 1 if wrote and base_version is not None else None
 
     def forget(self) -> None:
+        """A commit failed, perhaps after storage committed it: the next batch reads storage."""
         self._numbers = {}
         self._version = None
+        self._lost = True

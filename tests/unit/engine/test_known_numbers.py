@@ -108,3 +108,31 @@ def test_a_batch_after_another_writer_keeps_nothing_older(tmp_path):
         assert stored(engine, "test", "a")[1] == 11
     finally:
         engine.close()
+
+
+def test_a_commit_that_fails_after_storage_committed_leaves_nothing_kept(engine, monkeypatch):
+    """Storage committed, then its commit raised (as a full disk's reserve check can): the
+    engine cannot tell what storage holds, so the next batch reads the numbers and catalog."""
+    run = Runner(engine)
+    run.insert("c", {"_id": 1})
+    real_writer = engine.kv.writer
+
+    class CommitsThenFails:
+        def __init__(self, txn):
+            self._txn = txn
+
+        def __getattr__(self, name):
+            return getattr(self._txn, name)
+
+        def commit(self):
+            self._txn.commit()
+            raise RuntimeError("after the commit")
+
+    monkeypatch.setattr(engine.kv, "writer", lambda reclaims=False: CommitsThenFails(real_writer(reclaims)))
+    with pytest.raises(Exception):
+        run.insert("c", {"_id": 2})
+    monkeypatch.setattr(engine.kv, "writer", real_writer)
+    assert stored(engine, "test", "c")[:2] == (3, 2)      # storage has both documents
+    run.insert("c", {"_id": 3})
+    assert stored(engine, "test", "c")[:2] == (4, 3)
+    assert sorted(d["_id"] for d in run.find("c")) == [1, 2, 3]

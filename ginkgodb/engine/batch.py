@@ -86,10 +86,12 @@ _STATS = struct.Struct(">QQQ")  # next record id, documents, data bytes (storage
 class CollectionNumbers:
     """The persisted numbers of one collection, as this batch moves them."""
 
-    __slots__ = ("next_rid", "count", "size", "dirty")
+    __slots__ = ("next_rid", "count", "size", "dirty", "key")
 
-    def __init__(self, next_rid: int, count: int, size: int) -> None:
+    def __init__(self, next_rid: int, count: int, size: int, key: Optional[bytes] = None) -> None:
         self.next_rid, self.count, self.size, self.dirty = next_rid, count, size, False
+        #: where they are stored, when known (read_numbers): `prepare` writes them there
+        self.key = key
 
     def pack(self) -> bytes:
         return _STATS.pack(self.next_rid, self.count, self.size)
@@ -98,9 +100,11 @@ class CollectionNumbers:
 def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
     """A collection's numbers as `snap` stores them; counted from its records (once) when a data
     directory predates them."""
-    raw = snap.get(layout.coll_stats_key(coll_id))
+    key = layout.coll_stats_key(coll_id)
+    raw = snap.get(key)
     if raw is not None:
-        return CollectionNumbers(*_STATS.unpack(raw))
+        next_rid, count, size = _STATS.unpack(raw)
+        return CollectionNumbers(next_rid, count, size, key)
     prefix = layout.record_prefix(coll_id)
     count = size = 0
     last = b""
@@ -110,7 +114,7 @@ def read_numbers(snap: Any, coll_id: int) -> CollectionNumbers:
         last = key
     # a clustered collection's record keys are not numbers (clustered.py): its next id is unused
     next_rid = layout.rid_of_record_key(last) + 1 if len(last) == 5 + layout.RID_WIDTH else 1
-    numbers = CollectionNumbers(next_rid, count, size)
+    numbers = CollectionNumbers(next_rid, count, size, key)
     numbers.dirty = True  # worth storing at the next write
     return numbers
 
@@ -150,6 +154,10 @@ class WriteBatch:
         self._base_catalog = catalog
         self._catalog: Optional[Catalog] = None      # the private copy, once edited
         self._numbers: dict[int, CollectionNumbers] = {}
+        #: the numbers the engine kept from its last commit, valid for this batch (known_numbers.py)
+        self._known: Optional[dict[int, tuple]] = None
+        self._forgotten: list[int] = []
+        self._base_version: Optional[int] = None
         self._next_id: Optional[int] = None
         self._images = 0
 
@@ -206,7 +214,12 @@ class WriteBatch:
     def numbers(self, coll_id: int) -> CollectionNumbers:
         numbers = self._numbers.get(coll_id)
         if numbers is None:
-            numbers = self._numbers[coll_id] = read_numbers(self.txn, coll_id)
+            known = self._known
+            kept = known.get(coll_id) if known is not None else None
+            if kept is not None and (not self._forgotten or coll_id not in self._forgotten):
+                numbers = self._numbers[coll_id] = CollectionNumbers(*kept)
+            else:
+                numbers = self._numbers[coll_id] = read_numbers(self.txn, coll_id)
         return numbers
 
     def numbers_for_new(self, coll_id: int, next_rid: int) -> CollectionNumbers:
@@ -258,14 +271,15 @@ class WriteBatch:
     def forget_numbers(self, coll_id: int) -> None:
         """A dropped collection's numbers go with it."""
         self._numbers.pop(coll_id, None)
+        self._forgotten.append(coll_id)
         self.txn.delete(layout.coll_stats_key(coll_id))
 
     # -- commit (called by the engine) ---------------------------------------------------------
     def prepare(self) -> None:
         """Write what the batch kept in memory into its transaction, just before it commits."""
-        put = self.txn.put
+        put, pack = self.txn.put, _STATS.pack
         for coll_id, numbers in self._numbers.items():
             if numbers.dirty:
-                put(layout.coll_stats_key(coll_id), numbers.pack())
+                put(numbers.key or layout.coll_stats_key(coll_id), pack(numbers.next_rid, numbers.count, numbers.size))
         if self._catalog is not None:
             put(layout.META_CATALOG_GEN, layout.pack_u64(self._catalog.gen))

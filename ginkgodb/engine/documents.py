@@ -90,12 +90,16 @@ def prepare_insert(doc: Any, *, upsert: bool = False, now: Any = None) -> tuple[
     if isinstance(doc, RawBSONDocument):
         raw = bytes(doc.raw)
         d = bson.decode(raw)
-        if now is not None and _empty_timestamps(d):
+        if now is not None and Timestamp in map(type, d.values()) and _empty_timestamps(d):
             doc = _filled(d, now)  # re-encoded below
         elif d and next(iter(d)) == "_id":
-            check_id(d["_id"])
-            check_size(len(raw))
-            check_depth(d, len(raw), for_update=upsert)
+            value = d["_id"]
+            if type(value) not in _PLAIN_ID_TYPES:   # check_id's own shortcut, without its call
+                check_id(value)
+            size = len(raw)
+            if size > MAX_BSON_OBJECT_SIZE or size >= SHALLOW_BELOW:   # else neither check can fail
+                check_size(size)
+                check_depth(d, size, for_update=upsert)
             return d, raw
     if not isinstance(doc, RawBSONDocument):
         d = doc if type(doc) is dict else dict(doc)

@@ -15,6 +15,7 @@ from .collection import Collection
 from .commit_signal import CommitSignal
 from .conflicts import ConflictTable
 from .cursors import CursorManager
+from .known_numbers import KnownNumbers
 from .operations import EngineOperations
 from .sessions import SessionCatalog
 
@@ -84,6 +85,8 @@ class Engine(EngineOperations):
         #: storage for other processes' commits when shared)
         self.commit_signal = CommitSignal(kv.commit_stamp if kv.shared else None)
         self._recent: dict[int, Catalog] = {}
+        #: the collections' numbers as the last commit left them (known_numbers.py)
+        self._known_numbers = KnownNumbers(kv.shared)
         self._publishing = threading.Lock()
         self._published = Catalog().freeze()
         self._closed = False
@@ -265,11 +268,13 @@ class Engine(EngineOperations):
         """A batch on a new storage write transaction (the engine lock held)."""
         txn = self.kv.writer(reclaims=reclaims)
         try:
-            catalog = self.catalog_for(txn)   # the writer's view: another process may have moved it
-            if catalog.gen > self._published.gen:
-                self._publish(catalog)
-            batch = WriteBatch(txn, catalog, self.conflicts)
+            batch = WriteBatch(txn, self._published, self.conflicts)
             batch.default_compression, batch.compresses = self.default_compression, self.kv.durable
+            if not self._known_numbers.begin(batch):
+                catalog = self.catalog_for(txn)   # the writer's view: another process may have moved it
+                if catalog.gen > self._published.gen:
+                    self._publish(catalog)
+                batch._base_catalog = catalog
         except BaseException:
             txn.abort()
             raise
@@ -292,7 +297,9 @@ class Engine(EngineOperations):
             txn.commit()
         except BaseException:
             self._abort_batch(batch)
+            self._known_numbers.forget()   # a failure after storage's commit: it may have happened
             raise
+        self._known_numbers.committed(batch)
         self.conflicts.committed(batch.claims)
         if batch.catalog_changed:
             self._publish(batch.catalog)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -38,12 +39,13 @@ def waits_for_transactions(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        import time
-        deadline = time.monotonic() + MAX_WAIT_FOR_TRANSACTION
+        deadline = None    # from the first wait: an operation that never waits reads no clock
         while True:
             try:
                 return fn(self, *args, **kwargs)
             except WaitForTransaction as wait:
+                if deadline is None:
+                    deadline = time.monotonic() + MAX_WAIT_FOR_TRANSACTION
                 if not self.conflicts.wait_for(wait.owner, deadline):
                     raise write_conflict("the operation waited too long for a transaction to end") from None
     return run
@@ -296,11 +298,11 @@ class EngineOperations(abc.ABC):
     @waits_for_transactions
     def insert(self, db: str, coll: str, docs: list, ordered: bool = True,
                bypass_validation: bool = False, *, internal: bool = False) -> writes.WriteOutcome:
-        ts = timeseries.timeseries_options(self.catalog.get(db, coll))
-        if ts is not None:
-            return timeseries.insert(self, db, coll, ts, docs, ordered)
-        return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal,
-                             into=bulk_insert.insert_into)
+        try:
+            return writes.insert(self, db, coll, docs, ordered, validator(bypass_validation), internal=internal,
+                                 into=bulk_insert.insert_into, time_series_aside=True)
+        except writes.TimeSeriesTarget as target:
+            return timeseries.insert(self, db, coll, target.options, docs, ordered)
 
     @waits_for_transactions
     def update(self, db: str, coll: str, statements: list[writes.UpdateStatement],

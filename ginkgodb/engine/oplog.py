@@ -31,7 +31,8 @@ from .record_format import document
 from .records import append_raws, remove_raw
 
 _INSERTS_ONLY = {Insert}
-_NS_UUID = itemgetter(0, 1)     # Insert.ns, Insert.uuid
+_DELETES_ONLY = {Delete}
+_NS_UUID = itemgetter(0, 1)     # Insert.ns, Insert.uuid (Delete's too)
 
 DB, COLL = "local", "oplog.rs"
 NS = f"{DB}.{COLL}"
@@ -160,7 +161,10 @@ class Oplog:
         if len(ops) == 1 and type(ops[0]) is Insert:   # an insert_one: no loop, no image
             op = ops[0]
             if self._is_logged(op.ns):
-                self._append(batch, coll, [self._builder.insert(op)], None if batch.txn_info is None else [op])
+                if batch.txn_info is None:
+                    self._append_one(batch, coll, self._builder.insert(op))
+                else:
+                    self._append(batch, coll, [self._builder.insert(op)], [op])
             return
         bodies, images = self._bodies(batch, ops)
         if bodies:
@@ -178,9 +182,13 @@ class Oplog:
     def _bodies(self, batch: WriteBatch, ops: list) -> tuple[list, list]:
         """(entry bodies, and for each its CRUD operation, or None for a catalog change)."""
         builder, is_logged = self._builder, self._is_logged
-        if (set(map(type, ops)) == _INSERTS_ONLY and len(set(map(_NS_UUID, ops))) == 1
-                and is_logged(ops[0].ns)):       # a batch of inserts into one collection
-            return builder.inserts(ops), list(ops)
+        kinds = set(map(type, ops))
+        if ((kinds == _INSERTS_ONLY or kinds == _DELETES_ONLY) and len(set(map(_NS_UUID, ops))) == 1
+                and is_logged(ops[0].ns)):
+            if kinds == _INSERTS_ONLY:           # a batch of inserts into one collection
+                return builder.inserts(ops), list(ops)
+            if kinds == _DELETES_ONLY:           # a delete_many's, from one collection
+                return builder.deletes(ops), list(ops)
         bodies: list[bytes] = []
         images: list[Any] = []
         for op in ops[:len(ops)]:
@@ -266,6 +274,29 @@ class Oplog:
         if numbers.size > self.max_bytes and numbers.count > 1:
             self._truncate(batch, coll)
         self._next_rid = next_rid
+
+    def _append_one(self, batch: WriteBatch, coll: Collection, body: bytes) -> None:
+        """`_append` of an ordinary batch's one entry with no pre-image (an insert_one's), when
+        this process wrote the oplog's last entry: stamped with the batch's commit_ts, stored
+        and counted in place. Anything else takes `_append`."""
+        numbers = batch.numbers(coll.meta.id)
+        ts = batch.commit_ts
+        rid = numbers.next_rid
+        if ts is None or rid != self._next_rid or coll.meta is not self._sized:
+            self._append(batch, coll, [body], None)
+            return
+        wall_ms = int(time.time() * 1000)
+        if wall_ms != self._tail_key[0] or self.term != self._tail_key[1]:
+            self._tail_key, self._tail = (wall_ms, self.term), E.tail(self.term, wall_ms)
+        entry = E.finish_one(body, ts.time, ts.inc, self._tail)
+        batch.txn.put(coll.record_prefix + layout.rid_bytes(rid), coll.stored(entry))
+        numbers.count += 1
+        numbers.size += len(entry)
+        numbers.next_rid = rid + 1
+        numbers.dirty = True
+        if numbers.size > self.max_bytes and numbers.count > 1:
+            self._truncate(batch, coll)
+        self._next_rid = rid + 1
 
     def _append_replicated(self, batch: WriteBatch) -> None:
         """A secondary's batch: the primary's entries as they are (same ts, t, wall), so every

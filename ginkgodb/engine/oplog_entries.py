@@ -71,6 +71,15 @@ def doc(body: bytes) -> bytes:
 
 
 _DOC = itemgetter(3)        # Insert.doc
+_BEFORE = itemgetter(3)     # Delete.before
+#: `o` of a delete whose `_id` is an ObjectId: its length and name, before the 17 bytes of `_id`
+_O_OID_HEAD = b"\x03o\x00" + pack_i32(17 + 5)
+
+
+def id_element(raw: bytes) -> bytes:
+    """A stored document's first element (`_id`): an ObjectId's (the commonest) is the 17 bytes
+    after the length, found without walking the element."""
+    return raw[4:21] if raw[4] == 7 and raw[5:9] == b"_id\x00" else first_element(raw)
 
 _OP = {kind: e_str(b"op", kind) for kind in ("i", "u", "d", "c", "n")}
 _OP_I, _OP_U, _OP_D, _OP_C, _OP_N = (_OP[k] for k in ("i", "u", "d", "c", "n"))
@@ -115,8 +124,7 @@ class EntryBuilder:
     # -- CRUD ----------------------------------------------------------------------------------
     def insert(self, op: Insert) -> bytes:
         raw = op.doc
-        # an ObjectId `_id` (the commonest) is the 17 bytes after the length
-        key = raw[4:21] if raw[4] == 7 and raw[5:9] == b"_id\x00" else first_element(raw)
+        key = id_element(raw)
         ns, uuid = op.ns, op.uuid
         last = self._last
         if last[0] is ns and last[1] is uuid:      # a batch's inserts share one collection
@@ -134,22 +142,34 @@ class EntryBuilder:
         first = ops[0]
         head = _OP_I + self._ns_ui(first.ns, first.uuid) + b"\x03o\x00"
         raws = list(map(_DOC, ops))
-        keys = [raw[4:21] if raw[4] == 7 and raw[5:9] == b"_id\x00" else first_element(raw)
-                for raw in raws]
+        keys = [raw[4:21] if raw[4] == 7 and raw[5:9] == b"_id\x00" else first_element(raw)   # id_element's
+                for raw in raws]                                                            # test, inline
         join, pack = b"".join, pack_i32
         return [join((head, raw, b"\x03o2\x00", pack(len(key) + 5), key, b"\x00"))
                 for raw, key in zip(raws, keys)]
 
+    def deletes(self, ops: list) -> list[bytes]:
+        """`delete` of each of a batch's deletes, all from one collection (the caller checked
+        that): the same bytes, with one head for all (a delete_many's)."""
+        first = ops[0]
+        head = _OP_D + self._ns_ui(first.ns, first.uuid)
+        join = b"".join
+        return [join((head, _O_OID_HEAD, before[4:21], b"\x00")) if before[4] == 7 and before[5:9] == b"_id\x00"
+                else head + e_doc(b"o", doc(first_element(before))) for before in map(_BEFORE, ops)]
+
     def update(self, op: Update) -> bytes:
         after = op.after
-        o2 = e_doc(b"o2", doc(first_element(op.before)))
+        o2 = e_doc(b"o2", doc(id_element(op.before)))
         diff = op.diff()
         if diff is not None:
             return _OP_U + self._ns_ui(op.ns, op.uuid) + e_doc(b"o", doc(_V2 + e_doc(b"diff", diff))) + o2
         return _OP_U + self._ns_ui(op.ns, op.uuid) + e_doc(b"o", after) + o2
 
     def delete(self, op: Delete) -> bytes:
-        return _OP_D + self._ns_ui(op.ns, op.uuid) + e_doc(b"o", doc(first_element(op.before)))
+        before = op.before
+        if before[4] == 7 and before[5:9] == b"_id\x00":     # an ObjectId `_id`: one join
+            return b"".join((_OP_D, self._ns_ui(op.ns, op.uuid), _O_OID_HEAD, before[4:21], b"\x00"))
+        return _OP_D + self._ns_ui(op.ns, op.uuid) + e_doc(b"o", doc(first_element(before)))
 
     # -- catalog changes -----------------------------------------------------------------------
     def command(self, change: CatalogChange) -> list[bytes]:

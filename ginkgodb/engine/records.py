@@ -31,7 +31,7 @@ def insert_record(batch: WriteBatch, coll: Collection, doc: dict, raw: bytes) ->
             for key in keys:
                 batch.claim(ix.prefix + key)
         planned.append((ix, keys, multikey))
-    txn.put(coll.record_key(rid), coll.stored(raw))
+    txn.put(coll.record_key(rid), raw if coll.codec == "none" else coll.stored(raw))
     _write_entries(batch, coll, planned, rid)
     batch.inserted(coll, rid, raw)
     if coll.capped:
@@ -124,11 +124,12 @@ def keep_id(old: dict, new: dict) -> dict:
 
 def delete_record(batch: WriteBatch, coll: Collection, rid: int, doc: dict, raw: bytes) -> None:
     txn = batch.txn
-    batch.claim(coll.record_key(rid))
+    key = coll.record_key(rid)
+    batch.claim(key)
     for ix in coll.indexes:
         keys, _ = ix.keys(doc)
         ix.remove(txn, keys, rid)
-    if txn.delete(coll.record_key(rid)):
+    if txn.delete(key):
         batch.deleted(coll, rid, raw)
 
 

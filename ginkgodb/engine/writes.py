@@ -24,6 +24,8 @@ from .ddl import ensure_collection
 from .documents import prepare_insert
 from .names import check_writable
 from .records import delete_record, insert_record, update_record
+from .timeseries.options import timeseries_options
+from .validation import check_document
 from .views import refuse_write
 
 
@@ -65,16 +67,36 @@ def _run_batch(items: list, ordered: bool, run_one: Callable[[int, Any], None], 
                 return
 
 
+class TimeSeriesTarget(Exception):
+    """An insert met a time-series namespace in its batch's catalog: nothing was written; the
+    caller inserts through the time-series path (`options`: the namespace's `timeseries`)."""
+
+    def __init__(self, options: dict) -> None:
+        super().__init__(options)
+        self.options = options
+
+
 def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validate=None, *,
-           internal: bool = False, into: Optional[Callable[..., None]] = None) -> WriteOutcome:
+           internal: bool = False, into: Optional[Callable[..., None]] = None,
+           time_series_aside: bool = False) -> WriteOutcome:
     """`internal`: the server's own write (the profiler's) to a collection users may not write;
-    `into`: what writes the statements in the batch (`insert_into`, or bulk_insert's)."""
+    `into`: what writes the statements in the batch (`insert_into`, or bulk_insert's);
+    `time_series_aside`: raise TimeSeriesTarget for a time-series namespace (checked in the
+    batch's own catalog, so no read of the published one comes first)."""
     if not internal:
         check_writable(db, coll)
     out = WriteOutcome()
     with engine.write() as batch:
         batch.result = out
-        ensure_collection(batch, db, coll)
+        state = batch.collection(db, coll)
+        if state is None:
+            ensure_collection(batch, db, coll)
+        else:
+            if time_series_aside and "viewOn" in state.meta.options:
+                ts = timeseries_options(state.meta)
+                if ts is not None:
+                    raise TimeSeriesTarget(ts)
+            refuse_write(state)   # ensure_collection's check of an existing collection
         (into or insert_into)(engine, batch, db, coll, docs, ordered, validate, out)
     return out
 
@@ -82,10 +104,13 @@ def insert(engine, db: str, coll: str, docs: list, ordered: bool = True, validat
 def insert_into(engine, batch, db: str, coll: str, docs: list, ordered: bool, validate,
                 out: WriteOutcome) -> None:
     """insert's statements, one document at a time, in `batch` (the collection exists)."""
+    tick = engine.clock.tick
+
     def one(i: int, doc: Any) -> None:
-        d, raw = prepare_insert(doc, now=engine.clock.tick)
+        d, raw = prepare_insert(doc, now=tick)
         state = batch.collection(db, coll)  # a multikey change makes a new handle
-        if validate is not None:
+        # check_document returns at once for a collection without a validator: not called then
+        if validate is not None and (validate is not check_document or state.meta.options.get("validator")):
             validate(state, d, None)
         insert_record(batch, state, d, raw)
         out.n += 1

@@ -107,6 +107,12 @@ class Txn(Snapshot):
     @abc.abstractmethod
     def abort(self) -> None: ...
 
+    def base_version(self) -> Optional[int]:
+        """The committed state this writer began on, as a number (None: not known). A commit
+        that wrote anything makes the next writer's number this + 1, unless another process
+        committed too: the engine keeps what it knows of its own commits while it holds."""
+        return None
+
     def release(self) -> None:
         self.abort()
 

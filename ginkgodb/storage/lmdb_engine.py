@@ -165,6 +165,9 @@ class LmdbTxn(_LmdbReads, Txn):
             self._open = False
             self._txn.abort()
 
+    def base_version(self) -> Optional[int]:
+        return self._txn.id() - 1   # a writer's id is the last committed one's + 1
+
 
 def _lock(fd: int, shared: bool = False) -> bool:
     """Take the process's exclusive (or shared) lock on an open file; False when a holder has

@@ -10,7 +10,7 @@ from support.engines import make_kv
 from support.runner import Runner
 
 from ginkgodb.engine import Engine
-from ginkgodb.engine.batch import Insert, WriteBatch
+from ginkgodb.engine.batch import Delete, Insert, WriteBatch
 from ginkgodb.engine.oplog_entries import EntryBuilder, doc
 
 
@@ -271,3 +271,45 @@ def test_a_batch_of_inserts_gets_the_entry_bodies_one_insert_at_a_time_gets(uuid
     one_by_one = [EntryBuilder().insert(op) for op in ops]
     assert EntryBuilder().inserts(ops) == one_by_one
     assert all(bson.decode(doc(b))["o2"] == {"_id": v} for b, v in zip(one_by_one, ids))
+
+
+@pytest.mark.parametrize("uuid", [None, bson.Binary(bytes(range(16)), 4)])
+def test_a_batch_of_deletes_gets_the_entry_bodies_the_general_encoding_gives(uuid):
+    ids = [ObjectId(), 7, "seven", 7.5, {"a": 1}, ObjectId(), bson.Binary(b"xy", 5)]
+    ops = [Delete("db.c", uuid, i, bson.encode({"_id": v, "x": i})) for i, v in enumerate(ids)]
+    one_by_one = [EntryBuilder().delete(op) for op in ops]
+    assert EntryBuilder().deletes(ops) == one_by_one
+    general = [b"\x02op\x00\x02\x00\x00\x00d\x00" + EntryBuilder()._ns_ui("db.c", uuid)
+               + b"\x03o\x00" + bson.encode({"_id": v}) for v in ids]
+    assert one_by_one == general
+    assert [bson.decode(doc(b))["o"] for b in one_by_one] == [{"_id": v} for v in ids]
+
+
+def test_one_insert_per_batch_logs_what_a_batch_of_inserts_logs(tmp_path):
+    """The single-insert path (stamped in place) against the general one, entry by entry: the
+    same fields, increasing timestamps, the oplog's numbers kept; and after a reopen (the first
+    write takes the general path, which continues the clock from the newest entry)."""
+    one = Engine(make_kv("lmdb", tmp_path))
+    run = Runner(one)
+    for i in range(3):
+        run.insert("c", {"_id": i, "x": "a" * i})
+    run({"insert": "c", "documents": [{"_id": 10}, {"_id": 11}]})
+    run.insert("c", {"_id": 12})
+    got = [e for e in entries(one) if e["op"] == "i"]
+    assert [e["o"]["_id"] for e in got] == [0, 1, 2, 10, 11, 12]
+    assert all(list(e) == ["op", "ns", "ui", "o", "o2", "ts", "t", "v", "wall"] for e in got)
+    stamps = [e["ts"] for e in entries(one)]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+    status = one.oplog.status()
+    assert status["count"] == len(entries(one)) and status["last"] == stamps[-1]
+    one.close()
+    again = Engine(make_kv("lmdb", tmp_path))
+    try:
+        Runner(again).insert("c", {"_id": 13})
+        Runner(again).insert("c", {"_id": 14})
+        after = entries(again)
+        assert [e["o"]["_id"] for e in after[-2:]] == [13, 14]
+        assert after[-3]["ts"] == stamps[-1] < after[-2]["ts"] < after[-1]["ts"]
+        assert again.oplog.count == len(after)
+    finally:
+        again.close()

@@ -24,6 +24,7 @@ from .ddl import ensure_collection
 from .documents import prepare_insert
 from .names import check_writable
 from .records import delete_record, insert_record, update_record
+from .timeseries.options import timeseries_options
 from .views import refuse_write
 
 
@@ -93,6 +94,34 @@ def insert_into(engine, batch, db: str, coll: str, docs: list, ordered: bool, va
     _run_batch(docs, ordered, one, out)
 
 
+class TimeSeriesNamespace(Exception):
+    """The namespace a write names is a time-series collection's (its own module writes it):
+    found in the write batch, before anything was written, so the caller leaves the batch and
+    writes there. Found so, the catalog is read once per write (a fresh look at the shared
+    catalog costs a storage snapshot)."""
+
+    def __init__(self, options: dict) -> None:
+        super().__init__("time-series namespace")
+        self.options = options
+
+
+def _checked_namespace(engine, db: str, coll: str, redirect: bool) -> None:
+    """check_writable, with the time-series redirect first (as when the caller checked it
+    before): only a failing check reads the catalog for it."""
+    try:
+        check_writable(db, coll)
+    except CommandError:
+        if redirect:
+            _redirect_timeseries(engine.catalog.get(db, coll))
+        raise
+
+
+def _redirect_timeseries(meta) -> None:
+    ts = timeseries_options(meta)
+    if ts is not None:
+        raise TimeSeriesNamespace(ts)
+
+
 @dataclass
 class UpdateStatement:
     q: dict
@@ -107,12 +136,16 @@ class UpdateStatement:
 
 
 def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordered: bool = True,
-           validate=None) -> WriteOutcome:
-    check_writable(db, coll)
+           validate=None, *, timeseries: bool = False) -> WriteOutcome:
+    """`timeseries`: raise TimeSeriesNamespace when the namespace is a time-series collection's."""
+    _checked_namespace(engine, db, coll, timeseries)
     out = WriteOutcome()
     with engine.write() as batch:
         batch.result = out
-        refuse_write(batch.collection(db, coll))  # a command error, before any statement
+        state = batch.collection(db, coll)
+        if timeseries and state is not None:
+            _redirect_timeseries(state.meta)
+        refuse_write(state)  # a command error, before any statement
 
         def one(i: int, st: UpdateStatement) -> None:
             n, modified, upserted_id, built = _update_one_statement(engine, batch, db, coll, st, validate)
@@ -260,13 +293,22 @@ class FindAndModifyRequest:
     variables: Optional[dict] = None
 
 
-def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, validate=None) -> dict:
-    """The findAndModify reply body: {lastErrorObject, value}."""
-    check_writable(db, coll)
-    plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
-                                                  variables=req.variables)
-    projection = _fields_projection(req)
+def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, validate=None, *,
+                    timeseries: bool = False) -> dict:
+    """The findAndModify reply body: {lastErrorObject, value}. `timeseries`: raise
+    TimeSeriesNamespace when the namespace is a time-series collection's."""
+    try:
+        check_writable(db, coll)
+        plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
+                                                      variables=req.variables)
+        projection = _fields_projection(req)
+    except CommandError:
+        if timeseries:
+            _redirect_timeseries(engine.catalog.get(db, coll))
+        raise
     with engine.write(reclaims=req.remove) as batch:
+        if timeseries:
+            _redirect_timeseries(batch.catalog.get(db, coll))
         batch.result = body = _find_and_modify_in(engine, batch, db, coll, req, plan, projection, validate)
     return body
 

@@ -33,12 +33,15 @@ def _too_deep(doc: Mapping, *, for_update: bool) -> bool:
     while stack:
         container, level = stack.pop()
         values = container.values() if type(container) is dict or isinstance(container, Mapping) else container
-        for value in values:
-            if for_update and level > MAX_USER_DEPTH:
+        if for_update and level > MAX_USER_DEPTH:
+            if values:
                 return True
+            continue
+        too_deep = not for_update and level >= MAX_USER_DEPTH
+        for value in values:
             t = type(value)
             if t is dict or t is list or (t not in scalars and isinstance(value, (Mapping, list))):
-                if not for_update and level >= MAX_USER_DEPTH:
+                if too_deep:
                     return True
                 stack.append((value, level + 1))
     return False

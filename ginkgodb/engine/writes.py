@@ -271,7 +271,8 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
         return 1, 0, d["_id"], built
     modified = 0
     needs_position = getattr(plan, "needs_position", True)
-    for rid, raw, doc in checked(rows):
+    # one target (a list): fewer than `checked`'s interval, so nothing to check between them
+    for rid, raw, doc in (rows if type(rows) is list else checked(rows)):
         position = built.matcher.positional(doc) if (needs_position and built.matcher is not None) else None
         new = plan.apply(doc, position=position)
         if validate is not None:

@@ -65,7 +65,18 @@ _UPDATE_FIELDS = frozenset({"q", "u", "upsert", "multi", "arrayFilters", "hint",
                             "upsertSupplied"})
 
 
+#: the fields of a statement the fast path reads (what drivers send for update_one/update_many)
+_PLAIN_UPDATE_FIELDS = frozenset({"q", "u", "upsert", "multi"})
+
+
 def parse_update_statement(st: Any, variables: Optional[dict] = None) -> UpdateStatement:
+    if type(st) is dict and _PLAIN_UPDATE_FIELDS.issuperset(st):
+        # the common statement: document q and u, boolean flags; what the checks below give it
+        q, u = st.get("q"), st.get("u")
+        upsert, multi = st.get("upsert", False), st.get("multi", False)
+        if (type(q) is dict and type(u) is dict and (upsert is False or upsert is True)
+                and (multi is False or multi is True)):
+            return UpdateStatement(q, u, upsert, multi, variables=variables)
     st = P.plain(st)
     if not isinstance(st, dict):
         raise CommandError(ErrorCode.TypeMismatch, "BSON field 'update.updates' entries must be objects")

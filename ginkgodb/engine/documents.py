@@ -1,11 +1,14 @@
 """Turning user documents into stored BSON, with mongod's rules for `_id` and size."""
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import bson
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from bson.regex import Regex
@@ -26,17 +29,28 @@ def _too_deep(doc: Mapping, *, for_update: bool) -> bool:
     or array element at level 100 (descending into it would pass the limit); an update's storage
     validation refuses any element at level 101 (so an empty object there still passes)."""
     stack: list[tuple[Any, int]] = [(doc, 1)]
+    scalars = _SCALARS
     while stack:
         container, level = stack.pop()
-        values = container.values() if isinstance(container, Mapping) else container
-        for value in values:
-            if for_update and level > MAX_USER_DEPTH:
+        values = container.values() if type(container) is dict or isinstance(container, Mapping) else container
+        if for_update and level > MAX_USER_DEPTH:
+            if values:
                 return True
-            if isinstance(value, (Mapping, list)):
-                if not for_update and level >= MAX_USER_DEPTH:
+            continue
+        too_deep = not for_update and level >= MAX_USER_DEPTH
+        for value in values:
+            t = type(value)
+            if t is dict or t is list or (t not in scalars and isinstance(value, (Mapping, list))):
+                if too_deep:
                     return True
                 stack.append((value, level + 1))
     return False
+
+
+#: value types that are never containers: the walk above skips them without the Mapping test
+#: (an ABC check, slow for every scalar of a large document)
+_SCALARS = frozenset((int, float, str, bool, bytes, type(None), ObjectId, datetime.datetime, Int64,
+                      Timestamp, Regex, Decimal128))
 
 
 def check_depth(doc: Mapping, raw_size: int, *, for_update: bool = False) -> None:

@@ -307,10 +307,12 @@ class EngineOperations(abc.ABC):
     @waits_for_transactions
     def update(self, db: str, coll: str, statements: list[writes.UpdateStatement],
                ordered: bool = True, bypass_validation: bool = False) -> writes.WriteOutcome:
-        ts = timeseries.timeseries_options(self.catalog.get(db, coll))
-        if ts is not None:
-            return timeseries.update(self, db, coll, ts, statements, ordered)
-        return writes.update(self, db, coll, statements, ordered, validator(bypass_validation))
+        # the time-series check is made in the write batch, on the catalog it reads anyway
+        try:
+            return writes.update(self, db, coll, statements, ordered, validator(bypass_validation),
+                                 timeseries=True)
+        except writes.TimeSeriesNamespace as ts:
+            return timeseries.update(self, db, coll, ts.options, statements, ordered)
 
     @waits_for_transactions
     def delete(self, db: str, coll: str, statements: list[writes.DeleteStatement],
@@ -323,11 +325,12 @@ class EngineOperations(abc.ABC):
     @waits_for_transactions
     def find_and_modify(self, db: str, coll: str, req: writes.FindAndModifyRequest,
                         bypass_validation: bool = False) -> dict:
-        if timeseries.timeseries_options(self.catalog.get(db, coll)) is not None:
+        try:
+            return writes.find_and_modify(self, db, coll, req, validator(bypass_validation), timeseries=True)
+        except writes.TimeSeriesNamespace:
             from ..errors import CommandError, ErrorCode
             raise CommandError(ErrorCode.NotImplemented,
-                               "findAndModify on a time-series collection is not supported by ginkgodb yet")
-        return writes.find_and_modify(self, db, coll, req, validator(bypass_validation))
+                               "findAndModify on a time-series collection is not supported by ginkgodb yet") from None
 
     # ------------------------------------------------------------------ reads
     def find(self, db: str, coll: str, req: FindRequest, ctx: Any = None, *,

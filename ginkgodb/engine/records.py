@@ -110,6 +110,8 @@ def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_
 def keep_id(old: dict, new: dict) -> dict:
     """`_id` may not change; a replacement without `_id` keeps the old one, first."""
     old_id = old.get("_id")
+    if new.get("_id", old) is old_id and next(iter(new)) == "_id":
+        return new   # an operator update keeps the very `_id` object, first: nothing to check
     if "_id" not in new:
         return {"_id": old_id, **new}
     new_id = new["_id"]

@@ -16,9 +16,13 @@ from bson.raw_bson import RawBSONDocument
 
 from ..bsonutil.sentinels import ABSENT
 from ..errors import CommandError, ErrorCode
+from ..planner.choose import IndexPlan, QueryPlan
+from ..planner.fast import fast_plan
+from ..planner.parsed_query import ParsedQuery, id_point_key
 from ..query.operation import checked
 from ..query.update import compile_update
 from . import plan_builder as Q
+from . import plan_stages as S
 from . import record_format
 from .ddl import ensure_collection
 from .documents import prepare_insert
@@ -118,6 +122,34 @@ def insert_into(engine, batch, db: str, coll: str, docs: list, ordered: bool, va
     _run_batch(docs, ordered, one, out)
 
 
+class TimeSeriesNamespace(Exception):
+    """The namespace a write names is a time-series collection's (its own module writes it):
+    found in the write batch, before anything was written, so the caller leaves the batch and
+    writes there. Found so, the catalog is read once per write (a fresh look at the shared
+    catalog costs a storage snapshot)."""
+
+    def __init__(self, options: dict) -> None:
+        super().__init__("time-series namespace")
+        self.options = options
+
+
+def _checked_namespace(engine, db: str, coll: str, redirect: bool) -> None:
+    """check_writable, with the time-series redirect first (as when the caller checked it
+    before): only a failing check reads the catalog for it."""
+    try:
+        check_writable(db, coll)
+    except CommandError:
+        if redirect:
+            _redirect_timeseries(engine.catalog.get(db, coll))
+        raise
+
+
+def _redirect_timeseries(meta) -> None:
+    ts = timeseries_options(meta)
+    if ts is not None:
+        raise TimeSeriesNamespace(ts)
+
+
 @dataclass
 class UpdateStatement:
     q: dict
@@ -132,12 +164,16 @@ class UpdateStatement:
 
 
 def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordered: bool = True,
-           validate=None) -> WriteOutcome:
-    check_writable(db, coll)
+           validate=None, *, timeseries: bool = False) -> WriteOutcome:
+    """`timeseries`: raise TimeSeriesNamespace when the namespace is a time-series collection's."""
+    _checked_namespace(engine, db, coll, timeseries)
     out = WriteOutcome()
     with engine.write() as batch:
         batch.result = out
-        refuse_write(batch.collection(db, coll))  # a command error, before any statement
+        state = batch.collection(db, coll)
+        if timeseries and state is not None:
+            _redirect_timeseries(state.meta)
+        refuse_write(state)  # a command error, before any statement
 
         def one(i: int, st: UpdateStatement) -> None:
             n, modified, upserted_id, built = _update_one_statement(engine, batch, db, coll, st, validate)
@@ -156,6 +192,10 @@ def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordere
 def _targets(engine, batch, state, st_q: dict, multi: bool, hint=None, sort=None, collation=None,
              variables=None):
     txn = batch.txn
+    if not multi and hint is None and not sort and collation is None and variables is None:
+        found = _shortcut_target(engine, txn, state, st_q)
+        if found is not None:
+            return found
     req = Q.FindRequest(filter=st_q, hint=hint, sort=sort, limit=0 if multi else 1, collation=collation,
                         variables=variables)
     built = Q.build(state, engine.reader(txn), req, for_write=True)
@@ -167,6 +207,50 @@ def _targets(engine, batch, state, st_q: dict, multi: bool, hint=None, sort=None
     # then read each again as it is written, so memory stays small whatever the match count.
     rids = [row[0] for row in built.root.rows()]
     return _reread(txn, state, rids), built
+
+
+def _shortcut_target(engine, txn, state, st_q: dict):
+    """The one target of a statement the shortcut planner answers (an equality or range on an
+    index's leading field, planner/fast.py), with the stages, plan, counts and `$indexStats`
+    access plan_builder.build gives it, built without the general builder's other checks; None
+    when build might decide otherwise (IDHACK, `$near`, a collation), so it decides."""
+    if type(st_q) is not dict or not st_q or id_point_key(st_q) is not None:
+        return None
+    fp = fast_plan(state.index_map, st_q)
+    if fp is None or state.meta.options.get("collation") or _mentions_near(st_q):
+        return None
+    access = state.index(fp.index.name)
+    if getattr(access, "kind", "") == "clustered":
+        return None
+    reader = engine.reader(txn)
+    req = Q.FindRequest(filter=st_q, limit=1)
+    scan = S.IndexScan(access, reader, fp.ranges, lambda: access.explain_bounds(ParsedQuery(st_q)), 1,
+                       multikey=bool(fp.index.multikey_paths))
+    residual = Q.cached_filter(fp.residual, req) if fp.residual else None
+    root = S.Fetch(state, reader, scan, residual, fp.residual)
+    root.query_filter = st_q
+    built = Q.BuiltPlan(root, QueryPlan("IXSCAN", [IndexPlan(fp.index, None)]), [], req)
+    ids = (fp.index.id,)
+    reader.depends_on(state.meta.id, ids, state.meta.ns)
+    reader.note_use(ids)
+    # build wraps a LIMIT 1 around the root: only the first row is read here, and LIMIT passes
+    # the counts through, so it is left out
+    for rid, raw, doc in root.rows():
+        return [(rid, raw, doc if doc is not None else bson.decode(raw))], built
+    return [], built
+
+
+_NEAR_KEYS = frozenset({"$near", "$nearSphere", "$geoNear"})
+
+
+def _mentions_near(value: Any) -> bool:
+    """Whether a near operator name appears anywhere in the filter (wider than the builder's
+    own test, so every filter it sends to a near search goes to the builder)."""
+    if type(value) is dict:
+        return not _NEAR_KEYS.isdisjoint(value) or any(_mentions_near(v) for v in value.values())
+    if type(value) is list:
+        return any(_mentions_near(v) for v in value)
+    return False
 
 
 class _reread:
@@ -211,7 +295,8 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
         return 1, 0, d["_id"], built
     modified = 0
     needs_position = getattr(plan, "needs_position", True)
-    for rid, raw, doc in checked(rows):
+    # one target (a list): fewer than `checked`'s interval, so nothing to check between them
+    for rid, raw, doc in (rows if type(rows) is list else checked(rows)):
         position = built.matcher.positional(doc) if (needs_position and built.matcher is not None) else None
         new = plan.apply(doc, position=position)
         if validate is not None:
@@ -285,13 +370,22 @@ class FindAndModifyRequest:
     variables: Optional[dict] = None
 
 
-def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, validate=None) -> dict:
-    """The findAndModify reply body: {lastErrorObject, value}."""
-    check_writable(db, coll)
-    plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
-                                                  variables=req.variables)
-    projection = _fields_projection(req)
+def find_and_modify(engine, db: str, coll: str, req: FindAndModifyRequest, validate=None, *,
+                    timeseries: bool = False) -> dict:
+    """The findAndModify reply body: {lastErrorObject, value}. `timeseries`: raise
+    TimeSeriesNamespace when the namespace is a time-series collection's."""
+    try:
+        check_writable(db, coll)
+        plan = None if req.remove else compile_update(req.update, array_filters=req.array_filters,
+                                                      variables=req.variables)
+        projection = _fields_projection(req)
+    except CommandError:
+        if timeseries:
+            _redirect_timeseries(engine.catalog.get(db, coll))
+        raise
     with engine.write(reclaims=req.remove) as batch:
+        if timeseries:
+            _redirect_timeseries(batch.catalog.get(db, coll))
         batch.result = body = _find_and_modify_in(engine, batch, db, coll, req, plan, projection, validate)
     return body
 

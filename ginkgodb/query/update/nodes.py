@@ -109,7 +109,11 @@ class ObjectNode(Node):
 
     def sorted_children(self) -> list[tuple[str, Node]]:
         if self._sorted is None:
-            self._sorted = sorted(self.children.items(), key=lambda kv: field_order_key(kv[0]))
+            children = self.children
+            if any(name[:1].isdigit() for name in children):
+                self._sorted = sorted(children.items(), key=lambda kv: field_order_key(kv[0]))
+            else:   # no number among the names: field order is string order
+                self._sorted = sorted(children.items(), key=_name)
         return self._sorted
 
     def positional_merged_with(self, field: str, path: list[str]) -> Node:
@@ -119,6 +123,10 @@ class ObjectNode(Node):
             merged = merge_nodes(self.positional, self.children[field], path + [field])
             self._merged[field] = merged
         return merged
+
+
+def _name(item: tuple[str, Node]) -> str:
+    return item[0]
 
 
 class ArrayNode(Node):

@@ -70,6 +70,12 @@ def _parse_rename(root: ObjectNode, field: str, target: Any, ctx: ParseContext) 
 
 
 def merge_leaf(root: ObjectNode, path: str, leaf: LeafNode, ctx: ParseContext) -> None:
+    if path and "." not in path and path[0] != "$":
+        # one plain part (no positional, no array filter): what the general walk below does
+        if root.get(path) is not None:
+            raise _conflict(path, path)
+        root.set(path, leaf)
+        return
     parts = check_updatable(path)
     _check_positional(parts, path)
     current: ObjectNode | ArrayNode = root

@@ -197,3 +197,14 @@ def test_collmod_raises_the_granularity_only(run):
                                                 "transition from 'seconds' to 'minutes' or 'minutes' to 'hours'.")
     err = run.error({"collMod": "plain", "timeseries": {"granularity": "hours"}})
     assert (err["code"], err["errmsg"]) == (72, "option only supported on a time-series collection: timeseries")
+
+
+def test_time_series_checks_come_before_the_update_checks(run):
+    """The time-series namespace is found in the write batch; a bad update or name is still
+    answered as the time-series path answers it."""
+    run({"create": "w", "timeseries": {"timeField": "t", "metaField": "m"}})
+    assert run.error({"findAndModify": "w", "query": {}, "update": {"$bad": {"a": 1}}})["code"] == 238
+    assert run.error({"findAndModify": "w", "query": {}, "update": {"$set": {"a": 1}}})["code"] == 238
+    reply = run({"update": "w", "updates": [{"q": {}, "u": {"$set": {"v": 0}}, "upsert": True}]})
+    assert reply["writeErrors"][0]["code"] == 238
+    assert run.error({"findAndModify": "nots", "query": {}, "update": {"$bad": {"a": 1}}})["code"] == 9

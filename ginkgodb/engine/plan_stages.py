@@ -293,7 +293,9 @@ class Fetch(Stage):
     def __init__(self, state, reader, child, matcher, filter_spec: Optional[dict]) -> None:
         super().__init__()
         self.state, self.reader, self.child = state, reader, child
-        self.matcher, self.filter_spec = getattr(matcher, "match", matcher), filter_spec
+        # None has no `match`: tested first, a failed attribute lookup costs an exception
+        self.matcher = None if matcher is None else getattr(matcher, "match", matcher)
+        self.filter_spec = filter_spec
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
         self.query_filter: Optional[dict] = None   # the whole filter (a clustered scan shows it)

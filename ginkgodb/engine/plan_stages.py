@@ -138,7 +138,7 @@ class IndexScan(Stage):
         """`bounds_explain` is explain's indexBounds, or a callable computing them on demand;
         `shown` the catalog entry explain describes (a wildcard index's per-path view), when it
         is not the index's own."""
-        super().__init__()
+        self.n_returned = self.works = 0   # Stage.__init__, inline: every query builds these
         self.shown = shown
         self.index, self.reader, self.ranges = index, reader, ranges
         self.bounds_explain, self.direction, self.multikey, self.ctx = bounds_explain, direction, multikey, ctx
@@ -245,7 +245,7 @@ class IdHack(Stage):
     name = "IDHACK"
 
     def __init__(self, state, reader, key: bytes) -> None:
-        super().__init__()
+        self.n_returned = self.works = 0   # Stage.__init__, inline: every query builds these
         self.state, self.reader, self.key = state, reader, key
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
@@ -291,7 +291,7 @@ class Fetch(Stage):
     name = "FETCH"
 
     def __init__(self, state, reader, child, matcher, filter_spec: Optional[dict]) -> None:
-        super().__init__()
+        self.n_returned = self.works = 0   # Stage.__init__, inline: every query builds these
         self.state, self.reader, self.child = state, reader, child
         # None has no `match`: tested first, a failed attribute lookup costs an exception
         self.matcher = None if matcher is None else getattr(matcher, "match", matcher)

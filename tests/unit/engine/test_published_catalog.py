@@ -91,3 +91,14 @@ def test_a_snapshot_gets_the_catalog_of_its_own_version(engine):
             new.release()
     finally:
         old.release()
+
+
+def test_a_find_commands_request_is_the_keyword_built_one():
+    """FindRequest.of_find (the find command's) sets what the keyword constructor sets."""
+    values = dict(filter={"a": 1}, sort={"b": -1}, projection={"a": 1}, skip=2, limit=3, hint="a_1",
+                  collation={"locale": "fr"}, variables={"x": 1}, min_key={"a": 0}, max_key={"a": 9},
+                  return_key=True, show_record_id=True, allow_disk_use=False)
+    built = FindRequest.of_find(*values.values())
+    assert built == FindRequest(**values)
+    assert vars(built) == vars(FindRequest(**values))
+    assert built.temp_dir is None and built.geo_near is None and built.compiled_projection is None

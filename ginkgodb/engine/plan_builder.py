@@ -234,9 +234,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         if root is not None:
             root.query_filter = filt
     if near is None and root is not None:
-        plan, exact = QueryPlan(root.name), False
-        if root.name != "IDHACK":
-            plan = QueryPlan("IXSCAN", [IndexPlan(fast.index, None)])
+        exact = False
+        plan = QueryPlan("IDHACK") if root.name == "IDHACK" else QueryPlan("IXSCAN", [IndexPlan(fast.index, None)])
     elif near is None:
         natural = _natural(req.sort)
         sort = None if natural else req.sort

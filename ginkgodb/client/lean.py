@@ -24,7 +24,7 @@ def find_one(coll: Any, spec: dict) -> Any:
     read_concern = coll._read_concern
     if read_concern.level:
         cmd["readConcern"] = read_concern.document
-    reply = runner.run(coll._dbname, cmd, reads=True, encoded=True)
+    reply = runner.run_read(coll._dbname, cmd)    # run(..., reads=True, encoded=True) without a session
     cursor = reply["cursor"]
     if cursor["id"]:    # the engine kept a cursor open: close it, as Cursor would
         dbname, collname = cursor.get("ns", coll._full_name).split(".", 1)

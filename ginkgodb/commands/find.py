@@ -68,11 +68,13 @@ def find_request(args: Args) -> FindRequest:
         raise CommandError(ErrorCode.MinMaxFieldsDiffer, "min and max must have the same field names")
     return FindRequest.of_find(args.filter, args.sort or None, args.projection or None, args.skip, args.limit,
                                args.hint, args.collation, args.let, lo, hi, args.return_key,
-                               args.show_record_id, allow_disk_use(args))
+                               args.show_record_id,
+                               args.allow_disk_use if args.cmd.get("allowDiskUse") is not None else None)
 
 
 def allow_disk_use(args: Args) -> Optional[bool]:
-    """The command's allowDiskUse; None when absent (the server's allowDiskUseByDefault)."""
+    """The command's allowDiskUse; None when absent (the server's allowDiskUseByDefault;
+    find_request has it inline)."""
     return args.allow_disk_use if args.cmd.get("allowDiskUse") is not None else None
 
 
@@ -89,7 +91,9 @@ def find(ctx: CommandContext, args: Args) -> dict:
         with metadata.for_filter(req.filter):  # a $text query's documents have a textScore
             compiled = compile_projection(req.projection, query=req.filter)
         req.compiled_projection = (metadata.of_filter(req.filter), compiled)   # the plan may reuse it
-    size = first_batch_size(args.batch_size)
+    size = args.batch_size
+    if size is None:
+        size = DEFAULT_FIRST_BATCH     # first_batch_size, inline
     if args.tailable:
         return _tailable(ctx, args, req, size)
     if args.await_data:

@@ -18,7 +18,8 @@ from .plain import wire_plain
 def find_one(coll: Any, spec: dict) -> Any:
     """find_one(spec): Cursor(spec).limit(-1)'s single-batch find, its first document."""
     runner = coll._runner
-    runner._check_open()        # before encoding, as the general path does
+    if runner._closed:
+        runner._check_open()    # raises before encoding, as the general path does
     cmd: dict = {"find": coll._name, "filter": wire_plain(spec, coll._codec_options),
                  "limit": 1, "singleBatch": True}
     read_concern = coll._read_concern

@@ -311,8 +311,10 @@ def _idhack(state, reader, req: FindRequest, id_key: bytes, explain: bool) -> Bu
     root = S.IdHack(state, reader, id_key)
     root.query_filter = req.filter
     built = BuiltPlan(root, QueryPlan("IDHACK"), [], req)
-    if reader is not None and hasattr(reader, "depends_on"):
-        _reads_by_id(state, reader, explain)
+    if reader is not None and hasattr(reader, "depends_on"):   # _reads_by_id, inline
+        reader.depends_on(state.meta.id, (), state.meta.ns)
+        if not explain and state.id_index is not None:
+            reader.note_use((state.id_index.meta.id,))
     return built
 
 

@@ -183,6 +183,9 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
           explain: bool = False) -> BuiltPlan:
     """Plan and assemble stages. `for_write` skips projection (writers need whole documents).
     Explain builds exactly what a query runs; `explain` only keeps it out of `$indexStats`' accesses."""
+    # plain: what the shortcut planner's test below would find (no hint, sort, collation or
+    # coverable projection), and not an IDHACK
+    plain = False
     if (state is not None and req.geo_near is None and req.hint is None and req.collation is None
             and not (req.sort or req.skip or req.show_record_id)
             and (for_write or not (req.projection or req.return_key))
@@ -190,6 +193,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         id_key = id_point_key(req.filter) if req.filter else None
         if id_key is not None:
             return _idhack(state, reader, req, id_key, explain)
+        plain = True
     if state is not None and req.geo_near is not None and hasattr(req.geo_near, "near"):
         from ginkgodb.engine.geo_near import geo_near_filter  # absolute: see _geo_near
         req = replace(req, filter=geo_near_filter(state, req.geo_near))  # the $geoNear stage
@@ -199,16 +203,20 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         return BuiltPlan(_Eof(), QueryPlan("EOF"), [], req, cached_filter(filt, req) if filt else None)
     if req.collation is None and state.meta.options.get("collation"):
         req = replace(req, collation=state.meta.options["collation"])  # the collection's default
-    coll = collation_of(req.collation)
+    coll = collation_of(req.collation) if req.collation else None
     root: Any = None
     rejected: list = []
     covered = False
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
-    shortcut = req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write)
-    # `{_id: <plain value>}` names no $text and no near operator: IDHACK without looking for them
-    id_key = query.id_key if shortcut else None
+    if plain:     # the same filter was just found not to be an IDHACK
+        shortcut, id_key = True, None
+    else:
+        shortcut = req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write)
+        # `{_id: <plain value>}` names no $text and no near operator: IDHACK without looking for them
+        id_key = query.id_key if shortcut else None
     idhack = id_key is not None
-    text = None if idhack else _text_search(state, reader, req, ctx, for_write)
+    # _text_search's first test, inline: most filters name none of its keys
+    text = None if idhack or _NO_TEXT_KEYS.isdisjoint(filt) else _text_search(state, reader, req, ctx, for_write)
     if text is not None:
         return text
     near = None if idhack else _near_operand(filt)

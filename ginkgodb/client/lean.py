@@ -18,13 +18,14 @@ from .plain import wire_plain
 def find_one(coll: Any, spec: dict) -> Any:
     """find_one(spec): Cursor(spec).limit(-1)'s single-batch find, its first document."""
     runner = coll._runner
-    runner._check_open()        # before encoding, as the general path does
+    if runner._closed:
+        runner._check_open()    # raises before encoding, as the general path does
     cmd: dict = {"find": coll._name, "filter": wire_plain(spec, coll._codec_options),
                  "limit": 1, "singleBatch": True}
     read_concern = coll._read_concern
     if read_concern.level:
         cmd["readConcern"] = read_concern.document
-    reply = runner.run(coll._dbname, cmd, reads=True, encoded=True)
+    reply = runner.run_read(coll._dbname, cmd)    # run(..., reads=True, encoded=True) without a session
     cursor = reply["cursor"]
     if cursor["id"]:    # the engine kept a cursor open: close it, as Cursor would
         dbname, collname = cursor.get("ns", coll._full_name).split(".", 1)

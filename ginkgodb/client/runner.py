@@ -110,6 +110,20 @@ class CommandRunner:
             check_command_reply(plain_reply(reply), allowable_errors, parse_write_concern_error)
         return reply
 
+    def run_read(self, dbname: str, cmd: dict) -> Mapping[str, Any]:
+        """run(dbname, cmd, reads=True, encoded=True) for a command without a session, a
+        concern or a collation (the lean paths' finds): what run does for such a command,
+        without its keyword arguments and the tests that cannot apply."""
+        if self._closed:
+            raise InvalidOperation("Cannot use MongoClient after close")
+        cmd["$db"] = dbname
+        if self._kills:
+            self.flush_kills()
+        reply = self.channel.run(cmd)
+        if not reply.get("ok"):
+            check_command_reply(plain_reply(reply), None, False)
+        return reply
+
     def send(self, cmd: dict) -> Mapping[str, Any]:
         """One finished command document to the engine, after any queued cursor kills."""
         if self._kills:

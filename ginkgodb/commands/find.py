@@ -16,6 +16,8 @@ from ..engine import (
     id_hack_key,
 )
 from ..errors import CommandError, ErrorCode
+from ..query import metadata
+from ..query.projection import compile_projection
 from . import fields as P
 from .context import CommandContext
 from .declare import (
@@ -64,14 +66,15 @@ def find_request(args: Args) -> FindRequest:
     lo, hi = args.min or None, args.max or None
     if lo is not None and hi is not None and list(lo) != list(hi):
         raise CommandError(ErrorCode.MinMaxFieldsDiffer, "min and max must have the same field names")
-    return FindRequest(filter=args.filter, sort=args.sort or None, projection=args.projection or None,
-                       skip=args.skip, limit=args.limit, hint=args.hint, collation=args.collation,
-                       variables=args.let, min_key=lo, max_key=hi, return_key=args.return_key,
-                       show_record_id=args.show_record_id, allow_disk_use=allow_disk_use(args))
+    return FindRequest.of_find(args.filter, args.sort or None, args.projection or None, args.skip, args.limit,
+                               args.hint, args.collation, args.let, lo, hi, args.return_key,
+                               args.show_record_id,
+                               args.allow_disk_use if args.cmd.get("allowDiskUse") is not None else None)
 
 
 def allow_disk_use(args: Args) -> Optional[bool]:
-    """The command's allowDiskUse; None when absent (the server's allowDiskUseByDefault)."""
+    """The command's allowDiskUse; None when absent (the server's allowDiskUseByDefault;
+    find_request has it inline)."""
     return args.allow_disk_use if args.cmd.get("allowDiskUse") is not None else None
 
 
@@ -85,12 +88,12 @@ def first_batch_size(size: Any) -> int:
 def find(ctx: CommandContext, args: Args) -> dict:
     req = find_request(args)
     if req.projection:  # mongod parses the projection first, whether or not the collection exists
-        from ..query import metadata
-        from ..query.projection import compile_projection
         with metadata.for_filter(req.filter):  # a $text query's documents have a textScore
             compiled = compile_projection(req.projection, query=req.filter)
         req.compiled_projection = (metadata.of_filter(req.filter), compiled)   # the plan may reuse it
-    size = first_batch_size(args.batch_size)
+    size = args.batch_size
+    if size is None:
+        size = DEFAULT_FIRST_BATCH     # first_batch_size, inline
     if args.tailable:
         return _tailable(ctx, args, req, size)
     if args.await_data:

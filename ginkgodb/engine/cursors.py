@@ -85,9 +85,8 @@ class ServerCursor:
             while size is None or len(batch) < size:
                 doc, self._pending = self._pending, None
                 if doc is None:
-                    try:
-                        doc = next(docs)
-                    except StopIteration:
+                    doc = next(docs, None)   # a default: the end raises no StopIteration
+                    if doc is None:
                         self.exhausted = True
                         break
                 n = len(doc.raw) + PER_DOCUMENT_OVERHEAD

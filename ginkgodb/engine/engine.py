@@ -89,6 +89,9 @@ class Engine(EngineOperations):
         self._known_numbers = KnownNumbers(kv.shared)
         self._publishing = threading.Lock()
         self._published = Catalog().freeze()
+        #: (data version, catalog generation) of the last snapshot read for its generation: a
+        #: snapshot of the same version holds the same generation (catalog_for)
+        self._version_gen: tuple[Optional[int], int] = (None, 0)
         self._closed = False
         self._fsync_locks = 0
         self._unlocked = threading.Condition()
@@ -163,7 +166,14 @@ class Engine(EngineOperations):
     def catalog_for(self, snap: Any) -> Catalog:
         """The catalog of the generation `snap` holds: consistent with its data."""
         published = self._published
-        gen = layout.stored_catalog_gen(snap)
+        version = snap.data_version()    # one committed state holds one generation: read it once
+        seen = self._version_gen
+        if version is not None and seen[0] == version:
+            gen = seen[1]
+        else:
+            gen = layout.stored_catalog_gen(snap)
+            if version is not None:
+                self._version_gen = (version, gen)
         if gen == published.gen:
             return published
         known = self._recent.get(gen)

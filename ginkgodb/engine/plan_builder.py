@@ -11,10 +11,13 @@ from ..bsonutil import collation, keycodec
 from ..planner.choose import IndexPlan, QueryPlan, plan_query
 from ..planner.fast import fast_plan
 from ..planner.parsed_query import ParsedQuery, id_point_key
+from ..query import metadata
 from ..query.external_sort import Spill
 from ..query.match import compile_filter
+from ..query.projection import compile_projection
 from . import plan_stages as S
 from . import text_synonyms
+from .covered import CoveredKeys, covered_fields, simple_projection
 
 
 @dataclass(init=False)
@@ -50,6 +53,22 @@ class FindRequest:
         self.__dict__.update(given)
         if "filter" not in given:
             self.filter = {}
+
+
+    @classmethod
+    def of_find(cls, filter: dict, sort: Optional[dict], projection: Optional[dict], skip: int, limit: int,
+                hint: Any, collation: Optional[dict], variables: Optional[dict], min_key: Optional[dict],
+                max_key: Optional[dict], return_key: bool, show_record_id: bool,
+                allow_disk_use: Optional[bool]) -> FindRequest:
+        """A find command's request, every field it sets given in order: what
+        FindRequest(filter=..., ...) builds, without packing and checking keywords (every find
+        builds one)."""
+        req = cls.__new__(cls)
+        req.__dict__ = {"filter": filter, "sort": sort, "projection": projection, "skip": skip, "limit": limit,
+                        "hint": hint, "collation": collation, "variables": variables, "min_key": min_key,
+                        "max_key": max_key, "return_key": return_key, "show_record_id": show_record_id,
+                        "allow_disk_use": allow_disk_use}
+        return req
 
 
 _REQUEST_FIELDS = frozenset(FindRequest.__dataclass_fields__)
@@ -164,6 +183,9 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
           explain: bool = False) -> BuiltPlan:
     """Plan and assemble stages. `for_write` skips projection (writers need whole documents).
     Explain builds exactly what a query runs; `explain` only keeps it out of `$indexStats`' accesses."""
+    # plain: what the shortcut planner's test below would find (no hint, sort, collation or
+    # coverable projection), and not an IDHACK
+    plain = False
     if (state is not None and req.geo_near is None and req.hint is None and req.collation is None
             and not (req.sort or req.skip or req.show_record_id)
             and (for_write or not (req.projection or req.return_key))
@@ -171,8 +193,9 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         id_key = id_point_key(req.filter) if req.filter else None
         if id_key is not None:
             return _idhack(state, reader, req, id_key, explain)
+        plain = True
     if state is not None and req.geo_near is not None and hasattr(req.geo_near, "near"):
-        from .geo_near import geo_near_filter
+        from ginkgodb.engine.geo_near import geo_near_filter  # absolute: see _geo_near
         req = replace(req, filter=geo_near_filter(state, req.geo_near))  # the $geoNear stage
     filt = req.filter or {}
     if state is None:
@@ -180,22 +203,25 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         return BuiltPlan(_Eof(), QueryPlan("EOF"), [], req, cached_filter(filt, req) if filt else None)
     if req.collation is None and state.meta.options.get("collation"):
         req = replace(req, collation=state.meta.options["collation"])  # the collection's default
-    coll = collation_of(req.collation)
+    coll = collation_of(req.collation) if req.collation else None
     root: Any = None
     rejected: list = []
     covered = False
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
-    shortcut = req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write)
-    # `{_id: <plain value>}` names no $text and no near operator: IDHACK without looking for them
-    id_key = query.id_key if shortcut else None
+    if plain:     # the same filter was just found not to be an IDHACK
+        shortcut, id_key = True, None
+    else:
+        shortcut = req.hint is None and not req.sort and not req.collation and not _may_cover(req, for_write)
+        # `{_id: <plain value>}` names no $text and no near operator: IDHACK without looking for them
+        id_key = query.id_key if shortcut else None
     idhack = id_key is not None
-    text = None if idhack else _text_search(state, reader, req, ctx, for_write)
+    # _text_search's first test, inline: most filters name none of its keys
+    text = None if idhack or _NO_TEXT_KEYS.isdisjoint(filt) else _text_search(state, reader, req, ctx, for_write)
     if text is not None:
         return text
     near = None if idhack else _near_operand(filt)
     near_meta = False
     if near is not None:
-        from ..query import metadata
         near_meta = not for_write and (req.near_metadata or metadata.mentions(req.projection, metadata.GEO_NEAR)
                                        or metadata.mentions(req.sort, metadata.GEO_NEAR))
         root, plan = _geo_near(state, reader, query, near, req, ctx, near_meta)
@@ -216,9 +242,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         if root is not None:
             root.query_filter = filt
     if near is None and root is not None:
-        plan, exact = QueryPlan(root.name), False
-        if root.name != "IDHACK":
-            plan = QueryPlan("IXSCAN", [IndexPlan(fast.index, None)])
+        exact = False
+        plan = QueryPlan("IDHACK") if root.name == "IDHACK" else QueryPlan("IXSCAN", [IndexPlan(fast.index, None)])
     elif near is None:
         natural = _natural(req.sort)
         sort = None if natural else req.sort
@@ -268,8 +293,6 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     if req.return_key and not for_write:
         root = S.ReturnKey(root, _keep_keys(root))  # mongod: returnKey takes the projection's place
     elif req.projection and not for_write:
-        from ..query import metadata
-        from ..query.projection import compile_projection
         names = metadata.GEO_NEAR if near is not None else ()
         given = req.compiled_projection
         if given is not None and given[0] == names:
@@ -296,8 +319,10 @@ def _idhack(state, reader, req: FindRequest, id_key: bytes, explain: bool) -> Bu
     root = S.IdHack(state, reader, id_key)
     root.query_filter = req.filter
     built = BuiltPlan(root, QueryPlan("IDHACK"), [], req)
-    if reader is not None and hasattr(reader, "depends_on"):
-        _reads_by_id(state, reader, explain)
+    if reader is not None and hasattr(reader, "depends_on"):   # _reads_by_id, inline
+        reader.depends_on(state.meta.id, (), state.meta.ns)
+        if not explain and state.id_index is not None:
+            reader.note_use((state.id_index.meta.id,))
     return built
 
 
@@ -329,7 +354,6 @@ def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optio
     from ..planner.text_plans import has_text, plan_text
     if not has_text(filt):
         return None
-    from ..query import metadata
     from .text_search import StripMetadata, text_root
     if req.min_key is not None or req.max_key is not None:
         _check_min_max_hint(req)  # min/max need a hint, which $text refuses
@@ -361,7 +385,6 @@ def _text_search(state, reader, req: FindRequest, ctx, for_write: bool) -> Optio
             from ..errors import CommandError, ErrorCode
             raise CommandError(ErrorCode.NotImplemented, "returnKey with $text is not supported by ginkgodb")
         if req.projection and not for_write:
-            from ..query.projection import compile_projection
             root = S.Project(root, req.projection, compile_projection(req.projection, query=req.filter), built)
     if wants and not req.text_score:
         root = StripMetadata(root)
@@ -375,7 +398,7 @@ def _near_operand(filt: dict) -> Any:
     """The filter's top-level near operand, or None (most filters: one cheap look)."""
     if not filt or not _may_mention_near(filt):
         return None
-    from .geo_near import near_operand
+    from ginkgodb.engine.geo_near import near_operand  # absolute: see _geo_near
     return near_operand(filt)
 
 
@@ -400,7 +423,9 @@ def _geo_near(state, reader, query: ParsedQuery, near: Any, req: FindRequest, ct
               with_metadata: bool = False) -> tuple:
     """A GEO_NEAR_2DSPHERE / GEO_NEAR_2D stage for the filter's near operand (`with_metadata`:
     each result carries its geoNearDistance and geoNearPoint, query/metadata.py)."""
-    from .geo_near import GeoNear, selection
+    # loaded on the first near query; an absolute import, as a relative one inside a function
+    # runs importlib's Python code (the package's spec) at every call
+    from ginkgodb.engine.geo_near import GeoNear, selection
     sel = selection(state, query, near)
     shown = {k: v for k, v in req.filter.items() if k != sel.path}   # explain: what else filters
     # the near operand (parsed and checked by `selection`) passes every document: a filter of
@@ -415,14 +440,12 @@ def _may_cover(req: FindRequest, for_write: bool) -> bool:
     takes the full planner, whose exact bounds say whether FETCH can be left out."""
     if for_write or req.return_key or not req.projection:
         return False
-    from .covered import simple_projection
     return simple_projection(req.projection) is not None
 
 
 def _covered(state, reader, plan: QueryPlan, root: Any, req: FindRequest) -> tuple:
     """(the stages, whether covered): an exact single-index FETCH replaced by CoveredKeys when
     the index holds every projected and sorted field (engine/covered.py)."""
-    from .covered import CoveredKeys, covered_fields
     if not isinstance(root, S.Fetch) or root.matcher is not None or not isinstance(root.child, S.IndexScan):
         return root, False
     scan = root.child

@@ -138,7 +138,7 @@ class IndexScan(Stage):
         """`bounds_explain` is explain's indexBounds, or a callable computing them on demand;
         `shown` the catalog entry explain describes (a wildcard index's per-path view), when it
         is not the index's own."""
-        super().__init__()
+        self.n_returned = self.works = 0   # Stage.__init__, inline: every query builds these
         self.shown = shown
         self.index, self.reader, self.ranges = index, reader, ranges
         self.bounds_explain, self.direction, self.multikey, self.ctx = bounds_explain, direction, multikey, ctx
@@ -151,6 +151,29 @@ class IndexScan(Stage):
         self.yields_records = getattr(index, "kind", "") == "clustered"
 
     def rids(self) -> Iterator[int]:
+        if not (self.multikey or self.keep_keys or self.yields_records):
+            return self._distinct_rids()
+        return self._rids()
+
+    def _distinct_rids(self) -> Iterator[int]:
+        """_rids for the commonest scan: one entry a record, nothing kept but the record id
+        (the same counts, without testing per entry what cannot apply)."""
+        prefix = self.index.prefix
+        rid_from = self.index.rid_of_entry
+        reverse = self.direction < 0
+        ranges = list(reversed(self.ranges)) if reverse else self.ranges
+        scan, ctx = self.reader.scan, self.ctx
+        for lo, hi in ranges:
+            hi_key = prefix + hi if hi is not None else prefix_end(prefix)
+            for key, _ in scan(prefix + lo, hi_key, reverse):
+                self.examined += 1
+                if not self.examined & 1023:
+                    interrupt_check(ctx)
+                self.n_returned += 1
+                yield rid_from(key)
+        self.works = self.examined + 1
+
+    def _rids(self) -> Iterator[int]:
         prefix = self.index.prefix
         rid_from = self.index.rid_of_entry
         ranges = self.ranges if self.direction > 0 else list(reversed(self.ranges))
@@ -245,7 +268,7 @@ class IdHack(Stage):
     name = "IDHACK"
 
     def __init__(self, state, reader, key: bytes) -> None:
-        super().__init__()
+        self.n_returned = self.works = 0   # Stage.__init__, inline: every query builds these
         self.state, self.reader, self.key = state, reader, key
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
@@ -291,9 +314,11 @@ class Fetch(Stage):
     name = "FETCH"
 
     def __init__(self, state, reader, child, matcher, filter_spec: Optional[dict]) -> None:
-        super().__init__()
+        self.n_returned = self.works = 0   # Stage.__init__, inline: every query builds these
         self.state, self.reader, self.child = state, reader, child
-        self.matcher, self.filter_spec = getattr(matcher, "match", matcher), filter_spec
+        # None has no `match`: tested first, a failed attribute lookup costs an exception
+        self.matcher = None if matcher is None else getattr(matcher, "match", matcher)
+        self.filter_spec = filter_spec
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
         self.query_filter: Optional[dict] = None   # the whole filter (a clustered scan shows it)
@@ -320,9 +345,28 @@ class Fetch(Stage):
 
     def _rows(self) -> Iterator[Row]:
         reader, record_key, matcher = self.reader, self.state.record_key, self.matcher
-        stored = _stored_document
         child = self.child
         records = getattr(child, "yields_records", False)
+        if matcher is None and not records:
+            return self._all_rows(child, reader.get, record_key)
+        return self._matching_rows(child, reader, record_key, matcher, records)
+
+    def _all_rows(self, child: Any, get: Callable[[bytes], Optional[bytes]],
+                  record_key: Callable[[int], bytes]) -> Iterator[Row]:
+        """_matching_rows without a filter over records read by id (the same counts)."""
+        stored = _stored_document
+        for rid in child.rids():
+            value = get(record_key(rid))
+            self.works += 1
+            if value is None:
+                continue  # deleted since the index entry was read
+            self.examined += 1
+            self.n_returned += 1
+            yield rid, stored(value), None
+
+    def _matching_rows(self, child: Any, reader: Any, record_key: Callable[[int], bytes], matcher: Any,
+                       records: bool) -> Iterator[Row]:
+        stored = _stored_document
         for rid in child.rids():
             value = child.record_value if records else reader.get(record_key(rid))
             self.works += 1

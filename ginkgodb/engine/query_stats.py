@@ -149,6 +149,34 @@ def stage_shape(stage: Mapping) -> tuple:
 
 _PLAIN_TYPES = frozenset(_TYPE_NAMES)
 
+#: a find key's entry for a document operand (`_operand_key`): an embedded document, whatever
+#: it holds (its shape is "?object"), or operators with their operands' types after this mark
+_EMBEDDED = "?object"
+_OPERATORS = "$"
+#: operators whose shape is not their operand's type: built through the shape
+_SHAPED_OPERATORS = frozenset({"$elemMatch", "$not", "$regex", "$options"})
+_OPERAND_TYPES = _PLAIN_TYPES | {dict}     # an operator's dict operand is "?object"
+
+
+def _operand_key(value: dict) -> Any:
+    """What a filter field's document operand puts in a find's key in place of its type: the
+    operators and their operands' types (`{$near: {...}}`, `{$gt: 1, $lt: 5}`), which fix its
+    shape when `keyable` accepts them, or `_EMBEDDED` for an embedded document."""
+    for first in value:
+        if first.startswith("$"):
+            return (_OPERATORS, *value, *map(type, value.values()))
+        break
+    return _EMBEDDED
+
+
+def _operand_keyable(kind: Any) -> bool:
+    """Whether a document operand's key entry (`_operand_key`) fixes its shape."""
+    if kind is _EMBEDDED:
+        return True
+    k = (len(kind) - 1) // 2
+    ops, types = kind[1:1 + k], kind[1 + k:]
+    return _SHAPED_OPERATORS.isdisjoint(ops) and _OPERAND_TYPES.issuperset(types)
+
 
 #: the find fields a find key may be taken with: none of them is in the shape (limit: whether
 #: there is one), so a find naming only these has its shape fixed by its filter's layout
@@ -385,6 +413,16 @@ def _utc(t: float) -> datetime.datetime:
     return d.replace(microsecond=d.microsecond // 1000 * 1000)
 
 
+def _find_key(ns: str, layout: Any, filt: Any) -> tuple:
+    """A find's key (QueryStats.keyed_entry): the filter's field names, then per field its
+    value's type, or a document operand's `_operand_key`."""
+    kinds = tuple(map(type, filt.values()))
+    if dict in kinds:
+        kinds = tuple(kind if kind is not dict else _operand_key(value)
+                      for kind, value in zip(kinds, filt.values()))
+    return (ns, layout, *filt, *kinds)
+
+
 class QueryStats:
     """Metrics per shape, most recently used last (the oldest are evicted past MAX_SHAPES, and the keys then forgotten);
     operation counts and times per namespace (`top`); the query analyzers' configurations and
@@ -510,9 +548,10 @@ class QueryStats:
             else:
                 if len(filt) == 1:   # the commonest find: one field (the same key, built without a list)
                     [(name, value)] = filt.items()
-                    key = (ns, layout, name, type(value))
+                    kind = type(value)
+                    key = (ns, layout, name, kind if kind is not dict else _operand_key(value))
                 else:
-                    key = (ns, layout, *filt, *map(type, filt.values()))   # keyed_entry's
+                    key = _find_key(ns, layout, filt)
                 found = self.keyed.get(key)
                 entry = found if found is not None else self.entry(key, shape, ns)
             plan = cursor.stats
@@ -534,7 +573,7 @@ class QueryStats:
         names and value types; `layout.names` the names), the filter's (`filt`, as parsed, a dict)
         field names and value types. Only keys that pass `keyable` are kept, so a key found needs
         no check: every repeated find runs this, one tuple and one lookup."""
-        key = (ns, layout, *filt, *map(type, filt.values()))   # as note_query's
+        key = _find_key(ns, layout, filt)   # as note_query's
         return self.keyed.get(key), key
 
     @staticmethod
@@ -545,8 +584,14 @@ class QueryStats:
         such filters take the shape's path."""
         k = (len(key) - 2) // 2
         names, types = key[2:2 + k], key[2 + k:]
-        if not _KEYED_FIND_FIELDS.issuperset(key[1].names) or not _PLAIN_TYPES.issuperset(types):
+        if not _KEYED_FIND_FIELDS.issuperset(key[1].names):
             return False
+        if not _PLAIN_TYPES.issuperset(types):
+            # document operands: under a field name, not an operator's (whose shape keeps paths)
+            documents = [(n, t) for n, t in zip(names, types) if t not in _PLAIN_TYPES]
+            if not all(type(t) is not type and not n.startswith("$") and _operand_keyable(t)
+                       for n, t in documents):
+                return False
         return str not in types or "\0$" not in "\0" + "\0".join(names)   # field names hold no NUL
 
     def entry(self, key: Optional[tuple], shape: Any, ns: str) -> ShapeMetrics:

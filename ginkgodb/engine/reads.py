@@ -37,12 +37,14 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
                                 no_timeout=no_timeout)
         if req.sort:   # only a sort spills (to the data directory's temporary folder)
             req.temp_dir = engine.temp_dir()
-        built = Q.build(reader.catalog.collection(db, coll), reader, req, ctx)
+        state = reader.catalog.collection(db, coll)
+        built = Q.build(state, reader, req, ctx)
     except BaseException:
         reader.close()
         raise
-    return ServerCursor(f"{db}.{coll}", _raw_docs(built.root), reader, no_timeout=no_timeout,
-                        stats=built)
+    # the collection's own namespace string: made once, its hash kept (the statistics hash it)
+    ns = state.meta.ns if state is not None else f"{db}.{coll}"
+    return ServerCursor(ns, _raw_docs(built.root), reader, no_timeout=no_timeout, stats=built)
 
 
 def _refuse_on_view(req: Q.FindRequest) -> None:

@@ -97,7 +97,7 @@ class LmdbSnapshot(_LmdbReads, Snapshot):
 
     def __init__(self, engine: LmdbEngine) -> None:
         try:  # _begin inlined: a snapshot per read is the hot path
-            self._txn = engine._env.begin(write=False, buffers=False)
+            self._txn = engine._env.begin()   # read-only, bytes (not buffers): begin's defaults, unparsed
         except lmdb.MapResizedError:
             self._txn = _begin(engine, False)
         self._open = True

@@ -88,9 +88,59 @@ def test_find_key():
     assert find_key("db.c", cmd, {"a": 1}) != find_key("db.d", cmd, {"a": 1})
     assert find_key("db.c", {k: v for k, v in cmd.items() if k != "limit"}, {"a": 1}) != find_key("db.c", cmd, {"a": 1})
     assert find_key("db.c", {**cmd, "sort": {"a": 1}}, {"a": 1}) is None
-    assert find_key("db.c", cmd, {"a": {"$gt": 1}}) is None
+    assert find_key("db.c", cmd, {"a": {"$gt": 1}}) == find_key("db.c", cmd, {"a": {"$gt": 7}})
+    assert find_key("db.c", cmd, {"a": {"$gt": 1}}) != find_key("db.c", cmd, {"a": {"$lt": 1}})
+    assert find_key("db.c", cmd, {"a": {"$in": [1]}}) is None      # an array's shape names its items
+    assert find_key("db.c", cmd, {"a": {"$regex": "x"}}) is None
+    assert find_key("db.c", cmd, {"$expr": {"$gt": "$a"}}) is None  # an expression keeps its paths
     assert find_key("db.c", cmd, {"$expr": "$a"}) is None       # a field path stays in the shape
     assert find_key("db.c", cmd, {"a": "$b"}) is not None       # a string value does not
+
+
+_FILTERS = [
+    {"a": 1}, {"a": "x"}, {"a": None}, {"a": {"$gt": 1}}, {"a": {"$gt": 2.5}}, {"a": {"$gt": "s"}},
+    {"a": {"$gt": 1, "$lt": 5}}, {"a": {"$lt": 5, "$gt": 1}}, {"a": {"$gt": 1, "b": 2}},
+    {"a": {"$near": {"$geometry": {"type": "Point", "coordinates": [1, 2]}}}},
+    {"a": {"$near": {"$geometry": {"type": "Point", "coordinates": [3, 4]}, "$maxDistance": 9}}},
+    {"a": {"$near": [1, 2]}}, {"a": {"$in": [1, 2]}}, {"a": {"$in": ["x"]}}, {"a": {"$in": []}},
+    {"a": {"$exists": True}}, {"a": {"$exists": 1}}, {"a": {"$type": "string"}},
+    {"a": {"$regex": "x"}}, {"a": {"$regex": "x", "$options": "i"}}, {"a": {"$not": {"$gt": 1}}},
+    {"a": {"$not": {"$lt": 1}}}, {"a": {"$elemMatch": {"b": 1}}}, {"a": {"$elemMatch": {"c": 1}}},
+    {"a": {"b": 1}}, {"a": {"c": [1, "x"]}}, {"a": {}}, {"a": {"$gt": {"b": 1}}}, {"a": {"$gt": {}}},
+    {"a": 1, "b": {"$gt": 1}}, {"a": 2, "b": {"$gt": 3}}, {"a": 2, "b": {"$lt": 3}},
+    {"$expr": {"$gt": ["$a", 1]}}, {"$expr": {"$gt": ["$b", 1]}}, {"$expr": {"$eq": "$a"}},
+    {"$expr": {"$eq": "$b"}}, {"$comment": {"x": 1}}, {"$comment": {"y": 1}},
+]
+
+
+def test_keyed_finds_have_the_shape_their_key_leads_to():
+    """Finds with one key (the keyed lookup's fast path) have one shape (the general path's)."""
+    from ginkgodb.engine import find_shape
+    cmd = {"find": "c", "filter": {"a": 1}, "limit": 1, "singleBatch": True}
+    by_key: dict = {}
+    for filt in _FILTERS:
+        key = find_key("db.c", cmd, filt)
+        if key is not None:
+            by_key.setdefault(key, set()).add(find_shape("db", "c", filt, None, None, 0, 1, None, None))
+    assert all(len(shapes) == 1 for shapes in by_key.values()), by_key
+    assert len(by_key) >= 15      # document operands are keyed too
+    near = [{"a": {"$near": {"$geometry": {"type": "Point", "coordinates": c}}}} for c in ([1, 2], [5, 6])]
+    assert find_key("db.c", cmd, near[0]) == find_key("db.c", cmd, near[1]) is not None
+
+
+def test_finds_on_document_operands_are_counted_per_shape(client):
+    coll = client.db.c
+    for i in range(3):
+        coll.find_one({"k": {"$gt": i}})
+        coll.find_one({"k": {"$gt": str(i)}})
+        coll.find_one({"k": {"b": i}})
+    coll.find_one({"k": {"$lt": 1}})
+    shapes = {str(s["key"]["queryShape"]["filter"]): s["metrics"]["execCount"]
+              for s in client.admin.aggregate([{"$queryStats": {}}])}
+    assert shapes[str({"k": {"$gt": "?number"}})] == 3
+    assert shapes[str({"k": {"$gt": "?string"}})] == 3
+    assert shapes[str({"k": {"$eq": "?object"}})] == 3
+    assert shapes[str({"k": {"$lt": "?number"}})] == 1
 
 
 def test_evicted_shapes_still_count_in_top(client, monkeypatch):

@@ -69,3 +69,36 @@ def test_multikey_flag_is_published_with_the_document_that_set_it(engine):
     writes.insert(engine, "db", "c", [{"_id": 2, "a": [5, 6]}])
     assert not published.multikey_paths, "a published entry was changed in place"
     assert engine.collection("db", "c").index("a_1").meta.multikey_paths == {"a"}
+
+
+def test_a_snapshot_gets_the_catalog_of_its_own_version(engine):
+    """catalog_for remembers the generation of the last data version it read: a snapshot of
+    another version still reads its own."""
+    writes.insert(engine, "db", "c", [{"_id": 1}])
+    old = engine.kv.snapshot()
+    try:
+        before = engine.catalog_for(old)
+        with engine.write() as batch:
+            create_indexes(batch, batch.collection("db", "c"), [{"key": {"a": 1}, "name": "a_1"}])
+        new = engine.kv.snapshot()
+        try:
+            after = engine.catalog_for(new)
+            assert after.gen > before.gen
+            assert engine.catalog_for(old).gen == before.gen     # not the remembered version's
+            assert engine.catalog_for(new) is after
+            assert [ix.name for ix in after.collection("db", "c").meta.indexes] == ["_id_", "a_1"]
+        finally:
+            new.release()
+    finally:
+        old.release()
+
+
+def test_a_find_commands_request_is_the_keyword_built_one():
+    """FindRequest.of_find (the find command's) sets what the keyword constructor sets."""
+    values = dict(filter={"a": 1}, sort={"b": -1}, projection={"a": 1}, skip=2, limit=3, hint="a_1",
+                  collation={"locale": "fr"}, variables={"x": 1}, min_key={"a": 0}, max_key={"a": 9},
+                  return_key=True, show_record_id=True, allow_disk_use=False)
+    built = FindRequest.of_find(*values.values())
+    assert built == FindRequest(**values)
+    assert vars(built) == vars(FindRequest(**values))
+    assert built.temp_dir is None and built.geo_near is None and built.compiled_projection is None

@@ -148,9 +148,23 @@ class GeoNear(S.Stage):
             reader.open()
         return reader.txn
 
+    def _keys(self, scan: S.IndexScan) -> list[bytes]:
+        """The keys of the scan's ranges, read in one storage call (`keys_in_ranges`: a round's
+        dozen short ranges without a scan's set-up each), counted in `scan` for explain."""
+        base = self.sel.access.prefix
+        end = prefix_end(base)
+        keys = self._txn().keys_in_ranges(
+            [(base + lo, base + hi if hi is not None else end) for lo, hi in scan.ranges])
+        examined = scan.examined
+        scan.examined = examined + len(keys)
+        if (examined & 1023) + len(keys) > 1023:   # as often as a key-by-key scan would
+            S.interrupt_check(self.ctx)
+        return keys
+
     def _rids(self, scan: S.IndexScan) -> Iterator[Any]:
         """The record ids of the scan's entries, counted in `scan` for explain. Not
-        de-duplicated: the search skips the records it has seen (near.py `_rounds`)."""
+        de-duplicated: the search skips the records it has seen (near.py `_rounds`). Key by
+        key (a 2d spherical search reads the whole index through it)."""
         base = self.sel.access.prefix
         rid_from = self.sel.access.rids.of_entry   # IndexEntries.rid_of_entry, one frame less
         reader_scan, ctx = self._txn().scan, self.ctx
@@ -166,13 +180,11 @@ class GeoNear(S.Stage):
             scan.examined = examined
 
     def _ranked_rids(self, scan: S.IndexScan) -> list:
-        """`_rids` of a format-2 index on an ordinary collection, as a list: an entry ends with
-        the key's point suffix then the 8-byte record id, and the suffix's last byte says
-        whether the key holds the document's only point (its unit vector just before that
-        byte). Such a record is measured here (s2.vector_angle written out) into `_ranked`,
-        and read only if it is returned."""
-        base = self.sel.access.prefix
-        reader_scan, ctx = self._txn().scan, self.ctx
+        """`_rids` of a format-2 index on an ordinary collection: an entry ends with the key's
+        point suffix then the 8-byte record id, and the suffix's last byte says whether the
+        key holds the document's only point (its unit vector just before that byte). Such a
+        record is measured here (s2.vector_angle written out) into `_ranked`, and read only if
+        it is returned."""
         ranked = self._ranked
         assert ranked is not None
         cx, cy, cz = self._center_vector
@@ -181,22 +193,14 @@ class GeoNear(S.Stage):
         tail_at, flag_at, rid_width = -_ENTRY_TAIL.size, -1 - _RID.size, -_RID.size
         out: list = []
         append = out.append
-        examined = scan.examined
-        try:
-            for lo, hi in scan.ranges:
-                for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
-                    examined += 1
-                    if not examined & 1023:
-                        S.interrupt_check(ctx)
-                    if key[flag_at] == 1:
-                        px, py, pz, _, rid = tail(key, tail_at)
-                        qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
-                        ranked[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz)
-                    else:
-                        rid = rid_at(key, rid_width)[0]
-                    append(rid)
-        finally:
-            scan.examined = examined
+        for key in self._keys(scan):
+            if key[flag_at] == 1:
+                px, py, pz, _, rid = tail(key, tail_at)
+                qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
+                ranked[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz)
+            else:
+                rid = rid_at(key, rid_width)[0]
+            append(rid)
         return out
 
     def _held(self, cells: list[int]) -> list[int]:
@@ -238,6 +242,31 @@ class GeoNear(S.Stage):
             if present:
                 held.append(cell)
         return held
+
+    def _held_ancestors(self, cells: list[int]) -> list[int]:
+        """The strict ancestors (signed ids) of a round's covering cells (unsigned) that some
+        entry holds exactly (`_held`). Without fields before the geo field, the answer per
+        covering cell is kept on the index handle for the data version, as probes are
+        (`S2Access.ancestors_held`): nearby searches cover with the same cells, and then
+        neither the ancestors are listed nor their probes looked up again."""
+        params = self.sel.access.params
+        prefixes = self.sel.prefixes
+        data_version = getattr(self._txn(), "data_version", None)
+        version = data_version() if data_version is not None else None
+        if version is None or len(prefixes) != 1 or prefixes[0]:
+            ancestors: set[int] = set()
+            for cell in cells:
+                ancestors.update(s2keys.strict_ancestors(cell, params))
+            return self._held(list(ancestors))
+        table = self.sel.access.ancestors_held(version)
+        out: list[int] = []
+        for cell in cells:
+            held = table.get(cell)
+            if held is None:
+                held = table[cell] = tuple(self._held(s2keys.strict_ancestors(cell, params)))
+            if held:
+                out.extend(held)
+        return sorted(set(out)) if out else out
 
     @staticmethod
     def _probe(first: Any, key: bytes) -> bool:
@@ -410,7 +439,7 @@ class GeoNear(S.Stage):
                                                 self.sel.access.params, lo, hi, self.wanted,
                                                 self._exists, self._sample,
                                                 self.sel.access.near_hints, center_vector,
-                                                distances, self._held)
+                                                distances, self._held_ancestors)
         report = spherical and q.is_geojson
         with_metadata = self.with_metadata
         wants_where = self.output is not None or with_metadata

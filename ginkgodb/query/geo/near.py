@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from operator import itemgetter
 
 from . import geohash, s2
-from .s2keys import S2IndexParams, cells_to_intervals, descendants_and_ancestors, merge_intervals
+from .s2keys import S2IndexParams, cells_to_intervals, descendant_spans, merge_intervals
 
 Scan = Callable[[list[tuple[int, int]]], Iterable[Hashable]]
 Distance = Callable[[Hashable], "float | None"]
@@ -202,30 +202,31 @@ def _coverer(finest: int):
     return coverer
 
 
-Present = Callable[[list], list]   # signed cell ids -> those some entry holds exactly
+# unsigned covering cell ids -> the strict ancestors (signed ids) some entry holds exactly
+HeldAncestors = Callable[[list], list]
 
 
 def _annulus_ranges(center, params: S2IndexParams,
-                    present: Present | None = None) -> Callable[[float, float], list]:
+                    held_ancestors: HeldAncestors | None = None) -> Callable[[float, float], list]:
     """A round's ranges: the annulus covering's descendant ranges and its ancestors' single
-    values; with `present`, only the ancestors some entry holds (the others read nothing)."""
+    values; with `held_ancestors`, only the ancestors some entry holds (the others read
+    nothing)."""
     coverer = _coverer(params.finest_level)
 
     def ranges(inner: float, outer: float) -> list:
-        outer_cap = s2.cap(center, outer)
-        # Slightly smaller than the inner disc, so a cell holding a point at exactly `inner`
-        # (returned by this round, not the last) is never skipped.
-        inner_cap = s2.cap(center, inner * 0.999) if inner > 0 else None
-        cells = []
-        for cell_id in coverer.GetCovering(outer_cap):
+        covering = coverer.GetCovering(s2.cap(center, outer))
+        if inner > 0:
+            # Slightly smaller than the inner disc, so a cell holding a point at exactly `inner`
+            # (returned by this round, not the last) is never skipped.
+            inner_cap = s2.cap(center, inner * 0.999)
             # A cell inside the inner disc holds only what an earlier round returned.
-            if inner_cap is not None and inner_cap.Contains(s2.S2.S2Cell(cell_id)):
-                continue
-            cells.append(cell_id.id())
-        if present is None:
+            cells = [c.id() for c in covering if not inner_cap.Contains(s2.S2.S2Cell(c))]
+        else:
+            cells = [c.id() for c in covering]
+        if held_ancestors is None:
             return bridge_single_gaps(cells_to_intervals(cells, params))
-        spans, ancestors = descendants_and_ancestors(cells, params)
-        held = present(ancestors)
+        spans = descendant_spans(cells)
+        held = held_ancestors(cells)
         if held:
             spans.extend((a, a) for a in held)
         spans.sort()
@@ -331,7 +332,7 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
                   exists: Exists | None = None, sample: Sample | None = None,
                   hints: DensityHints | None = None, center_vector: tuple | None = None,
                   distances: Distances | None = None,
-                  present: Present | None = None) -> Iterator[tuple[float, Hashable]]:
+                  held_ancestors: HeldAncestors | None = None) -> Iterator[tuple[float, Hashable]]:
     """(distance, rid) pairs in increasing distance; radii and distances in radians.
     `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds;
     `exists`: a cheaper emptiness test of ranges than a scan (the density probe's);
@@ -339,9 +340,9 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
     when `wanted` is known; the results never depend on it); `hints`: densities sampled by
     earlier searches of the same index, by the neighbourhood of `center_vector` (the center's
     unit vector), used instead of a sample when one is known; `distances`: `distance` for a
-    list of records at once (either one is given); `present(cells)`: the cells some entry
-    holds exactly, so a round scans no covering ancestor that nothing is stored under (then
-    `scan` gets only present single values)."""
+    list of records at once (either one is given); `held_ancestors(cells)`: the ancestors
+    of covering cells that some entry holds exactly, so a round scans no covering ancestor
+    that nothing is stored under (then `scan` gets only present single values)."""
     first = None
     if wanted > 0 and sample is not None:
         density = None
@@ -365,7 +366,7 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
         assert distance is not None
         distances = _one_by_one(distance)
     # bridge_single_gaps gives sorted, disjoint ranges
-    return _rounds(scan, distances, _annulus_ranges(center, params, present), step, min_distance,
+    return _rounds(scan, distances, _annulus_ranges(center, params, held_ancestors), step, min_distance,
                    max_distance, math.pi, wanted_for_steps, disjoint=True)
 
 

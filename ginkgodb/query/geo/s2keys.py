@@ -265,6 +265,30 @@ def descendants_and_ancestors(cover_ids: list[int], params: S2IndexParams) -> tu
     return intervals, [a - _U64 if a >= _I64 else a for a in ancestors]
 
 
+def descendant_spans(cover_ids: list[int]) -> list[Interval]:
+    """The cells' descendant ranges (signed, in the cells' order): `descendants_and_ancestors`
+    without the ancestors."""
+    out: list[Interval] = []
+    append = out.append
+    for cid in cover_ids:
+        lsb = cid & -cid
+        lo, hi = cid - lsb + 1, cid + lsb - 1
+        append((lo - _U64 if lo >= _I64 else lo, hi - _U64 if hi >= _I64 else hi))
+    return out
+
+
+def strict_ancestors(cell_id: int, params: S2IndexParams) -> list[int]:
+    """A cell's strict ancestors (signed ids) down to the coarsest indexed level."""
+    coarsest_lsb = 1 << (2 * (30 - params.coarsest_level))
+    out = []
+    parent_lsb = (cell_id & -cell_id) << 2
+    while parent_lsb <= coarsest_lsb:
+        parent = (cell_id & -parent_lsb) | parent_lsb
+        out.append(parent - _U64 if parent >= _I64 else parent)
+        parent_lsb <<= 2
+    return out
+
+
 def merge_intervals(intervals: list[Interval]) -> list[Interval]:
     out: list[Interval] = []
     for lo, hi in intervals:

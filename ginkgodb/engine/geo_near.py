@@ -133,7 +133,17 @@ class GeoNear(S.Stage):
             intervals = self._present(intervals)
         if not intervals:
             return iter(())
-        ranges = access.ranges_with_prefixes(self.sel.prefixes, intervals)
+        prefixes = self.sel.prefixes
+        if self.is_2d or len(prefixes) != 1:
+            ranges = access.ranges_with_prefixes(prefixes, intervals)
+        else:   # ranges_with_prefixes of one prefix, prefix_end written out where the last byte grows
+            head, encode = prefixes[0], s2keys.encode_cell
+            ranges = []
+            for lo, hi in intervals:
+                hi_key = head + encode(hi)
+                last = hi_key[-1]
+                ranges.append((head + encode(lo),
+                               hi_key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(hi_key)))
         scan = S.IndexScan(access, self.reader, ranges, lambda: access.explain_intervals(intervals),
                            1, multikey=True, ctx=self.ctx)
         self.scans.append(scan)
@@ -430,42 +440,67 @@ class GeoNear(S.Stage):
         if self.is_2d and spherical:
             found = near_search.near_brute_force(
                 ((rid, distance(rid)) for rid in self._scan(_FULL_HASH_RANGE)), lo, hi)
-            results: Any = iter(found)
+            rounds: Any = [found] if found else []
         elif self.is_2d:
-            results = near_search.near_2d(x, y, self._scan, distance, self.sel.access.params, lo, hi,
-                                          self.wanted, self._exists)
+            rounds = ([pair] for pair in near_search.near_2d(
+                x, y, self._scan, distance, self.sel.access.params, lo, hi, self.wanted, self._exists))
         else:
-            results = near_search.near_2dsphere(center, self._scan, distance,
-                                                self.sel.access.params, lo, hi, self.wanted,
-                                                self._exists, self._sample,
-                                                self.sel.access.near_hints, center_vector,
-                                                distances, self._held_ancestors)
+            rounds = near_search.near_2dsphere(center, self._scan, distance,
+                                               self.sel.access.params, lo, hi, self.wanted,
+                                               self._exists, self._sample,
+                                               self.sel.access.near_hints, center_vector,
+                                               distances, self._held_ancestors, by_round=True)
         report = spherical and q.is_geojson
         with_metadata = self.with_metadata
         wants_where = self.output is not None or with_metadata
-        for d, rid in results:
-            entry = pending.pop(rid, None)
-            if entry is None:   # ranked by its key: read now, and the rest of the filter applied
-                value = get(record_key(rid))
-                if value is None:
-                    continue
-                raw = stored_document(value)
-                self.fetched += 1
-                doc = decode(raw)
-                if matcher is not None and not matcher(doc):
-                    continue
-                where = measure(doc)[1] if wants_where else None
-            else:
-                raw, doc, where = entry
-            self.n_returned += 1
-            if self.output is not None or with_metadata:
-                shown = d * s2.EARTH_RADIUS_METERS if report else d
-                if with_metadata:  # query/metadata.py: {$meta: "geoNearDistance"}, "geoNearPoint"
-                    doc[metadata.GEO_NEAR_DISTANCE_FIELD] = shown
-                    doc[metadata.GEO_NEAR_POINT_FIELD] = where
-                yield rid, None, self._annotated(doc, shown, where)
-            else:
-                yield rid, raw, doc
+        wanted = self.wanted
+        ahead: dict = {}   # records ranked by their keys, read together before they are returned
+        for found in rounds:
+            if ranked is not None and wanted > self.n_returned:
+                unread = [rid for _, rid in islice(found, wanted - self.n_returned)
+                          if rid not in pending]
+                if unread:
+                    self._read_ahead(unread, ahead)
+            for d, rid in found:
+                entry = pending.pop(rid, None)
+                if entry is None:   # ranked by its key: read now, and the rest of the filter applied
+                    read = ahead.pop(rid, None)
+                    if read is None:
+                        value = get(record_key(rid))
+                        if value is None:
+                            continue
+                        raw = stored_document(value)
+                        self.fetched += 1
+                        doc = decode(raw)
+                    else:
+                        raw, doc = read
+                    if matcher is not None and not matcher(doc):
+                        continue
+                    where = measure(doc)[1] if wants_where else None
+                else:
+                    raw, doc, where = entry
+                self.n_returned += 1
+                if self.output is not None or with_metadata:
+                    shown = d * s2.EARTH_RADIUS_METERS if report else d
+                    if with_metadata:  # query/metadata.py: {$meta: "geoNearDistance"}, "geoNearPoint"
+                        doc[metadata.GEO_NEAR_DISTANCE_FIELD] = shown
+                        doc[metadata.GEO_NEAR_POINT_FIELD] = where
+                    yield rid, None, self._annotated(doc, shown, where)
+                else:
+                    yield rid, raw, doc
+
+    def _read_ahead(self, rids: list, into: dict) -> None:
+        """The records of `rids` (the next ones a round returns), read and decoded together
+        into `into` (rid -> (raw, document)); a missing one is left out."""
+        record_key, stored_document = self.state.record_key, record_format.document
+        values = self._txn().get_many([record_key(rid) for rid in rids])
+        found = [(rid, stored_document(v)) for rid, v in zip(rids, values) if v is not None]
+        if not found:
+            return
+        self.fetched += len(found)
+        docs = bson.decode_all(b"".join(raw for _, raw in found))
+        for (rid, raw), doc in zip(found, docs):
+            into[rid] = (raw, doc)
 
     def _annotated(self, doc: dict, distance: float, where: Any) -> dict:
         out = self.output

@@ -59,6 +59,11 @@ class Snapshot(abc.ABC):
             return key
         return None
 
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        """`get` of each key, in one call (engines answer it under one lock)."""
+        get = self.get
+        return [get(key) for key in keys]
+
     def keys_in_ranges(self, ranges: list[tuple[bytes, Optional[bytes]]]) -> list[bytes]:
         """The keys of each [lo, hi) in turn (hi None: to the end), in one call: many short
         scans without a scan's set-up each (a near search's round reads a few keys from each

@@ -84,6 +84,9 @@ class _LmdbReads:
                 return
             yield key, value
 
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        return list(map(self._txn.get, keys))   # type: ignore[arg-type]  # buffers=False: bytes
+
     def keys_in_ranges(self, ranges: list[tuple[bytes, Optional[bytes]]]) -> list[bytes]:
         cur: Any = self._txn.cursor()   # one cursor for every range
         out: list[bytes] = []

@@ -19,6 +19,7 @@ import math
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from operator import itemgetter
+from typing import Any
 
 from . import geohash, s2
 from .s2keys import S2IndexParams, cells_to_intervals, descendant_spans, merge_intervals
@@ -52,7 +53,8 @@ _MARGIN = 2.0   # grow to the radius expected to hold twice what is still wanted
 
 def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float], list],
             first_step: float, min_distance: float, max_distance: float,
-            full: float, wanted: int = 0, disjoint: bool = False) -> Iterator[tuple[float, Hashable]]:
+            full: float, wanted: int = 0, disjoint: bool = False,
+            by_round: bool = False) -> Iterator[Any]:
     """The annulus loop shared by the spherical and the flat search.
 
     Each key range is scanned once over the whole search: a round scans only the parts of its
@@ -61,7 +63,8 @@ def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float
     caller's skip + limit), the radius grows to where the density seen so far puts that many
     results; the rounds are exact annuli, so the steps change only how much is read. A round's
     new records are measured in one `distances` call (the caller fetches them together);
-    `disjoint`: `ranges_for` gives sorted, disjoint ranges already."""
+    `disjoint`: `ranges_for` gives sorted, disjoint ranges already; `by_round`: each round's
+    results come as one list (never empty) rather than one by one."""
     limit = min(max_distance, full)
     inner = min_distance
     if wanted < 0:   # the first step is already sized for -wanted results
@@ -97,7 +100,10 @@ def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float
             del pending[rid]
             done.add(rid)
         found.sort(key=_first)   # by distance only, stable (ties keep their reading order)
-        yield from found
+        if not by_round:
+            yield from found
+        elif found:
+            yield found
         if last:
             return
         total += len(found)
@@ -332,7 +338,8 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
                   exists: Exists | None = None, sample: Sample | None = None,
                   hints: DensityHints | None = None, center_vector: tuple | None = None,
                   distances: Distances | None = None,
-                  held_ancestors: HeldAncestors | None = None) -> Iterator[tuple[float, Hashable]]:
+                  held_ancestors: HeldAncestors | None = None,
+                  by_round: bool = False) -> Iterator[Any]:
     """(distance, rid) pairs in increasing distance; radii and distances in radians.
     `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds;
     `exists`: a cheaper emptiness test of ranges than a scan (the density probe's);
@@ -342,7 +349,8 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
     unit vector), used instead of a sample when one is known; `distances`: `distance` for a
     list of records at once (either one is given); `held_ancestors(cells)`: the ancestors
     of covering cells that some entry holds exactly, so a round scans no covering ancestor
-    that nothing is stored under (then `scan` gets only present single values)."""
+    that nothing is stored under (then `scan` gets only present single values); `by_round`:
+    the pairs come in one list per round (`_rounds`)."""
     first = None
     if wanted > 0 and sample is not None:
         density = None
@@ -367,7 +375,7 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
         distances = _one_by_one(distance)
     # bridge_single_gaps gives sorted, disjoint ranges
     return _rounds(scan, distances, _annulus_ranges(center, params, held_ancestors), step, min_distance,
-                   max_distance, math.pi, wanted_for_steps, disjoint=True)
+                   max_distance, math.pi, wanted_for_steps, disjoint=True, by_round=by_round)
 
 
 # --- 2d -------------------------------------------------------------------------------------

@@ -136,14 +136,9 @@ class GeoNear(S.Stage):
         prefixes = self.sel.prefixes
         if self.is_2d or len(prefixes) != 1:
             ranges = access.ranges_with_prefixes(prefixes, intervals)
-        else:   # ranges_with_prefixes of one prefix, prefix_end written out where the last byte grows
-            head, encode = prefixes[0], s2keys.encode_cell
-            ranges = []
-            for lo, hi in intervals:
-                hi_key = head + encode(hi)
-                last = hi_key[-1]
-                ranges.append((head + encode(lo),
-                               hi_key[:-1] + _BYTES[last + 1] if last != 0xFF else prefix_end(hi_key)))
+        else:   # ranges_with_prefixes of one prefix (prefix_end(head + c) is head + the end of c)
+            head, encode, end = prefixes[0], s2keys.encode_cell, s2keys.cell_key_end
+            ranges = [(head + encode(lo), head + end(hi)) for lo, hi in intervals]
         scan = S.IndexScan(access, self.reader, ranges, lambda: access.explain_intervals(intervals),
                            1, multikey=True, ctx=self.ctx)
         self.scans.append(scan)

@@ -183,6 +183,17 @@ def encode_cell(signed_cell: int) -> bytes:
     return _encode_int64(signed_cell)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def cell_key_end(signed_cell: int) -> bytes:
+    """The least byte string above every key component that starts with `encode_cell(cell)`
+    (prefix_end of it: the exclusive end of a scan through that cell id; remembered too)."""
+    p = bytearray(encode_cell(signed_cell))
+    while p[-1] == 0xFF:   # never all 0xFF: a component starts with its type bracket
+        p.pop()
+    p[-1] += 1
+    return bytes(p)
+
+
 _I64 = 1 << 63
 _U64 = 1 << 64
 _U64_MASK = (1 << 64) - 1

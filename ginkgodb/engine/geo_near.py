@@ -264,6 +264,9 @@ class GeoNear(S.Stage):
                 ancestors.update(s2keys.strict_ancestors(cell, params))
             return self._held(list(ancestors))
         table = self.sel.access.ancestors_held(version)
+        known = list(map(table.get, cells))
+        if None not in known and not any(known):   # the common answer: none (points only)
+            return []
         out: list[int] = []
         for cell in cells:
             held = table.get(cell)
@@ -487,15 +490,15 @@ class GeoNear(S.Stage):
     def _read_ahead(self, rids: list, into: dict) -> None:
         """The records of `rids` (the next ones a round returns), read and decoded together
         into `into` (rid -> (raw, document)); a missing one is left out."""
-        record_key, stored_document = self.state.record_key, record_format.document
-        values = self._txn().get_many([record_key(rid) for rid in rids])
-        found = [(rid, stored_document(v)) for rid, v in zip(rids, values) if v is not None]
-        if not found:
-            return
-        self.fetched += len(found)
-        docs = bson.decode_all(b"".join(raw for _, raw in found))
-        for (rid, raw), doc in zip(found, docs):
-            into[rid] = (raw, doc)
+        values = self._txn().get_many(list(map(self.state.record_key, rids)))
+        if None in values:
+            rids = [rid for rid, v in zip(rids, values) if v is not None]
+            values = [v for v in values if v is not None]
+            if not values:
+                return
+        self.fetched += len(values)
+        raws = list(map(record_format.document, values))
+        into.update(zip(rids, zip(raws, bson.decode_all(b"".join(raws)))))
 
     def _annotated(self, doc: dict, distance: float, where: Any) -> dict:
         out = self.output

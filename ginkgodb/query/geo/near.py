@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import math
 import threading
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
@@ -48,6 +49,7 @@ def first_step_for(step: float, wanted: int) -> float:
 
 _FIRST_ROUND_POINTS = 20
 _first = itemgetter(0)
+_second = itemgetter(1)
 _MARGIN = 2.0   # grow to the radius expected to hold twice what is still wanted
 
 
@@ -95,10 +97,17 @@ def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float
                         done.add(rid)
                     else:
                         pending[rid] = d
-        found = [(d, rid) for rid, d in pending.items() if d < outer or (last and d <= outer)]
-        for _, rid in found:
-            del pending[rid]
-            done.add(rid)
+        if last:
+            found = [(d, rid) for rid, d in pending.items() if d <= outer]
+        else:
+            found = [(d, rid) for rid, d in pending.items() if d < outer]
+        if found:
+            taken = list(map(_second, found))
+            done.update(taken)
+            if len(taken) == len(pending):
+                pending.clear()
+            else:
+                deque(map(pending.__delitem__, taken), 0)   # each one deleted, at C speed
         found.sort(key=_first)   # by distance only, stable (ties keep their reading order)
         if not by_round:
             yield from found

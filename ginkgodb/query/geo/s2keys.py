@@ -279,13 +279,16 @@ def descendants_and_ancestors(cover_ids: list[int], params: S2IndexParams) -> tu
 def descendant_spans(cover_ids: list[int]) -> list[Interval]:
     """The cells' descendant ranges (signed, in the cells' order): `descendants_and_ancestors`
     without the ancestors."""
-    out: list[Interval] = []
-    append = out.append
-    for cid in cover_ids:
-        lsb = cid & -cid
-        lo, hi = cid - lsb + 1, cid + lsb - 1
-        append((lo - _U64 if lo >= _I64 else lo, hi - _U64 if hi >= _I64 else hi))
-    return out
+    return list(map(descendant_span, cover_ids))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def descendant_span(cid: int) -> Interval:
+    """One cell's descendant range, signed (remembered: nearby searches cover with the same
+    cells)."""
+    lsb = cid & -cid
+    lo, hi = cid - lsb + 1, cid + lsb - 1
+    return (lo - _U64 if lo >= _I64 else lo, hi - _U64 if hi >= _I64 else hi)
 
 
 def strict_ancestors(cell_id: int, params: S2IndexParams) -> list[int]:

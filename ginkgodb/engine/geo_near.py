@@ -133,7 +133,12 @@ class GeoNear(S.Stage):
             intervals = self._present(intervals)
         if not intervals:
             return iter(())
-        ranges = access.ranges_with_prefixes(self.sel.prefixes, intervals)
+        prefixes = self.sel.prefixes
+        if self.is_2d or len(prefixes) != 1:
+            ranges = access.ranges_with_prefixes(prefixes, intervals)
+        else:   # ranges_with_prefixes of one prefix (prefix_end(head + c) is head + the end of c)
+            head, encode, end = prefixes[0], s2keys.encode_cell, s2keys.cell_key_end
+            ranges = [(head + encode(lo), head + end(hi)) for lo, hi in intervals]
         scan = S.IndexScan(access, self.reader, ranges, lambda: access.explain_intervals(intervals),
                            1, multikey=True, ctx=self.ctx)
         self.scans.append(scan)
@@ -148,9 +153,23 @@ class GeoNear(S.Stage):
             reader.open()
         return reader.txn
 
+    def _keys(self, scan: S.IndexScan) -> list[bytes]:
+        """The keys of the scan's ranges, read in one storage call (`keys_in_ranges`: a round's
+        dozen short ranges without a scan's set-up each), counted in `scan` for explain."""
+        base = self.sel.access.prefix
+        end = prefix_end(base)
+        keys = self._txn().keys_in_ranges(
+            [(base + lo, base + hi if hi is not None else end) for lo, hi in scan.ranges])
+        examined = scan.examined
+        scan.examined = examined + len(keys)
+        if (examined & 1023) + len(keys) > 1023:   # as often as a key-by-key scan would
+            S.interrupt_check(self.ctx)
+        return keys
+
     def _rids(self, scan: S.IndexScan) -> Iterator[Any]:
         """The record ids of the scan's entries, counted in `scan` for explain. Not
-        de-duplicated: the search skips the records it has seen (near.py `_rounds`)."""
+        de-duplicated: the search skips the records it has seen (near.py `_rounds`). Key by
+        key (a 2d spherical search reads the whole index through it)."""
         base = self.sel.access.prefix
         rid_from = self.sel.access.rids.of_entry   # IndexEntries.rid_of_entry, one frame less
         reader_scan, ctx = self._txn().scan, self.ctx
@@ -166,13 +185,11 @@ class GeoNear(S.Stage):
             scan.examined = examined
 
     def _ranked_rids(self, scan: S.IndexScan) -> list:
-        """`_rids` of a format-2 index on an ordinary collection, as a list: an entry ends with
-        the key's point suffix then the 8-byte record id, and the suffix's last byte says
-        whether the key holds the document's only point (its unit vector just before that
-        byte). Such a record is measured here (s2.vector_angle written out) into `_ranked`,
-        and read only if it is returned."""
-        base = self.sel.access.prefix
-        reader_scan, ctx = self._txn().scan, self.ctx
+        """`_rids` of a format-2 index on an ordinary collection: an entry ends with the key's
+        point suffix then the 8-byte record id, and the suffix's last byte says whether the
+        key holds the document's only point (its unit vector just before that byte). Such a
+        record is measured here (s2.vector_angle written out) into `_ranked`, and read only if
+        it is returned."""
         ranked = self._ranked
         assert ranked is not None
         cx, cy, cz = self._center_vector
@@ -181,22 +198,14 @@ class GeoNear(S.Stage):
         tail_at, flag_at, rid_width = -_ENTRY_TAIL.size, -1 - _RID.size, -_RID.size
         out: list = []
         append = out.append
-        examined = scan.examined
-        try:
-            for lo, hi in scan.ranges:
-                for key, _ in reader_scan(base + lo, base + hi if hi is not None else prefix_end(base)):
-                    examined += 1
-                    if not examined & 1023:
-                        S.interrupt_check(ctx)
-                    if key[flag_at] == 1:
-                        px, py, pz, _, rid = tail(key, tail_at)
-                        qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
-                        ranked[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz)
-                    else:
-                        rid = rid_at(key, rid_width)[0]
-                    append(rid)
-        finally:
-            scan.examined = examined
+        for key in self._keys(scan):
+            if key[flag_at] == 1:
+                px, py, pz, _, rid = tail(key, tail_at)
+                qx, qy, qz = cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px
+                ranked[rid] = atan2(sqrt(qx * qx + qy * qy + qz * qz), cx * px + cy * py + cz * pz)
+            else:
+                rid = rid_at(key, rid_width)[0]
+            append(rid)
         return out
 
     def _held(self, cells: list[int]) -> list[int]:
@@ -238,6 +247,34 @@ class GeoNear(S.Stage):
             if present:
                 held.append(cell)
         return held
+
+    def _held_ancestors(self, cells: list[int]) -> list[int]:
+        """The strict ancestors (signed ids) of a round's covering cells (unsigned) that some
+        entry holds exactly (`_held`). Without fields before the geo field, the answer per
+        covering cell is kept on the index handle for the data version, as probes are
+        (`S2Access.ancestors_held`): nearby searches cover with the same cells, and then
+        neither the ancestors are listed nor their probes looked up again."""
+        params = self.sel.access.params
+        prefixes = self.sel.prefixes
+        data_version = getattr(self._txn(), "data_version", None)
+        version = data_version() if data_version is not None else None
+        if version is None or len(prefixes) != 1 or prefixes[0]:
+            ancestors: set[int] = set()
+            for cell in cells:
+                ancestors.update(s2keys.strict_ancestors(cell, params))
+            return self._held(list(ancestors))
+        table = self.sel.access.ancestors_held(version)
+        known = list(map(table.get, cells))
+        if None not in known and not any(known):   # the common answer: none (points only)
+            return []
+        out: list[int] = []
+        for cell in cells:
+            held = table.get(cell)
+            if held is None:
+                held = table[cell] = tuple(self._held(s2keys.strict_ancestors(cell, params)))
+            if held:
+                out.extend(held)
+        return sorted(set(out)) if out else out
 
     @staticmethod
     def _probe(first: Any, key: bytes) -> bool:
@@ -401,42 +438,67 @@ class GeoNear(S.Stage):
         if self.is_2d and spherical:
             found = near_search.near_brute_force(
                 ((rid, distance(rid)) for rid in self._scan(_FULL_HASH_RANGE)), lo, hi)
-            results: Any = iter(found)
+            rounds: Any = [found] if found else []
         elif self.is_2d:
-            results = near_search.near_2d(x, y, self._scan, distance, self.sel.access.params, lo, hi,
-                                          self.wanted, self._exists)
+            rounds = ([pair] for pair in near_search.near_2d(
+                x, y, self._scan, distance, self.sel.access.params, lo, hi, self.wanted, self._exists))
         else:
-            results = near_search.near_2dsphere(center, self._scan, distance,
-                                                self.sel.access.params, lo, hi, self.wanted,
-                                                self._exists, self._sample,
-                                                self.sel.access.near_hints, center_vector,
-                                                distances, self._held)
+            rounds = near_search.near_2dsphere(center, self._scan, distance,
+                                               self.sel.access.params, lo, hi, self.wanted,
+                                               self._exists, self._sample,
+                                               self.sel.access.near_hints, center_vector,
+                                               distances, self._held_ancestors, by_round=True)
         report = spherical and q.is_geojson
         with_metadata = self.with_metadata
         wants_where = self.output is not None or with_metadata
-        for d, rid in results:
-            entry = pending.pop(rid, None)
-            if entry is None:   # ranked by its key: read now, and the rest of the filter applied
-                value = get(record_key(rid))
-                if value is None:
-                    continue
-                raw = stored_document(value)
-                self.fetched += 1
-                doc = decode(raw)
-                if matcher is not None and not matcher(doc):
-                    continue
-                where = measure(doc)[1] if wants_where else None
-            else:
-                raw, doc, where = entry
-            self.n_returned += 1
-            if self.output is not None or with_metadata:
-                shown = d * s2.EARTH_RADIUS_METERS if report else d
-                if with_metadata:  # query/metadata.py: {$meta: "geoNearDistance"}, "geoNearPoint"
-                    doc[metadata.GEO_NEAR_DISTANCE_FIELD] = shown
-                    doc[metadata.GEO_NEAR_POINT_FIELD] = where
-                yield rid, None, self._annotated(doc, shown, where)
-            else:
-                yield rid, raw, doc
+        wanted = self.wanted
+        ahead: dict = {}   # records ranked by their keys, read together before they are returned
+        for found in rounds:
+            if ranked is not None and wanted > self.n_returned:
+                unread = [rid for _, rid in islice(found, wanted - self.n_returned)
+                          if rid not in pending]
+                if unread:
+                    self._read_ahead(unread, ahead)
+            for d, rid in found:
+                entry = pending.pop(rid, None)
+                if entry is None:   # ranked by its key: read now, and the rest of the filter applied
+                    read = ahead.pop(rid, None)
+                    if read is None:
+                        value = get(record_key(rid))
+                        if value is None:
+                            continue
+                        raw = stored_document(value)
+                        self.fetched += 1
+                        doc = decode(raw)
+                    else:
+                        raw, doc = read
+                    if matcher is not None and not matcher(doc):
+                        continue
+                    where = measure(doc)[1] if wants_where else None
+                else:
+                    raw, doc, where = entry
+                self.n_returned += 1
+                if self.output is not None or with_metadata:
+                    shown = d * s2.EARTH_RADIUS_METERS if report else d
+                    if with_metadata:  # query/metadata.py: {$meta: "geoNearDistance"}, "geoNearPoint"
+                        doc[metadata.GEO_NEAR_DISTANCE_FIELD] = shown
+                        doc[metadata.GEO_NEAR_POINT_FIELD] = where
+                    yield rid, None, self._annotated(doc, shown, where)
+                else:
+                    yield rid, raw, doc
+
+    def _read_ahead(self, rids: list, into: dict) -> None:
+        """The records of `rids` (the next ones a round returns), read and decoded together
+        into `into` (rid -> (raw, document)); a missing one is left out."""
+        values = self._txn().get_many(list(map(self.state.record_key, rids)))
+        if None in values:
+            rids = [rid for rid, v in zip(rids, values) if v is not None]
+            values = [v for v in values if v is not None]
+            if not values:
+                return
+        self.fetched += len(values)
+        raws = list(map(record_format.document, values))
+        into.update(zip(rids, zip(raws, bson.decode_all(b"".join(raws)))))
 
     def _annotated(self, doc: dict, distance: float, where: Any) -> dict:
         out = self.output

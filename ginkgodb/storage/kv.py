@@ -59,6 +59,17 @@ class Snapshot(abc.ABC):
             return key
         return None
 
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        """`get` of each key, in one call (engines answer it under one lock)."""
+        get = self.get
+        return [get(key) for key in keys]
+
+    def keys_in_ranges(self, ranges: list[tuple[bytes, Optional[bytes]]]) -> list[bytes]:
+        """The keys of each [lo, hi) in turn (hi None: to the end), in one call: many short
+        scans without a scan's set-up each (a near search's round reads a few keys from each
+        of a dozen ranges). Engines answer it with one cursor or one lock."""
+        return [key for lo, hi in ranges for key, _ in self.scan(lo, hi)]
+
     def data_version(self) -> Optional[int]:
         """The committed state this view reads, as a number: two views of one engine with the
         same number see the same data (None: not known, as for a write transaction). Lets a

@@ -84,6 +84,22 @@ class _LmdbReads:
                 return
             yield key, value
 
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        return list(map(self._txn.get, keys))   # type: ignore[arg-type]  # buffers=False: bytes
+
+    def keys_in_ranges(self, ranges: list[tuple[bytes, Optional[bytes]]]) -> list[bytes]:
+        cur: Any = self._txn.cursor()   # one cursor for every range
+        out: list[bytes] = []
+        append = out.append
+        for lo, hi in ranges:
+            if not cur.set_range(lo):
+                continue
+            for key in cur.iternext(values=False):
+                if hi is not None and key >= hi:
+                    break
+                append(key)
+        return out
+
     def first(self, lo: bytes, hi: Optional[bytes]) -> Optional[bytes]:
         cur: Any = self._txn.cursor()
         if not cur.set_range(lo):

@@ -61,6 +61,27 @@ class MemorySnapshot(Snapshot):
             return key
         return None
 
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        engine = self._engine
+        version = self.version
+        with engine._lock:
+            if version == engine._version or not engine._history:
+                return list(map(engine._data.get, keys))   # as _visible reads the latest
+            visible = engine._visible
+            return [visible(key, version) for key in keys]
+
+    def keys_in_ranges(self, ranges: list[tuple[bytes, Optional[bytes]]]) -> list[bytes]:
+        engine = self._engine
+        with engine._lock:
+            # the latest version (or one no commit changed since): the map's keys are its keys
+            if self.version == engine._version or not engine._history:
+                irange = engine._data.irange
+                out: list[bytes] = []
+                for lo, hi in ranges:
+                    out.extend(irange(lo, hi, inclusive=(True, False)))
+                return out
+        return super().keys_in_ranges(ranges)
+
     def data_version(self) -> Optional[int]:
         return self.version
 
@@ -102,6 +123,16 @@ class MemoryTxn(OverlayTxn):
         for key, _ in self.scan(lo, hi):
             return key
         return None
+
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        if not self.batch:
+            return self.base.get_many(keys)
+        return super().get_many(keys)
+
+    def keys_in_ranges(self, ranges: list[tuple[bytes, Optional[bytes]]]) -> list[bytes]:
+        if not self.batch:
+            return self.base.keys_in_ranges(ranges)
+        return super().keys_in_ranges(ranges)
 
     def commit(self) -> None:
         if self._open:

@@ -36,6 +36,8 @@ class S2Access(GeoAccess, GeoPlanning):
         self.near_hints = DensityHints()
         # near searches' ancestor probes (probe key -> an entry exists) for one data version
         self._probed: tuple[Optional[int], dict] = (None, {})
+        # and per covering cell, its ancestors those probes found (near.py `HeldAncestors`)
+        self._ancestors_held: tuple[Optional[int], dict] = (None, {})
 
     def geo_components(self, doc: dict) -> list[bytes]:
         cells: set[int] = set()
@@ -52,6 +54,15 @@ class S2Access(GeoAccess, GeoPlanning):
         if held != version or len(table) > _MAX_PROBED:
             table = {}
             self._probed = (version, table)
+        return table
+
+    def ancestors_held(self, version: int) -> dict:
+        """Covering cell (unsigned id) -> its strict ancestors some entry holds, for views of
+        data version `version` (as `probed`)."""
+        held, table = self._ancestors_held
+        if held != version or len(table) > _MAX_PROBED:
+            table = {}
+            self._ancestors_held = (version, table)
         return table
 
     def document_keys(self, doc: dict) -> tuple[list[bytes], set]:

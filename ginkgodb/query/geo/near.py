@@ -17,11 +17,13 @@ from __future__ import annotations
 import bisect
 import math
 import threading
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from operator import itemgetter
+from typing import Any
 
 from . import geohash, s2
-from .s2keys import S2IndexParams, cells_to_intervals, descendants_and_ancestors, merge_intervals
+from .s2keys import S2IndexParams, cells_to_intervals, descendant_spans, merge_intervals
 
 Scan = Callable[[list[tuple[int, int]]], Iterable[Hashable]]
 Distance = Callable[[Hashable], "float | None"]
@@ -47,12 +49,14 @@ def first_step_for(step: float, wanted: int) -> float:
 
 _FIRST_ROUND_POINTS = 20
 _first = itemgetter(0)
+_second = itemgetter(1)
 _MARGIN = 2.0   # grow to the radius expected to hold twice what is still wanted
 
 
 def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float], list],
             first_step: float, min_distance: float, max_distance: float,
-            full: float, wanted: int = 0, disjoint: bool = False) -> Iterator[tuple[float, Hashable]]:
+            full: float, wanted: int = 0, disjoint: bool = False,
+            by_round: bool = False) -> Iterator[Any]:
     """The annulus loop shared by the spherical and the flat search.
 
     Each key range is scanned once over the whole search: a round scans only the parts of its
@@ -61,7 +65,8 @@ def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float
     caller's skip + limit), the radius grows to where the density seen so far puts that many
     results; the rounds are exact annuli, so the steps change only how much is read. A round's
     new records are measured in one `distances` call (the caller fetches them together);
-    `disjoint`: `ranges_for` gives sorted, disjoint ranges already."""
+    `disjoint`: `ranges_for` gives sorted, disjoint ranges already; `by_round`: each round's
+    results come as one list (never empty) rather than one by one."""
     limit = min(max_distance, full)
     inner = min_distance
     if wanted < 0:   # the first step is already sized for -wanted results
@@ -92,12 +97,22 @@ def _rounds(scan: Scan, distances: Distances, ranges_for: Callable[[float, float
                         done.add(rid)
                     else:
                         pending[rid] = d
-        found = [(d, rid) for rid, d in pending.items() if d < outer or (last and d <= outer)]
-        for _, rid in found:
-            del pending[rid]
-            done.add(rid)
+        if last:
+            found = [(d, rid) for rid, d in pending.items() if d <= outer]
+        else:
+            found = [(d, rid) for rid, d in pending.items() if d < outer]
+        if found:
+            taken = list(map(_second, found))
+            done.update(taken)
+            if len(taken) == len(pending):
+                pending.clear()
+            else:
+                deque(map(pending.__delitem__, taken), 0)   # each one deleted, at C speed
         found.sort(key=_first)   # by distance only, stable (ties keep their reading order)
-        yield from found
+        if not by_round:
+            yield from found
+        elif found:
+            yield found
         if last:
             return
         total += len(found)
@@ -202,30 +217,31 @@ def _coverer(finest: int):
     return coverer
 
 
-Present = Callable[[list], list]   # signed cell ids -> those some entry holds exactly
+# unsigned covering cell ids -> the strict ancestors (signed ids) some entry holds exactly
+HeldAncestors = Callable[[list], list]
 
 
 def _annulus_ranges(center, params: S2IndexParams,
-                    present: Present | None = None) -> Callable[[float, float], list]:
+                    held_ancestors: HeldAncestors | None = None) -> Callable[[float, float], list]:
     """A round's ranges: the annulus covering's descendant ranges and its ancestors' single
-    values; with `present`, only the ancestors some entry holds (the others read nothing)."""
+    values; with `held_ancestors`, only the ancestors some entry holds (the others read
+    nothing)."""
     coverer = _coverer(params.finest_level)
 
     def ranges(inner: float, outer: float) -> list:
-        outer_cap = s2.cap(center, outer)
-        # Slightly smaller than the inner disc, so a cell holding a point at exactly `inner`
-        # (returned by this round, not the last) is never skipped.
-        inner_cap = s2.cap(center, inner * 0.999) if inner > 0 else None
-        cells = []
-        for cell_id in coverer.GetCovering(outer_cap):
+        covering = coverer.GetCovering(s2.cap(center, outer))
+        if inner > 0:
+            # Slightly smaller than the inner disc, so a cell holding a point at exactly `inner`
+            # (returned by this round, not the last) is never skipped.
+            inner_cap = s2.cap(center, inner * 0.999)
             # A cell inside the inner disc holds only what an earlier round returned.
-            if inner_cap is not None and inner_cap.Contains(s2.S2.S2Cell(cell_id)):
-                continue
-            cells.append(cell_id.id())
-        if present is None:
+            cells = [c.id() for c in covering if not inner_cap.Contains(s2.S2.S2Cell(c))]
+        else:
+            cells = [c.id() for c in covering]
+        if held_ancestors is None:
             return bridge_single_gaps(cells_to_intervals(cells, params))
-        spans, ancestors = descendants_and_ancestors(cells, params)
-        held = present(ancestors)
+        spans = descendant_spans(cells)
+        held = held_ancestors(cells)
         if held:
             spans.extend((a, a) for a in held)
         spans.sort()
@@ -331,7 +347,8 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
                   exists: Exists | None = None, sample: Sample | None = None,
                   hints: DensityHints | None = None, center_vector: tuple | None = None,
                   distances: Distances | None = None,
-                  present: Present | None = None) -> Iterator[tuple[float, Hashable]]:
+                  held_ancestors: HeldAncestors | None = None,
+                  by_round: bool = False) -> Iterator[Any]:
     """(distance, rid) pairs in increasing distance; radii and distances in radians.
     `wanted`: how many the caller will read at most (0: unknown), which sizes the rounds;
     `exists`: a cheaper emptiness test of ranges than a scan (the density probe's);
@@ -339,9 +356,10 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
     when `wanted` is known; the results never depend on it); `hints`: densities sampled by
     earlier searches of the same index, by the neighbourhood of `center_vector` (the center's
     unit vector), used instead of a sample when one is known; `distances`: `distance` for a
-    list of records at once (either one is given); `present(cells)`: the cells some entry
-    holds exactly, so a round scans no covering ancestor that nothing is stored under (then
-    `scan` gets only present single values)."""
+    list of records at once (either one is given); `held_ancestors(cells)`: the ancestors
+    of covering cells that some entry holds exactly, so a round scans no covering ancestor
+    that nothing is stored under (then `scan` gets only present single values); `by_round`:
+    the pairs come in one list per round (`_rounds`)."""
     first = None
     if wanted > 0 and sample is not None:
         density = None
@@ -365,8 +383,8 @@ def near_2dsphere(center, scan: Scan, distance: Distance | None, params: S2Index
         assert distance is not None
         distances = _one_by_one(distance)
     # bridge_single_gaps gives sorted, disjoint ranges
-    return _rounds(scan, distances, _annulus_ranges(center, params, present), step, min_distance,
-                   max_distance, math.pi, wanted_for_steps, disjoint=True)
+    return _rounds(scan, distances, _annulus_ranges(center, params, held_ancestors), step, min_distance,
+                   max_distance, math.pi, wanted_for_steps, disjoint=True, by_round=by_round)
 
 
 # --- 2d -------------------------------------------------------------------------------------

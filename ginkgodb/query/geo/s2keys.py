@@ -183,6 +183,17 @@ def encode_cell(signed_cell: int) -> bytes:
     return _encode_int64(signed_cell)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def cell_key_end(signed_cell: int) -> bytes:
+    """The least byte string above every key component that starts with `encode_cell(cell)`
+    (prefix_end of it: the exclusive end of a scan through that cell id; remembered too)."""
+    p = bytearray(encode_cell(signed_cell))
+    while p[-1] == 0xFF:   # never all 0xFF: a component starts with its type bracket
+        p.pop()
+    p[-1] += 1
+    return bytes(p)
+
+
 _I64 = 1 << 63
 _U64 = 1 << 64
 _U64_MASK = (1 << 64) - 1
@@ -263,6 +274,33 @@ def descendants_and_ancestors(cover_ids: list[int], params: S2IndexParams) -> tu
             add(parent)
             parent_lsb <<= 2
     return intervals, [a - _U64 if a >= _I64 else a for a in ancestors]
+
+
+def descendant_spans(cover_ids: list[int]) -> list[Interval]:
+    """The cells' descendant ranges (signed, in the cells' order): `descendants_and_ancestors`
+    without the ancestors."""
+    return list(map(descendant_span, cover_ids))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def descendant_span(cid: int) -> Interval:
+    """One cell's descendant range, signed (remembered: nearby searches cover with the same
+    cells)."""
+    lsb = cid & -cid
+    lo, hi = cid - lsb + 1, cid + lsb - 1
+    return (lo - _U64 if lo >= _I64 else lo, hi - _U64 if hi >= _I64 else hi)
+
+
+def strict_ancestors(cell_id: int, params: S2IndexParams) -> list[int]:
+    """A cell's strict ancestors (signed ids) down to the coarsest indexed level."""
+    coarsest_lsb = 1 << (2 * (30 - params.coarsest_level))
+    out = []
+    parent_lsb = (cell_id & -cell_id) << 2
+    while parent_lsb <= coarsest_lsb:
+        parent = (cell_id & -parent_lsb) | parent_lsb
+        out.append(parent - _U64 if parent >= _I64 else parent)
+        parent_lsb <<= 2
+    return out
 
 
 def merge_intervals(intervals: list[Interval]) -> list[Interval]:

@@ -308,3 +308,30 @@ def test_views_of_unchanged_data_share_a_data_version(kv):
     assert first.get(b"k") is None and third.get(b"k") == b"v"
     for snap in (first, second, third):
         snap.release()
+
+
+@pytest.mark.parametrize("skip, limit, extra", [(0, 10, None), (3, 7, None), (2, 6, {"n": 1}), (0, 0, {"n": 2})])
+def test_records_read_ahead_for_a_round_are_the_brute_force_answer_over_small_batches(engine, skip, limit, extra):
+    """A round's first results are read together before they are returned: the answer over
+    many small batches (getMore) is the brute-force one, with skip, limit and another
+    predicate, and a limited search reads no more records than it returns and skips."""
+    docs = _grid(600, seed=3)
+    ok(engine, {"insert": "c", "documents": docs})
+    create_index(engine)
+    center = (0.3, -0.4)
+    pool = [d for d in docs if extra is None or d["n"] == extra["n"]]
+    want = [i for _, i in sorted((brute_meters(center, d["loc"]), d["_id"]) for d in pool)]
+    want = want[skip:skip + limit] if limit else want[skip:]
+    filt = {"loc": {"$near": {"$geometry": point(*center)}}, **(extra or {})}
+    reply = ok(engine, {"find": "c", "filter": filt, "skip": skip, "limit": limit, "batchSize": 2})
+    got = [plain(d)["_id"] for d in reply["cursor"]["firstBatch"]]
+    cursor_id = reply["cursor"]["id"]
+    while cursor_id:
+        reply = ok(engine, {"getMore": cursor_id, "collection": "c", "batchSize": 3})
+        got += [plain(d)["_id"] for d in reply["cursor"]["nextBatch"]]
+        cursor_id = reply["cursor"]["id"]
+    assert got == want
+    if limit and extra is None:
+        stats = ok(engine, {"explain": {"find": "c", "filter": filt, "skip": skip, "limit": limit},
+                            "verbosity": "executionStats"})["executionStats"]
+        assert stats["totalDocsExamined"] == skip + limit

@@ -108,3 +108,37 @@ def test_first_finds_the_smallest_key_in_range(kv):
         assert txn.first(b"a", None) == b"a"
         assert txn.first(b"d", b"e") is None
         assert txn.first(b"f", None) is None
+
+
+def _by_scans(view, ranges):
+    return [k for lo, hi in ranges for k, _ in view.scan(lo, hi)]
+
+
+def test_keys_in_ranges_is_the_scans_keys_one_range_after_another(kv):
+    _fill(kv, [b"a", b"ab", b"b", b"c", b"d", b"e", b"\xff"])
+    ranges = [(b"b", b"d"), (b"a", b"b"), (b"x", b"y"), (b"\xfe", None), (b"c", b"c"), (b"\xff\x00", None)]
+    with kv.begin() as txn:
+        assert txn.keys_in_ranges(ranges) == _by_scans(txn, ranges) == [
+            b"b", b"c", b"a", b"ab", b"\xff"]
+        assert txn.keys_in_ranges([]) == []
+    with kv.begin(write=True) as txn:   # a writer sees its own writes
+        assert txn.keys_in_ranges(ranges) == _by_scans(txn, ranges)
+        txn.put(b"bb", b"")
+        txn.delete(b"c")
+        assert txn.keys_in_ranges(ranges) == _by_scans(txn, ranges) == [
+            b"b", b"bb", b"a", b"ab", b"\xff"]
+
+
+def test_keys_in_ranges_of_an_older_snapshot(kv):
+    _fill(kv, [b"a", b"b", b"c"])
+    old = kv.begin()
+    try:
+        with kv.begin(write=True) as txn:
+            txn.delete(b"b")
+            txn.put(b"bb", b"")
+        ranges = [(b"a", b"c"), (b"c", None)]
+        assert old.keys_in_ranges(ranges) == _by_scans(old, ranges) == [b"a", b"b", b"c"]
+        with kv.begin() as now:
+            assert now.keys_in_ranges(ranges) == [b"a", b"bb", b"c"]
+    finally:
+        old.release()

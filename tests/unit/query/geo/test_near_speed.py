@@ -47,6 +47,26 @@ def test_cell_encoding_is_keycodecs_on_random_ids():
         assert s2keys.approximate_cell(encoded) == float(v)
 
 
+def test_cell_key_end_is_prefix_end_of_the_encoding():
+    from ginkgodb.planner.key_ranges import prefix_end
+    rnd = random.Random(5)
+    values = [1, -1, 2**63 - 1, -(2**63), 0] + [rnd.randrange(-(2**63), 2**63) for _ in range(5_000)]
+    for v in values:
+        assert s2keys.cell_key_end(v) == prefix_end(s2keys.encode_cell(v))
+        assert b"ab" + s2keys.cell_key_end(v) == prefix_end(b"ab" + s2keys.encode_cell(v))
+
+
+def test_descendant_spans_and_strict_ancestors_are_descendants_and_ancestors():
+    rnd = random.Random(9)
+    for _ in range(500):
+        point = s2.point(rnd.uniform(-180, 180), rnd.uniform(-90, 90))
+        cells = sorted({s2.S2.S2CellId(point).parent(rnd.randrange(P.coarsest_level, 24)).id()
+                        for _ in range(3)})
+        spans, ancestors = s2keys.descendants_and_ancestors(cells, P)
+        assert s2keys.descendant_spans(cells) == spans
+        assert {a for c in cells for a in s2keys.strict_ancestors(c, P)} == set(ancestors)
+
+
 def _intervals_per_level(cover_ids, params):
     """The reference: every ancestor of every cell, level by level."""
     out, ancestors = [], set()

@@ -50,27 +50,38 @@ def test_drop_and_recreate_count_from_nothing(engine):
     assert run({"collStats": "c"})["count"] == 1
 
 
-def test_another_writer_of_shared_storage_is_seen(tmp_path):
-    """A commit that did not go through this engine (as another process's would) moves the
-    storage's version: the next batch reads the numbers again."""
+def _another_writer_inserts_ten(kv, engine, coll):
+    """Commit, outside `engine` (as another process sharing the storage would), the numbers of
+    `coll` as if 10 more documents had been inserted."""
+    from ginkgodb.engine import layout
+    from ginkgodb.engine.batch import CollectionNumbers
+    meta = engine.catalog.get("test", coll)
+    with kv.writer() as txn:
+        n = read_numbers(txn, meta.id)
+        txn.put(layout.coll_stats_key(meta.id), CollectionNumbers(n.next_rid + 10, n.count + 10, n.size).pack())
+        txn.commit()
+
+
+@pytest.fixture
+def shared(tmp_path):
+    """An engine on storage opened as shared between processes, and that storage."""
     kv = LmdbEngine(str(tmp_path / "data"), map_size=1 << 30, shared=True)
     engine = Engine(kv)
-    try:
-        run = Runner(engine)
-        run.insert("c", {"_id": 1})
-        run.insert("c", {"_id": 2})
-        meta = engine.catalog.get("test", "c")
-        from ginkgodb.engine import layout
-        from ginkgodb.engine.batch import CollectionNumbers
-        with kv.writer() as txn:     # "another process": the stats as if it inserted 10 more
-            n = read_numbers(txn, meta.id)
-            txn.put(layout.coll_stats_key(meta.id), CollectionNumbers(n.next_rid + 10, n.count + 10, n.size).pack())
-            txn.commit()
-        assert in_batch(engine, "test", "c")[:2] == stored(engine, "test", "c")[:2] == (13, 12)
-        run.insert("c", {"_id": 3})
-        assert stored(engine, "test", "c")[:2] == (14, 13)
-    finally:
-        engine.close()
+    yield kv, engine
+    engine.close()
+
+
+def test_another_writer_of_shared_storage_is_seen(shared):
+    """A commit that did not go through this engine (as another process's would) moves the
+    storage's version: the next batch reads the numbers again."""
+    kv, engine = shared
+    run = Runner(engine)
+    run.insert("c", {"_id": 1})
+    run.insert("c", {"_id": 2})
+    _another_writer_inserts_ten(kv, engine, "c")
+    assert in_batch(engine, "test", "c")[:2] == stored(engine, "test", "c")[:2] == (13, 12)
+    run.insert("c", {"_id": 3})
+    assert stored(engine, "test", "c")[:2] == (14, 13)
 
 
 def test_numbers_after_many_single_writes_match_a_recount(engine):
@@ -87,27 +98,17 @@ def test_numbers_after_many_single_writes_match_a_recount(engine):
     assert in_batch(engine, "test", "c") == (next_rid, count, size)
 
 
-def test_a_batch_after_another_writer_keeps_nothing_older(tmp_path):
+def test_a_batch_after_another_writer_keeps_nothing_older(shared):
     """Another writer moved `a`; this engine's next batch writes only `b`: what it keeps after
     its commit must not include its older numbers of `a`."""
-    kv = LmdbEngine(str(tmp_path / "data"), map_size=1 << 30, shared=True)
-    engine = Engine(kv)
-    try:
-        run = Runner(engine)
-        run.insert("a", {"_id": 1})
-        run.insert("b", {"_id": 1})
-        meta = engine.catalog.get("test", "a")
-        from ginkgodb.engine import layout
-        from ginkgodb.engine.batch import CollectionNumbers
-        with kv.writer() as txn:
-            n = read_numbers(txn, meta.id)
-            txn.put(layout.coll_stats_key(meta.id), CollectionNumbers(n.next_rid + 10, n.count + 10, n.size).pack())
-            txn.commit()
-        run.insert("b", {"_id": 2})
-        assert in_batch(engine, "test", "a") == stored(engine, "test", "a")
-        assert stored(engine, "test", "a")[1] == 11
-    finally:
-        engine.close()
+    kv, engine = shared
+    run = Runner(engine)
+    run.insert("a", {"_id": 1})
+    run.insert("b", {"_id": 1})
+    _another_writer_inserts_ten(kv, engine, "a")
+    run.insert("b", {"_id": 2})
+    assert in_batch(engine, "test", "a") == stored(engine, "test", "a")
+    assert stored(engine, "test", "a")[1] == 11
 
 
 def test_a_commit_that_fails_after_storage_committed_leaves_nothing_kept(engine, monkeypatch):

@@ -142,7 +142,7 @@ def compute_diff_decoded(old: dict, new: dict, post: bytes, *, ignore_size_limit
     encodes. The walk is the same, on the decoded values: an unchanged value is usually the very
     same object (the update engine copies only what it changes), other values are compared by
     their encoding, and only changed values are encoded. The result equals `compute_diff`'s."""
-    encoded = _fields_set(old, new)
+    encoded = _fields_set(old, new, ignore_size_limit)
     if encoded is None:
         encoded = _dict_diff(old, new, ignore_size_limit).encode()
     if not ignore_size_limit and len(encoded) + DELTA_WRAPPER_BYTES >= len(post):
@@ -228,27 +228,56 @@ def _same(pv: Any, qv: Any) -> bool:
 _NESTED = (dict, list, DBRef)
 
 
-def _fields_set(old: dict, new: dict) -> Optional[bytes]:
-    """The diff when `new` holds `old`'s fields in the same order and no changed field is a
-    document or an array on both sides (what $set/$inc of existing fields make): `{u: {...}}` of
-    the changed fields, encoded in one call; None when the walk of `_dict_diff` is needed."""
+def _fields_set(old: dict, new: dict, ignore: bool = True) -> Optional[bytes]:
+    """The diff when `new` holds `old`'s fields in the same order and each changed field is
+    either not a document or an array on both sides (what $set/$inc of existing fields make),
+    or, with the size limit ignored, an array that kept its elements and grew at the end (what
+    $push makes): `{u: {...}}` of the changed values, encoded in one call, then the grown
+    arrays' `s<f>`, in field order (the walk of `_dict_diff` gives the same bytes); None when
+    that walk is needed."""
     if len(old) != len(new):
         return None
     changed: Optional[dict] = None
+    grown: Optional[list[bytes]] = None
     for (key, pv), (qkey, qv) in zip(old.items(), new.items()):
         if key != qkey:
             return None
         if qv is pv or _same(pv, qv):
             continue
         if isinstance(pv, _NESTED) and isinstance(qv, _NESTED):
-            return None
+            sub = _appended(pv, qv) if ignore and type(pv) is list and type(qv) is list else None
+            if sub is None:
+                return None
+            if grown is None:
+                grown = []
+            grown.append(b"\x03s" + key.encode() + b"\x00" + sub)
+            continue
         if changed is None:
             changed = {}
         changed[key] = qv
-    if changed is None:
-        return _EMPTY_DIFF
-    body = b"\x03u\x00" + _wrap_all(changed)
+    if grown is None:
+        if changed is None:
+            return _EMPTY_DIFF
+        body = b"\x03u\x00" + _wrap_all(changed)
+    else:
+        body = b"".join(grown) if changed is None else b"\x03u\x00" + _wrap_all(changed) + b"".join(grown)
     return _I32.pack(len(body) + 5) + body + b"\x00"
+
+
+def _appended(old: list, new: list) -> Optional[bytes]:
+    """The array diff `{a: true, u<i>: v, ...}` when `new` is `old` with elements added at the
+    end (`_list_diff`'s bytes for that case); None otherwise."""
+    n = len(old)
+    if len(new) <= n:
+        return None
+    for pv, qv in zip(old, new):
+        if pv is not qv and not _same(pv, qv):
+            return None
+    parts = [b"\x08a\x00\x01"]
+    for i in range(n, len(new)):
+        t, value = _typed(new[i])
+        parts.append(bytes((t,)) + b"u" + str(i).encode() + b"\x00" + value)
+    return _doc(parts)
 
 
 _EMPTY_DIFF = b"\x05\x00\x00\x00\x00"

@@ -158,14 +158,20 @@ class Oplog:
                 self._handle_of = (catalog, coll)
         if coll is None:
             return
-        if len(ops) == 1 and type(ops[0]) is Insert:   # an insert_one: no loop, no image
+        if len(ops) == 1:
             op = ops[0]
-            if self._is_logged(op.ns):
-                if batch.txn_info is None:
-                    self._append_one(batch, coll, self._builder.insert(op))
-                else:
-                    self._append(batch, coll, [self._builder.insert(op)], [op])
-            return
+            if type(op) is Insert:   # an insert_one: no loop, no image
+                if self._is_logged(op.ns):
+                    if batch.txn_info is None:
+                        self._append_one(batch, coll, self._builder.insert(op))
+                    else:
+                        self._append(batch, coll, [self._builder.insert(op)], [op])
+                return
+            if ((type(op) is Update or type(op) is Delete) and batch.txn_info is None and self._is_logged(op.ns)
+                    and not self._keeping_images(batch)):   # one update or delete, no pre-image to keep
+                body = self._builder.update(op) if isinstance(op, Update) else self._builder.delete(op)
+                self._append_one(batch, coll, body)
+                return
         bodies, images = self._bodies(batch, ops)
         if bodies:
             self._append(batch, coll, bodies, images)
@@ -276,8 +282,9 @@ class Oplog:
         self._next_rid = next_rid
 
     def _append_one(self, batch: WriteBatch, coll: Collection, body: bytes) -> None:
-        """`_append` of an ordinary batch's one entry with no pre-image (an insert_one's), when
-        this process wrote the oplog's last entry: stamped with the batch's commit_ts, stored
+        """`_append` of an ordinary batch's one entry with no pre-image (an insert_one's, or one
+        update's or delete's while no collection keeps pre-images), when this process wrote the
+        oplog's last entry: stamped with the batch's commit_ts, stored
         and counted in place. Anything else takes `_append`."""
         numbers = batch.numbers(coll.meta.id)
         ts = batch.commit_ts

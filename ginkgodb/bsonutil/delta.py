@@ -93,6 +93,10 @@ class _Doc:
         return _doc(parts)
 
 
+#: an array diff's first element, `a: true`
+_ARRAY_MARK = b"\x08a\x00\x01"
+
+
 class _Array:
     __slots__ = ("resize", "entries")
 
@@ -101,7 +105,7 @@ class _Array:
         self.entries: list[tuple[int, Any]] = []   # index, (type, value bytes) | sub-diff
 
     def encode(self) -> bytes:
-        parts = [b"\x08a\x00\x01"]
+        parts = [_ARRAY_MARK]
         if self.resize is not None:
             parts.append(b"\x10l\x00" + _I32.pack(self.resize))
         for idx, entry in self.entries:
@@ -228,7 +232,7 @@ def _same(pv: Any, qv: Any) -> bool:
 _NESTED = (dict, list, DBRef)
 
 
-def _fields_set(old: dict, new: dict, ignore: bool = True) -> Optional[bytes]:
+def _fields_set(old: dict, new: dict, ignore: bool) -> Optional[bytes]:
     """The diff when `new` holds `old`'s fields in the same order and each changed field is
     either not a document or an array on both sides (what $set/$inc of existing fields make),
     or, with the size limit ignored, an array that kept its elements and grew at the end (what
@@ -250,18 +254,17 @@ def _fields_set(old: dict, new: dict, ignore: bool = True) -> Optional[bytes]:
                 return None
             if grown is None:
                 grown = []
-            grown.append(b"\x03s" + key.encode() + b"\x00" + sub)
+            grown.append(_element(_OBJECT, b"s" + key.encode(), sub))
             continue
         if changed is None:
             changed = {}
         changed[key] = qv
-    if grown is None:
-        if changed is None:
-            return _EMPTY_DIFF
-        body = b"\x03u\x00" + _wrap_all(changed)
-    else:
-        body = b"".join(grown) if changed is None else b"\x03u\x00" + _wrap_all(changed) + b"".join(grown)
-    return _I32.pack(len(body) + 5) + body + b"\x00"
+    if changed is None and grown is None:
+        return _EMPTY_DIFF
+    parts = [] if changed is None else [b"\x03u\x00" + _wrap_all(changed)]
+    if grown is not None:
+        parts += grown
+    return _doc(parts)
 
 
 def _appended(old: list, new: list) -> Optional[bytes]:
@@ -273,10 +276,10 @@ def _appended(old: list, new: list) -> Optional[bytes]:
     for pv, qv in zip(old, new):
         if pv is not qv and not _same(pv, qv):
             return None
-    parts = [b"\x08a\x00\x01"]
+    parts = [_ARRAY_MARK]
     for i in range(n, len(new)):
         t, value = _typed(new[i])
-        parts.append(bytes((t,)) + b"u" + str(i).encode() + b"\x00" + value)
+        parts.append(_element(t, b"u" + str(i).encode(), value))
     return _doc(parts)
 
 

@@ -284,8 +284,8 @@ class Oplog:
     def _append_one(self, batch: WriteBatch, coll: Collection, body: bytes) -> None:
         """`_append` of an ordinary batch's one entry with no pre-image (an insert_one's, or one
         update's or delete's while no collection keeps pre-images), when this process wrote the
-        oplog's last entry: stamped with the batch's commit_ts, stored
-        and counted in place. Anything else takes `_append`."""
+        oplog's last entry: stamped with the batch's commit_ts, stored and counted in place.
+        Anything else takes `_append`."""
         numbers = batch.numbers(coll.meta.id)
         ts = batch.commit_ts
         rid = numbers.next_rid

@@ -17,6 +17,8 @@ from .oplog import default_size as default_oplog_size
 from .oplog_apply import OplogApplyError
 from .oplog_apply import touched_documents as oplog_touched_documents
 from .plan_builder import FindRequest, id_hack_key
+from .plan_cache import IndexFilter
+from .plan_cache import shape_key as query_shape_key
 from .query_stats import aggregate_shape, find_shape
 from .retryable import RetryableView
 from .sessions import TxnState
@@ -32,6 +34,8 @@ from .writes import DeleteStatement, FindAndModifyRequest, UpdateStatement, Writ
 
 __all__ = [
     "OplogApplyError",
+    "IndexFilter",
+    "query_shape_key",
     "oplog_touched_documents",
     "timeseries_buckets_name",
     "timeseries_view_pipeline",

@@ -23,7 +23,7 @@ from .documents import prepare_insert
 from .records import delete_record, insert_record
 
 SOURCE_STAGES = ("$collStats", "$indexStats", "$documents", "$currentOp", "$listLocalSessions",
-                 "$listSessions", "$changeStream", "$queryStats")
+                 "$listSessions", "$changeStream", "$queryStats", "$planCacheStats")
 
 
 def pipeline_context(engine, db: str, coll: Optional[str], variables: Optional[dict], ctx=None,
@@ -141,13 +141,12 @@ def run(engine, db: str, coll: Optional[str], pipeline: list, ctx=None, variable
     server knows) to callables taking the stage's spec and returning documents. `stats` (a
     cursors.PlanStats) is given the pushed-down find's plan."""
     from ..query.pipeline import run_pipeline
+    from ..query.pipeline.core import FIRST_ONLY
     from .views import resolve
-    if any(_stage_name(stage) == "$changeStream" for stage in pipeline[1:]):
-        raise CommandError(ErrorCode.StageOnlyValidFirst,
-                           "$changeStream is only valid as the first stage in a pipeline")
-    if any(_stage_name(stage) == "$geoNear" for stage in pipeline[1:]):
-        raise CommandError(ErrorCode.StageOnlyValidFirst,
-                           "$geoNear is only valid as the first stage in a pipeline")
+    for stage in pipeline[1:]:   # checked here: the planner takes leading stages away
+        name = _stage_name(stage)
+        if name in FIRST_ONLY:
+            raise CommandError(ErrorCode.StageOnlyValidFirst, f"{name} is only valid as the first stage in a pipeline")
     view = resolve(engine.catalog, db, coll) if coll is not None else None
     if view is not None and pipeline and _stage_name(pipeline[0]) == "$collStats" and _is_timeseries(engine, db, coll):
         view = None  # a time-series namespace's own statistics (its buckets')
@@ -232,6 +231,14 @@ def _source_stage(engine, db: str, coll: Optional[str], stage: dict) -> Iterator
                       "accesses": usage.accesses(ix.id) if usage is not None
                       else {"ops": 0, "since": datetime.datetime.utcnow()},
                       "spec": ix.spec(), **(progress(ix) or {})} for ix in metas])
+    if name == "$planCacheStats":
+        if not isinstance(spec, dict):
+            raise CommandError(ErrorCode.FailedToParse, "$planCacheStats value must be an object. Found: "
+                                                        + type_name(spec))
+        for field in spec:
+            if field != "allHosts":
+                raise CommandError(ErrorCode.FailedToParse, f"unrecognized option '{field}' in $planCacheStats stage")
+        return iter(engine.plan_cache_entries(db, coll) if coll else [])
     if name == "$queryStats":
         from .query_stats import query_stats_stage
         return query_stats_stage(engine, db, spec)

@@ -59,6 +59,11 @@ class ChunkedReader:
         check they remain."""
         self._depends = (coll_id, index_ids, ns)
 
+    @property
+    def plan_caches(self) -> Any:
+        """The engine's plan caches (plan_cache.py), None for an engine without them."""
+        return getattr(self._engine, "plan_caches", None)
+
     def note_use(self, index_ids: tuple[int, ...]) -> None:
         """An operation runs through these indexes: one access each for `$indexStats`."""
         usage = getattr(self._engine, "index_usage", None)

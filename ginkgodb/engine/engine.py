@@ -17,6 +17,7 @@ from .conflicts import ConflictTable
 from .cursors import CursorManager
 from .known_numbers import KnownNumbers
 from .operations import EngineOperations
+from .plan_cache import PlanCaches
 from .sessions import SessionCatalog
 
 #: catalogs of recent generations kept for readers whose snapshot is a little behind
@@ -99,6 +100,8 @@ class Engine(EngineOperations):
         from .index_usage import IndexUsage
         #: $indexStats accesses, persisted at close (index_usage.py)
         self.index_usage = IndexUsage()
+        #: the plans the multi-planner chose, per query shape, and the index filters (plan_cache.py)
+        self.plan_caches = PlanCaches()
         with kv.writer(reclaims=True) as txn:  # opening must work on a full disk (reads do)
             if txn.get(layout.META_FORMAT) is None:
                 txn.put(layout.META_FORMAT, layout.pack_u64(layout.FORMAT_VERSION))

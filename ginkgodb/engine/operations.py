@@ -24,6 +24,7 @@ from .chunked_reader import ChunkedReader
 from .conflicts import WaitForTransaction, write_conflict
 from .cursors import PlanStats, ServerCursor, TailableCursor
 from .plan_builder import FindRequest, collation_of
+from .plan_cache import IndexFilter, PlanCaches
 from .stats import CollectionSizes, collection_sizes, database_sizes
 from .validation import validator
 
@@ -75,6 +76,7 @@ class EngineOperations(abc.ABC):
     cursors: Any
     conflicts: Any
     oplog: Any
+    plan_caches: PlanCaches
 
     @property
     @abc.abstractmethod
@@ -226,6 +228,35 @@ class EngineOperations(abc.ABC):
                 from ..errors import CommandError, ErrorCode
                 raise CommandError(ErrorCode.NamespaceNotFound, f"ns not found {db}.{name}")
             return ddl.drop_indexes(batch, coll, which)
+
+    # ------------------------------------------------------------------ plan cache
+    def plan_cache_entries(self, db: str, name: str) -> list[dict]:
+        """The collection's cached plans as `$planCacheStats` shows them (none: no collection)."""
+        meta = self.catalog.get(db, name)
+        return [] if meta is None else [e.describe(meta.ns) for e in self.plan_caches.entries(meta)]
+
+    def plan_cache_clear(self, db: str, name: str, shape: Optional[tuple] = None) -> None:
+        """Drop the collection's cached plans, or those of one query shape (plan_cache.shape_key)."""
+        meta = self.catalog.get(db, name)
+        if meta is not None:
+            self.plan_caches.clear(meta, shape)
+
+    def index_filters(self, db: str, name: str) -> list[dict]:
+        meta = self.catalog.get(db, name)
+        return [] if meta is None else [f.describe() for f in self.plan_caches.filters(meta)]
+
+    def set_index_filter(self, db: str, name: str, shape: tuple, index_filter: IndexFilter) -> bool:
+        """Set a shape's index filter; False when the collection does not exist."""
+        meta = self.catalog.get(db, name)
+        if meta is None:
+            return False
+        self.plan_caches.set_filter(meta, shape, index_filter)
+        return True
+
+    def clear_index_filters(self, db: str, name: str, shape: Optional[tuple] = None) -> None:
+        meta = self.catalog.get(db, name)
+        if meta is not None:
+            self.plan_caches.clear_filters(meta, shape)
 
     # ------------------------------------------------------------------ catalog reads
     def database_names(self) -> list[str]:

@@ -18,6 +18,7 @@ from ..query.projection import compile_projection
 from . import plan_stages as S
 from . import text_synonyms
 from .covered import CoveredKeys, covered_fields, simple_projection
+from .plan_cache import PlanCacheEntry, cache_key_hash, shape_hash, shape_key
 
 
 @dataclass(init=False)
@@ -76,6 +77,8 @@ _REQUEST_FIELDS = frozenset(FindRequest.__dataclass_fields__)
 
 class BuiltPlan:
     """The stages of one query, with its plan for explain and its filter compiled on demand."""
+
+    index_filter_set = False   # an index filter limited the plans (explain's indexFilterSet)
 
     def __init__(self, root: Any, plan: Any, rejected: list, req: FindRequest, matcher: Any = None) -> None:
         self.root, self.plan, self.rejected, self._req = root, plan, rejected, req
@@ -206,6 +209,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     coll = collation_of(req.collation) if req.collation else None
     root: Any = None
     rejected: list = []
+    index_filter = None
     covered = False
     query = ParsedQuery(filt)  # parsed once: IDHACK, the shortcut planner, bounds, implication
     if plain:     # the same filter was just found not to be an IDHACK
@@ -215,6 +219,9 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         # `{_id: <plain value>}` names no $text and no near operator: IDHACK without looking for them
         id_key = query.id_key if shortcut else None
     idhack = id_key is not None
+    caches = getattr(reader, "plan_caches", None) if reader is not None else None
+    if shortcut and not idhack and caches is not None and caches.has_filters(state.meta):
+        shortcut = False   # an index filter may name another index than the shortcut's
     # _text_search's first test, inline: most filters name none of its keys
     text = None if idhack or _NO_TEXT_KEYS.isdisjoint(filt) else _text_search(state, reader, req, ctx, for_write)
     if text is not None:
@@ -255,9 +262,25 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         bounded = req.min_key is not None or req.max_key is not None
         if bounded:
             _check_min_max_hint(req)
-        plan, rejected = plan_query(usable, plan_query_, sort_pairs(sort), req.hint)
+        shape = index_filter = None
+        hint = req.hint
+        if caches is not None and caches.has_filters(state.meta):
+            shape = shape_key(filt, req.sort, req.projection, req.collation)
+            index_filter = caches.filter_for(state.meta, shape)
+            if index_filter is not None:   # mongod: the filter's indexes only, and no hint
+                usable = [ix for ix in usable if index_filter.allows(ix.meta)]
+                if not bounded:
+                    hint = None
+        plan, rejected = plan_query(usable, plan_query_, sort_pairs(sort), hint)
+        entry = None
         if rejected and _tied(plan, rejected[0]):
-            plan, rejected = _trial(state, reader, [plan, *rejected], filt, req)
+            if caches is None:
+                plan, rejected, _, _ = _trial(state, reader, [plan, *rejected], filt, req)
+            else:
+                if shape is None:
+                    shape = shape_key(filt, req.sort, req.projection, req.collation)
+                plan, rejected, entry = _cached_or_trial(state, reader, caches.of(state.meta), shape,
+                                                         [plan, *rejected], filt, req, explain)
         if natural and plan.kind == "COLLSCAN":
             plan.direction = natural
         if bounded:
@@ -268,6 +291,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
                 root, covered = _covered(state, reader, plan, root, req)
         if isinstance(root, S.Fetch):
             root.query_filter = filt
+        if entry is not None and not explain:
+            entry.last_use = root   # the replanning rule reads what it examined (plan_cache.py)
         if sort and not plan.provides_sort:
             keep = req.skip + req.limit if req.limit else 0
             key = sort_key
@@ -275,6 +300,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
                 key = _collated_key(key, coll)
             root = S.SortStage(root, sort, key, keep, Spill.for_request(req.allow_disk_use, req.temp_dir))
     built = BuiltPlan(root, plan, rejected, req)
+    if index_filter is not None:
+        built.index_filter_set = True
     if reader is not None and hasattr(reader, "depends_on"):
         if plan.kind == "IDHACK":   # depends on the collection alone: its _id index stays
             _reads_by_id(state, reader, explain)
@@ -553,9 +580,29 @@ def _tied(a: QueryPlan, b: QueryPlan) -> bool:
             and a.provides_sort == b.provides_sort)
 
 
+def _cached_or_trial(state, reader, cache, shape: tuple, plans: list, filt: dict, req: FindRequest,
+                     explain: bool) -> tuple:
+    """(plan, rejected plans, its cache entry) for equally ranked plans: the index the plan cache
+    holds for the query's shape, else the trial's winner, which is cached (not by explain)."""
+    entry = cache.get(shape)
+    if entry is not None:
+        for p in plans:
+            if _tied(plans[0], p) and p.scans[0].index.name == entry.index_name:
+                return p, [q for q in plans if q is not p], entry
+    winner, rejected, works, scores = _trial(state, reader, plans, filt, req)
+    if explain:
+        return winner, rejected, None
+    key_hash = cache_key_hash(shape, tuple(ix.meta.name for ix in state.indexes))
+    entry = PlanCacheEntry(winner.scans[0].index.name, works, dict(filt), req.sort, req.projection, req.collation,
+                           explain_plan(winner, state, req), scores, shape_hash(shape), key_hash)
+    cache.put(shape, entry)
+    return winner, rejected, entry
+
+
 def _trial(state, reader, plans: list, filt: dict, req: FindRequest) -> tuple:
     """Run the equally ranked plans a little and keep the most productive, as mongod's
-    multi-planner does: results per unit of work, the earliest to finish winning ties."""
+    multi-planner does: results per unit of work, the earliest to finish winning ties.
+    (winner, the other plans, the winner's work, each tied plan's score)."""
     tied = [p for p in plans if _tied(plans[0], p)]
     scored = []
     for order, plan in enumerate(tied):
@@ -568,10 +615,11 @@ def _trial(state, reader, plans: list, filt: dict, req: FindRequest) -> tuple:
                 finished = False
                 break
         work = root.keys_examined() + root.docs_examined() + 1
-        scored.append((finished, results / work, -order, plan))
+        scored.append((finished, results / work, -order, plan, work))
+    scores = [round(1 + productivity + (1e-4 if finished else 0), 4) for finished, productivity, *_ in scored]
     scored.sort(key=lambda t: t[:3], reverse=True)
-    winner = scored[0][3]
-    return winner, [p for p in plans if p is not winner]
+    winner, works = scored[0][3], scored[0][4]
+    return winner, [p for p in plans if p is not winner], works, scores
 
 
 def _fast(state, reader, query: ParsedQuery, req: FindRequest, ctx) -> tuple:
@@ -643,9 +691,13 @@ def build_shape(plan: QueryPlan, state, req: FindRequest):
 
 def explain_document(built: BuiltPlan, state, req: FindRequest, ns: str, verbosity: str,
                      millis: int, command: dict) -> dict:
+    key = shape_key(req.filter, req.sort, req.projection, req.collation)
+    shape = shape_hash(key)
     query_planner = {
-        "namespace": ns, "indexFilterSet": False, "parsedQuery": req.filter or {},
-        "planCacheShapeHash": "", "maxIndexedOrSolutionsReached": False,
+        "namespace": ns, "indexFilterSet": built.index_filter_set, "parsedQuery": req.filter or {},
+        "queryHash": shape, "planCacheShapeHash": shape,
+        "planCacheKey": shape if state is None else cache_key_hash(key, tuple(ix.meta.name for ix in state.indexes)),
+        "maxIndexedOrSolutionsReached": False,
         "maxIndexedAndSolutionsReached": False, "maxScansToExplodeReached": False,
         "winningPlan": built.root.explain(False),
         "rejectedPlans": [explain_plan(p, state, req) for p in built.rejected] if state is not None else [],

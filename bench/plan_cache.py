@@ -3,7 +3,7 @@ on ginkgodb and the peers (docs/design/plan_cache.md).
 
     python -m bench.plan_cache [--n 20000] [--targets ginkgo-lmdb,ginkgo-memory,ginkgo-wire,mongomock,mongita-memory]
 
-Each target gets N documents `{_id: i, a: i % 50, b: i % 40, v: i}` and the indexes `a_1` and
+Each target gets N documents `{a: i % 50, b: i % 40, v: i}` and the indexes `a_1` and
 `b_1`, then runs `find({a: x, b: y})` to the end for pairs that match N/200 documents each. The
 planner ranks both indexes equal, so without a cached plan each query runs the multi-planner's
 trial over both. On ginkgodb targets three rows alternate in blocks, `--repeats` times (median
@@ -47,8 +47,7 @@ def measure(name: str, n: int, repeats: int) -> dict[str, Any]:
     try:
         db = client.bench_plan_cache
         coll = db.docs
-        coll.drop()
-        docs = [{"_id": i, "a": i % 50, "b": i % 40, "v": i} for i in range(n)]
+        docs = [{"a": i % 50, "b": i % 40, "v": i} for i in range(n)]
         for i in range(0, n, 1000):
             coll.insert_many(docs[i:i + 1000])
         coll.create_index("a")

@@ -86,12 +86,14 @@ class CollScan(Stage):
     def __init__(self, state, reader, matcher, filter_spec: dict, direction: int = 1, ctx=None) -> None:
         super().__init__()
         self.state, self.reader, self.matcher = state, reader, getattr(matcher, "match", matcher)
+        #: the filter's test on the stored bytes, run before decoding (query/match/raw_prefilter.py)
+        self.prefilter = getattr(matcher, "raw_prefilter", None)
         self.filter_spec, self.direction, self.ctx = filter_spec, direction, ctx
         self.examined = 0
 
     def rows(self) -> Iterator[Row]:
         prefix = self.state.record_prefix
-        matcher = self.matcher
+        matcher, prefilter = self.matcher, self.prefilter
         rid_of = self.state.rid_of_record_key
         ctx = self.ctx
         stored = _stored_document
@@ -105,6 +107,9 @@ class CollScan(Stage):
                 self.n_returned += 1
                 yield rid_of(key), raw, None
                 continue
+            if prefilter is not None and not prefilter(raw):
+                self.examined = n
+                continue   # its bytes rule a match out: not decoded
             doc = _decode(raw)
             if matcher(doc):
                 self.n_returned += 1
@@ -318,6 +323,7 @@ class Fetch(Stage):
         self.state, self.reader, self.child = state, reader, child
         # None has no `match`: tested first, a failed attribute lookup costs an exception
         self.matcher = None if matcher is None else getattr(matcher, "match", matcher)
+        self.prefilter = None if matcher is None else getattr(matcher, "raw_prefilter", None)
         self.filter_spec = filter_spec
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
@@ -349,7 +355,7 @@ class Fetch(Stage):
         records = getattr(child, "yields_records", False)
         if matcher is None and not records:
             return self._all_rows(child, reader.get, record_key)
-        return self._matching_rows(child, reader, record_key, matcher, records)
+        return self._matching_rows(child, reader, record_key, matcher, records, self.prefilter)
 
     def _all_rows(self, child: Any, get: Callable[[bytes], Optional[bytes]],
                   record_key: Callable[[int], bytes]) -> Iterator[Row]:
@@ -365,7 +371,7 @@ class Fetch(Stage):
             yield rid, stored(value), None
 
     def _matching_rows(self, child: Any, reader: Any, record_key: Callable[[int], bytes], matcher: Any,
-                       records: bool) -> Iterator[Row]:
+                       records: bool, prefilter: Any = None) -> Iterator[Row]:
         stored = _stored_document
         for rid in child.rids():
             value = child.record_value if records else reader.get(record_key(rid))
@@ -378,6 +384,8 @@ class Fetch(Stage):
                 self.n_returned += 1
                 yield rid, raw, None
                 continue
+            if prefilter is not None and not prefilter(raw):
+                continue   # its bytes rule a match out: not decoded
             doc = _decode(raw)
             if matcher(doc):
                 self.n_returned += 1

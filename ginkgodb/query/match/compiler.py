@@ -6,7 +6,7 @@ A filter is read once: every operator becomes a node holding closures (see nodes
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Optional
 
 from bson.regex import Regex
 
@@ -18,6 +18,7 @@ from .fastpaths import fast_equality, fast_leaf, fast_range
 from .jsonschema import compile_schema
 from .nodes import ConstNode, DocumentNode, Node, NotNode, conjunction, leaf
 from .numbers import parse_long
+from .raw_prefilter import RawTest, raw_prefilter
 from .regex import regex_operand, regex_predicate
 from .values import normalize
 
@@ -96,14 +97,17 @@ class Matcher:
 
     `paths`: the dotted paths the filter reads (not those inside $expr).
     `positional(doc)`: index of the array element the positional `$` refers to, or None.
+    `raw_prefilter(raw)`: false for a document's BSON bytes the filter cannot match, or None
+    (raw_prefilter.py): scans test it before decoding.
     """
 
-    __slots__ = ("match", "paths", "_root")
+    __slots__ = ("match", "paths", "_root", "raw_prefilter")
 
-    def __init__(self, root: Node) -> None:
+    def __init__(self, root: Node, prefilter: Optional[RawTest] = None) -> None:
         self._root = root
         self.match = root.match
         self.paths = root.paths
+        self.raw_prefilter = prefilter
 
     def __call__(self, doc: Mapping) -> bool:
         return self.match(doc)
@@ -128,7 +132,7 @@ def compile_filter(spec: Mapping | None, *, collation: Mapping | None = None,
     if not isinstance(spec, Mapping):
         raise CommandError(ErrorCode.TypeMismatch, "filter must be an object")
     parser = _Parser(variables, where)
-    return Matcher(parser.document(normalize(spec), False))
+    return Matcher(parser.document(normalize(spec), False), raw_prefilter(spec) if spec else None)
 
 
 def _check_collation(collation: Mapping | None) -> None:

@@ -1,0 +1,52 @@
+"""The bytes test a compiled filter carries (query/match/raw_prefilter.py) never rejects a
+document the filter matches, over random documents and filters of strings, ObjectIds, dates,
+numbers, arrays and embedded documents."""
+from __future__ import annotations
+
+import datetime
+
+import bson
+from bson.objectid import ObjectId
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ginkgodb.query.match import compile_filter
+
+OIDS = [ObjectId(f"{i:024x}") for i in range(3)]
+DATES = [datetime.datetime(2024, 1, 1) + datetime.timedelta(milliseconds=i) for i in range(3)]
+scalars = st.one_of(st.none(), st.integers(-2, 2), st.floats(-2, 2, allow_nan=False),
+                    st.sampled_from(["", "a", "ab", "é", "a\x00b", "b"]), st.sampled_from(OIDS),
+                    st.sampled_from(DATES), st.booleans())
+values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.sampled_from(["x", "y"]), inner,
+                                                                       max_size=2)), max_leaves=6)
+documents = st.fixed_dictionaries({}, optional={"a": values, "b": values, "c": scalars})
+
+field_cond = st.one_of(
+    scalars,
+    st.builds(lambda v: {"$eq": v}, scalars),
+    st.builds(lambda vs: {"$in": vs}, st.lists(scalars, max_size=3)),
+    st.builds(lambda vs: {"$all": vs}, st.lists(scalars, min_size=1, max_size=2)),
+    st.builds(lambda v: {"$elemMatch": {"$eq": v}}, scalars),
+    st.builds(lambda v: {"$elemMatch": {"x": v}}, scalars),
+    st.builds(lambda v: {"$ne": v}, scalars),
+    st.builds(lambda v: {"$gte": v}, scalars),
+    st.builds(lambda v: {"$not": {"$eq": v}}, scalars),
+    st.builds(lambda d: d, st.dictionaries(st.sampled_from(["x", "y"]), scalars, min_size=1, max_size=2)),
+)
+paths = st.sampled_from(["a", "b", "c", "a.x", "a.0", "b.y.x"])
+simple = st.dictionaries(paths, field_cond, min_size=1, max_size=2)
+filters = st.recursive(simple, lambda inner: st.one_of(
+    st.builds(lambda xs: {"$or": xs}, st.lists(inner, min_size=1, max_size=3)),
+    st.builds(lambda xs: {"$and": xs}, st.lists(inner, min_size=1, max_size=3)),
+    st.builds(lambda xs: {"$nor": xs}, st.lists(inner, min_size=1, max_size=2)),
+), max_leaves=4)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(documents, filters)
+def test_the_bytes_test_never_rejects_a_match(doc, filt):
+    raw = bson.encode(doc)
+    matcher = compile_filter(filt)
+    if matcher.raw_prefilter is not None and matcher(bson.decode(raw)):
+        assert matcher.raw_prefilter(raw), (doc, filt)

@@ -36,10 +36,13 @@ NOT_BUILT = "is not supported by the ginkgodb router (docs/compatibility.md, Sha
 REFUSED = frozenset({"mapReduce", "analyzeShardKey"})
 #: shard-side commands mongos does not have (run them on the shard: commands/sharding_shard.py)
 SHARD_ONLY = frozenset({"checkShardingIndex", "cleanupOrphaned"})
-#: collection commands that go to every shard of a sharded collection
-BROADCAST = frozenset({"createIndexes", "dropIndexes", "collMod"})
-#: collection commands answered by one shard of a sharded collection (the primary holds the catalog entry)
-ONE_SHARD = frozenset({"listIndexes"})
+#: collection commands that go to every shard of a sharded collection (the plan cache's and index
+#: filters' too, as mongos sends them: each shard plans its own part)
+BROADCAST = frozenset({"createIndexes", "dropIndexes", "collMod", "planCacheClear", "planCacheSetFilter",
+                       "planCacheClearFilters"})
+#: collection commands answered by one shard of a sharded collection (the primary holds the catalog
+#: entry; index filters are set on every shard alike, so one shard's list is the cluster's)
+ONE_SHARD = frozenset({"listIndexes", "planCacheListFilters"})
 
 
 def handles(*names: str) -> Callable[[Handler], Handler]:

@@ -71,6 +71,23 @@ def test_hashed_keys_spread_inserts_and_queries_merge_like_one_server(sharded):
     assert stats[0]["mean"] == 299.5 and stats[0]["lo"] == 0 and len(stats[0]["firsts"]) == 600
 
 
+def test_plan_cache_commands_reach_every_shard_of_a_sharded_collection(sharded):
+    c, shards = sharded["client"], sharded["shards"]
+    c.admin.command("shardCollection", "app.pc", key={"_id": "hashed"}, numInitialChunks=2)
+    c.app.pc.insert_many([{"_id": i, "a": i % 5, "b": i % 4} for i in range(400)])
+    c.app.pc.create_index("a")
+    c.app.pc.create_index("b")
+    c.app.command("planCacheSetFilter", "pc", query={"a": 1, "b": 1}, indexes=["b_1"])
+    assert [s.app.command("planCacheListFilters", "pc")["filters"][0]["indexes"] for s in shards] == [["b_1"]] * 2
+    assert c.app.command("planCacheListFilters", "pc")["filters"][0]["indexes"] == ["b_1"]
+    c.app.command("planCacheClearFilters", "pc")
+    assert [s.app.command("planCacheListFilters", "pc")["filters"] for s in shards] == [[], []]
+    assert len(list(c.app.pc.find({"a": 2, "b": 2}))) == 20   # both plans tie on each shard: each caches
+    assert all(len(list(s.app.pc.aggregate([{"$planCacheStats": {}}]))) == 1 for s in shards)
+    c.app.command("planCacheClear", "pc")
+    assert [list(s.app.pc.aggregate([{"$planCacheStats": {}}])) for s in shards] == [[], []]
+
+
 def test_writes_follow_7_0s_rules_for_sharded_collections(sharded):
     c = sharded["client"]
     c.admin.command("shardCollection", "app.k", key={"a": 1, "_id": 1})

@@ -9,13 +9,16 @@ from ginkgodb.commands import CommandContext, dispatch
 from ginkgodb.engine import Engine, text_build
 
 WORDS = ["red car", "blue tea", "green car", "old shoes"]
+DOCS = 12_000
 
 
 def main(path: str) -> None:
     text_build.CHUNK = 20   # many small chunks: the kill lands in the middle of the build
     engine = Engine.open(path)
     ctx = CommandContext(engine=engine)
-    docs = [{"_id": i, "title": f"item {i} {WORDS[i % 4]}"} for i in range(3000)]
+    # enough documents that the build outlasts a loaded machine's pause of this thread: with 3,000
+    # the whole build once finished before the first look at its state (CI at 2 workers)
+    docs = [{"_id": i, "title": f"item {i} {WORDS[i % 4]}"} for i in range(DOCS)]
     for i in range(0, len(docs), 500):
         assert dispatch(ctx, {"insert": "c", "documents": docs[i:i + 500], "$db": "crash"})["ok"] == 1.0
     reply = dispatch(ctx, {"createIndexes": "c", "indexes": [{"key": {"title": "text"}, "name": "t",
@@ -31,7 +34,7 @@ def main(path: str) -> None:
                 print("midway" if state is not None else "finished too soon", flush=True)
                 told = True
         dispatch(ctx, {"insert": "c", "documents": [{"_id": i, "title": "new car"}], "$db": "crash"})
-        dispatch(ctx, {"update": "c", "updates": [{"q": {"_id": i % 3000}, "u": {"$set": {"title": "car"}}}],
+        dispatch(ctx, {"update": "c", "updates": [{"q": {"_id": i % DOCS}, "u": {"$set": {"title": "car"}}}],
                        "$db": "crash"})
         i += 1
 

@@ -666,6 +666,8 @@ def aggregate(router: Router, cmd: Mapping) -> dict:
     if _collated(args.collation):
         raise CommandError(ErrorCode.NotImplemented, "an aggregation with a collation on a sharded collection is "
                                                      "not supported by the ginkgodb router")
+    if pipeline and next(iter(pipeline[0])) == "$planCacheStats":
+        return _plan_cache_stats(router, cmd, args, ns, pipeline)
     # the shards run the leading $match stages (and a $sort after them): documents come back whole,
     # so the router can drop orphans by their shard key before the rest of the pipeline runs here
     split = 0
@@ -676,11 +678,7 @@ def aggregate(router: Router, cmd: Mapping) -> dict:
         sort = pipeline[split]["$sort"]
         split += 1
     shard_part, router_part = pipeline[:split], pipeline[split:]
-    for stage in router_part:
-        name = next(iter(stage))
-        if name in ENGINE_STAGES or name in ("$lookup", "$graphLookup", "$unionWith", "$geoNear", "$search"):
-            raise CommandError(ErrorCode.NotImplemented, f"{name} after the merge of a sharded aggregation is not "
-                                                         "supported by the ginkgodb router")
+    _refuse_after_merge(router_part)
     match = pipeline[0].get("$match") if pipeline and "$match" in pipeline[0] else None
     # a first $group of mergeable accumulators runs partially on the shards (group_split.py)
     partial = None
@@ -720,6 +718,34 @@ def aggregate(router: Router, cmd: Mapping) -> dict:
         batch = (args.cursor or {}).get("batchSize") if isinstance(args.cursor, Mapping) else None
         return first_batch(router, ns, stream, parts, None if batch is None else int(batch))
     return router.with_fresh_map(ns, attempt)
+
+
+def _refuse_after_merge(stages: list) -> None:
+    """Stages the router cannot run over a merged stream: they read the engine or other collections."""
+    for stage in stages:
+        name = next(iter(stage))
+        if name in ENGINE_STAGES or name in ("$lookup", "$graphLookup", "$unionWith", "$geoNear", "$search"):
+            raise CommandError(ErrorCode.NotImplemented, f"{name} after the merge of a sharded aggregation is not "
+                                                         "supported by the ginkgodb router")
+
+
+def _plan_cache_stats(router: Router, cmd: Mapping, args: Any, ns: str, pipeline: list) -> dict:
+    """mongos's `$planCacheStats` on a sharded collection: every shard's entries, each with its
+    `shard`, then the rest of the pipeline on the router."""
+    _refuse_after_merge(pipeline[1:])
+    sub = for_shard(cmd)
+    sub["pipeline"], sub["cursor"] = [pipeline[0]], {}
+    entries: list[dict] = []
+    for shard in router.shard_names():
+        reply = _check_ok(router.shards.command(shard, args.db, sub, raw=True))
+        for raw in ShardCursor(router.shards, shard, args.db, args.coll, reply, 0):
+            entries.append({**_doc(raw), "shard": shard})
+    stream: Iterator[Any] = iter(entries)
+    if len(pipeline) > 1:
+        ctx = PipelineContext(db=args.db, variables=dict(args.let or {}), collection=args.coll)
+        stream = run_pipeline(pipeline[1:], stream, ctx)
+    batch = (args.cursor or {}).get("batchSize") if isinstance(args.cursor, Mapping) else None
+    return first_batch(router, ns, stream, [], None if batch is None else int(batch))
 
 
 def _proxy_cursor(router: Router, shard: str, db: str, coll: str, ns: str, cmd: Mapping, args: Any) -> dict:

@@ -84,6 +84,9 @@ def test_plan_cache_commands_reach_every_shard_of_a_sharded_collection(sharded):
     assert [s.app.command("planCacheListFilters", "pc")["filters"] for s in shards] == [[], []]
     assert len(list(c.app.pc.find({"a": 2, "b": 2}))) == 20   # both plans tie on each shard: each caches
     assert all(len(list(s.app.pc.aggregate([{"$planCacheStats": {}}]))) == 1 for s in shards)
+    entries = list(c.app.pc.aggregate([{"$planCacheStats": {}}, {"$sort": {"shard": 1}}]))
+    assert [e["shard"] for e in entries] == ["shard0000", "shard0001"]   # as mongos: each shard's entries
+    assert all(e["createdFromQuery"]["query"] == {"a": 2, "b": 2} for e in entries)
     c.app.command("planCacheClear", "pc")
     assert [list(s.app.pc.aggregate([{"$planCacheStats": {}}])) for s in shards] == [[], []]
 

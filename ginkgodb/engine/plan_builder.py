@@ -220,7 +220,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         id_key = query.id_key if shortcut else None
     idhack = id_key is not None
     caches = getattr(reader, "plan_caches", None) if reader is not None else None
-    if shortcut and not idhack and caches is not None and caches.has_filters(state.meta):
+    filtered = caches is not None and caches.has_filters(state.meta)   # index filters on the collection
+    if shortcut and not idhack and filtered:
         shortcut = False   # an index filter may name another index than the shortcut's
     # _text_search's first test, inline: most filters name none of its keys
     text = None if idhack or _NO_TEXT_KEYS.isdisjoint(filt) else _text_search(state, reader, req, ctx, for_write)
@@ -264,7 +265,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             _check_min_max_hint(req)
         shape = index_filter = None
         hint = req.hint
-        if caches is not None and caches.has_filters(state.meta):
+        if filtered and caches is not None:
             shape = shape_key(filt, req.sort, req.projection, req.collation)
             index_filter = caches.filter_for(state.meta, shape)
             if index_filter is not None:   # mongod: the filter's indexes only, and no hint
@@ -592,7 +593,7 @@ def _cached_or_trial(state, reader, cache, shape: tuple, plans: list, filt: dict
     winner, rejected, works, scores = _trial(state, reader, plans, filt, req)
     if explain:
         return winner, rejected, None
-    key_hash = cache_key_hash(shape, tuple(ix.meta.name for ix in state.indexes))
+    key_hash = cache_key_hash(shape, state.indexes)
     entry = PlanCacheEntry(winner.scans[0].index.name, works, dict(filt), req.sort, req.projection, req.collation,
                            explain_plan(winner, state, req), scores, shape_hash(shape), key_hash)
     cache.put(shape, entry)
@@ -696,7 +697,7 @@ def explain_document(built: BuiltPlan, state, req: FindRequest, ns: str, verbosi
     query_planner = {
         "namespace": ns, "indexFilterSet": built.index_filter_set, "parsedQuery": req.filter or {},
         "queryHash": shape, "planCacheShapeHash": shape,
-        "planCacheKey": shape if state is None else cache_key_hash(key, tuple(ix.meta.name for ix in state.indexes)),
+        "planCacheKey": shape if state is None else cache_key_hash(key, state.indexes),
         "maxIndexedOrSolutionsReached": False,
         "maxIndexedAndSolutionsReached": False, "maxScansToExplodeReached": False,
         "winningPlan": built.root.explain(False),

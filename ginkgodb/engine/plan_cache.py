@@ -45,9 +45,7 @@ def _value_shape(value: Any) -> Any:
         return ("d", tuple((k, _value_shape(v)) for k, v in value.items()))
     if kind is list or kind is tuple:
         return ("a", tuple(_value_shape(v) for v in value))
-    if isinstance(value, Regex):
-        return ("r", value.pattern, value.flags)
-    if isinstance(value, re.Pattern):
+    if isinstance(value, (Regex, re.Pattern)):
         return ("r", value.pattern, value.flags)
     return kind.__name__
 
@@ -66,9 +64,10 @@ def shape_hash(key: tuple) -> str:
     return hashlib.sha256(repr(key).encode()).hexdigest()[:8].upper()
 
 
-def cache_key_hash(key: tuple, index_names: tuple) -> str:
-    """planCacheKey: the shape together with the indexes it was planned against."""
-    return hashlib.sha256(repr((key, index_names)).encode()).hexdigest()[:8].upper()
+def cache_key_hash(key: tuple, indexes: list) -> str:
+    """planCacheKey: the shape together with the indexes (access methods) it is planned against."""
+    names = tuple(ix.meta.name for ix in indexes)
+    return hashlib.sha256(repr((key, names)).encode()).hexdigest()[:8].upper()
 
 
 class PlanCacheEntry:

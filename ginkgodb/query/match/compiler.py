@@ -92,22 +92,34 @@ TOP_LEVEL_OPERATORS: dict[str, TopParser] = {
 }
 
 
+_UNSET: Any = object()   # Matcher's bytes test before it is worked out
+
+
 class Matcher:
     """A compiled filter. `matcher(doc)` (or the bare closure `matcher.match`) -> bool.
 
     `paths`: the dotted paths the filter reads (not those inside $expr).
     `positional(doc)`: index of the array element the positional `$` refers to, or None.
     `raw_prefilter(raw)`: false for a document's BSON bytes the filter cannot match, or None
-    (raw_prefilter.py): scans test it before decoding.
+    (raw_prefilter.py): scans test it before decoding. Worked out on first use: most compiled
+    filters (pipeline stages, validators, partial indexes) never meet stored bytes.
     """
 
-    __slots__ = ("match", "paths", "_root", "raw_prefilter")
+    __slots__ = ("match", "paths", "_root", "_spec", "_prefilter")
 
-    def __init__(self, root: Node, prefilter: Optional[RawTest] = None) -> None:
+    def __init__(self, root: Node, spec: Optional[Mapping] = None) -> None:
         self._root = root
         self.match = root.match
         self.paths = root.paths
-        self.raw_prefilter = prefilter
+        self._spec = spec
+        self._prefilter: Any = _UNSET
+
+    @property
+    def raw_prefilter(self) -> Optional[RawTest]:
+        found = self._prefilter
+        if found is _UNSET:
+            found = self._prefilter = raw_prefilter(self._spec) if self._spec else None
+        return found
 
     def __call__(self, doc: Mapping) -> bool:
         return self.match(doc)
@@ -132,7 +144,7 @@ def compile_filter(spec: Mapping | None, *, collation: Mapping | None = None,
     if not isinstance(spec, Mapping):
         raise CommandError(ErrorCode.TypeMismatch, "filter must be an object")
     parser = _Parser(variables, where)
-    return Matcher(parser.document(normalize(spec), False), raw_prefilter(spec) if spec else None)
+    return Matcher(parser.document(normalize(spec), False), spec)
 
 
 def _check_collation(collation: Mapping | None) -> None:

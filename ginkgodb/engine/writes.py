@@ -213,9 +213,12 @@ def _shortcut_target(engine, txn, state, st_q: dict):
     """The one target of a statement the shortcut planner answers (an equality or range on an
     index's leading field, planner/fast.py), with the stages, plan, counts and `$indexStats`
     access plan_builder.build gives it, built without the general builder's other checks; None
-    when build might decide otherwise (IDHACK, `$near`, a collation), so it decides."""
+    when build might decide otherwise (IDHACK, `$near`, a collation, index filters), so it decides."""
     if type(st_q) is not dict or not st_q or id_point_key(st_q) is not None:
         return None
+    caches = getattr(engine, "plan_caches", None)
+    if caches is not None and caches.has_filters(state.meta):
+        return None   # an index filter may name another index: build applies it
     fp = fast_plan(state.index_map, st_q)
     if fp is None or state.meta.options.get("collation") or _mentions_near(st_q):
         return None

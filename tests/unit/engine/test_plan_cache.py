@@ -133,6 +133,22 @@ def test_an_index_filter_limits_the_plans_and_overrides_the_hint(run):
                        {"query": {"k": 0}, "sort": {}, "projection": {}, "indexes": ["v_1"]}]
 
 
+def _k_accesses(run):
+    stats = run({"aggregate": "c", "pipeline": [{"$indexStats": {}}], "cursor": {}})["cursor"]["firstBatch"]
+    return next(s["accesses"]["ops"] for s in stats if s["name"] == "k_1")
+
+
+def test_an_index_filter_applies_to_the_targets_of_updates_and_deletes(run):
+    run({"planCacheSetFilter": "c", "query": {"k": 0}, "indexes": ["s_1"]})   # s_1 cannot serve {k}: a scan
+    before = _k_accesses(run)
+    assert run({"update": "c", "updates": [{"q": {"k": 3}, "u": {"$set": {"v": -1}}}]})["nModified"] == 1
+    assert run({"delete": "c", "deletes": [{"q": {"k": 4}, "limit": 1}]})["n"] == 1
+    assert _k_accesses(run) == before
+    run({"planCacheClearFilters": "c"})
+    run({"update": "c", "updates": [{"q": {"k": 5}, "u": {"$set": {"v": -1}}}]})
+    assert _k_accesses(run) == before + 1
+
+
 def test_index_filters_survive_index_changes_and_are_cleared_by_shape(run):
     run({"planCacheSetFilter": "c", "query": {"k": 0, "s": 0}, "indexes": ["s_1"]})
     run({"planCacheSetFilter": "c", "query": {"k": 0}, "indexes": ["k_1"]})

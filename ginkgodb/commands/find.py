@@ -14,6 +14,7 @@ from ..engine import (
     TailableCursor,
     find_shape,
     id_hack_key,
+    may_idhack,
 )
 from ..errors import CommandError, ErrorCode
 from ..query import metadata
@@ -99,8 +100,16 @@ def find(ctx: CommandContext, args: Args) -> dict:
     if args.await_data:
         raise CommandError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
     started = time.perf_counter_ns()
-    cursor = ctx.engine.find(args.db, args.coll, req, ctx, no_timeout=args.no_cursor_timeout)
-    reply = first_batch(ctx, cursor, size, args.single_batch, args.cmd)
+    # a point read whose first batch ends it (no profiler watching, which records cursors):
+    # answered without a cursor when IDHACK answers it (find_point), as first_batch would
+    point = (ctx.engine.find_point(args.db, args.coll, req)
+             if (size > 1 or args.single_batch) and ctx.profiling is None and may_idhack(req) else None)
+    if point is not None:
+        cursor: Any = point
+        reply = cursor_reply(0, point.ns, [point.doc] if point.doc is not None else [], True)
+    else:
+        cursor = ctx.engine.find(args.db, args.coll, req, ctx, no_timeout=args.no_cursor_timeout)
+        reply = first_batch(ctx, cursor, size, args.single_batch, args.cmd)
     stats = ctx.base_engine.query_stats    # a handler runs with its base engine set (dispatch)
     if stats.enabled:   # note_query never fails the find
         stats.note_query(cursor, lambda: find_shape(args.db, args.coll, req.filter, req.sort, req.projection,

@@ -16,7 +16,7 @@ from .operations import IndexBuild, IndexChange
 from .oplog import default_size as default_oplog_size
 from .oplog_apply import OplogApplyError
 from .oplog_apply import touched_documents as oplog_touched_documents
-from .plan_builder import FindRequest, id_hack_key
+from .plan_builder import FindRequest, id_hack_key, may_idhack
 from .plan_cache import IndexFilter
 from .plan_cache import shape_key as query_shape_key
 from .query_stats import aggregate_shape, find_shape
@@ -70,6 +70,7 @@ __all__ = [
     "commit_transaction",
     "default_oplog_size",
     "id_hack_key",
+    "may_idhack",
     "monitor_sleep",
     "session_key",
     "set_monitor_sleep",

@@ -368,6 +368,10 @@ class EngineOperations(abc.ABC):
              no_timeout: bool = False) -> ServerCursor:
         return reads.open_find(self, db, coll, req, ctx, no_timeout=no_timeout)
 
+    def find_point(self, db: str, coll: str, req: FindRequest) -> Optional[reads.PointRead]:
+        """A `{_id: v}` find's answer without a cursor, or None when it needs one (find)."""
+        return reads.find_point(self, db, coll, req)
+
     def tail(self, db: str, coll: str, filt: dict, ctx: Any = None, *,
              await_data: bool = False, no_timeout: bool = False) -> TailableCursor:
         return reads.open_tailable(self, db, coll, filt, ctx, await_data=await_data, no_timeout=no_timeout)

@@ -182,6 +182,49 @@ def sort_pairs(sort: Optional[dict]) -> list:
     return [(k, v) for k, v in sort.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
+def _plain_request(req: FindRequest, for_write: bool) -> bool:
+    """No hint, sort, skip, collation, near search, record ids, nor (for a read) projection or
+    returnKey: a request IDHACK or the shortcut planner may answer (on a collection without a
+    default collation)."""
+    return (req.geo_near is None and req.hint is None and req.collation is None
+            and not (req.sort or req.skip or req.show_record_id)
+            and (for_write or not (req.projection or req.return_key)))
+
+
+def _plain(state, req: FindRequest, for_write: bool) -> bool:
+    return state is not None and _plain_request(req, for_write) and not state.meta.options.get("collation")
+
+
+def may_idhack(req: FindRequest) -> bool:
+    """Whether the read `req` may be an IDHACK, told from the request alone (idhack_key decides,
+    with the collection): a filter of `_id` alone and nothing IDHACK does not take."""
+    filt = req.filter
+    return type(filt) is dict and len(filt) == 1 and "_id" in filt and _plain_request(req, False)
+
+
+def idhack_key(state, req: FindRequest) -> Optional[bytes]:
+    """The encoded `_id` when `build` answers the read `req` on `state` with IDHACK (one probe
+    of the `_id` index), else None."""
+    return id_point_key(req.filter) if req.filter and _plain(state, req, False) else None
+
+
+class PointPlan:
+    """The counters of an IDHACK read answered without stages (reads.find_point): what query
+    statistics read of a BuiltPlan."""
+
+    __slots__ = ("keys_examined", "docs_examined")
+
+    #: one plan shared by every such read (nothing changes a QueryPlan once built)
+    plan = QueryPlan("IDHACK")
+    plan_summary = "IDHACK"
+
+    def __init__(self, keys_examined: int, docs_examined: int) -> None:
+        self.keys_examined, self.docs_examined = keys_examined, docs_examined
+
+    def examined(self) -> tuple[int, int]:
+        return self.keys_examined, self.docs_examined
+
+
 def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
           explain: bool = False) -> BuiltPlan:
     """Plan and assemble stages. `for_write` skips projection (writers need whole documents).
@@ -189,10 +232,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     # plain: what the shortcut planner's test below would find (no hint, sort, collation or
     # coverable projection), and not an IDHACK
     plain = False
-    if (state is not None and req.geo_near is None and req.hint is None and req.collation is None
-            and not (req.sort or req.skip or req.show_record_id)
-            and (for_write or not (req.projection or req.return_key))
-            and not state.meta.options.get("collation")):
+    if _plain(state, req, for_write):
         id_key = id_point_key(req.filter) if req.filter else None
         if id_key is not None:
             return _idhack(state, reader, req, id_key, explain)
@@ -305,7 +345,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         built.index_filter_set = True
     if reader is not None and hasattr(reader, "depends_on"):
         if plan.kind == "IDHACK":   # depends on the collection alone: its _id index stays
-            _reads_by_id(state, reader, explain)
+            reads_by_id(state, reader, explain)
         else:
             ids = _index_ids(plan, root)
             reader.depends_on(state.meta.id, ids, state.meta.ns)
@@ -347,14 +387,14 @@ def _idhack(state, reader, req: FindRequest, id_key: bytes, explain: bool) -> Bu
     root = S.IdHack(state, reader, id_key)
     root.query_filter = req.filter
     built = BuiltPlan(root, QueryPlan("IDHACK"), [], req)
-    if reader is not None and hasattr(reader, "depends_on"):   # _reads_by_id, inline
+    if reader is not None and hasattr(reader, "depends_on"):   # reads_by_id, inline
         reader.depends_on(state.meta.id, (), state.meta.ns)
         if not explain and state.id_index is not None:
             reader.note_use((state.id_index.meta.id,))
     return built
 
 
-def _reads_by_id(state, reader, explain: bool) -> None:
+def reads_by_id(state, reader, explain: bool) -> None:
     """An IDHACK depends on the collection alone (its _id index stays) and is one access of
     the _id index for `$indexStats` (not when explained)."""
     reader.depends_on(state.meta.id, (), state.meta.ns)

@@ -267,6 +267,20 @@ class OrScan(Stage):
         return sum(s.examined for s in self.scans)
 
 
+def probe_id(state, reader, key: bytes) -> Optional[tuple[Any, Optional[bytes]]]:
+    """The one probe of the `_id` index an IDHACK is: None when no entry holds `key`, else
+    (record id, the record's BSON, or None when the record is gone). IdHack's rows and
+    reads.find_point, which answers a point find without stages, both read through it."""
+    ix = state.id_index
+    lo = ix.prefix + key
+    entry = reader.first(lo, prefix_end(lo))
+    if entry is None:
+        return None
+    rid = ix.rid_of_entry(entry)
+    value = reader.get(state.record_key(rid))
+    return rid, (_stored_document(value) if value is not None else None)
+
+
 class IdHack(Stage):
     """mongod's IDHACK: `{_id: value}` answered by one probe of the _id index, no planning."""
 
@@ -287,16 +301,12 @@ class IdHack(Stage):
         return super().explain(stats)
 
     def rows(self) -> Iterator[Row]:
-        lo = self.state.id_index.prefix + self.key
-        reader = self.reader
-        entry = reader.first(lo, prefix_end(lo))
-        if entry is None:
+        found = probe_id(self.state, self.reader, self.key)
+        if found is None:
             return
         self.examined = 1
-        rid = self.state.id_index.rid_of_entry(entry)
-        value = reader.get(self.state.record_key(rid))
-        if value is not None:
-            raw = _stored_document(value)
+        rid, raw = found
+        if raw is not None:
             self.n_returned = 1
             if self.key_sink is not None:
                 self.key_sink[rid] = (self.state.id_index, self.key)

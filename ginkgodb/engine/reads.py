@@ -11,6 +11,7 @@ from bson.raw_bson import RawBSONDocument
 from ..bsonutil import keycodec
 from ..query.operation import checked
 from . import plan_builder as Q
+from . import plan_stages as S
 from . import record_format
 from .batch import read_numbers
 from .cursors import ServerCursor, TailableCursor
@@ -45,6 +46,43 @@ def open_find(engine, db: str, coll: str, req: Q.FindRequest, ctx=None, *, no_ti
     # the collection's own namespace string: made once, its hash kept (the statistics hash it)
     ns = state.meta.ns if state is not None else f"{db}.{coll}"
     return ServerCursor(ns, _raw_docs(built.root), reader, no_timeout=no_timeout, stats=built)
+
+
+class PointRead:
+    """A find that IDHACK answers, read without a cursor or stages: its document (None when no
+    document has the `_id`) and what query statistics read of a cursor."""
+
+    __slots__ = ("ns", "doc", "stats", "n_returned")
+
+    exhausted = True   # one probe: nothing is left for a getMore
+
+    def __init__(self, ns: str, doc: Optional[RawBSONDocument], stats: Q.PointPlan) -> None:
+        self.ns, self.doc, self.stats = ns, doc, stats
+        self.n_returned = 1 if doc is not None else 0
+
+
+def find_point(engine, db: str, coll: str, req: Q.FindRequest) -> Optional[PointRead]:
+    """The answer of a find `build` would plan as IDHACK, read as that plan reads it (the same
+    reader, plan_stages.probe_id) but without the stages, the cursor and the batch around one
+    probe; None when the find is not such a read (a view, no collection, a collection default
+    collation, an option IDHACK does not take): the caller opens a cursor then."""
+    reader = engine.reader()
+    reader.open()
+    try:
+        catalog = reader.catalog
+        state = catalog.collection(db, coll)
+        if state is None or resolve(catalog, db, coll) is not None:
+            return None
+        key = Q.idhack_key(state, req)
+        if key is None:
+            return None
+        found = S.probe_id(state, reader, key)
+    finally:
+        reader.close()
+    Q.reads_by_id(state, reader, False)
+    raw = found[1] if found is not None else None
+    return PointRead(state.meta.ns, RawBSONDocument(raw) if raw is not None else None,
+                     Q.PointPlan(0 if found is None else 1, 0 if raw is None else 1))
 
 
 def _refuse_on_view(req: Q.FindRequest) -> None:

@@ -1,8 +1,12 @@
-"""The smallest server pymongo will talk to: it answers the handshake and `ping`, nothing else.
+"""The smallest server pymongo will talk to: it answers the handshake and `ping`, and `find`
+and `insert` with canned replies (no storage), nothing else.
 
 F3 (the wire floor) is pymongo's round-trip rate against this server: no Python server that
-decodes a command and encodes a reply per message can beat it on the same machine. Framing per
-docs: OP_MSG (2013) with one kind-0 section; OP_QUERY (2004) only for old clients' handshake.
+decodes a command and encodes a reply per message can beat it on the same machine. The canned
+`find` (one document, the filter's `_id`) and `insert` (`n: 1`) replies measure what pymongo's
+own find_one and insert_one cost beyond a ping (bench/wire_floor.py). Framing per docs: OP_MSG
+(2013), its kind-0 section read (an insert's documents ride in a kind-1 section, unread);
+OP_QUERY (2004) only for old clients' handshake.
 
 Run: python -m bench.ping_server --port P
 """
@@ -13,6 +17,7 @@ import asyncio
 import struct
 
 import bson
+from bson.int64 import Int64
 
 OP_REPLY, OP_QUERY, OP_MSG = 1, 2004, 2013
 HEADER = struct.Struct("<iiii")
@@ -28,6 +33,13 @@ def reply_for(command: dict) -> dict:
                 **({"helloOk": True} if command.get("helloOk") else {})}
     if name in {"ping", "endSessions"}:
         return {"ok": 1.0}
+    if name == "find":
+        filt = command.get("filter") or {}
+        doc = {"_id": filt.get("_id"), "name": "doc", "n": 0}
+        return {"cursor": {"firstBatch": [doc], "id": Int64(0), "ns": f"{command.get('$db')}.{command[name]}"},
+                "ok": 1.0}
+    if name == "insert":
+        return {"n": 1, "ok": 1.0}
     return {"ok": 0.0, "errmsg": f"no such command: '{name}'", "code": 59, "codeName": "CommandNotFound"}
 
 

@@ -15,6 +15,7 @@ from ..engine import (
     find_shape,
     id_hack_key,
     may_idhack,
+    waits_refused,
 )
 from ..errors import CommandError, ErrorCode
 from ..query import metadata
@@ -39,14 +40,28 @@ from .profiler import note_cursor, note_resumed
 from .query_shapes import note_more
 from .replies import cursor_reply, explain_reply
 
+#: what keeps a find off the event loop: a read concern may wait (afterClusterTime, majority on a
+#: replica set); the others make plans whose work a batch's size does not bound (a sort, a skip,
+#: min/max), or ask for more than plain documents
+_NOT_ON_THE_LOOP = frozenset({"readConcern", "projection", "sort", "skip", "hint", "collation", "min", "max",
+                              "returnKey", "showRecordId", "tailable", "awaitData", "let", "allowDiskUse"})
 
-def _point_read(cmd: Mapping, engine: Any) -> bool:
-    """`{_id: v}` finds run on the event loop when readers never wait for writers (LMDB); not
-    with a read concern, which may wait (afterClusterTime, majority on a replica set)."""
-    if not getattr(engine.kv, "concurrent_readers", False) or cmd.get("projection") or cmd.get("readConcern"):
+
+def _short_read(cmd: Mapping, engine: Any) -> bool:
+    """Finds whose first batch is bounded work run on the event loop when readers never wait
+    for writers (LMDB): `{_id: v}`, and a batch of at most 101 documents, which the plan then
+    bounds (FindRequest.bounded: a plan that may read more than one index entry and document
+    per result, or that needs the full planner, runs in a worker instead)."""
+    if not getattr(engine.kv, "concurrent_readers", False) or not _NOT_ON_THE_LOOP.isdisjoint(cmd):
         return False
     filt = cmd.get("filter")
-    return type(filt) is dict and id_hack_key(filt) is not None
+    if type(filt) is not dict:
+        return False
+    if id_hack_key(filt) is not None:
+        return True
+    size, limit = cmd.get("batchSize"), cmd.get("limit")
+    return ((size is None or (type(size) is int and 0 < size <= DEFAULT_FIRST_BATCH))
+            or (type(limit) is int and 0 < limit <= DEFAULT_FIRST_BATCH))
 
 
 FIND_FIELDS = (
@@ -84,7 +99,7 @@ def first_batch_size(size: Any) -> int:
 
 
 @command("find", help="Query documents; returns the first batch of a cursor.", fields=FIND_FIELDS,
-         target=Target.COLLECTION, inline=_point_read, privileges=(on_collection("find"),),
+         target=Target.COLLECTION, inline=_short_read, privileges=(on_collection("find"),),
          api_version_1=True)
 def find(ctx: CommandContext, args: Args) -> dict:
     req = find_request(args)
@@ -99,6 +114,8 @@ def find(ctx: CommandContext, args: Args) -> dict:
         return _tailable(ctx, args, req, size)
     if args.await_data:
         raise CommandError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
+    if waits_refused():   # on the event loop (_short_read): a plan of unbounded work goes to a worker
+        req.bounded = True
     started = time.perf_counter_ns()
     # a point read whose first batch ends it (no profiler watching, which records cursors):
     # answered without a cursor when IDHACK answers it (find_point), as first_batch would

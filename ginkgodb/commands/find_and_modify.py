@@ -6,6 +6,7 @@ from ..errors import CommandError, ErrorCode
 from . import fields as P
 from .context import CommandContext
 from .declare import Args, Target, array, boolean, command, doc, let, on_collection, value
+from .inline_writes import short_find_and_modify
 from .query_shapes import note_sampled
 from .replies import explain_reply
 from .write import finish
@@ -15,7 +16,7 @@ from .write import finish
          fields=(doc("query", {}), doc("sort"), boolean("remove"), value("update"), boolean("new"),
                  doc("fields"), boolean("upsert"), boolean("bypassDocumentValidation"), array("arrayFilters"),
                  value("hint"), doc("collation"), let()),
-         target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True,
+         target=Target.COLLECTION, write=True, write_concern=True, api_version_1=True, inline=short_find_and_modify,
          privileges=(on_collection("find", "update", "remove", "insert"),))
 def find_and_modify(ctx: CommandContext, args: Args) -> dict:
     req = parse_request(args)

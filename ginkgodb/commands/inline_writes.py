@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from ..engine import id_hack_key, refusing_waits, session_key
+from ..engine import refusing_waits, session_key
 from .context import CommandContext
 from .fields import plain
 
@@ -24,7 +24,7 @@ from .fields import plain
 SMALL_TRANSACTION_OPS = 16
 
 #: commands that take the engine's write lock when they run on the loop
-_WRITERS = frozenset({"insert", "update", "delete", "commitTransaction"})
+_WRITERS = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify", "commitTransaction"})
 
 
 def _concerns_never_wait(cmd: Mapping) -> bool:
@@ -48,25 +48,51 @@ def _one(cmd: Mapping, field: str) -> Optional[Mapping]:
     return items[0]
 
 
-def _by_id(statement: Mapping) -> bool:
+def _one_target(name: str, statement: Mapping) -> bool:
+    """An update or delete statement of one document, by `_id`, or by a filter whose plan the
+    engine then bounds (writes._targets: a plan that may read more than one index entry before
+    its target raises WouldBlock, before anything is written, and the command runs in a worker)."""
     # the wire server hands statements over as raw BSON: one decode of the whole statement
     # costs less than the raw document's lookup and a decode of its `q`
-    q = plain(statement).get("q")
-    return type(q) is dict and id_hack_key(q) is not None
+    st = plain(statement)
+    q = st.get("q")
+    if type(q) is not dict:
+        return False
+    if name == "update":
+        return not st.get("multi") and _PLAIN_STATEMENT.issuperset(st)
+    return st.get("limit") == 1 and _PLAIN_STATEMENT.issuperset(st)
+
+
+#: the statement fields a write on the loop may carry (a hint, a collation or array filters
+#: make plans or updates the loop does not take)
+_PLAIN_STATEMENT = frozenset({"q", "u", "upsert", "multi", "limit"})
 
 
 def short_write(cmd: Mapping, engine: Any) -> bool:
-    """insert of one document, update or delete of one document by `_id` (alone or as a
-    transaction's statement), with concerns that never wait."""
+    """insert of one document, update or delete of one document (alone or as a transaction's
+    statement), with concerns that never wait."""
     if getattr(engine, "shared", True) or not _concerns_never_wait(cmd):
         return False
     name = next(iter(cmd), "")
     if name == "insert":
         return _one(cmd, "documents") is not None
     statement = _one(cmd, "updates" if name == "update" else "deletes")
-    if statement is None or not _by_id(statement):
+    return statement is not None and _one_target(name, statement)
+
+
+#: the findAndModify fields a run on the loop may carry (a sort, a hint or a collation plan
+#: beyond the shortcut planner; arrayFilters and let make updates the loop does not take)
+_PLAIN_FIND_AND_MODIFY = frozenset({"findAndModify", "findandmodify", "query", "update", "remove", "new",
+                                    "fields", "upsert", "bypassDocumentValidation", "writeConcern", "lsid",
+                                    "txnNumber", "autocommit", "startTransaction", "$db", "$clusterTime",
+                                    "$readPreference", "comment", "maxTimeMS"})
+
+
+def short_find_and_modify(cmd: Mapping, engine: Any) -> bool:
+    """findAndModify of a plain query (its plan then bounded, as a short write's)."""
+    if getattr(engine, "shared", True) or not _concerns_never_wait(cmd):
         return False
-    return not (name == "update" and statement.get("multi"))
+    return _PLAIN_FIND_AND_MODIFY.issuperset(cmd) and type(plain(cmd.get("query", {}))) is dict
 
 
 def short_commit(cmd: Mapping, engine: Any) -> bool:
@@ -97,9 +123,10 @@ class Held:
         self._refusing: Any = None
 
     def __enter__(self) -> Held:
-        if self.engine is not None or self.session is not None:
-            self._refusing = refusing_waits()
-            self._refusing.__enter__()
+        # every command on the loop refuses waits, a read too: it then also refuses plans of
+        # unbounded work (find's FindRequest.bounded)
+        self._refusing = refusing_waits()
+        self._refusing.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -154,4 +181,5 @@ def _take(ctx: CommandContext, cmd: Mapping, name: str, held: Held) -> bool:
     return True
 
 
-__all__ = ["Held", "SMALL_TRANSACTION_OPS", "hold_for_inline", "short_abort", "short_commit", "short_write"]
+__all__ = ["Held", "SMALL_TRANSACTION_OPS", "hold_for_inline", "short_abort", "short_commit", "short_find_and_modify",
+           "short_write"]

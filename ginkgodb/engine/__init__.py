@@ -11,7 +11,7 @@ from .cursors import DEFAULT_FIRST_BATCH, MAX_WORKERS, ServerCursor, TailableCur
 from .engine import Engine
 from .layout import session_key
 from .names import check_collection_name, check_db_name
-from .no_wait import WouldBlock, refusing_waits
+from .no_wait import WouldBlock, refusing_waits, waits_refused
 from .operations import IndexBuild, IndexChange
 from .oplog import default_size as default_oplog_size
 from .oplog_apply import OplogApplyError
@@ -63,6 +63,7 @@ __all__ = [
     "WriteOutcome",
     "WouldBlock",
     "refusing_waits",
+    "waits_refused",
     "abort_transaction",
     "check_collection_name",
     "cursor_worker",

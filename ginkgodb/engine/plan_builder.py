@@ -18,6 +18,7 @@ from ..query.projection import compile_projection
 from . import plan_stages as S
 from . import text_synonyms
 from .covered import CoveredKeys, covered_fields, simple_projection
+from .no_wait import WouldBlock
 from .plan_cache import PlanCacheEntry, cache_key_hash, shape_hash, shape_key
 
 
@@ -45,6 +46,11 @@ class FindRequest:
     #: (the metadata names it was compiled with, the projection) as find's command compiled it,
     #: reused by the plan when it would compile it with the same names; None: the plan compiles it
     compiled_projection: Any = None
+    #: the read runs on the server's event loop: `build` raises WouldBlock, before reading
+    #: anything, unless the plan reads at most one index entry and document per result (IDHACK,
+    #: or the shortcut planner's exact scan of a single-valued index), so that a batch of
+    #: bounded size is bounded work (commands/find.py's inline policy bounds the batch)
+    bounded: bool = False
 
     def __init__(self, **given: Any) -> None:
         """Only the fields given are set on the instance, the others are read from the class
@@ -263,11 +269,15 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     filtered = caches is not None and caches.has_filters(state.meta)   # index filters on the collection
     if shortcut and not idhack and filtered:
         shortcut = False   # an index filter may name another index than the shortcut's
+    if req.bounded and not idhack and (not shortcut or req.skip or not _NO_TEXT_KEYS.isdisjoint(filt)):
+        raise WouldBlock()   # not the shortcut planner's: planning alone may take long
     # _text_search's first test, inline: most filters name none of its keys
     text = None if idhack or _NO_TEXT_KEYS.isdisjoint(filt) else _text_search(state, reader, req, ctx, for_write)
     if text is not None:
         return text
     near = None if idhack else _near_operand(filt)
+    if near is not None and req.bounded:
+        raise WouldBlock()
     near_meta = False
     if near is not None:
         near_meta = not for_write and (req.near_metadata or metadata.mentions(req.projection, metadata.GEO_NEAR)
@@ -287,6 +297,8 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
             root = S.IdHack(state, reader, id_key)
         else:
             root, fast = _fast(state, reader, query, req, ctx)
+            if req.bounded and (root is None or not bounded_fast(fast)):
+                raise WouldBlock()
         if root is not None:
             root.query_filter = filt
     if near is None and root is not None:
@@ -661,6 +673,15 @@ def _trial(state, reader, plans: list, filt: dict, req: FindRequest) -> tuple:
     scored.sort(key=lambda t: t[:3], reverse=True)
     winner, works = scored[0][3], scored[0][4]
     return winner, [p for p in plans if p is not winner], works, scores
+
+
+def bounded_fast(fp: Any) -> bool:
+    """Whether the shortcut plan `fp` reads at most one index entry and document per result: an
+    exact scan (no residual filter) of an index without array keys, or an equality on a
+    single-field unique index (one entry at most, whatever the residual)."""
+    if fp.index.multikey_paths:
+        return False
+    return not fp.residual or (fp.is_equality and fp.index.unique and len(fp.index.key) == 1)
 
 
 def _fast(state, reader, query: ParsedQuery, req: FindRequest, ctx) -> tuple:

@@ -27,6 +27,7 @@ from . import record_format
 from .ddl import ensure_collection
 from .documents import prepare_insert
 from .names import check_writable
+from .no_wait import WouldBlock, waits_refused
 from .records import delete_record, insert_record, update_record
 from .timeseries.options import timeseries_options
 from .validation import check_document
@@ -196,8 +197,10 @@ def _targets(engine, batch, state, st_q: dict, multi: bool, hint=None, sort=None
         found = _shortcut_target(engine, txn, state, st_q)
         if found is not None:
             return found
+    # on the server's event loop (commands/inline_writes.py): only a plan of bounded work runs
+    # there, others raise WouldBlock (nothing is written yet) and run again in a worker
     req = Q.FindRequest(filter=st_q, hint=hint, sort=sort, limit=0 if multi else 1, collation=collation,
-                        variables=variables)
+                        variables=variables, bounded=waits_refused())
     built = Q.build(state, engine.reader(txn), req, for_write=True)
     if not multi:
         for rid, raw, doc in built.root.rows():
@@ -222,6 +225,8 @@ def _shortcut_target(engine, txn, state, st_q: dict):
     fp = fast_plan(state.index_map, st_q)
     if fp is None or state.meta.options.get("collation") or _mentions_near(st_q):
         return None
+    if not Q.bounded_fast(fp) and waits_refused():
+        raise WouldBlock()   # on the event loop: the first match may lie after many entries
     access = state.index(fp.index.name)
     if getattr(access, "kind", "") == "clustered":
         return None

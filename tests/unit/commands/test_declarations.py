@@ -103,6 +103,10 @@ def test_scheduling_is_declared():
 
     assert runs_inline({"ping": 1}, Eng())
     assert runs_inline({"find": "c", "filter": {"_id": 1}}, Eng())
-    assert not runs_inline({"find": "c", "filter": {"a": 1}}, Eng())
+    assert runs_inline({"find": "c", "filter": {"a": 1}}, Eng())   # the plan then bounds it (FindRequest.bounded)
+    assert not runs_inline({"find": "c", "filter": {"a": 1}, "sort": {"a": 1}}, Eng())
+    assert not runs_inline({"find": "c", "filter": {"a": 1}, "batchSize": 1000}, Eng())
+    assert runs_inline({"find": "c", "filter": {"a": 1}, "batchSize": 1000, "limit": 5}, Eng())
+    assert not runs_inline({"find": "c", "filter": {"a": 1}, "readConcern": {"level": "local"}}, Eng())
     assert not runs_inline({"insert": "c", "documents": []}, Eng())
     assert not runs_inline({"noSuchCommand": 1}, Eng())

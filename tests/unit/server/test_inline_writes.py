@@ -168,3 +168,32 @@ def test_holding_writes_never_waits_and_an_fsync_lock_waits_for_the_held_write(t
         engine.release_writes()
     finally:
         engine.close()
+
+
+def test_single_writes_of_a_bounded_plan_run_on_the_loop(server, in_worker):
+    """update_one, delete_one and findAndModify by a unique key (whatever else the filter asks)
+    or an exact index scan run on the loop; one whose target may lie after many index entries
+    stops before writing anything and runs in a worker, with the same effect, once."""
+    client = connect(server)
+    coll = client.test_inline.keyed
+    coll.drop()
+    coll.insert_many([{"_id": i, "sku": f"S{i}", "k": i % 10, "n": 0, "tags": [i, 99]} for i in range(100)])
+    coll.create_index("sku", unique=True)
+    coll.create_index("k")
+    coll.create_index("tags")
+    in_worker.clear()
+    assert coll.update_one({"sku": "S1"}, {"$inc": {"n": 1}}).modified_count == 1
+    assert coll.update_one({"sku": "S2", "n": 0}, {"$inc": {"n": 1}}).modified_count == 1   # unique key + residual
+    assert coll.update_one({"k": 3}, {"$inc": {"n": 1}}).modified_count == 1                # exact scan
+    assert coll.find_one_and_update({"sku": "S4", "n": {"$gte": 0}}, {"$inc": {"n": 5}},
+                                    return_document=pymongo.ReturnDocument.AFTER)["n"] == 5
+    assert coll.delete_one({"sku": "S5"}).deleted_count == 1
+    assert coll.update_one({"sku": "none"}, {"$set": {"n": 7}}, upsert=True).upserted_id is not None
+    assert in_worker == []
+    assert coll.update_one({"k": 6, "n": 0}, {"$inc": {"n": 1}}).modified_count == 1        # residual on k
+    assert coll.update_one({"tags": 99}, {"$inc": {"n": 1}}).modified_count == 1            # array keys
+    assert coll.delete_one({"n": 0, "_id": {"$gt": 90}}).deleted_count == 1                 # no shortcut
+    assert coll.find_one_and_delete({"k": 7, "n": 0})["k"] == 7                             # residual on k
+    assert in_worker == ["update", "update", "delete", "findAndModify"]
+    assert coll.count_documents({}) == 98 and coll.count_documents({"n": {"$gt": 0}}) == 7
+    client.close()

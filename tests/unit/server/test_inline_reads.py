@@ -1,0 +1,84 @@
+"""Short reads run on the event loop (commands/find.py's `_short_read`): a find whose first
+batch is bounded work. A find sent there whose plan is not bounded (a residual filter, a
+collection scan, array keys, the full planner) stops before reading anything and runs in a
+worker thread with the same answer, counted once."""
+from __future__ import annotations
+
+import pymongo
+import pytest
+
+from ginkgodb.server.protocol import ConnectionProtocol
+from ginkgodb.server.testing import running_server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with running_server(str(tmp_path_factory.mktemp("inline-reads") / "data")) as address:
+        yield address
+
+
+@pytest.fixture
+def in_worker(monkeypatch):
+    """The commands that ran in a worker thread (names in order)."""
+    ran: list[str] = []
+    submit = ConnectionProtocol.submit
+
+    def counting(self, job):
+        ran.append(job.request.name)
+        return submit(self, job)
+    monkeypatch.setattr(ConnectionProtocol, "submit", counting)
+    return ran
+
+
+@pytest.fixture(scope="module")
+def coll(server):
+    client = pymongo.MongoClient(*server, serverSelectionTimeoutMS=5000)
+    coll = client.test_inline_reads.items
+    coll.drop()
+    coll.insert_many([{"_id": i, "sku": f"S{i}", "k": i % 50, "tags": [i % 3, 9], "s": "x" * (i % 7)}
+                      for i in range(1000)])
+    coll.create_index("sku", unique=True)
+    coll.create_index("k")
+    coll.create_index("tags")
+    yield coll
+    client.close()
+
+
+def _ids(cursor):
+    return sorted(d["_id"] for d in cursor)
+
+
+def test_bounded_finds_run_on_the_loop(coll, in_worker):
+    assert coll.find_one({"_id": 7})["sku"] == "S7"
+    assert coll.find_one({"sku": "S8"})["_id"] == 8
+    assert _ids(coll.find({"k": 3})) == list(range(3, 1000, 50))
+    assert len(list(coll.find({"k": {"$lt": 4}}).limit(100))) == 80
+    assert coll.find_one({"_id": 5000}) is None
+    assert in_worker == []
+
+
+def test_finds_of_unbounded_work_answer_from_a_worker(coll, in_worker):
+    assert _ids(coll.find({"k": 3, "s": "xxx"})) == [i for i in range(3, 1000, 50) if i % 7 == 3]  # residual
+    assert _ids(coll.find({"s": "xxxxxx"})) == [i for i in range(1000) if i % 7 == 6]            # no index
+    assert len(_ids(coll.find({"tags": 2}))) == 333                                            # array keys
+    assert _ids(coll.find({"$or": [{"k": 1}, {"sku": "S2"}]})) == sorted([*range(1, 1000, 50), 2])
+    assert [d["_id"] for d in coll.find({"k": 3}).sort("_id", -1)][:2] == [953, 903]             # a sort
+    assert len(list(coll.find({"k": {"$gte": 0}}, batch_size=500))) == 1000                       # a large batch
+    # each once (their getMores run in workers too): five sent to the loop moved, the sort never went
+    assert [name for name in in_worker if name == "find"] == ["find"] * 6
+
+
+def test_a_find_moved_to_a_worker_is_counted_once(coll, in_worker):
+    admin = coll.database.client.admin
+    before = _exec_count(admin, "s")
+    for _ in range(3):
+        assert coll.find_one({"k": 4, "s": "xxxx"}) is not None
+    assert [name for name in in_worker if name == "find"] == ["find"] * 3
+    assert _exec_count(admin, "s") == before + 3
+
+
+def _exec_count(admin, field):
+    stats = list(admin.aggregate([{"$queryStats": {}}]))
+    return sum(s["metrics"]["execCount"] for s in stats
+               if s["key"]["queryShape"]["cmdNs"].get("coll") == "items"
+               and field in (s["key"]["queryShape"].get("filter") or {}))

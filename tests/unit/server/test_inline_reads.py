@@ -7,7 +7,6 @@ from __future__ import annotations
 import pymongo
 import pytest
 
-from ginkgodb.server.protocol import ConnectionProtocol
 from ginkgodb.server.testing import running_server
 
 
@@ -15,19 +14,6 @@ from ginkgodb.server.testing import running_server
 def server(tmp_path_factory):
     with running_server(str(tmp_path_factory.mktemp("inline-reads") / "data")) as address:
         yield address
-
-
-@pytest.fixture
-def in_worker(monkeypatch):
-    """The commands that ran in a worker thread (names in order)."""
-    ran: list[str] = []
-    submit = ConnectionProtocol.submit
-
-    def counting(self, job):
-        ran.append(job.request.name)
-        return submit(self, job)
-    monkeypatch.setattr(ConnectionProtocol, "submit", counting)
-    return ran
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import pymongo
 import pytest
 from pymongo.errors import OperationFailure
 
-from ginkgodb.server.protocol import ConnectionProtocol
 from ginkgodb.server.testing import running_server
 
 
@@ -19,19 +18,6 @@ from ginkgodb.server.testing import running_server
 def server(tmp_path_factory):
     with running_server(str(tmp_path_factory.mktemp("inline") / "data")) as address:
         yield address
-
-
-@pytest.fixture
-def in_worker(monkeypatch):
-    """The commands that ran in a worker thread (names in order)."""
-    ran: list[str] = []
-    submit = ConnectionProtocol.submit
-
-    def counting(self, job):
-        ran.append(job.request.name)
-        return submit(self, job)
-    monkeypatch.setattr(ConnectionProtocol, "submit", counting)
-    return ran
 
 
 def connect(server, **kw):

@@ -44,16 +44,25 @@ def _client(port: int, seconds: float, barrier, results, seed: int) -> None:
     rng = random.Random(seed)
     for _ in range(200):   # warm: the connection, the catalog, the plan
         coll.find_one({"_id": rng.randrange(DOCUMENTS)})
+    def fifty(done: int) -> None:
+        for _ in range(50):
+            coll.find_one({"_id": rng.randrange(DOCUMENTS)})
+
+    results.put(_measured(barrier, seconds, fifty))
+    client.close()
+
+
+def _measured(barrier, seconds: float, fifty) -> tuple[int, float]:
+    """(operations, CPU seconds) of `fifty(done)` (50 operations a call) run for `seconds` after
+    every client reached the barrier."""
     barrier.wait()
     done = 0
     cpu = time.process_time()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
-        for _ in range(50):
-            coll.find_one({"_id": rng.randrange(DOCUMENTS)})
+        fifty(done)
         done += 50
-    results.put((done, time.process_time() - cpu))
-    client.close()
+    return done, time.process_time() - cpu
 
 
 def _find_frames(rng: random.Random, count: int) -> list[bytes]:
@@ -99,17 +108,13 @@ def _raw_client(port: int, seconds: float, barrier, results, seed: int) -> None:
     for frame in frames[:200]:   # warm, and check that the server answers documents
         reply = bson.decode(bytes(round_trip(frame)[5:]))
         assert reply["ok"] == 1.0 and len(reply["cursor"]["firstBatch"]) == 1, reply
-    barrier.wait()
-    done = 0
-    cpu = time.process_time()
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    def fifty(done: int) -> None:
         for i in range(49):
             round_trip(frames[(done + i) & 4095])
         reply = bson.decode(bytes(round_trip(frames[(done + 49) & 4095])[5:]))   # one in 50 checked
         assert reply["ok"] == 1.0 and len(reply["cursor"]["firstBatch"]) == 1, reply
-        done += 50
-    results.put((done, time.process_time() - cpu))
+
+    results.put(_measured(barrier, seconds, fifty))
     sock.close()
 
 

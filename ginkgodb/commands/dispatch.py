@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from bson.errors import InvalidBSON
 
-from ..engine import WouldBlock
+from ..engine import UnboundedPlan, WouldBlock
 from ..errors import CommandError, ErrorCode, StorageError
 from ..query.js import operating
 from .authorization import authorize, check_authenticated
@@ -26,6 +26,7 @@ from .declare import COMMANDS, writes_data
 from .error_labels import error_labels
 from .fail_points import FAIL_POINTS, INJECTED, Firing, fail_after, fail_before
 from .generic import GENERIC_CHECKED, check_generic, deadline_from
+from .inline_writes import OFF_LOOP
 from .member_requests import before_command, decorate_reply, unsatisfied_write_concern
 from .profile import PROFILE
 from .profiler import profiled_dispatch
@@ -167,8 +168,10 @@ def _run(ctx: CommandContext, cmd: Mapping[str, Any], member: Any) -> dict:
         if firing is not None:
             fail_after(ctx, firing, reply)
         return reply
-    except WouldBlock:
-        raise   # run on the event loop, it would wait: the server runs it again in a worker
+    except WouldBlock as exc:   # run on the event loop, it would wait: the server runs it again in a worker
+        if isinstance(exc, UnboundedPlan) and ctx.engine is not None:
+            OFF_LOOP.note(ctx.engine, cmd)   # and sends the next of its shape to a worker at once
+        raise
     except CommandError as exc:
         return exc.to_reply()
     except ErrmsgOnlyFailure as exc:

@@ -36,6 +36,7 @@ from .declare import (
     string,
     value,
 )
+from .inline_writes import OFF_LOOP
 from .profiler import note_cursor, note_resumed
 from .query_shapes import note_more
 from .replies import cursor_reply, explain_reply
@@ -60,8 +61,9 @@ def _short_read(cmd: Mapping, engine: Any) -> bool:
     if id_hack_key(filt) is not None:
         return True
     size, limit = cmd.get("batchSize"), cmd.get("limit")
-    return ((size is None or (type(size) is int and 0 < size <= DEFAULT_FIRST_BATCH))
-            or (type(limit) is int and 0 < limit <= DEFAULT_FIRST_BATCH))
+    return (((size is None or (type(size) is int and 0 < size <= DEFAULT_FIRST_BATCH))
+             or (type(limit) is int and 0 < limit <= DEFAULT_FIRST_BATCH))
+            and not OFF_LOOP.moved(engine, cmd, "find", filt))
 
 
 FIND_FIELDS = (

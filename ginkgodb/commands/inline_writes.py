@@ -48,6 +48,52 @@ def _one(cmd: Mapping, field: str) -> Optional[Mapping]:
     return items[0]
 
 
+class OffLoopShapes:
+    """Filter shapes whose command last moved from the loop to a worker because its plan was not
+    bounded (UnboundedPlan): the next command of the shape on that namespace goes to a worker
+    at once instead of planning on the loop again, until the catalog changes (an index built
+    or dropped may change the plan)."""
+
+    MAX_SHAPES = 1000
+
+    def __init__(self) -> None:
+        self._moved: dict[tuple, int] = {}   # (command, namespace, filter shape) -> catalog generation
+
+    @staticmethod
+    def _key(cmd: Mapping, name: str, q: Any) -> tuple:
+        shape = tuple((k, tuple(v) if type(v) is dict else type(v) is list) for k, v in q.items())
+        return name, cmd.get("$db"), cmd.get(name), shape
+
+    def note(self, engine: Any, cmd: Mapping) -> None:
+        name = next(iter(cmd), "")
+        q = _filter_of(cmd, name)
+        if q is not None:
+            if len(self._moved) >= self.MAX_SHAPES:
+                self._moved.clear()
+            self._moved[self._key(cmd, name, q)] = engine.catalog.gen
+
+    def moved(self, engine: Any, cmd: Mapping, name: str, q: dict) -> bool:
+        if not self._moved:
+            return False
+        gen = self._moved.get(self._key(cmd, name, q))
+        return gen is not None and gen == engine.catalog.gen
+
+
+OFF_LOOP = OffLoopShapes()
+
+
+def _filter_of(cmd: Mapping, name: str) -> Optional[dict]:
+    """The filter of a command the loop may run: find's, one statement's, findAndModify's."""
+    if name == "find":
+        q = cmd.get("filter")
+    elif name in ("update", "delete"):
+        statement = _one(cmd, "updates" if name == "update" else "deletes")
+        q = plain(statement).get("q") if statement is not None else None
+    else:
+        q = plain(cmd.get("query", {}))
+    return q if type(q) is dict else None
+
+
 def _one_target(name: str, statement: Mapping) -> bool:
     """An update or delete statement of one document, by `_id`, or by a filter whose plan the
     engine then bounds (writes._targets: a plan that may read more than one index entry before
@@ -77,7 +123,9 @@ def short_write(cmd: Mapping, engine: Any) -> bool:
     if name == "insert":
         return _one(cmd, "documents") is not None
     statement = _one(cmd, "updates" if name == "update" else "deletes")
-    return statement is not None and _one_target(name, statement)
+    if statement is None or not _one_target(name, statement):
+        return False
+    return not OFF_LOOP.moved(engine, cmd, name, plain(statement)["q"])
 
 
 #: the findAndModify fields a run on the loop may carry (a sort, a hint or a collation plan
@@ -92,7 +140,10 @@ def short_find_and_modify(cmd: Mapping, engine: Any) -> bool:
     """findAndModify of a plain query (its plan then bounded, as a short write's)."""
     if getattr(engine, "shared", True) or not _concerns_never_wait(cmd):
         return False
-    return _PLAIN_FIND_AND_MODIFY.issuperset(cmd) and type(plain(cmd.get("query", {}))) is dict
+    if not _PLAIN_FIND_AND_MODIFY.issuperset(cmd):
+        return False
+    q = plain(cmd.get("query", {}))
+    return type(q) is dict and not OFF_LOOP.moved(engine, cmd, next(iter(cmd)), q)
 
 
 def short_commit(cmd: Mapping, engine: Any) -> bool:
@@ -181,5 +232,5 @@ def _take(ctx: CommandContext, cmd: Mapping, name: str, held: Held) -> bool:
     return True
 
 
-__all__ = ["Held", "SMALL_TRANSACTION_OPS", "hold_for_inline", "short_abort", "short_commit", "short_find_and_modify",
-           "short_write"]
+__all__ = ["OFF_LOOP", "Held", "OffLoopShapes", "SMALL_TRANSACTION_OPS", "hold_for_inline", "short_abort",
+           "short_commit", "short_find_and_modify", "short_write"]

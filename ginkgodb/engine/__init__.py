@@ -11,7 +11,7 @@ from .cursors import DEFAULT_FIRST_BATCH, MAX_WORKERS, ServerCursor, TailableCur
 from .engine import Engine
 from .layout import session_key
 from .names import check_collection_name, check_db_name
-from .no_wait import WouldBlock, refusing_waits, waits_refused
+from .no_wait import UnboundedPlan, WouldBlock, refusing_waits, waits_refused
 from .operations import IndexBuild, IndexChange
 from .oplog import default_size as default_oplog_size
 from .oplog_apply import OplogApplyError
@@ -61,6 +61,7 @@ __all__ = [
     "TxnState",
     "UpdateStatement",
     "WriteOutcome",
+    "UnboundedPlan",
     "WouldBlock",
     "refusing_waits",
     "waits_refused",

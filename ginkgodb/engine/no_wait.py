@@ -19,6 +19,12 @@ class WouldBlock(Exception):
     """A command run with waits refused reached a wait; nothing of it is committed."""
 
 
+class UnboundedPlan(WouldBlock):
+    """A command run with waits refused planned work no batch size bounds (plan_builder's
+    `FindRequest.bounded`); nothing of it was read or written. Unlike a wait, this holds for
+    every command of the same filter shape until the catalog changes."""
+
+
 def waits_refused() -> bool:
     """Is this thread running a command that must not wait?"""
     return getattr(_state, "refused", False)
@@ -38,4 +44,4 @@ class refusing_waits:
         _state.refused = self._before
 
 
-__all__ = ["WouldBlock", "refusing_waits", "waits_refused"]
+__all__ = ["UnboundedPlan", "WouldBlock", "refusing_waits", "waits_refused"]

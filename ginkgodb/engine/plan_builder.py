@@ -18,7 +18,7 @@ from ..query.projection import compile_projection
 from . import plan_stages as S
 from . import text_synonyms
 from .covered import CoveredKeys, covered_fields, simple_projection
-from .no_wait import WouldBlock
+from .no_wait import UnboundedPlan
 from .plan_cache import PlanCacheEntry, cache_key_hash, shape_hash, shape_key
 
 
@@ -270,14 +270,14 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
     if shortcut and not idhack and filtered:
         shortcut = False   # an index filter may name another index than the shortcut's
     if req.bounded and not idhack and (not shortcut or req.skip or not _NO_TEXT_KEYS.isdisjoint(filt)):
-        raise WouldBlock()   # not the shortcut planner's: planning alone may take long
+        raise UnboundedPlan()   # not the shortcut planner's: planning alone may take long
     # _text_search's first test, inline: most filters name none of its keys
     text = None if idhack or _NO_TEXT_KEYS.isdisjoint(filt) else _text_search(state, reader, req, ctx, for_write)
     if text is not None:
         return text
     near = None if idhack else _near_operand(filt)
     if near is not None and req.bounded:
-        raise WouldBlock()
+        raise UnboundedPlan()
     near_meta = False
     if near is not None:
         near_meta = not for_write and (req.near_metadata or metadata.mentions(req.projection, metadata.GEO_NEAR)
@@ -298,7 +298,7 @@ def build(state, reader, req: FindRequest, ctx=None, *, for_write: bool = False,
         else:
             root, fast = _fast(state, reader, query, req, ctx)
             if req.bounded and (root is None or not bounded_fast(fast)):
-                raise WouldBlock()
+                raise UnboundedPlan()
         if root is not None:
             root.query_filter = filt
     if near is None and root is not None:

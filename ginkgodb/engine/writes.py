@@ -27,7 +27,7 @@ from . import record_format
 from .ddl import ensure_collection
 from .documents import prepare_insert
 from .names import check_writable
-from .no_wait import WouldBlock, waits_refused
+from .no_wait import UnboundedPlan, waits_refused
 from .records import delete_record, insert_record, update_record
 from .timeseries.options import timeseries_options
 from .validation import check_document
@@ -226,7 +226,7 @@ def _shortcut_target(engine, txn, state, st_q: dict):
     if fp is None or state.meta.options.get("collation") or _mentions_near(st_q):
         return None
     if not Q.bounded_fast(fp) and waits_refused():
-        raise WouldBlock()   # on the event loop: the first match may lie after many entries
+        raise UnboundedPlan()   # on the event loop: the first match may lie after many entries
     access = state.index(fp.index.name)
     if getattr(access, "kind", "") == "clustered":
         return None

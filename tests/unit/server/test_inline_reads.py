@@ -68,3 +68,24 @@ def _exec_count(admin, field):
     return sum(s["metrics"]["execCount"] for s in stats
                if s["key"]["queryShape"]["cmdNs"].get("coll") == "items"
                and field in (s["key"]["queryShape"].get("filter") or {}))
+
+
+def test_a_shape_that_moved_goes_to_a_worker_at_once_until_the_catalog_changes(server, in_worker, monkeypatch):
+    from ginkgodb.commands.inline_writes import OFF_LOOP
+    client = pymongo.MongoClient(*server, serverSelectionTimeoutMS=5000)
+    coll = client.test_inline_reads.shapes
+    coll.drop()
+    coll.insert_many([{"_id": i, "k": i % 5, "s": i % 3} for i in range(60)])
+    coll.create_index("k")
+    moved = []
+    note = OFF_LOOP.note
+    monkeypatch.setattr(OFF_LOOP, "note", lambda engine, cmd: (moved.append(cmd["filter"]), note(engine, cmd)))
+    in_worker.clear()
+    for s in (0, 1, 2):   # a residual filter: planned on the loop once, then sent to a worker at once
+        assert _ids(coll.find({"k": 1, "s": s})) == [i for i in range(60) if i % 5 == 1 and i % 3 == s]
+    assert moved == [{"k": 1, "s": 0}] and in_worker == ["find"] * 3
+    assert _ids(coll.find({"k": 2})) == list(range(2, 60, 5)) and in_worker == ["find"] * 3   # another shape
+    coll.create_index("s")   # a catalog change: the shape is tried on the loop again
+    assert len(_ids(coll.find({"k": 1, "s": 1}))) == 4
+    assert moved == [{"k": 1, "s": 0}, {"k": 1, "s": 1}]
+    client.close()

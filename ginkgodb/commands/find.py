@@ -50,9 +50,9 @@ _NOT_ON_THE_LOOP = frozenset({"readConcern", "projection", "sort", "skip", "hint
 
 def _short_read(cmd: Mapping, engine: Any) -> bool:
     """Finds whose first batch is bounded work run on the event loop when readers never wait
-    for writers (LMDB): `{_id: v}`, and a batch of at most 101 documents, which the plan then
-    bounds (FindRequest.bounded: a plan that may read more than one index entry and document
-    per result, or that needs the full planner, runs in a worker instead)."""
+    for writers (LMDB): `{_id: v}`, and outside transactions a batch of at most 101 documents,
+    which the plan then bounds (FindRequest.bounded: a plan that may read more than one index
+    entry and document per result, or that needs the full planner, runs in a worker instead)."""
     if not getattr(engine.kv, "concurrent_readers", False) or not _NOT_ON_THE_LOOP.isdisjoint(cmd):
         return False
     filt = cmd.get("filter")
@@ -60,6 +60,8 @@ def _short_read(cmd: Mapping, engine: Any) -> bool:
         return False
     if id_hack_key(filt) is not None:
         return True
+    if "txnNumber" in cmd:   # a transaction's statement: a move to a worker would fail it
+        return False
     size, limit = cmd.get("batchSize"), cmd.get("limit")
     return (((size is None or (type(size) is int and 0 < size <= DEFAULT_FIRST_BATCH))
              or (type(limit) is int and 0 < limit <= DEFAULT_FIRST_BATCH))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from ..engine import refusing_waits, session_key
+from ..engine import id_hack_key, refusing_waits, session_key
 from .context import CommandContext
 from .fields import plain
 
@@ -94,19 +94,22 @@ def _filter_of(cmd: Mapping, name: str) -> Optional[dict]:
     return q if type(q) is dict else None
 
 
-def _one_target(name: str, statement: Mapping) -> bool:
-    """An update or delete statement of one document, by `_id`, or by a filter whose plan the
-    engine then bounds (writes._targets: a plan that may read more than one index entry before
-    its target raises WouldBlock, before anything is written, and the command runs in a worker)."""
+def _one_target(name: str, statement: Mapping, cmd: Mapping, engine: Any) -> bool:
+    """An update or delete statement of one document: by `_id`, or (outside a transaction or
+    retryable write, whose statement a move would fail) by a filter whose plan the engine then
+    bounds (writes._targets: a plan that may read more than one index entry before its target
+    raises UnboundedPlan, before anything is written, and the command runs in a worker)."""
     # the wire server hands statements over as raw BSON: one decode of the whole statement
     # costs less than the raw document's lookup and a decode of its `q`
     st = plain(statement)
     q = st.get("q")
     if type(q) is not dict:
         return False
-    if name == "update":
-        return not st.get("multi") and _PLAIN_STATEMENT.issuperset(st)
-    return st.get("limit") == 1 and _PLAIN_STATEMENT.issuperset(st)
+    one = not st.get("multi") if name == "update" else st.get("limit") == 1
+    if id_hack_key(q) is not None:
+        return name != "update" or one
+    return (one and "txnNumber" not in cmd and _PLAIN_STATEMENT.issuperset(st)
+            and not OFF_LOOP.moved(engine, cmd, name, q))
 
 
 #: the statement fields a write on the loop may carry (a hint, a collation or array filters
@@ -123,21 +126,19 @@ def short_write(cmd: Mapping, engine: Any) -> bool:
     if name == "insert":
         return _one(cmd, "documents") is not None
     statement = _one(cmd, "updates" if name == "update" else "deletes")
-    if statement is None or not _one_target(name, statement):
-        return False
-    return not OFF_LOOP.moved(engine, cmd, name, plain(statement)["q"])
+    return statement is not None and _one_target(name, statement, cmd, engine)
 
 
 #: the findAndModify fields a run on the loop may carry (a sort, a hint or a collation plan
 #: beyond the shortcut planner; arrayFilters and let make updates the loop does not take)
 _PLAIN_FIND_AND_MODIFY = frozenset({"findAndModify", "findandmodify", "query", "update", "remove", "new",
                                     "fields", "upsert", "bypassDocumentValidation", "writeConcern", "lsid",
-                                    "txnNumber", "autocommit", "startTransaction", "$db", "$clusterTime",
-                                    "$readPreference", "comment", "maxTimeMS"})
+                                    "$db", "$clusterTime", "$readPreference", "comment", "maxTimeMS"})
 
 
 def short_find_and_modify(cmd: Mapping, engine: Any) -> bool:
-    """findAndModify of a plain query (its plan then bounded, as a short write's)."""
+    """findAndModify of a plain query (its plan then bounded, as a short write's), outside a
+    transaction or retryable write."""
     if getattr(engine, "shared", True) or not _concerns_never_wait(cmd):
         return False
     if not _PLAIN_FIND_AND_MODIFY.issuperset(cmd):

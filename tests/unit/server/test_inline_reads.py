@@ -89,3 +89,22 @@ def test_a_shape_that_moved_goes_to_a_worker_at_once_until_the_catalog_changes(s
     assert len(_ids(coll.find({"k": 1, "s": 1}))) == 4
     assert moved == [{"k": 1, "s": 0}, {"k": 1, "s": 1}]
     client.close()
+
+
+def test_finds_in_a_transaction_stay_off_the_loop_unless_by_id(server, in_worker):
+    """A transaction's statement that moved from the loop would fail the transaction: in a
+    transaction only a find by `_id` runs there, as before."""
+    client = pymongo.MongoClient(*server, serverSelectionTimeoutMS=5000)
+    coll = client.test_inline_reads.txn
+    coll.drop()
+    coll.insert_many([{"_id": i, "k": i % 4} for i in range(20)])
+    coll.create_index("k")
+    in_worker.clear()
+    with client.start_session() as s, s.start_transaction():
+        coll.insert_one({"_id": 100, "k": 1}, session=s)
+        assert len(list(coll.find({}, session=s))) == 21                      # a collection scan
+        assert _ids(coll.find({"k": 1}, session=s)) == [1, 5, 9, 13, 17, 100]  # an exact index scan
+        assert coll.find_one({"_id": 100}, session=s) == {"_id": 100, "k": 1}
+    assert coll.count_documents({}) == 21
+    assert [name for name in in_worker if name == "find"] == ["find", "find"]
+    client.close()

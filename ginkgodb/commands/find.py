@@ -36,7 +36,7 @@ from .declare import (
     string,
     value,
 )
-from .inline_writes import OFF_LOOP
+from .inline_writes import OFF_LOOP, OFF_THE_RULE
 from .profiler import note_cursor, note_resumed
 from .query_shapes import note_more
 from .replies import cursor_reply, explain_reply
@@ -50,7 +50,7 @@ _NOT_ON_THE_LOOP = frozenset({"readConcern", "projection", "sort", "skip", "hint
 
 def _short_read(cmd: Mapping, engine: Any) -> bool:
     """Finds whose first batch is bounded work run on the event loop when readers never wait
-    for writers (LMDB): `{_id: v}`, and outside transactions a batch of at most 101 documents,
+    for writers (LMDB): `{_id: v}`, and (but a transaction's or a router's) a batch of at most 101 documents,
     which the plan then bounds (FindRequest.bounded: a plan that may read more than one index
     entry and document per result, or that needs the full planner, runs in a worker instead)."""
     if not getattr(engine.kv, "concurrent_readers", False) or not _NOT_ON_THE_LOOP.isdisjoint(cmd):
@@ -60,7 +60,7 @@ def _short_read(cmd: Mapping, engine: Any) -> bool:
         return False
     if id_hack_key(filt) is not None:
         return True
-    if "txnNumber" in cmd:   # a transaction's statement: a move to a worker would fail it
+    if not OFF_THE_RULE.isdisjoint(cmd):   # a transaction's statement, a router's request
         return False
     size, limit = cmd.get("batchSize"), cmd.get("limit")
     return (((size is None or (type(size) is int and 0 < size <= DEFAULT_FIRST_BATCH))

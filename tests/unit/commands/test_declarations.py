@@ -108,5 +108,9 @@ def test_scheduling_is_declared():
     assert not runs_inline({"find": "c", "filter": {"a": 1}, "batchSize": 1000}, Eng())
     assert runs_inline({"find": "c", "filter": {"a": 1}, "batchSize": 1000, "limit": 5}, Eng())
     assert not runs_inline({"find": "c", "filter": {"a": 1}, "readConcern": {"level": "local"}}, Eng())
+    # a transaction's statement and a router's request: only by _id (inline_writes.OFF_THE_RULE)
+    for fields in ({"txnNumber": 1, "lsid": {}}, {"shardVersion": {"e": 1}}):
+        assert not runs_inline({"find": "c", "filter": {"a": 1}, **fields}, Eng())
+        assert runs_inline({"find": "c", "filter": {"_id": 1}, **fields}, Eng())
     assert not runs_inline({"insert": "c", "documents": []}, Eng())
     assert not runs_inline({"noSuchCommand": 1}, Eng())

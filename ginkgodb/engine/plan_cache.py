@@ -201,7 +201,9 @@ class PlanCaches:
         return filters.get(key) if filters else None
 
     def has_filters(self, meta: Any) -> bool:
-        return bool(self._filters.get(meta.uuid))
+        # every shortcut plan asks; with no filter set anywhere, no UUID is hashed (a Python-level
+        # Binary.__hash__)
+        return bool(self._filters) and bool(self._filters.get(meta.uuid))
 
     def set_filter(self, meta: Any, key: tuple, index_filter: IndexFilter) -> None:
         with self._lock:

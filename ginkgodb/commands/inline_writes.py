@@ -9,7 +9,12 @@ holds one, the command runs in a worker, where it may wait), the command runs wi
 before anything is committed, and runs again in a worker, where it waits as before), and what
 waits by its nature never runs there: `j`/`fsync` write concerns, read concerns (afterClusterTime
 waits), writes on a member that waits for its secondaries, storage that other processes share
-(their writer lock cannot be tried), and anything longer than one document by `_id`.
+(their writer lock cannot be tried), and anything longer than one document.
+
+A write of one document by another filter than `_id` is sent to the loop too, but runs there
+only when its plan is bounded work (the engine raises UnboundedPlan otherwise, before writing
+anything, and the command runs again in a worker); `OFF_LOOP` remembers the filter shapes that
+moved, and `OFF_THE_RULE` names the commands that keep the `_id` rule alone (docs/design/wire.md).
 """
 from __future__ import annotations
 

@@ -50,9 +50,10 @@ _NOT_ON_THE_LOOP = frozenset({"readConcern", "projection", "sort", "skip", "hint
 
 def _short_read(cmd: Mapping, engine: Any) -> bool:
     """Finds whose first batch is bounded work run on the event loop when readers never wait
-    for writers (LMDB): `{_id: v}`, and (but a transaction's or a router's) a batch of at most 101 documents,
-    which the plan then bounds (FindRequest.bounded: a plan that may read more than one index
-    entry and document per result, or that needs the full planner, runs in a worker instead)."""
+    for writers (LMDB): `{_id: v}`, and (unless inline_writes.OFF_THE_RULE names a field of the
+    command) a first batch of at most 101 documents, which the plan then bounds
+    (FindRequest.bounded: a plan that may read more than one index entry and document per
+    result, or that needs the full planner, runs in a worker instead)."""
     if not getattr(engine.kv, "concurrent_readers", False) or not _NOT_ON_THE_LOOP.isdisjoint(cmd):
         return False
     filt = cmd.get("filter")

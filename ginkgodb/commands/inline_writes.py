@@ -65,9 +65,9 @@ class OffLoopShapes:
         self._moved: dict[tuple, int] = {}   # (command, namespace, filter shape) -> catalog generation
 
     @staticmethod
-    def _key(cmd: Mapping, name: str, q: Any) -> tuple:
+    def _key(engine: Any, cmd: Mapping, name: str, q: Any) -> tuple:
         shape = tuple((k, tuple(v) if type(v) is dict else type(v) is list) for k, v in q.items())
-        return name, cmd.get("$db"), cmd.get(name), shape
+        return id(engine), name, cmd.get("$db"), cmd.get(name), shape   # one process may serve several engines
 
     def note(self, engine: Any, cmd: Mapping) -> None:
         name = next(iter(cmd), "")
@@ -75,12 +75,12 @@ class OffLoopShapes:
         if q is not None:
             if len(self._moved) >= self.MAX_SHAPES:
                 self._moved.clear()
-            self._moved[self._key(cmd, name, q)] = engine.catalog.gen
+            self._moved[self._key(engine, cmd, name, q)] = engine.catalog.gen
 
     def moved(self, engine: Any, cmd: Mapping, name: str, q: dict) -> bool:
         if not self._moved:
             return False
-        gen = self._moved.get(self._key(cmd, name, q))
+        gen = self._moved.get(self._key(engine, cmd, name, q))
         return gen is not None and gen == engine.catalog.gen
 
 
@@ -156,8 +156,9 @@ def short_find_and_modify(cmd: Mapping, engine: Any) -> bool:
         return False
     if not _PLAIN_FIND_AND_MODIFY.issuperset(cmd):   # which also leaves out OFF_THE_RULE's fields
         return False
-    q = plain(cmd.get("query", {}))
-    return type(q) is dict and not OFF_LOOP.moved(engine, cmd, next(iter(cmd)), q)
+    name = next(iter(cmd))
+    q = _filter_of(cmd, name)
+    return q is not None and not OFF_LOOP.moved(engine, cmd, name, q)
 
 
 def short_commit(cmd: Mapping, engine: Any) -> bool:

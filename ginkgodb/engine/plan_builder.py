@@ -46,10 +46,10 @@ class FindRequest:
     #: (the metadata names it was compiled with, the projection) as find's command compiled it,
     #: reused by the plan when it would compile it with the same names; None: the plan compiles it
     compiled_projection: Any = None
-    #: the read runs on the server's event loop: `build` raises WouldBlock, before reading
+    #: the read runs on the server's event loop: `build` raises UnboundedPlan, before reading
     #: anything, unless the plan reads at most one index entry and document per result (IDHACK,
-    #: or the shortcut planner's exact scan of a single-valued index), so that a batch of
-    #: bounded size is bounded work (commands/find.py's inline policy bounds the batch)
+    #: or a shortcut plan `bounded_fast` accepts), so that a batch of bounded size is bounded
+    #: work (the inline policies of commands/find.py and inline_writes.py bound the batch)
     bounded: bool = False
 
     def __init__(self, **given: Any) -> None:

@@ -198,7 +198,7 @@ def _targets(engine, batch, state, st_q: dict, multi: bool, hint=None, sort=None
         if found is not None:
             return found
     # on the server's event loop (commands/inline_writes.py): only a plan of bounded work runs
-    # there, others raise WouldBlock (nothing is written yet) and run again in a worker
+    # there, others raise UnboundedPlan (nothing is written yet) and run again in a worker
     req = Q.FindRequest(filter=st_q, hint=hint, sort=sort, limit=0 if multi else 1, collation=collation,
                         variables=variables, bounded=waits_refused())
     built = Q.build(state, engine.reader(txn), req, for_write=True)

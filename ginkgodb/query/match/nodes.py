@@ -9,13 +9,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ginkgodb.bsonutil.paths import split_path
 
 from .paths import ElemPredicate, path_predicate, walk
 
 DocPredicate = Callable[[Mapping], bool]
+_T = TypeVar("_T")
 
 
 class Node:
@@ -129,8 +130,9 @@ class ConstNode(Node):
                          (lambda v: True) if result else (lambda v: False))
 
 
-def all_of(fns: list[DocPredicate]) -> DocPredicate:
-    """Conjunction with short-circuit, unrolled for the common small sizes."""
+def all_of(fns: list[Callable[[_T], Any]]) -> Callable[[_T], Any]:
+    """Conjunction with short-circuit, unrolled for the common small sizes (of document
+    predicates, and of raw_prefilter's tests on bytes)."""
     if not fns:
         return lambda doc: True
     if len(fns) == 1:
@@ -143,7 +145,7 @@ def all_of(fns: list[DocPredicate]) -> DocPredicate:
         return lambda doc: f(doc) and g(doc) and h(doc)
     fs = tuple(fns)
 
-    def match_all(doc: Mapping) -> bool:
+    def match_all(doc: Any) -> bool:
         for f in fs:
             if not f(doc):
                 return False

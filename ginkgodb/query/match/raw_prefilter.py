@@ -27,6 +27,8 @@ import bson
 from bson.datetime_ms import DatetimeMS
 from bson.objectid import ObjectId
 
+from .nodes import all_of
+
 RawTest = Callable[[bytes], Any]
 #: value types whose equality implies their exact encoding in the document's bytes
 _EXACT_TYPES = frozenset({str, ObjectId, datetime.datetime, DatetimeMS})
@@ -41,17 +43,7 @@ def raw_prefilter(spec: Mapping) -> Optional[RawTest]:
     except Exception:   # a malformed filter: the compiler reports it; no test
         return None
     tests = [_search(group) for group in groups if 0 < len(group) <= _MAX_NEEDLES]
-    if not tests:
-        return None
-    if len(tests) == 1:
-        return tests[0]
-
-    def every(raw: bytes) -> bool:
-        for test in tests:
-            if not test(raw):
-                return False
-        return True
-    return every
+    return all_of(tests) if tests else None
 
 
 def _search(needles: frozenset[bytes]) -> RawTest:

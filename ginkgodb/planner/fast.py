@@ -2,7 +2,10 @@
 leading field of an index, possibly with other conditions beside it.
 
 mongod answers `{_id: v}` through its IDHACK path; we do the same and extend it to any index whose
-first field carries an equality or a simple range. Anything else (sorts, hints, $or, arrays,
+first field carries an equality or a simple range. On a compound index, equalities on its leading
+fields narrow the scan to the next field's equality or range too, as mongod's bounds do (the
+bucket pattern's `{sensor: s, count: {$lt: 60}}` on `{sensor: 1, count: 1}` reads the open
+bucket's entry, not every bucket of the sensor). Anything else (sorts, hints, $or, arrays,
 nulls, regexes, partial indexes) goes to the full planner in `choose.py`. The property test
 `tests/property/test_plans_agree.py` holds both paths to the collection-scan answer.
 """
@@ -27,7 +30,10 @@ class FastPlan:
     index: Any                        # catalog IndexMeta
     ranges: list                      # [(lo, hi)] over encoded keys, ascending
     residual: Optional[dict]          # what the index does not already guarantee (None: nothing)
-    is_equality: bool
+    is_equality: bool                 # every field the ranges bound is an equality
+    #: the encoded equalities on the leading fields before the last one the ranges bound, which
+    #: begin every range (b"": the ranges bound the leading field alone)
+    prefix: bytes = b""
 
 
 def _predicate(cond: Any) -> Optional[tuple[str, Any]]:
@@ -116,10 +122,37 @@ def fast_plan(index_map: IndexMap, query: Any) -> Optional[FastPlan]:
 
 
 def _plan(best, best_kind: str, best_arg: Any, filt: dict) -> FastPlan:
-    field, direction = next(iter(best.key.items()))
-    ranges = _eq_ranges(best_arg, direction) if best_kind == "eq" else _range_ranges(best_arg)
-    residual = {k: v for k, v in filt.items() if k != field} or None
-    return FastPlan(best, ranges, residual, best_kind == "eq")
+    fields = iter(best.key.items())
+    field, direction = next(fields)
+    kind, arg = best_kind, best_arg
+    bound = [field]
+    prefix = b""
+    while kind == "eq":   # an equality on this field: the next one's predicate narrows the scan
+        following = next(fields, None)
+        narrowing = None if following is None else _narrowing(best, *following, filt)
+        if narrowing is None:
+            break
+        prefix += _eq_ranges(arg, direction)[0][0]
+        (field, direction), (kind, arg) = following, narrowing
+        bound.append(field)
+    ranges = _eq_ranges(arg, direction) if kind == "eq" else _range_ranges(arg)
+    if prefix:
+        ranges = [(prefix + lo, prefix + hi) for lo, hi in ranges]
+    residual = {k: v for k, v in filt.items() if k not in bound} or None
+    return FastPlan(best, ranges, residual, kind == "eq", prefix)
+
+
+def _narrowing(ix, field: str, direction: Any, filt: dict) -> Optional[tuple[str, Any]]:
+    """The predicate on a later index field that bounds the scan after equalities on the fields
+    before it, or None: the same rules as on the leading field (IndexMap's and fast_plan's)."""
+    if field not in filt or not isinstance(direction, (int, float)) or isinstance(direction, bool):
+        return None   # unconstrained, or a hashed, text or geo component
+    if "." in field and any(part.isdigit() for part in field.split(".")):
+        return None
+    p = _predicate(filt[field])
+    if p is not None and p[0] == "range" and (direction < 0 or field in ix.multikey_paths or "." in field):
+        return None
+    return p
 
 
 def _eq_ranges(value: Any, direction: int) -> list:

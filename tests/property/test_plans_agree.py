@@ -33,7 +33,9 @@ filters = st.one_of(
                                                  min_size=1, max_size=3)),
 )
 index_sets = st.lists(st.sampled_from([[("a", 1)], [("a", -1), ("b", 1)], [("b", 1), ("a", 1)], [("c", 1)],
-                                        [("a.x", 1)], [("c", "hashed")]]), max_size=3, unique_by=str)
+                                        [("a.x", 1)], [("c", "hashed")], [("c", 1), ("b", 1)],
+                                        [("c", -1), ("a", 1), ("b", -1)], [("c", 1), ("a.x", 1)]]),
+                     max_size=3, unique_by=str)
 
 
 def _ids(ctx, cmd):

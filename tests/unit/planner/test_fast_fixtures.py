@@ -6,7 +6,7 @@ from typing import Any, Optional
 import pytest
 from unit.planner.fixture_data import index_meta, params
 
-from ginkgodb.bsonutil.keycodec import decode_value, encode_value, invert
+from ginkgodb.bsonutil.keycodec import decode_key, decode_value, encode_key, encode_value, invert
 from ginkgodb.planner import intervals as I
 from ginkgodb.planner.explain_format import format_value
 from ginkgodb.planner.fast import IndexMap, fast_plan
@@ -19,17 +19,32 @@ def plan(case: dict) -> Optional[dict]:
     fp = fast_plan(IndexMap(indexes), case["filter"])
     if fp is None:
         return None
-    return {"index": fp.index.name, "bounds": explain_bounds(fp.index.key, fp.ranges),
+    return {"index": fp.index.name, "bounds": explain_bounds(fp.index.key, fp.ranges, fp.prefix),
             "residual": fp.residual, "is_equality": fp.is_equality}
 
 
-def explain_bounds(key: dict, ranges: list) -> dict:
-    """mongod's indexBounds for byte ranges over the leading field (later fields are unbounded)."""
-    (first, direction), *rest = key.items()
-    out = {first: [_interval(lo, hi, direction) for lo, hi in ranges]}
-    for field, d in rest:
+def explain_bounds(key: dict, ranges: list, prefix: bytes = b"") -> dict:
+    """mongod's indexBounds for byte ranges that begin with `prefix`, the encoded equalities on
+    the leading fields, and bound the next field (later fields are unbounded)."""
+    items = list(key.items())
+    points = _points(prefix, [d for _, d in items])
+    out = {field: [f"[{format_value(v)}, {format_value(v)}]"] for (field, _), v in zip(items, points)}
+    field, direction = items[len(points)]
+    for lo, hi in ranges:
+        assert lo.startswith(prefix) and hi.startswith(prefix), (prefix, lo, hi)
+    out[field] = [_interval(lo[len(prefix):], hi[len(prefix):], direction) for lo, hi in ranges]
+    for field, d in items[len(points) + 1:]:
         out[field] = ["[MaxKey, MinKey]" if d == -1 else "[MinKey, MaxKey]"]
     return out
+
+
+def _points(prefix: bytes, directions: list) -> list:
+    """The values of the leading fields whose encodings (in their directions) make `prefix`."""
+    for n in range(len(directions)):
+        values = decode_key(prefix, directions[:n]) if n else []
+        if encode_key(values, directions[:n]) == prefix:
+            return values
+    raise AssertionError(f"no leading values encode as {prefix!r}")
 
 
 def _exactly(key: bytes) -> Any:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Mapping
+from itertools import chain, compress
+from operator import is_not
 from typing import Any
 
 import bson
@@ -47,15 +49,54 @@ def _too_deep(doc: Mapping, *, for_update: bool) -> bool:
     return False
 
 
+def _changes_too_deep(new: Mapping, old: Mapping) -> bool:
+    """_too_deep's update rule over what an update changed: a value that is the very object the
+    stored document `old` held at the same path is skipped, with all it contains. It passed the
+    rule, at that depth, when it was stored, and the update engine copies what it changes and
+    never changes `old` (index maintenance compares both). A bucket document's `$push` so walks
+    the top level, the array and the new element, not every element of the array; the
+    identity tests run in C (map, compress)."""
+    stack: list[tuple[Any, Any, int]] = [(new, old, 1)]
+    scalars = _SCALARS
+    while stack:
+        container, before, level = stack.pop()
+        if level > MAX_USER_DEPTH:
+            if container:
+                return True
+            continue
+        if type(container) is dict or isinstance(container, Mapping):
+            get = before.get if type(before) is dict or isinstance(before, Mapping) else None
+            pairs: Any = container.items()
+            if get is not None:
+                pairs = compress(pairs, map(is_not, container.values(), map(get, container)))
+            for key, value in pairs:
+                t = type(value)
+                if t is dict or t is list or (t not in scalars and isinstance(value, (Mapping, list))):
+                    stack.append((value, get(key) if get is not None else None, level + 1))
+            continue
+        if type(before) is list:   # elements other than the same objects at the same positions
+            changed: Any = chain(compress(container, map(is_not, container, before)), container[len(before):])
+        else:
+            changed = container
+        for value in changed:
+            t = type(value)
+            if t is dict or t is list or (t not in scalars and isinstance(value, (Mapping, list))):
+                stack.append((value, None, level + 1))
+    return False
+
+
 #: value types that are never containers: the walk above skips them without the Mapping test
 #: (an ABC check, slow for every scalar of a large document)
 _SCALARS = frozenset((int, float, str, bool, bytes, type(None), ObjectId, datetime.datetime, Int64,
                       Timestamp, Regex, Decimal128))
 
 
-def check_depth(doc: Mapping, raw_size: int, *, for_update: bool = False) -> None:
-    """Overflow (15) with mongod's message for a document nested deeper than 100 levels."""
-    if raw_size < SHALLOW_BELOW or not _too_deep(doc, for_update=for_update):
+def check_depth(doc: Mapping, raw_size: int, *, for_update: bool = False, old: Any = None) -> None:
+    """Overflow (15) with mongod's message for a document nested deeper than 100 levels. `old`:
+    the stored document an update made `doc` from (only what changed is walked)."""
+    if raw_size < SHALLOW_BELOW:
+        return
+    if not (_changes_too_deep(doc, old) if old is not None else _too_deep(doc, for_update=for_update)):
         return
     if for_update:
         raise CommandError(ErrorCode.Overflow, f"Document exceeds maximum nesting depth of {MAX_USER_DEPTH}")
@@ -153,10 +194,11 @@ def check_size(size: int) -> None:
                            f"object to insert too large. size in bytes: {size}, max size: {MAX_BSON_OBJECT_SIZE}")
 
 
-def encode_updated(doc: dict) -> bytes:
+def encode_updated(doc: dict, old: Any = None) -> bytes:
+    """`doc`'s BSON, checked as an update's result; `old`: the stored document it was made from."""
     raw = bson.encode(doc)
     if len(raw) > MAX_BSON_OBJECT_SIZE:
         raise CommandError(ErrorCode.UpdatedDocumentTooLarge,
                            f"Resulting document after update is larger than {MAX_BSON_OBJECT_SIZE}")
-    check_depth(doc, len(raw), for_update=True)
+    check_depth(doc, len(raw), for_update=True, old=old)
     return raw

@@ -75,7 +75,7 @@ def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_
     """Replace record `rid` by `new`; returns the new BSON, or None when nothing changed. `kind`
     says how `new` was made ("update", "pipeline", "replace"): the oplog logs it accordingly."""
     new = keep_id(old, new)
-    new_raw = encode_updated(new)
+    new_raw = encode_updated(new, old)
     if new_raw == old_raw:
         return None
     txn = batch.txn

@@ -689,11 +689,19 @@ def _fast(state, reader, query: ParsedQuery, req: FindRequest, ctx) -> tuple:
     fp = fast_plan(state.index_map, query)
     if fp is None:
         return None, None
-    access = state.index(fp.index.name)
-    scan = S.IndexScan(access, reader, fp.ranges, lambda: access.explain_bounds(query), 1,
-                       multikey=bool(fp.index.multikey_paths), ctx=ctx)
+    return fast_stages(state, reader, fp, state.index(fp.index.name), lambda: query, req, ctx), fp
+
+
+def fast_stages(state, reader, fp: Any, access: Any, query_of: Any, req: FindRequest, ctx: Any = None) -> Any:
+    """The shortcut plan `fp`'s stages: the scan of its ranges on `access` (its index), and FETCH
+    with the residual filter. `query_of()` gives the ParsedQuery explain's bounds are shown
+    from (made only when explained). A point of a single-field unique index is one probe."""
+    ix = fp.index
+    scan = S.IndexScan(access, reader, fp.ranges, lambda: access.explain_bounds(query_of()), 1,
+                       multikey=bool(ix.multikey_paths), ctx=ctx,
+                       at_most_one=fp.is_equality and ix.unique and len(ix.key) == 1)
     residual = cached_filter(fp.residual, req) if fp.residual else None
-    return S.Fetch(state, reader, scan, residual, fp.residual), fp
+    return S.Fetch(state, reader, scan, residual, fp.residual)
 
 
 def _natural(sort: Optional[dict]) -> int:

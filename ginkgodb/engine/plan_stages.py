@@ -139,10 +139,11 @@ class IndexScan(Stage):
     name = "IXSCAN"
 
     def __init__(self, index, reader, ranges: list, bounds_explain: Any, direction: int = 1,
-                 multikey: bool = False, ctx=None, shown: Any = None) -> None:
+                 multikey: bool = False, ctx=None, shown: Any = None, at_most_one: bool = False) -> None:
         """`bounds_explain` is explain's indexBounds, or a callable computing them on demand;
         `shown` the catalog entry explain describes (a wildcard index's per-path view), when it
-        is not the index's own."""
+        is not the index's own; `at_most_one`: `ranges` is one key of a unique index, which one
+        entry at most holds (read by one probe, as IDHACK reads the `_id` index)."""
         self.n_returned = self.works = 0   # Stage.__init__, inline: every query builds these
         self.shown = shown
         self.index, self.reader, self.ranges = index, reader, ranges
@@ -154,11 +155,26 @@ class IndexScan(Stage):
         # a clustered collection's records are its _id index's entries: FETCH takes the value read
         self.record_value: Optional[bytes] = None
         self.yields_records = getattr(index, "kind", "") == "clustered"
+        self.at_most_one = at_most_one
 
     def rids(self) -> Iterator[int]:
-        if not (self.multikey or self.keep_keys or self.yields_records):
-            return self._distinct_rids()
+        if not (self.keep_keys or self.yields_records):
+            if self.at_most_one:
+                return self._one_rid()
+            if not self.multikey:
+                return self._distinct_rids()
         return self._rids()
+
+    def _one_rid(self) -> Iterator[int]:
+        """_distinct_rids of a scan that one entry at most answers: one probe, the same counts."""
+        prefix = self.index.prefix
+        for lo, hi in self.ranges:
+            entry = self.reader.first(prefix + lo, prefix + hi if hi is not None else prefix_end(prefix))
+            if entry is not None:
+                self.examined += 1
+                self.n_returned += 1
+                yield self.index.rid_of_entry(entry)
+        self.works = self.examined + 1
 
     def _distinct_rids(self) -> Iterator[int]:
         """_rids for the commonest scan: one entry a record, nothing kept but the record id

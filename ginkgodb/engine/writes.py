@@ -22,7 +22,6 @@ from ..planner.parsed_query import ParsedQuery, id_point_key
 from ..query.operation import checked
 from ..query.update import compile_update
 from . import plan_builder as Q
-from . import plan_stages as S
 from . import record_format
 from .ddl import ensure_collection
 from .documents import prepare_insert
@@ -232,10 +231,7 @@ def _shortcut_target(engine, txn, state, st_q: dict):
         return None
     reader = engine.reader(txn)
     req = Q.FindRequest(filter=st_q, limit=1)
-    scan = S.IndexScan(access, reader, fp.ranges, lambda: access.explain_bounds(ParsedQuery(st_q)), 1,
-                       multikey=bool(fp.index.multikey_paths))
-    residual = Q.cached_filter(fp.residual, req) if fp.residual else None
-    root = S.Fetch(state, reader, scan, residual, fp.residual)
+    root = Q.fast_stages(state, reader, fp, access, lambda: ParsedQuery(st_q), req)
     root.query_filter = st_q
     built = Q.BuiltPlan(root, QueryPlan("IXSCAN", [IndexPlan(fp.index, None)]), [], req)
     ids = (fp.index.id,)

@@ -12,7 +12,7 @@ nulls, regexes, partial indexes) goes to the full planner in `choose.py`. The pr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from bson.decimal128 import Decimal128
 
@@ -62,9 +62,14 @@ def _is_nan(v: Any) -> bool:
 
 
 class IndexMap:
-    """Indexes by leading field, best first, for the shortcut planner (rebuilt when indexes change)."""
+    """Indexes by leading field, best first, for the shortcut planner (rebuilt when indexes change),
+    and the planner's decisions per filter shape (`recipes`), which live as long as it does."""
 
-    __slots__ = ("by_field",)
+    __slots__ = ("by_field", "recipes")
+
+    #: decisions kept per collection handle; past it they are all dropped (an application's
+    #: shapes are few; a client inventing new field names is not allowed to grow this)
+    MAX_RECIPES = 512
 
     def __init__(self, indexes: list) -> None:
         by_field: dict[str, list] = {}
@@ -84,16 +89,72 @@ class IndexMap:
         for entries in by_field.values():
             entries.sort(key=lambda ix: (not (len(ix.key) == 1 and ix.unique), len(ix.key)))
         self.by_field = by_field
+        self.recipes: dict[tuple, Optional[Recipe]] = {}
+
+    def remember(self, shape: tuple, recipe: Optional[Recipe]) -> None:
+        if len(self.recipes) >= self.MAX_RECIPES:
+            self.recipes.clear()
+        self.recipes[shape] = recipe
+
+
+class Recipe(NamedTuple):
+    """What the shortcut planner decided for a filter shape: the index, the fields its ranges
+    bound in key order (equalities, then the last one's equality or range) with their
+    directions and kinds, and whether all of them are equalities. The values are not in it:
+    `_instantiate` encodes each filter's own."""
+    index: Any
+    steps: tuple          # ((field, direction, kind "eq" | "range"), ...)
+    bound: frozenset      # the fields of `steps`: the residual is the filter without them
+    is_equality: bool
+
+
+_NAN = "NaN"       # a float NaN's place in a shape: it is not a plain value, other floats are
+_UNKNOWN = object()
+
+
+def filter_shape(filt: dict) -> Optional[tuple]:
+    """What the shortcut planner's decision for `filt` depends on, besides the indexes: the field
+    names in order, each value's type (a NaN apart) and an operator document's operators and
+    their values' types. None when an operator's value is a document or an array (their
+    contents would matter): such filters are decided each time."""
+    parts = []
+    for field, cond in filt.items():
+        t = type(cond)
+        if t is dict:
+            ops = []
+            for op, v in cond.items():
+                vt = type(v)
+                if vt is dict or vt is list:
+                    return None
+                ops.append((op, _NAN if vt is float and v != v else vt))
+            parts.append((field, tuple(ops)))
+        elif t is list:
+            return None
+        else:
+            parts.append((field, _NAN if t is float and cond != cond else t))
+    return tuple(parts)
 
 
 def fast_plan(index_map: IndexMap, query: Any) -> Optional[FastPlan]:
     """A plan for a query (a ParsedQuery or a filter) on one index without the general planner,
-    or None."""
+    or None. Decided once per filter shape (`filter_shape`); each call encodes its values."""
     filt = getattr(query, "filter", query)
     if type(filt) is not dict or not filt:
         return None
+    shape = filter_shape(filt)
+    if shape is None:
+        recipe = _decide(index_map, filt)
+    else:
+        recipe = index_map.recipes.get(shape, _UNKNOWN)
+        if recipe is _UNKNOWN:
+            recipe = _decide(index_map, filt)
+            index_map.remember(shape, recipe)
+    return None if recipe is None else _instantiate(recipe, filt)
+
+
+def _decide(index_map: IndexMap, filt: dict) -> Optional[Recipe]:
     by_field = index_map.by_field
-    best = best_kind = best_arg = None
+    best = best_kind = None
     contenders = 0
     for field, cond in filt.items():
         if field[:1] == "$":
@@ -105,7 +166,7 @@ def fast_plan(index_map: IndexMap, query: Any) -> Optional[FastPlan]:
         if p is None:
             contenders += len(candidates)  # indexes the full planner might prefer: let it decide
             continue
-        kind, arg = p
+        kind = p[0]
         for ix in candidates:
             if kind == "range":
                 direction = ix.key[field]
@@ -113,33 +174,47 @@ def fast_plan(index_map: IndexMap, query: Any) -> Optional[FastPlan]:
                     continue
             contenders += 1
             if kind == "eq" and len(ix.key) == 1 and ix.unique:
-                return _plan(ix, kind, arg, filt)  # a unique point: nothing can beat it
+                return _recipe(ix, kind, filt)  # a unique point: nothing can beat it
             if best is None:
-                best, best_kind, best_arg = ix, kind, arg
-    if best is None or contenders > 1:
+                best, best_kind = ix, kind
+    if best is None or best_kind is None or contenders > 1:
         return None  # several indexes qualify: the full planner compares them
-    return _plan(best, best_kind, best_arg, filt)
+    return _recipe(best, best_kind, filt)
 
 
-def _plan(best, best_kind: str, best_arg: Any, filt: dict) -> FastPlan:
+def _recipe(best, kind: str, filt: dict) -> Recipe:
     fields = iter(best.key.items())
     field, direction = next(fields)
-    kind, arg = best_kind, best_arg
-    bound = [field]
-    prefix = b""
+    steps = [(field, direction, kind)]
     while kind == "eq":   # an equality on this field: the next one's predicate narrows the scan
         following = next(fields, None)
         narrowing = None if following is None else _narrowing(best, *following, filt)
         if narrowing is None:
             break
-        prefix += _eq_ranges(arg, direction)[0][0]
-        (field, direction), (kind, arg) = following, narrowing
-        bound.append(field)
-    ranges = _eq_ranges(arg, direction) if kind == "eq" else _range_ranges(arg)
+        (field, direction), kind = following, narrowing[0]
+        steps.append((field, direction, kind))
+    return Recipe(best, tuple(steps), frozenset(f for f, _, _ in steps), kind == "eq")
+
+
+def _instantiate(recipe: Recipe, filt: dict) -> FastPlan:
+    """The plan of `recipe` for this filter's values."""
+    steps = recipe.steps
+    prefix = b""
+    for f, d, _ in steps[:-1]:     # equalities
+        prefix += _eq_key(_eq_value(filt[f]), d)
+    field, direction, kind = steps[-1]
+    cond = filt[field]
+    ranges = _eq_ranges(_eq_value(cond), direction) if kind == "eq" else _range_ranges(cond)
     if prefix:
         ranges = [(prefix + lo, prefix + hi) for lo, hi in ranges]
-    residual = {k: v for k, v in filt.items() if k not in bound} or None
-    return FastPlan(best, ranges, residual, kind == "eq", prefix)
+    bound = recipe.bound
+    residual = None if len(filt) == len(bound) else {k: v for k, v in filt.items() if k not in bound}
+    return FastPlan(recipe.index, ranges, residual, recipe.is_equality, prefix)
+
+
+def _eq_value(cond: Any) -> Any:
+    """An equality's value: `v` or `{$eq: v}` (`_predicate` accepted only these)."""
+    return cond["$eq"] if type(cond) is dict else cond
 
 
 def _narrowing(ix, field: str, direction: Any, filt: dict) -> Optional[tuple[str, Any]]:
@@ -155,10 +230,13 @@ def _narrowing(ix, field: str, direction: Any, filt: dict) -> Optional[tuple[str
     return p
 
 
-def _eq_ranges(value: Any, direction: int) -> list:
+def _eq_key(value: Any, direction: Any) -> bytes:
     key = keycodec.encode_value(value)
-    if direction < 0:
-        key = keycodec.invert(key)
+    return keycodec.invert(key) if direction < 0 else key
+
+
+def _eq_ranges(value: Any, direction: int) -> list:
+    key = _eq_key(value, direction)
     return [(key, prefix_end(key))]
 
 

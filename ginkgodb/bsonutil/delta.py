@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from operator import is_
 from typing import Any, Optional, Union
 
 from bson import encode as _bson_encode
@@ -273,9 +274,10 @@ def _appended(old: list, new: list) -> Optional[bytes]:
     n = len(old)
     if len(new) <= n:
         return None
-    for pv, qv in zip(old, new):
-        if pv is not qv and not _same(pv, qv):
-            return None
+    if not all(map(is_, old, new)):   # in C: the update engine kept the old elements themselves
+        for pv, qv in zip(old, new):
+            if pv is not qv and not _same(pv, qv):
+                return None
     parts = [_ARRAY_MARK]
     for i in range(n, len(new)):
         t, value = _typed(new[i])

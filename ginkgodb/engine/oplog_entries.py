@@ -84,6 +84,10 @@ def id_element(raw: bytes) -> bytes:
 _OP = {kind: e_str(b"op", kind) for kind in ("i", "u", "d", "c", "n")}
 _OP_I, _OP_U, _OP_D, _OP_C, _OP_N = (_OP[k] for k in ("i", "u", "d", "c", "n"))
 _V2 = b"\x10$v\x00" + pack_i32(2)
+#: an update's `o` up to its diff's bytes, and what it adds to the diff's length (the length
+#: word, `$v`, the diff's type and name, the closing NUL)
+_V2_DIFF = _V2 + b"\x03diff\x00"
+_V2_DIFF_SIZE = 4 + len(_V2_DIFF) + 1
 _NULL_OPTIME = doc(e_ts(b"ts", bson.Timestamp(0, 0)) + e_i64(b"t", -1))
 
 
@@ -158,12 +162,13 @@ class EntryBuilder:
                 else head + e_doc(b"o", doc(first_element(before))) for before in map(_BEFORE, ops)]
 
     def update(self, op: Update) -> bytes:
-        after = op.after
-        o2 = e_doc(b"o2", doc(id_element(op.before)))
+        key = id_element(op.before)
+        o2 = (b"\x03o2\x00", pack_i32(len(key) + 5), key, b"\x00")
         diff = op.diff()
-        if diff is not None:
-            return _OP_U + self._ns_ui(op.ns, op.uuid) + e_doc(b"o", doc(_V2 + e_doc(b"diff", diff))) + o2
-        return _OP_U + self._ns_ui(op.ns, op.uuid) + e_doc(b"o", after) + o2
+        if diff is not None:   # o: {$v: 2, diff}, in one join
+            return b"".join((_OP_U, self._ns_ui(op.ns, op.uuid), b"\x03o\x00", pack_i32(len(diff) + _V2_DIFF_SIZE),
+                             _V2_DIFF, diff, b"\x00", *o2))
+        return b"".join((_OP_U, self._ns_ui(op.ns, op.uuid), b"\x03o\x00", op.after, *o2))
 
     def delete(self, op: Delete) -> bytes:
         before = op.before

@@ -17,8 +17,10 @@ from collections.abc import Iterator
 from operator import is_
 from typing import Any, Optional, Union
 
+from bson import decode as _bson_decode
 from bson import encode as _bson_encode
 from bson.dbref import DBRef
+from bson.objectid import ObjectId
 
 _I32 = struct.Struct("<i")
 _unpack_i32 = _I32.unpack_from
@@ -62,6 +64,47 @@ def elements(raw: bytes, start: int = 0) -> Iterator[tuple[bytes, int, int, int,
         stop = _value_end(raw, t, value)
         yield raw[pos + 1:name_end], t, pos, value, stop
         pos = stop
+
+
+def top_level_values(raw: bytes, names: frozenset) -> dict[bytes, Any]:
+    """{name: value} of the top-level elements of `raw` named in `names` (BSON names, bytes),
+    read from the bytes: the walk stops once every name was met, and only those values are
+    decoded (ints, doubles, strings and ObjectIds by hand, others by bson). An array's, a
+    document's, a null's or an undefined's value is given as None (an index needs the decoded
+    document for those). A name met twice keeps its first value."""
+    out: dict[bytes, Any] = {}
+    left = len(names)
+    end = _unpack_i32(raw, 0)[0] - 1
+    pos = 4
+    index = raw.index
+    while pos < end:
+        t = raw[pos]
+        value = index(b"\x00", pos + 1) + 1
+        size = _FIXED.get(t)
+        stop = value + size if size is not None else _value_end(raw, t, value)
+        name = raw[pos + 1:value - 1]
+        if name in names and name not in out:
+            out[name] = _value_of(raw, t, pos, value, stop)
+            left -= 1
+            if not left:
+                break
+        pos = stop
+    return out
+
+
+def _value_of(raw: bytes, t: int, start: int, value: int, stop: int) -> Any:
+    """The decoded value of the element at `start` (type `t`, value from `value` to `stop`)."""
+    if t == 0x10:
+        return _unpack_i32(raw, value)[0]
+    if t == 0x02:
+        return raw[value + 4:stop - 1].decode()
+    if t == 0x07:
+        return ObjectId(raw[value:stop])
+    if t == 0x01:
+        return _F64.unpack_from(raw, value)[0]
+    if t in (_OBJECT, _ARRAY, 0x06, 0x0A):
+        return None
+    return next(iter(_bson_decode(_I32.pack(stop - start + 5) + raw[start:stop] + b"\x00").values()))
 
 
 def first_element(raw: bytes) -> bytes:

@@ -28,6 +28,7 @@ class ClusteredIndex(BtreeAccess):
     def __init__(self, meta: IndexMeta, ns: str, record_prefix: bytes) -> None:
         super().__init__(meta, ns)
         self.prefix = record_prefix
+        self.raw_field = None   # its entries are the records: nothing to remove apart
 
     def rid_of_entry(self, entry: bytes) -> Any:
         return entry[len(self.prefix):]

@@ -53,6 +53,16 @@ class Collection:
                 return ix
         return None
 
+    @cached_property
+    def raw_fields(self) -> Optional[frozenset]:
+        """The top-level fields (BSON names) the indexes make their keys from, when each index
+        makes its one key from one field's value (IndexEntries.raw_field): a document being
+        deleted then needs no decoding for its keys (records.delete_record). None otherwise."""
+        fields = [ix.raw_field for ix in self.indexes]
+        if not fields or None in fields:
+            return None
+        return frozenset(fields)
+
     def index(self, name: str) -> Optional[IndexEntries]:
         for ix in self.indexes:
             if ix.meta.name == name:

@@ -369,6 +369,21 @@ class Fetch(Stage):
             return self._rows_keeping_keys(self.key_sink)
         return self._rows()
 
+    def record_ids(self) -> Iterator[Any]:
+        """The record ids `rows` yields, for a multi-document write that reads each record again
+        as it writes it: without a filter the records are not read here. The counts are those
+        of `rows` (in a writer's view no index entry outlives its record)."""
+        if self.matcher is not None or self.key_sink is not None or getattr(self.child, "yields_records", False):
+            return (row[0] for row in self.rows())
+        return self._counted_ids()
+
+    def _counted_ids(self) -> Iterator[Any]:
+        for rid in self.child.rids():
+            self.works += 1
+            self.examined += 1
+            self.n_returned += 1
+            yield rid
+
     def _rows_keeping_keys(self, sink: dict) -> Iterator[Row]:
         child = self.child
         for row in self._rows():

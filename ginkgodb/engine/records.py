@@ -11,6 +11,7 @@ from typing import Optional
 import bson
 
 from ..bsonutil.compare import compare
+from ..bsonutil.delta import top_level_values
 from ..errors import CommandError, ErrorCode
 from ..storage.kv import prefix_end
 from . import layout, record_format, zstd_dictionaries
@@ -124,15 +125,41 @@ def keep_id(old: dict, new: dict) -> dict:
     return new
 
 
-def delete_record(batch: WriteBatch, coll: Collection, rid: int, doc: dict, raw: bytes) -> None:
+def delete_record(batch: WriteBatch, coll: Collection, rid: int, doc: Optional[dict], raw: bytes) -> None:
+    """Remove a record and its index entries. `doc`: the decoded document, or None when the
+    caller has only its bytes (a multi-document delete): the keys then come from the bytes when
+    the indexes allow it (`_remove_keys_of_bytes`), the document is decoded only if not."""
     txn = batch.txn
     key = coll.record_key(rid)
     batch.claim(key)
-    for ix in coll.indexes:
-        keys, _ = ix.keys(doc)
-        ix.remove(txn, keys, rid)
+    if doc is None:
+        doc = _remove_keys_of_bytes(txn, coll, rid, raw)
+    if doc is not None:
+        for ix in coll.indexes:
+            keys, _ = ix.keys(doc)
+            ix.remove(txn, keys, rid)
     if txn.delete(key):
         batch.deleted(coll, rid, raw)
+
+
+def _remove_keys_of_bytes(txn, coll: Collection, rid: int, raw: bytes) -> Optional[dict]:
+    """Remove the record's index entries with each key made from its field's value read out of
+    `raw`, when every index makes its one key from one top-level field (Collection.raw_fields);
+    None when that removed them all. Otherwise the decoded document, whose keys the caller
+    removes (again: removing an entry twice changes nothing): when an index needs more, a
+    value needs the document (missing, null, an array, a document), or an entry was not where
+    the bytes said (duplicate field names: the decoded document's last value was indexed; an
+    index without array keys holds exactly one entry per document, so a missing one shows it)."""
+    names = coll.raw_fields
+    if names is not None:
+        values = top_level_values(raw, names)
+        for ix in coll.indexes:
+            key = ix.simple_key(values.get(ix.raw_field))
+            if key is None or not ix.remove_one(txn, key, rid):
+                break
+        else:
+            return None
+    return bson.decode(raw)
 
 
 def append_raws(batch: WriteBatch, coll: Collection, raws: list[bytes]) -> int:

@@ -22,6 +22,7 @@ from ..planner.parsed_query import ParsedQuery, id_point_key
 from ..query.operation import checked
 from ..query.update import compile_update
 from . import plan_builder as Q
+from . import plan_stages as S
 from . import record_format
 from .ddl import ensure_collection
 from .documents import prepare_insert
@@ -190,7 +191,9 @@ def update(engine, db: str, coll: str, statements: list[UpdateStatement], ordere
 
 
 def _targets(engine, batch, state, st_q: dict, multi: bool, hint=None, sort=None, collation=None,
-             variables=None):
+             variables=None, decoded: bool = True):
+    """(the statement's targets as (record id, BSON, document) rows, the plan). `decoded`: the
+    caller needs the documents decoded; without it a multi-statement's rows hold None for them."""
     txn = batch.txn
     if not multi and hint is None and not sort and collation is None and variables is None:
         found = _shortcut_target(engine, txn, state, st_q)
@@ -207,8 +210,9 @@ def _targets(engine, batch, state, st_q: dict, multi: bool, hint=None, sort=None
         return [], built
     # Many targets: remember only their record ids (the scan must finish before the first write),
     # then read each again as it is written, so memory stays small whatever the match count.
-    rids = [row[0] for row in built.root.rows()]
-    return _reread(txn, state, rids), built
+    root = built.root
+    rids = list(root.record_ids()) if type(root) is S.Fetch else [row[0] for row in root.rows()]
+    return _reread(txn, state, rids, decoded), built
 
 
 def _shortcut_target(engine, txn, state, st_q: dict):
@@ -258,12 +262,13 @@ def _mentions_near(value: Any) -> bool:
 
 
 class _reread:
-    """The (rid, raw, doc) rows of `rids`, read from the writer's transaction one at a time."""
+    """The (rid, raw, doc) rows of `rids`, read from the writer's transaction one at a time (doc
+    None unless `decoded`)."""
 
-    __slots__ = ("_txn", "_state", "_rids")
+    __slots__ = ("_txn", "_state", "_rids", "_decoded")
 
-    def __init__(self, txn, state, rids: list) -> None:
-        self._txn, self._state, self._rids = txn, state, rids
+    def __init__(self, txn, state, rids: list, decoded: bool = True) -> None:
+        self._txn, self._state, self._rids, self._decoded = txn, state, rids, decoded
 
     def __len__(self) -> int:
         return len(self._rids)
@@ -273,11 +278,16 @@ class _reread:
 
     def __iter__(self):
         get, key = self._txn.get, self._state.record_key
+        decode = bson.decode if self._decoded else _nothing
         for rid in self._rids:
             value = get(key(rid))
             if value is not None:
                 raw = record_format.document(value)
-                yield rid, raw, bson.decode(raw)
+                yield rid, raw, decode(raw)
+
+
+def _nothing(raw: bytes) -> None:
+    return None
 
 
 def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate):
@@ -349,7 +359,7 @@ def delete(engine, db: str, coll: str, statements: list[DeleteStatement], ordere
                 out.statements.append(StatementStats(i, 0))
                 return
             rows, built = _targets(engine, batch, state, st.q, st.limit == 0, st.hint, None, st.collation,
-                                   st.variables)
+                                   st.variables, decoded=False)
             for rid, raw, doc in checked(rows):
                 delete_record(batch, state, rid, doc, raw)
             out.n += len(rows)

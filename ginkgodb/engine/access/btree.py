@@ -1,6 +1,8 @@
 """B-tree access methods: single-field, compound and multikey indexes, and hashed ones."""
 from __future__ import annotations
 
+from typing import Any, Optional
+
 from ...bsonutil import keycodec
 from ...errors import CommandError, ErrorCode
 from ...planner.btree_plans import BtreePlanning
@@ -18,14 +20,21 @@ class BtreeAccess(IndexEntries, BtreePlanning):
         field, direction = self.pattern[0]
         self._simple_field = field if (len(self.pattern) == 1 and direction == 1 and "." not in field
                                        and not meta.sparse and self.collation is None) else None
+        if self._simple_field is not None and self._partial is None and not meta.multikey_paths:
+            self.raw_field = self._simple_field.encode()   # one key per document, from one value
 
     def keys(self, doc: dict) -> tuple[list[bytes], set]:
         f = self._simple_field
         if f is not None and self._partial is None:
-            v = doc.get(f)
-            if v is not None and not isinstance(v, (list, dict)):
-                return [keycodec.encode_key((v,))], set()
+            key = self.simple_key(doc.get(f))
+            if key is not None:
+                return [key], set()
         return super().keys(doc)
+
+    def simple_key(self, value: Any) -> Optional[bytes]:
+        if value is not None and not isinstance(value, (list, dict)):
+            return keycodec.encode_key((value,))
+        return None
 
     def document_keys(self, doc: dict) -> tuple[list[bytes], set]:
         return btree_keys(doc, self.pattern, sparse=self.meta.sparse)
@@ -42,7 +51,7 @@ class HashedAccess(BtreeAccess):
 
     def __init__(self, meta: IndexMeta, ns: str) -> None:
         super().__init__(meta, ns)
-        self._simple_field = None
+        self._simple_field = self.raw_field = None
 
     def document_keys(self, doc: dict) -> tuple[list[bytes], set]:
         return hashed_keys(doc, self.pattern, sparse=self.meta.sparse), set()

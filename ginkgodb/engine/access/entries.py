@@ -27,6 +27,10 @@ class IndexEntries:
 
     kind: ClassVar[str] = ""
     rids: Any = INT_RIDS   # how entries end (record_ids.py); a clustered collection's handle sets it
+    #: the top-level field (its BSON name) whose value alone makes this index's one key, when a
+    #: document's key may come from that value read out of its bytes (`simple_key`); None: the
+    #: keys need the decoded document
+    raw_field: Any = None
 
     def __init__(self, meta: IndexMeta, ns: str) -> None:
         self.meta = meta
@@ -129,6 +133,15 @@ class IndexEntries:
         suffix = self.rids.suffix(rid)
         for key in keys:
             txn.delete(self.prefix + key + suffix)
+
+    def remove_one(self, txn: Any, key: bytes, rid: Any) -> bool:
+        """Remove one entry; False when it was not there."""
+        return txn.delete(self.prefix + key + self.rids.suffix(rid))
+
+    def simple_key(self, value: Any) -> Any:
+        """The one key of a document whose `raw_field` holds `value`, or None when the value
+        (missing, null, an array, a document) needs `keys` (only kinds with a raw_field)."""
+        return None
 
     def entry_count(self, txn: Any) -> int:
         return sum(1 for _ in txn.scan(self.prefix, prefix_end(self.prefix)))

@@ -103,14 +103,18 @@ class EntryBuilder:
         self._ns: dict[str, bytes] = {}
         self._ui: dict[bytes, bytes] = {}
         self._both: dict[tuple[str, Any], bytes] = {}   # (ns, uuid) -> both elements, every write's
-        self._last: tuple = (None, None, b"")     # (ns, uuid, their elements) of the last insert
+        self._last: tuple = (None, None, b"")     # (ns, uuid, their elements) of the last write
 
     def _ns_ui(self, ns: str, uuid: Any) -> bytes:
+        last = self._last
+        if last[0] is ns and last[1] is uuid:   # the same collection as the last write: no hash
+            return last[2]                      # of the UUID (a Binary's is computed in Python)
         both = self._both.get((ns, uuid))
         if both is None:
             if len(self._both) > 4096:
                 self._both.clear()
             both = self._both[(ns, uuid)] = self._encode_ns_ui(ns, uuid)
+        self._last = (ns, uuid, both)
         return both
 
     def _encode_ns_ui(self, ns: str, uuid: Any) -> bytes:
@@ -129,14 +133,7 @@ class EntryBuilder:
     def insert(self, op: Insert) -> bytes:
         raw = op.doc
         key = id_element(raw)
-        ns, uuid = op.ns, op.uuid
-        last = self._last
-        if last[0] is ns and last[1] is uuid:      # a batch's inserts share one collection
-            head = last[2]
-        else:
-            head = self._ns_ui(ns, uuid)
-            self._last = (ns, uuid, head)
-        return b"".join((_OP_I, head, b"\x03o\x00", raw, b"\x03o2\x00",
+        return b"".join((_OP_I, self._ns_ui(op.ns, op.uuid), b"\x03o\x00", raw, b"\x03o2\x00",
                          pack_i32(len(key) + 5), key, b"\x00"))
 
     def inserts(self, ops: list) -> list[bytes]:

@@ -183,3 +183,24 @@ def test_single_writes_of_a_bounded_plan_run_on_the_loop(server, in_worker):
     assert in_worker == ["update", "update", "delete", "findAndModify"]
     assert coll.count_documents({}) == 98 and coll.count_documents({"n": {"$gt": 0}}) == 7
     client.close()
+
+
+def test_the_bucket_patterns_upserts_run_on_the_loop(server, in_worker):
+    """`{sensor, count: {$lt: 60}}` on `{sensor: 1, count: 1}`: the equality and the range both
+    bound the scan (planner/fast.py), so the plan reads one entry a result and the upserts,
+    those that fill a bucket and those that open one, stay on the loop; a later field's
+    predicate the bounds cannot take leaves a residual, and that write moves."""
+    client = connect(server)
+    coll = client.test_inline.buckets
+    coll.drop()
+    coll.create_index([("sensor", 1), ("count", 1)])
+    in_worker.clear()
+    for j in range(130):
+        result = coll.update_one({"sensor": 1, "count": {"$lt": 60}},
+                                 {"$push": {"readings": j}, "$inc": {"count": 1}}, upsert=True)
+        assert result.matched_count + (result.upserted_id is not None) == 1
+    assert in_worker == []
+    assert sorted(b["count"] for b in coll.find({"sensor": 1})) == [10, 60, 60]
+    assert coll.update_one({"sensor": 1, "count": {"$in": [10]}}, {"$inc": {"count": 1}}).modified_count == 1
+    assert in_worker == ["update"]
+    client.close()

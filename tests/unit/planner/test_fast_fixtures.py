@@ -16,7 +16,9 @@ from ginkgodb.planner.key_ranges import prefix_end
 def plan(case: dict) -> Optional[dict]:
     """The one adapter between a fixture case and the shortcut planner's API."""
     indexes = [index_meta(i, spec) for i, spec in enumerate(case["indexes"])]
-    fp = fast_plan(IndexMap(indexes), case["filter"])
+    index_map = IndexMap(indexes)
+    fp = fast_plan(index_map, case["filter"])
+    assert fast_plan(index_map, case["filter"]) == fp   # the second from the remembered decision
     if fp is None:
         return None
     return {"index": fp.index.name, "bounds": explain_bounds(fp.index.key, fp.ranges, fp.prefix),

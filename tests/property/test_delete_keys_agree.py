@@ -10,10 +10,9 @@ from bson.raw_bson import RawBSONDocument
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.engines import ENGINES, fresh_engine
+from support.index_entries import assert_indexes_match_documents
 
 from ginkgodb.commands import CommandContext, dispatch
-from ginkgodb.engine import layout
-from ginkgodb.storage.kv import prefix_end
 
 scalars = st.one_of(st.integers(-3, 3), st.sampled_from([1.5, -0.0, "", "a", "b", True, None]),
                     st.builds(bson.Int64, st.integers(-3, 3)))
@@ -32,17 +31,6 @@ INDEXES = [[("a", 1)], [("b", 1)], [("a", 1), ("b", 1)]]
 def _raw(i: int, pairs: list) -> RawBSONDocument:
     body = bson.encode({"_id": i})[4:-1] + b"".join(bson.encode({name: v})[4:-1] for name, v in pairs)
     return RawBSONDocument((len(body) + 5).to_bytes(4, "little") + body + b"\x00")
-
-
-def _check(engine) -> None:
-    state = engine.collection("t", "c")
-    with engine.kv.begin() as txn:
-        docs = {layout.rid_of_record_key(k): bson.decode(v)
-                for k, v in txn.scan(state.record_prefix, prefix_end(state.record_prefix))}
-        for ix in state.indexes:
-            stored = sorted(k[len(ix.prefix):] for k, _ in txn.scan(ix.prefix, prefix_end(ix.prefix)))
-            expected = sorted(key + layout.rid_bytes(rid) for rid, d in docs.items() for key in ix.keys(d)[0])
-            assert stored == expected, ix.meta.name
 
 
 @pytest.fixture(scope="module")
@@ -75,4 +63,4 @@ def test_indexes_match_documents_after_deletes(kind, scratch, chosen, docs, dele
         for q in deletes:
             reply = dispatch(ctx, {"delete": "c", "deletes": [{"q": q, "limit": 0}], "$db": "t"})
             assert reply["ok"] == 1.0, reply
-            _check(engine)
+            assert_indexes_match_documents(engine, engine.collection("t", "c"))

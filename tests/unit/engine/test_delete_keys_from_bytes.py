@@ -16,10 +16,10 @@ from bson.raw_bson import RawBSONDocument
 from bson.regex import Regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.index_entries import entries
 
 from ginkgodb.bsonutil.delta import top_level_values
-from ginkgodb.engine import layout, records
-from ginkgodb.storage.kv import prefix_end
+from ginkgodb.engine import records
 
 VALUES = [1, -7, 2**40, Int64(5), 1.5, -0.0, float("inf"), float("nan"), "", "s", "ü", True, False,
           ObjectId(b"a" * 12), datetime.datetime(2024, 1, 2, 3, 4, 5, 6000), Decimal128("1.25"),
@@ -29,19 +29,12 @@ VALUES = [1, -7, 2**40, Int64(5), 1.5, -0.0, float("inf"), float("nan"), "", "s"
 
 def _entries(engine, db: str, coll: str) -> dict[str, list]:
     """Each index's entries (key + record id), from storage."""
-    state = engine.catalog.collection(db, coll)
-    with engine.kv.begin() as txn:
-        return {ix.meta.name: [k for k, _ in txn.scan(ix.prefix, prefix_end(ix.prefix))] for ix in state.indexes}
+    return entries(engine, engine.catalog.collection(db, coll))[0]
 
 
 def _expected(engine, db: str, coll: str) -> dict[str, list]:
     """Each index's entries as the stored documents make them."""
-    state = engine.catalog.collection(db, coll)
-    with engine.kv.begin() as txn:
-        docs = {layout.rid_of_record_key(k): bson.decode(v)
-                for k, v in txn.scan(state.record_prefix, prefix_end(state.record_prefix))}
-    return {ix.meta.name: sorted(ix.prefix + key + layout.rid_bytes(rid) for rid, d in docs.items()
-                                 for key in ix.keys(d)[0]) for ix in state.indexes}
+    return entries(engine, engine.catalog.collection(db, coll))[1]
 
 
 @pytest.fixture

@@ -15,6 +15,12 @@ from typing import Any, Optional
 
 import httpx
 
+#: the status the gateway ends a watch stream with when its own request timeout passes; the
+#: watch is opened again, as after an idle stream
+_GATEWAY_TIMEOUT = 408
+#: seconds before opening a watch the gateway ended so (no busy loop if it keeps doing it)
+_REOPEN_PAUSE = 0.05
+
 
 class EtcdError(Exception):
     """etcd could not be reached or refused the call."""
@@ -107,18 +113,22 @@ class EtcdClient:
 
     # -- watches ---------------------------------------------------------------------------------
     def watch(self, key: str, on_event: Any, stop: Any, idle: float = 5.0) -> None:
-        """Call `on_event()` each time `key` changes, until `stop` (a threading.Event) is set."""
-        self.watch_range(key, lambda _keys: on_event(), stop, idle=idle)
+        """Call `on_event()` each time `key` changes, until `stop` (a threading.Event) is set:
+        once per change, also when the gateway sends several changes in one response."""
+        def each(keys: list) -> None:
+            for _ in keys:
+                on_event()
+        self.watch_range(key, each, stop, idle=idle)
 
     def watch_range(self, key: str, on_keys: Any, stop: Any, *, prefix: bool = False,
                     on_start: Any = None, idle: float = 5.0) -> None:
         """Call `on_keys(keys)` with the keys of each change to `key` (every key starting with it
         when `prefix`), until `stop` (a threading.Event) is set; `on_start()` once the watch is in
         place (what was read before may be stale). The gateway streams one JSON line per
-        response; a stream idle for `idle` seconds is opened again from the revision after the
-        last one seen (no change is missed between the two), which is also when `stop` is
-        noticed. Errors end the call (EtcdError), a watch etcd cancels too (e.g. its revision
-        was compacted away)."""
+        response; a stream idle for `idle` seconds, or one the gateway ends with 408 (its own
+        request timeout), is opened again from the revision after the last one seen (no change
+        is missed between the two), which is also when `stop` is noticed. Other errors end the
+        call (EtcdError), a watch etcd cancels too (e.g. its revision was compacted away)."""
         timeout = httpx.Timeout(idle, connect=1.0)
         revision = 0
         with httpx.Client(base_url=self.url, timeout=timeout) as http:
@@ -130,6 +140,9 @@ class EtcdClient:
                     request["start_revision"] = str(revision + 1)
                 try:
                     with http.stream("POST", "/v3/watch", json={"create_request": request}) as response:
+                        if response.status_code == _GATEWAY_TIMEOUT:
+                            stop.wait(_REOPEN_PAUSE)
+                            continue        # the gateway gave up on the stream: watch again
                         if response.status_code != 200:
                             raise EtcdError(f"etcd /v3/watch: {response.status_code}")
                         for line in response.iter_lines():

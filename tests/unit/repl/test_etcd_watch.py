@@ -69,3 +69,50 @@ def test_a_prefix_watch_starts_once_and_reports_the_keys_of_each_change(tmp_path
     finally:
         client.close()
         proc.stop()
+
+
+def test_a_watch_the_gateway_ends_with_408_is_opened_again(tmp_path, monkeypatch):
+    """The gateway answers a watch 408 when its own request timeout passes: the watch opens
+    again from the revision after the last one seen, instead of ending (a member's coordinator
+    would stop hearing of its primary's key)."""
+    import contextlib
+
+    import httpx
+
+    real = httpx.Client.stream
+    ended = []
+
+    @contextlib.contextmanager
+    def stream(self, method, url, **kwargs):
+        if url == "/v3/watch" and not ended:
+            ended.append(True)
+
+            class Ended:
+                status_code = 408
+
+                def iter_lines(self):
+                    return iter(())
+            yield Ended()
+            return
+        with real(self, method, url, **kwargs) as response:
+            yield response
+
+    monkeypatch.setattr(httpx.Client, "stream", stream)
+    proc = EtcdProcess(tmp_path / "etcd")
+    client = EtcdClient(proc.url)
+    try:
+        seen: list[float] = []
+        stop = threading.Event()
+        watcher = threading.Thread(target=client.watch, args=("/k", lambda: seen.append(time.monotonic()), stop),
+                                   kwargs={"idle": 0.5})
+        watcher.start()
+        time.sleep(0.5)
+        client.put("/k", {"host": "a"})
+        client.delete("/k")
+        _wait_for(seen, 2)
+        assert ended and len(seen) == 2
+        assert watcher.is_alive()
+        _stop(watcher, stop)
+    finally:
+        client.close()
+        proc.stop()

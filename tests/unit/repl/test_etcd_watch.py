@@ -2,9 +2,12 @@
 (repl/etcd.py `watch`, `watch_range`): an event per change, a stop that ends it."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 
+import httpx
 import pytest
 from support.etcd import EtcdProcess
 
@@ -26,7 +29,10 @@ def _stop(watcher: threading.Thread, stop: threading.Event) -> None:
     assert not watcher.is_alive()
 
 
-def test_a_watch_reports_each_change_of_its_key_at_once(tmp_path):
+@contextlib.contextmanager
+def _watching_k(tmp_path) -> Iterator[tuple]:
+    """An etcd, a client, and a thread watching `/k` that records when each change came, open
+    for half a second (idle once at least); stopped and closed afterwards."""
     proc = EtcdProcess(tmp_path / "etcd")
     client = EtcdClient(proc.url)
     try:
@@ -35,17 +41,22 @@ def test_a_watch_reports_each_change_of_its_key_at_once(tmp_path):
         watcher = threading.Thread(target=client.watch, args=("/k", lambda: seen.append(time.monotonic()), stop),
                                    kwargs={"idle": 0.5})
         watcher.start()
-        time.sleep(0.5)            # the watch is open (and went idle once at least)
+        time.sleep(0.5)
+        yield client, seen, watcher
+        _stop(watcher, stop)
+    finally:
+        client.close()
+        proc.stop()
+
+
+def test_a_watch_reports_each_change_of_its_key_at_once(tmp_path):
+    with _watching_k(tmp_path) as (client, seen, _):
         changed = time.monotonic()
         client.put("/k", {"host": "a"})
         client.put("/other", 1)    # another key: no event
         client.delete("/k")
         _wait_for(seen, 2)
         assert len(seen) == 2 and seen[0] - changed < 0.5
-        _stop(watcher, stop)
-    finally:
-        client.close()
-        proc.stop()
 
 
 def test_a_prefix_watch_starts_once_and_reports_the_keys_of_each_change(tmp_path):
@@ -75,44 +86,27 @@ def test_a_watch_the_gateway_ends_with_408_is_opened_again(tmp_path, monkeypatch
     """The gateway answers a watch 408 when its own request timeout passes: the watch opens
     again from the revision after the last one seen, instead of ending (a member's coordinator
     would stop hearing of its primary's key)."""
-    import contextlib
-
-    import httpx
-
     real = httpx.Client.stream
     ended = []
+
+    class Ended:
+        status_code = 408
+
+        def iter_lines(self) -> Iterator[str]:
+            return iter(())
 
     @contextlib.contextmanager
     def stream(self, method, url, **kwargs):
         if url == "/v3/watch" and not ended:
             ended.append(True)
-
-            class Ended:
-                status_code = 408
-
-                def iter_lines(self):
-                    return iter(())
             yield Ended()
             return
         with real(self, method, url, **kwargs) as response:
             yield response
 
     monkeypatch.setattr(httpx.Client, "stream", stream)
-    proc = EtcdProcess(tmp_path / "etcd")
-    client = EtcdClient(proc.url)
-    try:
-        seen: list[float] = []
-        stop = threading.Event()
-        watcher = threading.Thread(target=client.watch, args=("/k", lambda: seen.append(time.monotonic()), stop),
-                                   kwargs={"idle": 0.5})
-        watcher.start()
-        time.sleep(0.5)
+    with _watching_k(tmp_path) as (client, seen, watcher):
         client.put("/k", {"host": "a"})
         client.delete("/k")
         _wait_for(seen, 2)
-        assert ended and len(seen) == 2
-        assert watcher.is_alive()
-        _stop(watcher, stop)
-    finally:
-        client.close()
-        proc.stop()
+        assert ended and len(seen) == 2 and watcher.is_alive()

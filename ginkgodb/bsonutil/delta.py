@@ -104,7 +104,7 @@ def _value_of(raw: bytes, t: int, start: int, value: int, stop: int) -> Any:
         return _F64.unpack_from(raw, value)[0]
     if t in (_OBJECT, _ARRAY, 0x06, 0x0A):
         return None
-    return next(iter(_bson_decode(_I32.pack(stop - start + 5) + raw[start:stop] + b"\x00").values()))
+    return next(iter(_bson_decode(_doc((raw[start:stop],))).values()))   # the element alone, by bson
 
 
 def first_element(raw: bytes) -> bytes:

@@ -154,7 +154,8 @@ def _remove_keys_of_bytes(txn, coll: Collection, rid: int, raw: bytes) -> Option
     if names is not None:
         values = top_level_values(raw, names)
         for ix in coll.indexes:
-            key = ix.simple_key(values.get(ix.raw_field))
+            field = ix.raw_field        # never None here (raw_fields says so)
+            key = None if field is None else ix.simple_key(values.get(field))
             if key is None or not ix.remove_one(txn, key, rid):
                 break
         else:

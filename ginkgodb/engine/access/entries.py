@@ -8,7 +8,7 @@ document and all its index entries are written together or not at all. A kind su
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Optional
 
 from ...bsonutil import keycodec
 from ...bsonutil.sentinels import ABSENT
@@ -30,7 +30,7 @@ class IndexEntries:
     #: the top-level field (its BSON name) whose value alone makes this index's one key, when a
     #: document's key may come from that value read out of its bytes (`simple_key`); None: the
     #: keys need the decoded document
-    raw_field: Any = None
+    raw_field: Optional[bytes] = None
 
     def __init__(self, meta: IndexMeta, ns: str) -> None:
         self.meta = meta
@@ -138,7 +138,7 @@ class IndexEntries:
         """Remove one entry; False when it was not there."""
         return txn.delete(self.prefix + key + self.rids.suffix(rid))
 
-    def simple_key(self, value: Any) -> Any:
+    def simple_key(self, value: Any) -> Optional[bytes]:
         """The one key of a document whose `raw_field` holds `value`, or None when the value
         (missing, null, an array, a document) needs `keys` (only kinds with a raw_field)."""
         return None

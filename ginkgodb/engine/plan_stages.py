@@ -80,6 +80,12 @@ class Stage:
         return self.keys_examined(), self.docs_examined()
 
 
+#: a scan stops running the filter's bytes test when more than this many of the last 1,024
+#: documents it tested passed (a test costs up to about half a decode: a number's, which looks
+#: for several element patterns; most decoded anyway, it no longer pays)
+PREFILTER_KEPT_BELOW = 768
+
+
 class CollScan(Stage):
     name = "COLLSCAN"
 
@@ -97,19 +103,24 @@ class CollScan(Stage):
         rid_of = self.state.rid_of_record_key
         ctx = self.ctx
         stored = _stored_document
-        n = 0
+        n = passed = 0
         for key, value in self.reader.scan(prefix, prefix_end(prefix), self.direction < 0):
             raw = stored(value)
             n += 1
             if not n & 1023:
                 interrupt_check(ctx)
+                if passed > PREFILTER_KEPT_BELOW:
+                    prefilter = None   # it passed most of the last 1024: it costs more than it saves
+                passed = 0
             if matcher is None:
                 self.n_returned += 1
                 yield rid_of(key), raw, None
                 continue
-            if prefilter is not None and not prefilter(raw):
-                self.examined = n
-                continue   # its bytes rule a match out: not decoded
+            if prefilter is not None:
+                if not prefilter(raw):
+                    self.examined = n
+                    continue   # its bytes rule a match out: not decoded
+                passed += 1
             doc = _decode(raw)
             if matcher(doc):
                 self.n_returned += 1
@@ -414,6 +425,7 @@ class Fetch(Stage):
     def _matching_rows(self, child: Any, reader: Any, record_key: Callable[[int], bytes], matcher: Any,
                        records: bool, prefilter: Any = None) -> Iterator[Row]:
         stored = _stored_document
+        tested = passed = 0
         for rid in child.rids():
             value = child.record_value if records else reader.get(record_key(rid))
             self.works += 1
@@ -425,8 +437,15 @@ class Fetch(Stage):
                 self.n_returned += 1
                 yield rid, raw, None
                 continue
-            if prefilter is not None and not prefilter(raw):
-                continue   # its bytes rule a match out: not decoded
+            if prefilter is not None:
+                tested += 1
+                if not tested & 1023:
+                    if passed > PREFILTER_KEPT_BELOW:
+                        prefilter = None   # as CollScan: it passes most documents
+                    passed = 0
+                if not prefilter(raw):
+                    continue   # its bytes rule a match out: not decoded
+                passed += 1
             doc = _decode(raw)
             if matcher(doc):
                 self.n_returned += 1

@@ -4,14 +4,20 @@ cannot match (issue: scans that decode only what may match).
 A string, an ObjectId or a date a document equals is encoded in its bytes exactly as the query's
 value encodes alone, whether it is a field's value or an array's element, at any depth: a
 string is its length, its UTF-8 bytes and a NUL; an ObjectId its 12 bytes; a date its 8-byte
-milliseconds. So for an equality (`{f: v}`, `$eq`), an `$in` of such values, an `$all` or an
-`$elemMatch` over them, a document whose bytes hold none of the encodings cannot match. The
-test is a conjunction of groups, one group per such predicate that every match must satisfy;
-a group passes when any of its encodings occurs in the bytes. Predicates it cannot bound
-(ranges, negations, `$expr`, `$where`, numbers, whose several types compare equal with
-different bytes, documents, arrays, regexes, null, which matches missing fields) add no group:
-they are left to the compiled filter, which runs on every document the test passes. The test
-never rejects a match; it may pass documents that do not match (the bytes occur elsewhere).
+milliseconds. A number has several encodings that compare equal (int32, int64, double, and a
+decimal128 in many forms), and its bytes alone are too common to tell anything (a 4-byte 5 is
+also every 4-character string's length), so a number is looked for with the element around it:
+its type byte, then the name of the element that holds the matched value, which is the path's
+last component (`qty` for `items.qty`) or an array index (digits), then the value in that
+type's bytes; any decimal128 element of such a name passes, whatever its value. A boolean is
+looked for the same way (one encoding). So for an equality (`{f: v}`, `$eq`), an `$in` of such
+values, an `$all` or an `$elemMatch` over them, a document whose bytes hold none of the
+encodings cannot match. The test is a conjunction of groups, one group per such predicate that
+every match must satisfy; a group passes when any of its needles occurs in the bytes.
+Predicates it cannot bound (ranges, negations, `$expr`, `$where`, NaN, decimal128 query values,
+documents, arrays, regexes, null, which matches missing fields) add no group: they are left to
+the compiled filter, which runs on every document the test passes. The test never rejects a
+match; it may pass documents that do not match (the bytes occur elsewhere).
 
 Only filters compared without a collation use it: a collation makes strings equal whose bytes
 differ (the compiler's Matcher carries it; a collated matcher has none).
@@ -20,8 +26,9 @@ from __future__ import annotations
 
 import datetime
 import re
+import struct
 from collections.abc import Callable, Mapping
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional, Union
 
 import bson
 from bson.datetime_ms import DatetimeMS
@@ -32,8 +39,11 @@ from .nodes import all_of
 RawTest = Callable[[bytes], Any]
 #: value types whose equality implies their exact encoding in the document's bytes
 _EXACT_TYPES = frozenset({str, ObjectId, datetime.datetime, DatetimeMS})
-#: more encodings than this in one group: the test would cost more than it saves
+#: more needles than this in one group: the test would cost more than it saves
 _MAX_NEEDLES = 64
+#: the names an array's elements have (`0`, `1`, ...)
+_INDEX_NAME = b"[0-9]+"
+_INT32, _INT64, _DOUBLE = struct.Struct("<i"), struct.Struct("<q"), struct.Struct("<d")
 
 
 def raw_prefilter(spec: Mapping) -> Optional[RawTest]:
@@ -46,21 +56,98 @@ def raw_prefilter(spec: Mapping) -> Optional[RawTest]:
     return all_of(tests) if tests else None
 
 
-def _search(needles: frozenset[bytes]) -> RawTest:
-    """Whether any of the encodings occurs: one compiled search (C), its match or None."""
-    return re.compile(b"|".join(re.escape(n) for n in sorted(needles))).search
+class _Element(NamedTuple):
+    """An element a document holding a value must contain: its type byte, one of `names`, and
+    `value`'s bytes (b"": any value of the type)."""
+
+    kind: bytes
+    names: bytes
+    value: bytes
 
 
-def _encoding(value: Any) -> Optional[bytes]:
-    """A value's BSON encoding without type and name, if equality to it implies those bytes."""
-    if type(value) not in _EXACT_TYPES:
-        return None
-    return bson.encode({"": value})[6:-1]   # int32 size, type, empty name's NUL ... the closing NUL
+Needle = Union[bytes, _Element]   # bytes: a value's encoding, found as it is anywhere
 
 
-def _document_groups(spec: Mapping) -> list[frozenset[bytes]]:
+def _search(needles: frozenset[Needle]) -> RawTest:
+    """Whether any of the needles occurs, in compiled searches (C) that each open with one fixed
+    byte, which the regular expression engine finds fast: the encodings in one alternation (each
+    opens with a length or a value byte), the elements in one search per type and names, with
+    the values in an alternation after the name (an alternation of whole elements would try
+    every branch at every type byte)."""
+    searches = []
+    encodings = sorted(re.escape(n) for n in needles if type(n) is bytes)
+    if encodings:
+        searches.append(re.compile(b"|".join(encodings)).search)
+    by_kind: dict[tuple[bytes, bytes], set[bytes]] = {}
+    for n in needles:
+        if type(n) is _Element:
+            by_kind.setdefault((n.kind, n.names), set()).add(n.value)
+    for (kind, names), values in sorted(by_kind.items()):
+        head = re.escape(kind) + b"(?:" + names + b")\x00"
+        tail = b"" if b"" in values else b"(?:" + b"|".join(sorted(map(re.escape, values))) + b")"
+        searches.append(re.compile(head + tail).search)
+    if len(searches) == 1:
+        return searches[0]
+    return _any_of(tuple(searches))
+
+
+def _any_of(searches: tuple[RawTest, ...]) -> RawTest:
+    def test(raw: bytes) -> bool:
+        for search in searches:
+            if search(raw) is not None:
+                return True
+        return False
+    return test
+
+
+def _needles(value: Any, names: bytes) -> Optional[tuple[Needle, ...]]:
+    """What every document holding `value` where the predicate looks holds, one of them
+    (`names`: the alternatives for the holding element's name), or None when nothing is."""
+    kind = type(value)
+    if kind in _EXACT_TYPES:
+        return (bson.encode({"": value})[6:-1],)   # int32 size, type, empty name's NUL ... the closing NUL
+    if kind is bool:
+        return (_Element(b"\x08", names, b"\x01" if value else b"\x00"),)
+    if isinstance(value, (int, float)):
+        return _number_needles(value, names)
+    return None
+
+
+def _number_needles(value: Any, names: bytes) -> Optional[tuple[Needle, ...]]:
+    """The elements of one of `names` holding a number equal to `value`: its int32 and int64
+    when it is an integer in their range, the doubles equal to it exactly (both zeros for 0),
+    and any decimal128."""
+    if isinstance(value, float):
+        if value != value:
+            return None   # NaN: equal NaNs have several bit patterns
+        whole = int(value) if value.is_integer() else None
+        doubles = [value]
+    else:
+        whole = int(value)
+        try:
+            exact = float(whole) == whole
+        except OverflowError:
+            exact = False
+        doubles = [float(whole)] if exact else []
+    if whole == 0:
+        doubles = [0.0, -0.0]
+    needles: list[Needle] = [_Element(b"\x13", names, b"")]
+    if whole is not None and -2**31 <= whole < 2**31:
+        needles.append(_Element(b"\x10", names, _INT32.pack(whole)))
+    if whole is not None and -2**63 <= whole < 2**63:
+        needles.append(_Element(b"\x12", names, _INT64.pack(whole)))
+    needles += [_Element(b"\x01", names, _DOUBLE.pack(d)) for d in doubles]
+    return tuple(needles)
+
+
+def _names(path: str) -> bytes:
+    """The names the element holding a path's value may have: its last component, or an index."""
+    return re.escape(path.rpartition(".")[2].encode()) + b"|" + _INDEX_NAME
+
+
+def _document_groups(spec: Mapping) -> list[frozenset[Needle]]:
     """The groups every document matching a filter document satisfies (an implicit AND)."""
-    groups: list[frozenset[bytes]] = []
+    groups: list[frozenset[Needle]] = []
     for key, value in spec.items():
         if key == "$and" and isinstance(value, list):
             for sub in value:
@@ -71,14 +158,14 @@ def _document_groups(spec: Mapping) -> list[frozenset[bytes]]:
             if either:
                 groups.append(either)
         elif not key.startswith("$"):
-            groups.extend(_field_groups(value))
+            groups.extend(_field_groups(value, _names(key)))
     return groups
 
 
-def _either(branches: list) -> frozenset[bytes]:
+def _either(branches: list) -> frozenset[Needle]:
     """An `$or`: a match satisfies every group of one branch, so the union of one group of each
     branch (its smallest) holds; empty when some branch bounds nothing."""
-    union: set[bytes] = set()
+    union: set[Needle] = set()
     for branch in branches:
         groups = _document_groups(branch) if isinstance(branch, Mapping) else []
         if not groups:
@@ -87,36 +174,36 @@ def _either(branches: list) -> frozenset[bytes]:
     return frozenset(union)
 
 
-def _field_groups(value: Any) -> list[frozenset[bytes]]:
+def _field_groups(value: Any, names: bytes) -> list[frozenset[Needle]]:
     """The groups of one field's condition: a value (equality) or an operator document."""
     if isinstance(value, Mapping):
         if not value or not all(isinstance(k, str) and k.startswith("$") for k in value):
             return []   # equality to a document: numbers inside compare across types
-        return _operator_groups(value)
-    encoded = _encoding(value)
-    return [frozenset((encoded,))] if encoded is not None else []
+        return _operator_groups(value, names)
+    needles = _needles(value, names)
+    return [frozenset(needles)] if needles is not None else []
 
 
-def _operator_groups(ops: Mapping) -> list[frozenset[bytes]]:
-    groups: list[frozenset[bytes]] = []
+def _operator_groups(ops: Mapping, names: bytes) -> list[frozenset[Needle]]:
+    groups: list[frozenset[Needle]] = []
     for op, arg in ops.items():
         if op == "$eq":
-            encoded = _encoding(arg)
-            if encoded is not None:
-                groups.append(frozenset((encoded,)))
+            needles = _needles(arg, names)
+            if needles is not None:
+                groups.append(frozenset(needles))
         elif op == "$in" and isinstance(arg, list) and arg:
-            encodings = [_encoding(v) for v in arg]
-            if all(e is not None for e in encodings):
-                groups.append(frozenset(e for e in encodings if e is not None))
+            each = [_needles(v, names) for v in arg]
+            if all(n is not None for n in each):
+                groups.append(frozenset(n for needles in each if needles is not None for n in needles))
         elif op == "$all" and isinstance(arg, list):
             for v in arg:
-                encoded = _encoding(v)
-                if encoded is not None:
-                    groups.append(frozenset((encoded,)))
+                needles = _needles(v, names)
+                if needles is not None:
+                    groups.append(frozenset(needles))
         elif op == "$elemMatch" and isinstance(arg, Mapping):
             if arg and all(isinstance(k, str) and k.startswith("$") and k not in ("$and", "$or", "$nor")
                            for k in arg):
-                groups.extend(_operator_groups(arg))
+                groups.extend(_operator_groups(arg, _INDEX_NAME))   # the array's elements themselves
             else:
                 groups.extend(_document_groups(arg))
     return groups

@@ -5,6 +5,8 @@ import datetime
 
 import bson
 import pytest
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from ginkgodb.query.match import compile_filter
@@ -33,6 +35,21 @@ DOC = bson.encode({"_id": OID, "city": "Lyon", "tags": ["red", "blue"], "when": 
     ({"$or": [{"city": "Rome"}, {"tags": "red"}]}, True),
     ({"$and": [{"city": "Lyon"}, {"tags": "green"}]}, False),
     ({"city": "Lyon", "address.city": "Oslo"}, False),
+    # numbers, looked for with their type byte and the holding element's name
+    ({"n": 5}, True),
+    ({"n": 5.0}, True),                                       # a double equal to the stored int32
+    ({"n": Int64(5)}, True),
+    ({"n": 6}, False),
+    ({"n": {"$in": [4, 6]}}, False),
+    ({"n": {"$in": [4, 5.0]}}, True),
+    ({"items.qty": 3}, True),
+    ({"items.qty": 7}, False),
+    ({"items.qty": 5}, False),       # a 5 is there, named n
+    ({"items": {"$elemMatch": {"code": "I1", "qty": 4}}}, False),
+    ({"city": {"$in": ["Lyon", 5]}}, True),
+    ({"$or": [{"city": "Rome"}, {"n": 5}]}, True),
+    ({"$or": [{"city": "Rome"}, {"n": 4}]}, False),
+    ({"flag": True}, False),
 ])
 def test_the_test_on_a_documents_bytes(filt, passes):
     test = compile_filter(filt).raw_prefilter
@@ -41,12 +58,39 @@ def test_the_test_on_a_documents_bytes(filt, passes):
 
 
 @pytest.mark.parametrize("filt", [
-    {}, {"n": 5}, {"n": {"$gt": 1}}, {"city": {"$ne": "Lille"}}, {"city": {"$nin": ["Lille"]}},
+    {}, {"n": {"$gt": 1}}, {"n": float("nan")}, {"n": Decimal128("5")}, {"city": {"$ne": "Lille"}}, {"city": {"$nin": ["Lille"]}},
     {"city": {"$not": {"$eq": "Lille"}}}, {"$nor": [{"city": "Lille"}]}, {"city": {"$regex": "^L"}},
-    {"city": None}, {"address": {"city": "Paris"}}, {"city": {"$in": ["Lyon", 5]}},
-    {"$or": [{"city": "Lyon"}, {"n": 5}]}, {"$expr": {"$eq": ["$city", "Lille"]}}, {"tags": ["red", "blue"]},
+    {"city": None}, {"address": {"city": "Paris"}}, {"city": {"$in": ["Lyon", None]}},
+    {"$or": [{"city": "Lyon"}, {"n": {"$gt": 5}}]}, {"$expr": {"$eq": ["$city", "Lille"]}}, {"tags": ["red", "blue"]},
     {"city": {"$exists": True}},
 ])
 def test_filters_it_cannot_bound_get_no_test(filt):
     assert compile_filter(filt).raw_prefilter is None
     assert raw_prefilter(filt) is None
+
+
+@pytest.mark.parametrize("stored", [5, Int64(5), 5.0, Decimal128("5"), Decimal128("5.000"), [1, 5]])
+def test_every_encoding_of_a_number_passes(stored):
+    """int32, int64, double and decimal128 (in any form) of the same number pass an equality to
+    it; an array holding it passes through its element's index name."""
+    raw = bson.encode({"n": stored})
+    for value in (5, 5.0, Int64(5)):
+        assert compile_filter({"n": value}).raw_prefilter(raw)
+
+
+@pytest.mark.parametrize("value, stored, passes", [
+    (0, -0.0, True), (0.0, 0, True), (-0.0, Int64(0), True),
+    (2**53 + 1, float(2**53), False),      # no double equals 2^53 + 1: only its int64 is looked for
+    (2**53 + 1, Int64(2**53 + 1), True),
+    (float(2**53), Int64(2**53), True),
+    (float("inf"), float("inf"), True), (float("inf"), 2**62, False),
+    (1e300, 1e300, True), (2**70, 2**62, False),
+    (True, True, True), (True, 1, False), (False, False, True), (False, 0, False),
+])
+def test_numbers_and_booleans_on_their_edges(value, stored, passes):
+    test = raw_prefilter({"v": value})
+    assert test is not None
+    raw = bson.encode({"v": stored})
+    assert bool(test(raw)) is passes
+    if passes is False:   # what the filter itself answers: the test rejects only non-matches
+        assert not compile_filter({"v": value})(bson.decode(raw))

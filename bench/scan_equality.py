@@ -1,0 +1,94 @@
+"""Full scans for an equality on an unindexed field, by the value's type and how many documents
+hold it, on ginkgodb and the peers (the bytes test of query/match/raw_prefilter.py).
+
+    python -m bench.scan_equality [--n 20000] [--targets ginkgo-lmdb,ginkgo-memory,mongomock,mongita-memory]
+
+Each target gets the benchmark's data set (bench/documents.py) without indexes and runs each
+filter to the end, `--repeats` times (median reported, in documents scanned per second). The
+filters: a number one document in a hundred holds, a number one document holds, a double, a
+number a quarter of the documents hold, a number inside an array of documents most documents
+hold, an `$in` of small numbers whose bytes most documents hold elsewhere (nested `qty` fields:
+the test passes and is dropped), and a string (the control: strings had a bytes test before).
+Every answer's count is checked against the data set read in Python.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .documents import Dataset
+from .per_target import measure_each, save
+from .targets import make_target
+
+#: label -> (filter, the same test in Python on one document)
+FILTERS: dict[str, tuple[dict, Callable[[dict], bool]]] = {
+    "int, 1% of documents": ({"qty": 42}, lambda d: d["qty"] == 42),
+    "int, 1 document": ({"seq": 12345}, lambda d: d["seq"] == 12345),
+    "double, 1 document": ({"price": 303.85}, lambda d: d["price"] == 303.85),
+    "int, 25% of documents": ({"available": 0}, lambda d: d["available"] == 0),
+    "int in an array of documents, 40%": ({"items.qty": 9}, lambda d: any(it["qty"] == 9 for it in d["items"])),
+    "$in of 3 small ints, 3%": ({"qty": {"$in": [1, 2, 3]}}, lambda d: d["qty"] in (1, 2, 3)),
+    "string, 6% (control)": ({"category": "cat-06"}, lambda d: d["category"] == "cat-06"),
+}
+
+
+def measure(name: str, n: int, repeats: int) -> dict[str, Any]:
+    target = make_target(name, tempfile.mkdtemp(prefix=f"scan-eq-{name}-"))
+    client = target.open()
+    out: dict[str, Any] = {"target": name, "n": n, "rates": {}}
+    try:
+        coll = client.bench_scan_equality.docs
+        ds = Dataset(n)
+        docs = [ds.doc(i) for i in range(n)]
+        for i in range(0, n, 1000):
+            coll.insert_many([dict(d) for d in docs[i:i + 1000]])
+        for label, (filt, python) in FILTERS.items():
+            expected = sum(1 for d in docs if python(d))
+            got = sum(1 for _ in coll.find(filt))   # warm-up, and the answer checked
+            if got != expected:
+                out["rates"][label] = f"WRONG ({got} for {expected})"
+                continue
+            rates = []
+            for _ in range(repeats):
+                began = time.perf_counter()
+                for _doc in coll.find(filt):
+                    pass
+                rates.append(n / (time.perf_counter() - began))
+            out["rates"][label] = round(statistics.median(rates))
+    finally:
+        target.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.scan_equality", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, default=20_000)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--targets", default="ginkgo-lmdb,ginkgo-memory,mongomock,mongita-memory")
+    p.add_argument("--json", default=None, help="also write the results here")
+    args = p.parse_args(argv)
+    results = measure_each(args.targets, lambda name: measure(name, args.n, args.repeats))
+    if results is None:
+        return 2
+    ok = [r for r in results if "error" not in r]
+    print(f"\nfull scans of {args.n:,} documents, documents scanned per second (median of {args.repeats})\n")
+    print("| filter | " + " | ".join(r["target"] for r in ok) + " |")
+    print("|---" * (len(ok) + 1) + "|")
+    for label, (filt, _) in FILTERS.items():
+        cells = [f"{r['rates'][label]:,}" if isinstance(r["rates"][label], int) else r["rates"][label] for r in ok]
+        print(f"| {label} `{filt}` | " + " | ".join(cells) + " |")
+    for r in results:
+        if "error" in r:
+            print(f"\n{r['target']}: {r['error']}")
+    save(results, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

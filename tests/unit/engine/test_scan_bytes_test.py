@@ -1,0 +1,62 @@
+"""A scan runs the filter's bytes test (query/match/raw_prefilter.py) before decoding, and stops
+running it once it passes most documents (engine/plan_stages.py, PREFILTER_KEPT_BELOW): the
+answers are the same either way, only the decoding differs."""
+from __future__ import annotations
+
+import pytest
+
+from ginkgodb import MongoClient
+from ginkgodb.engine import plan_stages
+
+N = 4096
+HITS = sum(1 for i in range(N) if i % 100 == 0)   # the documents whose v is 7 and s "seven"
+
+
+@pytest.fixture(params=["memory", "lmdb"])
+def coll(request, tmp_path):
+    client = MongoClient() if request.param == "memory" else MongoClient(str(tmp_path / "data"))
+    c = client.db.c
+    # v: 7 in one document of 100; w: 7 in nine of ten; s: the same as strings
+    c.insert_many([{"_id": i, "v": 7 if i % 100 == 0 else i % 50 + 100, "w": 7 if i % 10 else 8,
+                    "k": i % 4, "s": "seven" if i % 100 == 0 else "other"} for i in range(N)])
+    c.create_index("k")
+    yield c
+    client.close()
+
+
+@pytest.fixture
+def decodes(monkeypatch):
+    seen = []
+    real = plan_stages._decode
+
+    def decode(raw):
+        seen.append(1)
+        return real(raw)
+    monkeypatch.setattr(plan_stages, "_decode", decode)
+    return seen
+
+
+def test_a_selective_number_is_found_on_the_bytes(coll, decodes):
+    assert len(list(coll.find({"v": 7}))) == HITS
+    assert len(decodes) == HITS          # only the matches were decoded
+    decodes.clear()
+    assert len(list(coll.find({"v": 7.0}))) == HITS   # a double finds the int32s
+    assert len(decodes) == HITS
+
+
+def test_a_test_that_passes_most_documents_is_dropped(coll, decodes):
+    got = len(list(coll.find({"w": 7})))
+    assert got == sum(1 for i in range(N) if i % 10)
+    # the test ran on the first 1,024 documents, passed nine in ten, and was dropped: every
+    # later document was decoded, and so were those it passed at first
+    decodes.clear()
+    list(coll.find({"w": 7}))
+    assert len(decodes) == N - sum(1 for i in range(1023) if i % 10 == 0)
+
+
+def test_behind_an_index_the_residual_test_runs_too(coll, decodes):
+    assert len(list(coll.find({"k": 0, "s": "seven"}))) == HITS
+    assert len(decodes) == HITS
+    decodes.clear()
+    assert len(list(coll.find({"k": 0, "v": 7}))) == HITS
+    assert len(decodes) == HITS

@@ -1,5 +1,5 @@
-"""Full scans for an equality on an unindexed field, by the value's type and how many documents
-hold it, on ginkgodb and the peers (the bytes test of query/match/raw_prefilter.py).
+"""Full scans for an equality or a range on an unindexed field, by the value's type and how many
+documents hold it, on ginkgodb and the peers (the bytes test of query/match/raw_prefilter.py).
 
     python -m bench.scan_equality [--n 20000] [--targets ginkgo-lmdb,ginkgo-memory,mongomock,mongita-memory]
 
@@ -8,12 +8,14 @@ filter to the end, `--repeats` times (median reported, in documents scanned per 
 filters: a number one document in a hundred holds, a number one document holds, a double, a
 number a quarter of the documents hold, a number inside an array of documents most documents
 hold, an `$in` of small numbers whose bytes most documents hold elsewhere (nested `qty` fields:
-the test passes and is dropped), and a string (the control: strings had a bytes test before).
+the test passes and is dropped), ranges on an int, a double and a date, and a string (the
+control: strings had a bytes test before).
 Every answer's count is checked against the data set read in Python.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import statistics
 import sys
 import tempfile
@@ -33,6 +35,11 @@ FILTERS: dict[str, tuple[dict, Callable[[dict], bool]]] = {
     "int, 25% of documents": ({"available": 0}, lambda d: d["available"] == 0),
     "int in an array of documents, 40%": ({"items.qty": 9}, lambda d: any(it["qty"] == 9 for it in d["items"])),
     "$in of 3 small ints, 3%": ({"qty": {"$in": [1, 2, 3]}}, lambda d: d["qty"] in (1, 2, 3)),
+    "int range, 5%": ({"qty": {"$gte": 95}}, lambda d: d["qty"] >= 95),
+    "double range, 1%": ({"price": {"$lt": 5.0}}, lambda d: d["price"] < 5.0),
+    "date range, 2%": ({"created": {"$gte": datetime.datetime(2024, 12, 24)}},
+                       lambda d: d["created"] >= datetime.datetime(2024, 12, 24)),
+    "int range, 50%": ({"qty": {"$lt": 50}}, lambda d: d["qty"] < 50),
     "string, 6% (control)": ({"category": "cat-06"}, lambda d: d["category"] == "cat-06"),
 }
 

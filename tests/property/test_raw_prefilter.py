@@ -40,7 +40,9 @@ field_cond = st.one_of(
     st.builds(lambda v: {"$elemMatch": {"$eq": v}}, scalars),
     st.builds(lambda v: {"$elemMatch": {"x": v}}, scalars),
     st.builds(lambda v: {"$ne": v}, scalars),
-    st.builds(lambda v: {"$gte": v}, scalars),
+    st.builds(lambda op, v: {op: v}, st.sampled_from(["$gt", "$gte", "$lt", "$lte"]), scalars),
+    st.builds(lambda v, w: {"$gt": v, "$lt": w}, scalars, scalars),
+    st.builds(lambda v: {"$elemMatch": {"$gte": v}}, scalars),
     st.builds(lambda v: {"$not": {"$eq": v}}, scalars),
     st.builds(lambda d: d, st.dictionaries(st.sampled_from(["x", "y"]), scalars, min_size=1, max_size=2)),
 )
@@ -64,16 +66,33 @@ def test_the_bytes_test_never_rejects_a_match(doc, filt):
 
 @settings(max_examples=1500, deadline=None)
 @given(numbers, numbers, st.sampled_from(["plain", "array", "nested", "nested array"]),
-       st.sampled_from(["eq", "$eq", "$in", "$elemMatch"]))
+       st.sampled_from(["eq", "$eq", "$in", "$elemMatch", "$gt", "$gte", "$lt", "$lte", "range"]))
 def test_a_number_equal_across_types_is_never_rejected(stored, wanted, where, how):
-    """The same number stored in any BSON type, found by an equality to it in any type: the
-    test passes whenever the filter matches (often here: both sides draw from few values)."""
+    """A number stored in any BSON type, found by an equality or a range on a number of any
+    type: the test passes whenever the filter matches (often here: both sides draw from few
+    values, and the edges of exactness)."""
     doc = {"plain": {"a": stored}, "array": {"a": [7, stored]}, "nested": {"d": {"a": stored}},
            "nested array": {"d": [{"a": stored}]}}[where]
     path = "d.a" if where.startswith("nested") else "a"
     cond = {"eq": wanted, "$eq": {"$eq": wanted}, "$in": {"$in": [wanted, 99]},
-            "$elemMatch": {"$elemMatch": {"$eq": wanted}}}[how]
+            "$elemMatch": {"$elemMatch": {"$eq": wanted}}, "$gt": {"$gt": wanted}, "$gte": {"$gte": wanted},
+            "$lt": {"$lt": wanted}, "$lte": {"$lte": wanted}, "range": {"$gte": wanted, "$lt": 3}}[how]
     raw = bson.encode(doc)
     matcher = compile_filter({path: cond})
     if matcher(bson.decode(raw)):
         assert matcher.raw_prefilter is None or matcher.raw_prefilter(raw), (doc, path, cond)
+
+
+DAYS = [datetime.datetime(2024, 1, 1) + datetime.timedelta(milliseconds=m) for m in (-1, 0, 1, 10**9)] + [
+    datetime.datetime(1960, 5, 5), datetime.datetime(1970, 1, 1)]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(DAYS), st.sampled_from(DAYS + [5, "x"]), st.sampled_from(["$gt", "$gte", "$lt", "$lte"]),
+       st.booleans())
+def test_a_date_range_is_never_rejected(stored, bound, op, in_array):
+    doc = {"a": [stored] if in_array else stored}
+    raw = bson.encode(doc)
+    matcher = compile_filter({"a": {op: bound}})
+    if matcher(bson.decode(raw)):
+        assert matcher.raw_prefilter is None or matcher.raw_prefilter(raw), (doc, op, bound)

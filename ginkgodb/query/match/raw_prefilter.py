@@ -25,6 +25,7 @@ differ (the compiler's Matcher carries it; a collated matcher has none).
 from __future__ import annotations
 
 import datetime
+import math
 import re
 import struct
 from collections.abc import Callable, Mapping
@@ -35,6 +36,7 @@ from bson.datetime_ms import DatetimeMS
 from bson.objectid import ObjectId
 
 from .nodes import all_of
+from .raw_ranges import double_range, signed_range
 
 RawTest = Callable[[bytes], Any]
 #: value types whose equality implies their exact encoding in the document's bytes
@@ -52,13 +54,18 @@ def raw_prefilter(spec: Mapping) -> Optional[RawTest]:
         groups = _document_groups(spec)
     except Exception:   # a malformed filter: the compiler reports it; no test
         return None
-    tests = [_search(group) for group in groups if 0 < len(group) <= _MAX_NEEDLES]
-    return all_of(tests) if tests else None
+    groups = [group for group in groups if 0 < len(group) <= _MAX_NEEDLES]
+    encodings_only = [group for group in groups if all(type(n) is bytes for n in group)]
+    if encodings_only:
+        # a search for encodings costs a tenth of a decode, one for elements up to half: with
+        # the first at hand, the second would mostly cost what it saves
+        groups = encodings_only
+    return all_of([_search(group) for group in groups]) if groups else None
 
 
 class _Element(NamedTuple):
     """An element a document holding a value must contain: its type byte, one of `names`, and
-    `value`'s bytes (b"": any value of the type)."""
+    a value `value` matches (a regular expression over the value's bytes; b"": any value)."""
 
     kind: bytes
     names: bytes
@@ -84,7 +91,7 @@ def _search(needles: frozenset[Needle]) -> RawTest:
             by_kind.setdefault((n.kind, n.names), set()).add(n.value)
     for (kind, names), values in sorted(by_kind.items()):
         head = re.escape(kind) + b"(?:" + names + b")\x00"
-        tail = b"" if b"" in values else b"(?:" + b"|".join(sorted(map(re.escape, values))) + b")"
+        tail = b"" if b"" in values else b"(?:" + b"|".join(sorted(values)) + b")"
         searches.append(re.compile(head + tail).search)
     if len(searches) == 1:
         return searches[0]
@@ -107,7 +114,7 @@ def _needles(value: Any, names: bytes) -> Optional[tuple[Needle, ...]]:
     if kind in _EXACT_TYPES:
         return (bson.encode({"": value})[6:-1],)   # int32 size, type, empty name's NUL ... the closing NUL
     if kind is bool:
-        return (_Element(b"\x08", names, b"\x01" if value else b"\x00"),)
+        return (_Element(b"\x08", names, b"\x01" if value else b"\x00"),)   # not special: no escape
     if isinstance(value, (int, float)):
         return _number_needles(value, names)
     return None
@@ -133,11 +140,80 @@ def _number_needles(value: Any, names: bytes) -> Optional[tuple[Needle, ...]]:
         doubles = [0.0, -0.0]
     needles: list[Needle] = [_Element(b"\x13", names, b"")]
     if whole is not None and -2**31 <= whole < 2**31:
-        needles.append(_Element(b"\x10", names, _INT32.pack(whole)))
+        needles.append(_Element(b"\x10", names, re.escape(_INT32.pack(whole))))
     if whole is not None and -2**63 <= whole < 2**63:
-        needles.append(_Element(b"\x12", names, _INT64.pack(whole)))
-    needles += [_Element(b"\x01", names, _DOUBLE.pack(d)) for d in doubles]
+        needles.append(_Element(b"\x12", names, re.escape(_INT64.pack(whole))))
+    needles += [_Element(b"\x01", names, re.escape(_DOUBLE.pack(d))) for d in doubles]
     return tuple(needles)
+
+
+#: the range operators, by (is a lower bound, includes the bound)
+_RANGES = {"$gt": (True, False), "$gte": (True, True), "$lt": (False, False), "$lte": (False, True)}
+_BIG = 1 << 64   # past every int64: an open end of an integer range
+_DATE_TYPES = (datetime.datetime, DatetimeMS)
+
+
+def _range_needles(op: str, value: Any, names: bytes) -> Optional[tuple[Needle, ...]]:
+    """The elements of one of `names` whose value satisfies `{$op: value}`: numbers of each type
+    (any decimal128) for a number, dates for a date; None for other values (and NaN)."""
+    lower, inclusive = _RANGES[op]
+    if isinstance(value, _DATE_TYPES):
+        ms = _INT64.unpack(bson.encode({"": value})[6:-1])[0]
+        lo, hi = ((ms if inclusive else ms + 1), _BIG) if lower else (-_BIG, (ms if inclusive else ms - 1))
+        alternatives = signed_range(lo, hi, 8)
+        return (_Element(b"\x09", names, _either_of(alternatives)),) if alternatives else None
+    if type(value) is bool or not isinstance(value, (int, float)) or value != value:
+        return None
+    if lower:
+        ints = (_whole_at_least(value, inclusive), _BIG)
+        doubles = (_double_at_least(value, inclusive), math.inf)
+    else:
+        ints = (-_BIG, -_whole_at_least(-value, inclusive))
+        doubles = (-math.inf, _double_at_most(value, inclusive))
+    needles: list[Needle] = [_Element(b"\x13", names, b"")]
+    for kind, width in ((b"\x10", 4), (b"\x12", 8)):
+        alternatives = signed_range(ints[0], ints[1], width)
+        if alternatives:
+            needles.append(_Element(kind, names, _either_of(alternatives)))
+    alternatives = double_range(*doubles)
+    if alternatives:
+        needles.append(_Element(b"\x01", names, _either_of(alternatives)))
+    return tuple(needles)
+
+
+def _whole_at_least(value: Any, inclusive: bool) -> int:
+    """The smallest integer above `value` (or equal to it, when `inclusive`); past the int64s
+    for an infinity."""
+    if isinstance(value, float) and math.isinf(value):
+        return _BIG if value > 0 else -_BIG
+    return math.ceil(value) if inclusive else math.floor(value) + 1
+
+
+def _either_of(alternatives: list[bytes]) -> bytes:
+    return alternatives[0] if len(alternatives) == 1 else b"(?:" + b"|".join(alternatives) + b")"
+
+
+def _to_double(value: Any) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _double_at_least(value: Any, inclusive: bool) -> float:
+    """The smallest double above `value` (or equal to it, when `inclusive`); -0.0 for 0, so
+    that both zeros are in."""
+    d = _to_double(value)
+    if d < value or (d == value and not inclusive):
+        d = math.nextafter(d, math.inf)
+    return -0.0 if d == 0 else d
+
+
+def _double_at_most(value: Any, inclusive: bool) -> float:
+    d = _to_double(value)
+    if d > value or (d == value and not inclusive):
+        d = math.nextafter(d, -math.inf)
+    return 0.0 if d == 0 else d
 
 
 def _names(path: str) -> bytes:
@@ -195,6 +271,10 @@ def _operator_groups(ops: Mapping, names: bytes) -> list[frozenset[Needle]]:
             each = [_needles(v, names) for v in arg]
             if all(n is not None for n in each):
                 groups.append(frozenset(n for needles in each if needles is not None for n in needles))
+        elif op in _RANGES:
+            needles = _range_needles(op, arg, names)
+            if needles is not None:
+                groups.append(frozenset(needles))
         elif op == "$all" and isinstance(arg, list):
             for v in arg:
                 needles = _needles(v, names)

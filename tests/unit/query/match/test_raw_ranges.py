@@ -1,0 +1,74 @@
+"""The byte-level regular expressions for ranges of stored numbers (query/match/raw_ranges.py)
+match exactly the encodings of the numbers inside the range."""
+from __future__ import annotations
+
+import math
+import re
+import struct
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ginkgodb.query.match.raw_ranges import double_range, signed_range, unsigned_range
+
+
+def _matcher(alternatives: list[bytes]):
+    if not alternatives:
+        return lambda data: False
+    rx = re.compile(b"(?:" + b"|".join(alternatives) + b")\\Z", re.DOTALL)
+    return lambda data: rx.match(data) is not None
+
+
+def test_every_two_byte_unsigned_range_edge():
+    for lo, hi in [(0, 65535), (0, 0), (65535, 65535), (1, 255), (255, 256), (300, 4000), (257, 65534),
+                   (0, 255), (256, 511), (4000, 300)]:
+        inside = _matcher(unsigned_range(lo, hi, 2))
+        for v in range(65536):
+            assert inside(struct.pack("<H", v)) is (lo <= v <= hi), (lo, hi, v)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-2**31, 2**31 - 1), st.integers(-2**31, 2**31 - 1), st.lists(st.integers(-2**31, 2**31 - 1),
+                                                                             max_size=30))
+def test_signed_int32_ranges(a, b, probes):
+    lo, hi = min(a, b), max(a, b)
+    inside = _matcher(signed_range(lo, hi, 4))
+    for v in probes + [lo, hi, lo - 1, hi + 1, 0, -1, 2**31 - 1, -2**31]:
+        if -2**31 <= v < 2**31:
+            assert inside(struct.pack("<i", v)) is (lo <= v <= hi), (lo, hi, v)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-2**63, 2**63 - 1), st.integers(-2**63, 2**63 - 1))
+def test_signed_int64_ranges_at_their_edges(a, b):
+    lo, hi = min(a, b), max(a, b)
+    inside = _matcher(signed_range(lo, hi, 8))
+    for v in (lo, hi, lo - 1, hi + 1, 0, -1, (lo + hi) // 2, 2**63 - 1, -2**63):
+        if -2**63 <= v < 2**63:
+            assert inside(struct.pack("<q", v)) is (lo <= v <= hi), (lo, hi, v)
+
+
+def test_a_range_past_the_type_is_clipped():
+    assert signed_range(2**40, 2**41, 4) == []
+    inside = _matcher(signed_range(-2**40, 5, 4))
+    assert inside(struct.pack("<i", -2**31)) and inside(struct.pack("<i", 5)) and not inside(struct.pack("<i", 6))
+
+
+doubles = st.floats(allow_nan=False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(doubles, doubles, st.lists(doubles, max_size=20))
+def test_double_ranges(a, b, probes):
+    lo, hi = min(a, b), max(a, b)
+    inside = _matcher(double_range(lo, hi))
+    for v in probes + [lo, hi, 0.0, -0.0, math.inf, -math.inf, math.nextafter(lo, -math.inf),
+                       math.nextafter(hi, math.inf)]:
+        assert inside(struct.pack("<d", v)) is (lo <= v <= hi), (lo, hi, v)
+    assert not inside(struct.pack("<d", math.nan))
+
+
+def test_both_zeros_are_inside_a_range_holding_zero():
+    for lo, hi in [(-0.0, 1.0), (0.0, 1.0), (-1.0, 0.0), (-1.0, -0.0), (-0.0, 0.0)]:
+        inside = _matcher(double_range(lo, hi))
+        assert inside(struct.pack("<d", 0.0)) and inside(struct.pack("<d", -0.0)), (lo, hi)

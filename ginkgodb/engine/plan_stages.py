@@ -441,11 +441,12 @@ class Fetch(Stage):
                 tested += 1
                 if not tested & 1023:
                     if passed > PREFILTER_KEPT_BELOW:
-                        prefilter = None   # as CollScan: it passes most documents
+                        prefilter = None   # as CollScan: it passed most of the last 1024
                     passed = 0
-                if not prefilter(raw):
-                    continue   # its bytes rule a match out: not decoded
-                passed += 1
+                if prefilter is not None:
+                    if not prefilter(raw):
+                        continue   # its bytes rule a match out: not decoded
+                    passed += 1
             doc = _decode(raw)
             if matcher(doc):
                 self.n_returned += 1

@@ -60,3 +60,10 @@ def test_behind_an_index_the_residual_test_runs_too(coll, decodes):
     decodes.clear()
     assert len(list(coll.find({"k": 0, "v": 7}))) == HITS
     assert len(decodes) == HITS
+
+
+def test_behind_an_index_a_test_that_passes_most_documents_is_dropped(coll, decodes):
+    """The residual filter's test behind an index scan (FETCH) stops the same way, and the scan
+    goes on answering: every document of k >= 0 is read, nine in ten pass `w: 7`."""
+    assert len(list(coll.find({"k": {"$gte": 0}, "w": 7}))) == sum(1 for i in range(N) if i % 10)
+    assert len(decodes) > N * 0.9

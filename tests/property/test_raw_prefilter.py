@@ -96,3 +96,17 @@ def test_a_date_range_is_never_rejected(stored, bound, op, in_array):
     matcher = compile_filter({"a": {op: bound}})
     if matcher(bson.decode(raw)):
         assert matcher.raw_prefilter is None or matcher.raw_prefilter(raw), (doc, op, bound)
+
+
+WORDS = ["", "a", "ab", "abc", "b", "ba", "é", "\uffff", "a\x00b", "z"]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.sampled_from(WORDS), st.sampled_from(WORDS), st.sampled_from(["$gt", "$gte", "$lt", "$lte"]),
+       st.sampled_from(["plain", "array", "nested"]))
+def test_a_string_range_is_never_rejected(stored, bound, op, where):
+    doc = {"plain": {"a": stored}, "array": {"a": ["zz", stored]}, "nested": {"d": {"a": stored}}}[where]
+    raw = bson.encode(doc)
+    matcher = compile_filter({"d.a" if where == "nested" else "a": {op: bound}})
+    if matcher(bson.decode(raw)):
+        assert matcher.raw_prefilter is None or matcher.raw_prefilter(raw), (doc, op, bound)

@@ -36,7 +36,7 @@ from bson.datetime_ms import DatetimeMS
 from bson.objectid import ObjectId
 
 from .nodes import all_of
-from .raw_ranges import double_range, signed_range
+from .raw_ranges import double_range, signed_range, string_range
 
 RawTest = Callable[[bytes], Any]
 #: value types whose equality implies their exact encoding in the document's bytes
@@ -155,13 +155,20 @@ _DATE_TYPES = (datetime.datetime, DatetimeMS)
 
 def _range_needles(op: str, value: Any, names: bytes) -> Optional[tuple[Needle, ...]]:
     """The elements of one of `names` whose value satisfies `{$op: value}`: numbers of each type
-    (any decimal128) for a number, dates for a date; None for other values (and NaN)."""
+    (any decimal128) for a number, dates for a date, strings and symbols for a string; None for
+    other values (and NaN)."""
     lower, inclusive = _RANGES[op]
     if isinstance(value, _DATE_TYPES):
         ms = _INT64.unpack(bson.encode({"": value})[6:-1])[0]
         lo, hi = ((ms if inclusive else ms + 1), _BIG) if lower else (-_BIG, (ms if inclusive else ms - 1))
         alternatives = signed_range(lo, hi, 8)
         return (_Element(b"\x09", names, _either_of(alternatives)),) if alternatives else None
+    if type(value) is str:
+        utf8 = value.encode("utf-8", "surrogatepass")
+        if b"\x00" in utf8:
+            return None   # its NUL and a string's end would look alike
+        content = b"[\x00-\xff]{4}" + string_range(utf8, lower, inclusive)   # the length, then the bytes
+        return (_Element(b"\x02", names, content), _Element(b"\x0e", names, content))   # a symbol compares alike
     if type(value) is bool or not isinstance(value, (int, float)) or value != value:
         return None
     if lower:

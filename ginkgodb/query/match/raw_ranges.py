@@ -7,7 +7,10 @@ partial upper run; each run is one alternative, written least significant byte f
 order in the document). Two's complement integers split at zero into two unsigned ranges.
 Doubles are ranges of their bit patterns: a non-negative double's bits grow with its value, a
 negative one's shrink, so a range of doubles is at most two ranges of 64-bit patterns (NaN's
-patterns lie outside both, as no range comparison matches NaN).
+patterns lie outside both, as no range comparison matches NaN). Strings compare by their UTF-8
+bytes (without a collation): a string above a bound shares some first bytes with it, then has a
+greater byte; one below has a smaller byte or ends there (its terminating NUL is below every
+byte), written as nested alternatives along the bound.
 """
 from __future__ import annotations
 
@@ -89,4 +92,22 @@ def double_range(lo: float, hi: float) -> list[bytes]:
     return out
 
 
-__all__ = ["double_range", "signed_range", "unsigned_range"]
+def string_range(bound: bytes, lower: bool, inclusive: bool) -> bytes:
+    """A regular expression a string's bytes, followed by its NUL, match when the string is above
+    `bound` (`lower`) or below it (or equal, `inclusive`); it may also match strings just past
+    the bound (a string equal to it, for `$gt`: its NUL and an embedded NUL look alike), never
+    miss one inside. `bound` holds no NUL (the caller's check)."""
+    if lower:
+        tail = b""      # the whole bound matched: the string equals it or is longer
+        for b in reversed(bound):
+            above = _byte(b + 1, 255) if b < 255 else None
+            tail = re.escape(bytes((b,))) + tail
+            tail = b"(?:" + above + b"|" + tail + b")" if above is not None else tail
+        return tail
+    tail = b"\x00" if inclusive else b"(?!)"   # equal: its NUL next; never, for $lt
+    for b in reversed(bound):
+        tail = b"(?:" + _byte(0, b - 1) + b"|" + re.escape(bytes((b,))) + tail + b")"
+    return tail
+
+
+__all__ = ["double_range", "signed_range", "string_range", "unsigned_range"]

@@ -64,6 +64,10 @@ DOC = bson.encode({"_id": OID, "city": "Lyon", "tags": ["red", "blue"], "when": 
     ({"when": {"$lt": DAY + datetime.timedelta(milliseconds=1)}}, True),
     ({"$or": [{"city": "Lyon"}, {"n": {"$gt": 5}}]}, True),
     ({"$or": [{"city": "Rome"}, {"n": {"$gt": 5}}]}, False),
+    ({"city": {"$lt": "Lyon"}}, False),          # "Paris" (address.city) is above it
+    ({"city": {"$lte": "Lyon"}}, True),
+    ({"tags": {"$gt": "r"}}, True),
+    ({"tags": {"$gt": "s"}}, False),
 ])
 def test_the_test_on_a_documents_bytes(filt, passes):
     test = compile_filter(filt).raw_prefilter
@@ -72,7 +76,7 @@ def test_the_test_on_a_documents_bytes(filt, passes):
 
 
 @pytest.mark.parametrize("filt", [
-    {}, {"n": {"$gt": "a"}}, {"n": {"$lt": float("nan")}}, {"n": float("nan")}, {"n": Decimal128("5")}, {"city": {"$ne": "Lille"}}, {"city": {"$nin": ["Lille"]}},
+    {}, {"n": {"$gt": [1]}}, {"n": {"$gt": "a\x00"}}, {"n": {"$lt": float("nan")}}, {"n": float("nan")}, {"n": Decimal128("5")}, {"city": {"$ne": "Lille"}}, {"city": {"$nin": ["Lille"]}},
     {"city": {"$not": {"$eq": "Lille"}}}, {"$nor": [{"city": "Lille"}]}, {"city": {"$regex": "^L"}},
     {"city": None}, {"address": {"city": "Paris"}}, {"city": {"$in": ["Lyon", None]}},
     {"$or": [{"city": "Lyon"}, {"n": {"$ne": 5}}]}, {"$expr": {"$eq": ["$city", "Lille"]}}, {"tags": ["red", "blue"]},

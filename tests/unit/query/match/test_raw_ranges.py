@@ -72,3 +72,38 @@ def test_both_zeros_are_inside_a_range_holding_zero():
     for lo, hi in [(-0.0, 1.0), (0.0, 1.0), (-1.0, 0.0), (-1.0, -0.0), (-0.0, 0.0)]:
         inside = _matcher(double_range(lo, hi))
         assert inside(struct.pack("<d", 0.0)) and inside(struct.pack("<d", -0.0)), (lo, hi)
+
+
+_BYTES = st.binary(max_size=4).map(lambda b: b.replace(b"\x00", b"\x01"))   # a bound holds no NUL
+
+
+@settings(max_examples=600, deadline=None)
+@given(_BYTES, st.binary(max_size=5), st.booleans(), st.booleans())
+def test_string_ranges(bound, content, lower, inclusive):
+    """A string inside the range always matches; without an embedded NUL, exactly the strings
+    inside do, but for one equal to the bound under `$gt`."""
+    from ginkgodb.query.match.raw_ranges import string_range
+    rx = re.compile(string_range(bound, lower, inclusive), re.DOTALL)
+    matched = rx.match(content + b"\x00" + b"\x10next\x00") is not None
+    if lower:
+        inside = content > bound or (inclusive and content == bound)
+    else:
+        inside = content < bound or (inclusive and content == bound)
+    if inside:
+        assert matched, (bound, content, lower, inclusive)
+    elif b"\x00" not in content and not (lower and content == bound):
+        assert not matched, (bound, content, lower, inclusive)
+
+
+def test_string_range_edges():
+    from ginkgodb.query.match.raw_ranges import string_range
+
+    def inside(bound, content, lower, inclusive):
+        return re.match(string_range(bound, lower, inclusive), content + b"\x00", re.DOTALL) is not None
+    assert inside(b"m", b"n", True, False) and inside(b"m", b"mz", True, False) and not inside(b"m", b"l", True, True)
+    assert inside(b"", b"", True, True) and inside(b"", b"x", True, False)     # every string is >= ""
+    assert inside(b"abc", b"ab", False, False) and inside(b"abc", b"", False, False)
+    assert not inside(b"abc", b"abc", False, False) and inside(b"abc", b"abc", False, True)
+    assert inside(b"\xff", b"\xfe\xff", False, False)
+    assert inside(b"\xff", b"\xff", True, False)      # $gt: an equal string may pass (its NUL is not told apart)
+    assert not inside(b"", b"", False, False)                                  # nothing is < ""

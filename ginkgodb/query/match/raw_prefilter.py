@@ -10,14 +10,16 @@ also every 4-character string's length), so a number is looked for with the elem
 its type byte, then the name of the element that holds the matched value, which is the path's
 last component (`qty` for `items.qty`) or an array index (digits), then the value in that
 type's bytes; any decimal128 element of such a name passes, whatever its value. A boolean is
-looked for the same way (one encoding). So for an equality (`{f: v}`, `$eq`), an `$in` of such
-values, an `$all` or an `$elemMatch` over them, a document whose bytes hold none of the
-encodings cannot match. The test is a conjunction of groups, one group per such predicate that
-every match must satisfy; a group passes when any of its needles occurs in the bytes.
-Predicates it cannot bound (ranges, negations, `$expr`, `$where`, NaN, decimal128 query values,
-documents, arrays, regexes, null, which matches missing fields) add no group: they are left to
-the compiled filter, which runs on every document the test passes. The test never rejects a
-match; it may pass documents that do not match (the bytes occur elsewhere).
+looked for the same way (one encoding), and so is a range (`$gt`, `$gte`, `$lt`, `$lte`) on a
+number, a date or a string, its value bytes matched by a regular expression over the range
+(raw_ranges.py). So for an equality (`{f: v}`, `$eq`), an `$in` of such values, an `$all`, a
+range or an `$elemMatch` over them, a document whose bytes hold none of the needles cannot
+match. The test is a conjunction of groups, one group per such predicate that every match must
+satisfy; a group passes when any of its needles occurs in the bytes. Predicates it cannot bound
+(negations, `$exists`, `$type`, `$expr`, `$where`, NaN, decimal128 query values, documents,
+arrays, regexes, null, which matches missing fields) add no group: they are left to the
+compiled filter, which runs on every document the test passes. The test never rejects a match;
+it may pass documents that do not match (the bytes occur elsewhere).
 
 Only filters compared without a collation use it: a collation makes strings equal whose bytes
 differ (the compiler's Matcher carries it; a collated matcher has none).
@@ -208,19 +210,19 @@ def _to_double(value: Any) -> float:
 
 
 def _double_at_least(value: Any, inclusive: bool) -> float:
-    """The smallest double above `value` (or equal to it, when `inclusive`); -0.0 for 0, so
-    that both zeros are in."""
+    """The smallest double above `value` (or equal to it, when `inclusive`)."""
     d = _to_double(value)
     if d < value or (d == value and not inclusive):
         d = math.nextafter(d, math.inf)
-    return -0.0 if d == 0 else d
+    return d
 
 
 def _double_at_most(value: Any, inclusive: bool) -> float:
+    """The largest double below `value` (or equal to it, when `inclusive`)."""
     d = _to_double(value)
     if d > value or (d == value and not inclusive):
         d = math.nextafter(d, -math.inf)
-    return 0.0 if d == 0 else d
+    return d
 
 
 def _names(path: str) -> bytes:

@@ -62,7 +62,12 @@ def raw_prefilter(spec: Mapping) -> Optional[RawTest]:
         # a search for encodings costs a tenth of a decode, one for elements up to half: with
         # the first at hand, the second would mostly cost what it saves
         groups = encodings_only
-    return all_of([_search(group) for group in groups]) if groups else None
+    if not groups:
+        return None
+    try:
+        return all_of([_search(group) for group in groups])
+    except (re.error, RecursionError, OverflowError):   # a test that cannot be built: none (never the query's error)
+        return None
 
 
 class _Element(NamedTuple):

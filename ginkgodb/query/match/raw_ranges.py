@@ -92,11 +92,20 @@ def double_range(lo: float, hi: float) -> list[bytes]:
     return out
 
 
+#: the bound's bytes a string range spells out; past them any string sharing them passes (each
+#: byte nests one group: a long bound would make a deep, slow expression)
+STRING_BOUND_BYTES = 32
+
+
 def string_range(bound: bytes, lower: bool, inclusive: bool) -> bytes:
     """A regular expression a string's bytes, followed by its NUL, match when the string is above
     `bound` (`lower`) or below it (or equal, `inclusive`); it may also match strings just past
-    the bound (a string equal to it, for `$gt`: its NUL and an embedded NUL look alike), never
-    miss one inside. `bound` holds no NUL (the caller's check)."""
+    the bound (a string equal to it, for `$gt`: its NUL and an embedded NUL look alike; any
+    string that shares a long bound's first STRING_BOUND_BYTES), never miss one inside. `bound`
+    holds no NUL (the caller's check)."""
+    cut = len(bound) > STRING_BOUND_BYTES
+    if cut:
+        bound = bound[:STRING_BOUND_BYTES]
     if lower:
         tail = b""      # the whole bound matched: the string equals it or is longer
         for b in reversed(bound):
@@ -104,10 +113,11 @@ def string_range(bound: bytes, lower: bool, inclusive: bool) -> bytes:
             tail = re.escape(bytes((b,))) + tail
             tail = b"(?:" + above + b"|" + tail + b")" if above is not None else tail
         return tail
-    tail = b"\x00" if inclusive else b"(?!)"   # equal: its NUL next; never, for $lt
+    # the whole bound matched: equal (its NUL next), never below for $lt, anything for a cut bound
+    tail = b"" if cut else b"\x00" if inclusive else b"(?!)"
     for b in reversed(bound):
         tail = b"(?:" + _byte(0, b - 1) + b"|" + re.escape(bytes((b,))) + tail + b")"
     return tail
 
 
-__all__ = ["double_range", "signed_range", "string_range", "unsigned_range"]
+__all__ = ["STRING_BOUND_BYTES", "double_range", "signed_range", "string_range", "unsigned_range"]

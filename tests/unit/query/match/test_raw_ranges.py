@@ -107,3 +107,31 @@ def test_string_range_edges():
     assert inside(b"\xff", b"\xfe\xff", False, False)
     assert inside(b"\xff", b"\xff", True, False)      # $gt: an equal string may pass (its NUL is not told apart)
     assert not inside(b"", b"", False, False)                                  # nothing is < ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=33, max_size=80).map(lambda b: b.replace(b"\x00", b"\x01")), st.binary(max_size=90),
+       st.booleans(), st.booleans())
+def test_a_long_string_bound_is_cut_and_still_never_misses(bound, content, lower, inclusive):
+    """A bound past STRING_BOUND_BYTES is spelled out to that length only (a deep expression
+    would exhaust the parser's recursion); strings inside the range still always match."""
+    from ginkgodb.query.match.raw_ranges import string_range
+    rx = re.compile(string_range(bound, lower, inclusive), re.DOTALL)
+    content = content if len(content) % 2 else bound[:len(content)] + content   # often near the bound
+    inside = (content > bound or (inclusive and content == bound)) if lower else (
+        content < bound or (inclusive and content == bound))
+    if inside:
+        assert rx.match(content + b"\x00"), (bound, content, lower, inclusive)
+
+
+def test_a_range_on_a_long_string_gets_a_test():
+    import bson
+
+    from ginkgodb.query.match import compile_filter
+    bound = "x" * 5000
+    for op in ("$gt", "$gte", "$lt", "$lte"):
+        matcher = compile_filter({"a": {op: bound}})
+        for stored in ("x" * 4999, bound, "x" * 5001, "w", "y"):
+            raw = bson.encode({"a": stored})
+            if matcher(bson.decode(raw)):
+                assert matcher.raw_prefilter(raw), (op, len(stored))

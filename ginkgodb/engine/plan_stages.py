@@ -84,6 +84,9 @@ class Stage:
 #: documents it tested passed (a test costs up to about half a decode: a number's, which looks
 #: for several element patterns; most decoded anyway, it no longer pays)
 PREFILTER_KEPT_BELOW = 768
+#: a scan builds the test once it has read this many documents: compiling a range's expression
+#: costs up to a millisecond, more than a short scan behind an index saves
+PREFILTER_AFTER = 64
 
 
 class CollScan(Stage):
@@ -92,14 +95,16 @@ class CollScan(Stage):
     def __init__(self, state, reader, matcher, filter_spec: dict, direction: int = 1, ctx=None) -> None:
         super().__init__()
         self.state, self.reader, self.matcher = state, reader, getattr(matcher, "match", matcher)
-        #: the filter's test on the stored bytes, run before decoding (query/match/raw_prefilter.py)
-        self.prefilter = getattr(matcher, "raw_prefilter", None)
+        #: what gives the filter's test on the stored bytes, run before decoding
+        #: (query/match/raw_prefilter.py): the compiled filter, asked after PREFILTER_AFTER documents
+        self.compiled = matcher
         self.filter_spec, self.direction, self.ctx = filter_spec, direction, ctx
         self.examined = 0
 
     def rows(self) -> Iterator[Row]:
         prefix = self.state.record_prefix
-        matcher, prefilter = self.matcher, self.prefilter
+        matcher, compiled = self.matcher, self.compiled
+        prefilter = None
         rid_of = self.state.rid_of_record_key
         ctx = self.ctx
         stored = _stored_document
@@ -107,6 +112,8 @@ class CollScan(Stage):
         for key, value in self.reader.scan(prefix, prefix_end(prefix), self.direction < 0):
             raw = stored(value)
             n += 1
+            if n == PREFILTER_AFTER:
+                prefilter = getattr(compiled, "raw_prefilter", None)
             if not n & 1023:
                 interrupt_check(ctx)
                 if passed > PREFILTER_KEPT_BELOW:
@@ -360,7 +367,7 @@ class Fetch(Stage):
         self.state, self.reader, self.child = state, reader, child
         # None has no `match`: tested first, a failed attribute lookup costs an exception
         self.matcher = None if matcher is None else getattr(matcher, "match", matcher)
-        self.prefilter = None if matcher is None else getattr(matcher, "raw_prefilter", None)
+        self.compiled = matcher   # gives the bytes test, as CollScan's
         self.filter_spec = filter_spec
         self.examined = 0
         self.key_sink: Optional[dict] = None   # returnKey: record id -> (index, encoded key)
@@ -407,7 +414,7 @@ class Fetch(Stage):
         records = getattr(child, "yields_records", False)
         if matcher is None and not records:
             return self._all_rows(child, reader.get, record_key)
-        return self._matching_rows(child, reader, record_key, matcher, records, self.prefilter)
+        return self._matching_rows(child, reader, record_key, matcher, records, self.compiled)
 
     def _all_rows(self, child: Any, get: Callable[[bytes], Optional[bytes]],
                   record_key: Callable[[int], bytes]) -> Iterator[Row]:
@@ -423,9 +430,10 @@ class Fetch(Stage):
             yield rid, stored(value), None
 
     def _matching_rows(self, child: Any, reader: Any, record_key: Callable[[int], bytes], matcher: Any,
-                       records: bool, prefilter: Any = None) -> Iterator[Row]:
+                       records: bool, compiled: Any = None) -> Iterator[Row]:
         stored = _stored_document
-        tested = passed = 0
+        prefilter = None
+        read = tested = passed = 0
         for rid in child.rids():
             value = child.record_value if records else reader.get(record_key(rid))
             self.works += 1
@@ -437,6 +445,9 @@ class Fetch(Stage):
                 self.n_returned += 1
                 yield rid, raw, None
                 continue
+            read += 1
+            if read == PREFILTER_AFTER:
+                prefilter = getattr(compiled, "raw_prefilter", None)
             if prefilter is not None:
                 tested += 1
                 if not tested & 1023:

@@ -18,7 +18,8 @@ from ginkgodb.query.match import compile_filter
 OIDS = [ObjectId(f"{i:024x}") for i in range(3)]
 DATES = [datetime.datetime(2024, 1, 1) + datetime.timedelta(milliseconds=i) for i in range(3)]
 #: numbers that compare equal across types, and the edges where a double stops being exact
-EDGES = [2**53, 2**53 + 1, -2**31, 2**31, 2**63 - 1, float(2**53), float(2**63), float("inf"), -0.0, 0.0]
+EDGES = [2**53, 2**53 + 1, -2**31, 2**31, 2**63 - 1, float(2**53), float(2**63), float("inf"), float("-inf"), -0.0, 0.0,
+         float("nan")]
 ZEROS = [0, 0.0, -0.0, Int64(0), Decimal128("0"), Decimal128("-0.00")]
 numbers = st.one_of(st.integers(-2, 2), st.sampled_from(ZEROS), st.floats(-2, 2, allow_nan=False), st.sampled_from(EDGES),
                     st.builds(Int64, st.integers(-2, 2)), st.sampled_from([Int64(2**53 + 1), Int64(-2**63)]),

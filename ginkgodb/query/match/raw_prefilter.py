@@ -43,7 +43,8 @@ from .raw_ranges import double_range, signed_range, string_range
 RawTest = Callable[[bytes], Any]
 #: value types whose equality implies their exact encoding in the document's bytes
 _EXACT_TYPES = frozenset({str, ObjectId, datetime.datetime, DatetimeMS})
-#: more needles than this in one group: the test would cost more than it saves
+#: more encodings than this in one group, or values in one element search: the test would cost
+#: more than it saves
 _MAX_NEEDLES = 64
 #: the names an array's elements have (`0`, `1`, ...)
 _INDEX_NAME = b"[0-9]+"
@@ -56,7 +57,7 @@ def raw_prefilter(spec: Mapping) -> Optional[RawTest]:
         groups = _document_groups(spec)
     except Exception:   # a malformed filter: the compiler reports it; no test
         return None
-    groups = [group for group in groups if 0 < len(group) <= _MAX_NEEDLES]
+    groups = [group for group in groups if group and _affordable(group)]
     encodings_only = [group for group in groups if all(type(n) is bytes for n in group)]
     if encodings_only:
         # a search for encodings costs a tenth of a decode, one for elements up to half: with
@@ -68,6 +69,20 @@ def raw_prefilter(spec: Mapping) -> Optional[RawTest]:
         return all_of([_search(group) for group in groups])
     except (re.error, RecursionError, OverflowError):   # a test that cannot be built: none (never the query's error)
         return None
+
+
+def _affordable(group: frozenset) -> bool:
+    """At most _MAX_NEEDLES encodings in the group's alternation, and as many values in each of
+    its element searches (an `$in` of 40 numbers is four searches of 40 values each: a search
+    stops only at its type byte and names, so its values cost little)."""
+    encodings = 0
+    values: dict[tuple[bytes, bytes], int] = {}
+    for n in group:
+        if type(n) is bytes:
+            encodings += 1
+        else:
+            values[(n.kind, n.names)] = values.get((n.kind, n.names), 0) + 1
+    return encodings <= _MAX_NEEDLES and all(v <= _MAX_NEEDLES for v in values.values())
 
 
 class _Element(NamedTuple):

@@ -19,6 +19,7 @@ from ..query.knobs import KNOBS
 from ..query.operation import checked
 from ..query.operation import current as current_operation
 from ..storage.kv import prefix_end
+from .bytes_test_choice import CALIBRATION, choice_of
 from .record_format import document as _stored_document
 
 Row = tuple  # (rid: int, raw: bytes, doc: dict | None)
@@ -87,6 +88,8 @@ PREFILTER_KEPT_BELOW = 768
 #: a scan builds the test once it has read this many documents: compiling a range's expression
 #: costs up to a millisecond, more than a short scan behind an index saves
 PREFILTER_AFTER = 64
+#: ... and keeps, after testing CALIBRATION documents with every group, the groups that pay
+PREFILTER_CHOSEN = PREFILTER_AFTER + CALIBRATION
 
 
 class CollScan(Stage):
@@ -104,7 +107,7 @@ class CollScan(Stage):
     def rows(self) -> Iterator[Row]:
         prefix = self.state.record_prefix
         matcher, compiled = self.matcher, self.compiled
-        prefilter = None
+        prefilter = choice = None
         rid_of = self.state.rid_of_record_key
         ctx = self.ctx
         stored = _stored_document
@@ -113,7 +116,9 @@ class CollScan(Stage):
             raw = stored(value)
             n += 1
             if n == PREFILTER_AFTER:
-                prefilter = getattr(compiled, "raw_prefilter", None)
+                prefilter = choice = choice_of(compiled)   # every group, counted, for CALIBRATION documents
+            elif n == PREFILTER_CHOSEN and choice is not None:
+                prefilter = choice.chosen()
             if not n & 1023:
                 interrupt_check(ctx)
                 if passed > PREFILTER_KEPT_BELOW:
@@ -432,7 +437,7 @@ class Fetch(Stage):
     def _matching_rows(self, child: Any, reader: Any, record_key: Callable[[int], bytes], matcher: Any,
                        records: bool, compiled: Any = None) -> Iterator[Row]:
         stored = _stored_document
-        prefilter = None
+        prefilter = choice = None
         read = tested = passed = 0
         for rid in child.rids():
             value = child.record_value if records else reader.get(record_key(rid))
@@ -447,7 +452,9 @@ class Fetch(Stage):
                 continue
             read += 1
             if read == PREFILTER_AFTER:
-                prefilter = getattr(compiled, "raw_prefilter", None)
+                prefilter = choice = choice_of(compiled)
+            elif read == PREFILTER_CHOSEN and choice is not None:
+                prefilter = choice.chosen()
             if prefilter is not None:
                 tested += 1
                 if not tested & 1023:

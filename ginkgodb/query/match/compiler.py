@@ -18,7 +18,7 @@ from .fastpaths import fast_equality, fast_leaf, fast_range
 from .jsonschema import compile_schema
 from .nodes import ConstNode, DocumentNode, Node, NotNode, conjunction, leaf
 from .numbers import parse_long
-from .raw_prefilter import RawTest, raw_prefilter
+from .raw_prefilter import BytesTest, raw_prefilter
 from .regex import regex_operand, regex_predicate
 from .values import normalize
 
@@ -115,7 +115,7 @@ class Matcher:
         self._prefilter: Any = _UNSET
 
     @property
-    def raw_prefilter(self) -> Optional[RawTest]:
+    def raw_prefilter(self) -> Optional[BytesTest]:
         found = self._prefilter
         if found is _UNSET:
             found = self._prefilter = raw_prefilter(self._spec) if self._spec else None

@@ -51,24 +51,47 @@ _INDEX_NAME = b"[0-9]+"
 _INT32, _INT64, _DOUBLE = struct.Struct("<i"), struct.Struct("<q"), struct.Struct("<d")
 
 
-def raw_prefilter(spec: Mapping) -> Optional[RawTest]:
+#: what one search costs, in decodes of a 600-byte document: an alternation of encodings (a
+#: literal search) and an element search (it stops at each element of its type)
+ENCODINGS_COST, ELEMENT_COST = 0.03, 0.1
+
+
+class BytesTest:
+    """A filter's tests on stored bytes, one per group of needles, each with its cost in decodes
+    (`costs`), the cheapest first; called, their conjunction. A scan may keep only those that
+    reject enough of its documents to pay for themselves (engine/bytes_test_choice.py)."""
+
+    __slots__ = ("tests", "costs", "_all")
+
+    def __init__(self, tests: tuple[RawTest, ...], costs: tuple[float, ...]) -> None:
+        self.tests, self.costs = tests, costs
+        self._all = all_of(list(tests))
+
+    def __call__(self, raw: bytes) -> Any:
+        return self._all(raw)
+
+
+def raw_prefilter(spec: Mapping) -> Optional[BytesTest]:
     """The bytes test for a filter, or None when the filter bounds no predicate this way."""
     try:
         groups = _document_groups(spec)
     except Exception:   # a malformed filter: the compiler reports it; no test
         return None
-    groups = [group for group in groups if group and _affordable(group)]
-    encodings_only = [group for group in groups if all(type(n) is bytes for n in group)]
-    if encodings_only:
-        # a search for encodings costs a tenth of a decode, one for elements up to half: with
-        # the first at hand, the second would mostly cost what it saves
-        groups = encodings_only
+    groups = sorted((group for group in groups if group and _affordable(group)), key=_cost)
     if not groups:
         return None
     try:
-        return all_of([_search(group) for group in groups])
+        tests = tuple(_search(group) for group in groups)
     except (re.error, RecursionError, OverflowError):   # a test that cannot be built: none (never the query's error)
         return None
+    return BytesTest(tests, tuple(_cost(group) for group in groups))
+
+
+def _cost(group: frozenset) -> float:
+    """The group's searches (_search), in decodes."""
+    encodings = any(type(n) is bytes for n in group)
+    elements = {(n.kind, n.names) for n in group if type(n) is _Element}
+    return (ENCODINGS_COST if encodings else 0.0) + ELEMENT_COST * len(elements)
 
 
 def _affordable(group: frozenset) -> bool:

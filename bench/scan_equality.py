@@ -3,13 +3,14 @@ documents hold it, on ginkgodb and the peers (the bytes test of query/match/raw_
 
     python -m bench.scan_equality [--n 20000] [--targets ginkgo-lmdb,ginkgo-memory,mongomock,mongita-memory]
 
-Each target gets the benchmark's data set (bench/documents.py) without indexes and runs each
+Each target gets the benchmark's data set (bench/documents.py) without indexes, one document in
+50 with an extra `promo` field, and runs each
 filter to the end, `--repeats` times (median reported, in documents scanned per second). The
 filters: a number one document in a hundred holds, a number one document holds, a double, a
 number a quarter of the documents hold, a number inside an array of documents most documents
 hold, an `$in` of small numbers whose bytes most documents hold elsewhere (nested `qty` fields:
-the test passes and is dropped), ranges on an int, a double, a date and a string, and a string
-equality (the control: strings had a bytes test before).
+the test passes and is dropped), ranges on an int, a double, a date and a string, the sparse
+field's `$exists`, and a string equality (the control: strings had a bytes test before).
 Every answer's count is checked against the data set read in Python.
 """
 from __future__ import annotations
@@ -41,6 +42,7 @@ FILTERS: dict[str, tuple[dict, Callable[[dict], bool]]] = {
                        lambda d: d["created"] >= datetime.datetime(2024, 12, 24)),
     "int range, 50%": ({"qty": {"$lt": 50}}, lambda d: d["qty"] < 50),
     "string range, 2.5%": ({"sku": {"$gte": "SKU-000019500"}}, lambda d: d["sku"] >= "SKU-000019500"),
+    "field present in 2% ($exists)": ({"promo": {"$exists": True}}, lambda d: "promo" in d),
     "string, 6% (control)": ({"category": "cat-06"}, lambda d: d["category"] == "cat-06"),
 }
 
@@ -53,6 +55,8 @@ def measure(name: str, n: int, repeats: int) -> dict[str, Any]:
         coll = client.bench_scan_equality.docs
         ds = Dataset(n)
         docs = [ds.doc(i) for i in range(n)]
+        for i in range(0, n, 50):   # a sparse field, as the attribute and polymorphic patterns make
+            docs[i]["promo"] = {"code": f"P{i}", "pct": 10}
         for i in range(0, n, 1000):
             coll.insert_many([dict(d) for d in docs[i:i + 1000]])
         for label, (filt, python) in FILTERS.items():

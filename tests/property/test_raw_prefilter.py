@@ -44,6 +44,7 @@ field_cond = st.one_of(
     st.builds(lambda op, v: {op: v}, st.sampled_from(["$gt", "$gte", "$lt", "$lte"]), scalars),
     st.builds(lambda v, w: {"$gt": v, "$lt": w}, scalars, scalars),
     st.builds(lambda v: {"$elemMatch": {"$gte": v}}, scalars),
+    st.builds(lambda v: {"$exists": v}, st.sampled_from([True, False, 1, 0, 0.5])),
     st.builds(lambda v: {"$not": {"$eq": v}}, scalars),
     st.builds(lambda d: d, st.dictionaries(st.sampled_from(["x", "y"]), scalars, min_size=1, max_size=2)),
 )

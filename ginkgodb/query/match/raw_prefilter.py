@@ -286,7 +286,7 @@ def _document_groups(spec: Mapping) -> list[frozenset[Needle]]:
             if either:
                 groups.append(either)
         elif not key.startswith("$"):
-            groups.extend(_field_groups(value, _names(key)))
+            groups.extend(_field_groups(value, _names(key), key.rpartition(".")[2].encode()))
     return groups
 
 
@@ -302,20 +302,23 @@ def _either(branches: list) -> frozenset[Needle]:
     return frozenset(union)
 
 
-def _field_groups(value: Any, names: bytes) -> list[frozenset[Needle]]:
-    """The groups of one field's condition: a value (equality) or an operator document."""
+def _field_groups(value: Any, names: bytes, last: bytes) -> list[frozenset[Needle]]:
+    """The groups of one field's condition: a value (equality) or an operator document (`last`:
+    the path's last component)."""
     if isinstance(value, Mapping):
         if not value or not all(isinstance(k, str) and k.startswith("$") for k in value):
             return []   # equality to a document: numbers inside compare across types
-        return _operator_groups(value, names)
+        return _operator_groups(value, names, last)
     needles = _needles(value, names)
     return [frozenset(needles)] if needles is not None else []
 
 
-def _operator_groups(ops: Mapping, names: bytes) -> list[frozenset[Needle]]:
+def _operator_groups(ops: Mapping, names: bytes, last: Optional[bytes] = None) -> list[frozenset[Needle]]:
     groups: list[frozenset[Needle]] = []
     for op, arg in ops.items():
-        if op == "$eq":
+        if op == "$exists" and last is not None and (arg is True or (type(arg) in (int, float) and arg)):
+            groups.append(frozenset((last + b"\x00",)))   # the element's name and its NUL, somewhere
+        elif op == "$eq":
             needles = _needles(arg, names)
             if needles is not None:
                 groups.append(frozenset(needles))

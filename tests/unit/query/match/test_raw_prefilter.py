@@ -69,6 +69,9 @@ DOC = bson.encode({"_id": OID, "city": "Lyon", "tags": ["red", "blue"], "when": 
     ({"tags": {"$gt": "s"}}, False),
     ({"n": {"$in": list(range(100, 140))}}, False),   # 40 numbers: four searches of 40 values
     ({"n": {"$in": list(range(100, 139)) + [5]}}, True),
+    ({"when": {"$exists": True}}, True),
+    ({"address.city": {"$exists": 1}}, True),
+    ({"flag": {"$exists": True}}, False),                  # no element named flag
 ])
 def test_the_test_on_a_documents_bytes(filt, passes):
     test = compile_filter(filt).raw_prefilter
@@ -81,7 +84,7 @@ def test_the_test_on_a_documents_bytes(filt, passes):
     {"city": {"$not": {"$eq": "Lille"}}}, {"$nor": [{"city": "Lille"}]}, {"city": {"$regex": "^L"}},
     {"city": None}, {"address": {"city": "Paris"}}, {"city": {"$in": ["Lyon", None]}},
     {"$or": [{"city": "Lyon"}, {"n": {"$ne": 5}}]}, {"$expr": {"$eq": ["$city", "Lille"]}}, {"tags": ["red", "blue"]},
-    {"city": {"$exists": True}}, {"city": {"$in": [f"c{i}" for i in range(65)]}},
+    {"city": {"$exists": False}}, {"city": {"$exists": 0}}, {"city": {"$in": [f"c{i}" for i in range(65)]}},
     {"n": {"$in": list(range(65))}},
 ])
 def test_filters_it_cannot_bound_get_no_test(filt):

@@ -12,14 +12,15 @@ last component (`qty` for `items.qty`) or an array index (digits), then the valu
 type's bytes; any decimal128 element of such a name passes, whatever its value. A boolean is
 looked for the same way (one encoding), and so is a range (`$gt`, `$gte`, `$lt`, `$lte`) on a
 number, a date or a string, its value bytes matched by a regular expression over the range
-(raw_ranges.py). So for an equality (`{f: v}`, `$eq`), an `$in` of such values, an `$all`, a
-range or an `$elemMatch` over them, a document whose bytes hold none of the needles cannot
-match. The test is a conjunction of groups, one group per such predicate that every match must
-satisfy; a group passes when any of its needles occurs in the bytes. Predicates it cannot bound
-(negations, `$exists`, `$type`, `$expr`, `$where`, NaN, decimal128 query values, documents,
-arrays, regexes, null, which matches missing fields) add no group: they are left to the
-compiled filter, which runs on every document the test passes. The test never rejects a match;
-it may pass documents that do not match (the bytes occur elsewhere).
+(raw_ranges.py); `$exists: true` needs the field's name and its NUL somewhere. So for an
+equality (`{f: v}`, `$eq`), an `$in` of such values, an `$all`, a range, `$exists: true` or an
+`$elemMatch` over them, a document whose bytes hold none of the needles cannot match. The test
+is a conjunction of groups, one group per such predicate that every match must satisfy; a group
+passes when any of its needles occurs in the bytes. Predicates it cannot bound (negations,
+`$exists: false` among them, `$type`, `$expr`, `$where`, NaN, decimal128 query values,
+documents, arrays, regexes, null, which matches missing fields) add no group: they are left to
+the compiled filter, which runs on every document the test passes. The test never rejects a
+match; it may pass documents that do not match (the bytes occur elsewhere).
 
 Only filters compared without a collation use it: a collation makes strings equal whose bytes
 differ (the compiler's Matcher carries it; a collated matcher has none).

@@ -108,6 +108,7 @@ class CollScan(Stage):
         prefix = self.state.record_prefix
         matcher, compiled = self.matcher, self.compiled
         prefilter = choice = None
+        after, chosen_at, kept_below = PREFILTER_AFTER, PREFILTER_CHOSEN, PREFILTER_KEPT_BELOW   # locals: per document
         rid_of = self.state.rid_of_record_key
         ctx = self.ctx
         stored = _stored_document
@@ -115,13 +116,13 @@ class CollScan(Stage):
         for key, value in self.reader.scan(prefix, prefix_end(prefix), self.direction < 0):
             raw = stored(value)
             n += 1
-            if n == PREFILTER_AFTER:
+            if n == after:
                 prefilter = choice = choice_of(compiled)   # every group, counted, for CALIBRATION documents
-            elif n == PREFILTER_CHOSEN and choice is not None:
+            elif n == chosen_at and choice is not None:
                 prefilter = choice.chosen()
             if not n & 1023:
                 interrupt_check(ctx)
-                if passed > PREFILTER_KEPT_BELOW:
+                if passed > kept_below:
                     prefilter = None   # it passed most of the last 1024: it costs more than it saves
                 passed = 0
             if matcher is None:
@@ -438,6 +439,7 @@ class Fetch(Stage):
                        records: bool, compiled: Any = None) -> Iterator[Row]:
         stored = _stored_document
         prefilter = choice = None
+        after, chosen_at, kept_below = PREFILTER_AFTER, PREFILTER_CHOSEN, PREFILTER_KEPT_BELOW
         read = tested = passed = 0
         for rid in child.rids():
             value = child.record_value if records else reader.get(record_key(rid))
@@ -451,14 +453,14 @@ class Fetch(Stage):
                 yield rid, raw, None
                 continue
             read += 1
-            if read == PREFILTER_AFTER:
+            if read == after:
                 prefilter = choice = choice_of(compiled)
-            elif read == PREFILTER_CHOSEN and choice is not None:
+            elif read == chosen_at and choice is not None:
                 prefilter = choice.chosen()
             if prefilter is not None:
                 tested += 1
                 if not tested & 1023:
-                    if passed > PREFILTER_KEPT_BELOW:
+                    if passed > kept_below:
                         prefilter = None   # as CollScan: it passed most of the last 1024
                     passed = 0
                 if prefilter is not None:

@@ -154,7 +154,9 @@ def all_of(fns: list[Callable[[_T], Any]]) -> Callable[[_T], Any]:
     return match_all
 
 
-def any_of(fns: list[DocPredicate]) -> DocPredicate:
+def any_of(fns: list[Callable[[_T], Any]]) -> Callable[[_T], Any]:
+    """Disjunction with short-circuit (of document predicates, and of raw_prefilter's searches
+    within one group)."""
     if len(fns) == 1:
         return fns[0]
     if len(fns) == 2:
@@ -162,7 +164,7 @@ def any_of(fns: list[DocPredicate]) -> DocPredicate:
         return lambda doc: f(doc) or g(doc)
     fs = tuple(fns)
 
-    def match_any(doc: Mapping) -> bool:
+    def match_any(doc: Any) -> bool:
         for f in fs:
             if f(doc):
                 return True

@@ -38,7 +38,7 @@ import bson
 from bson.datetime_ms import DatetimeMS
 from bson.objectid import ObjectId
 
-from .nodes import all_of
+from .nodes import all_of, any_of
 from .raw_ranges import double_range, signed_range, string_range
 
 RawTest = Callable[[bytes], Any]
@@ -78,35 +78,39 @@ def raw_prefilter(spec: Mapping) -> Optional[BytesTest]:
         groups = _document_groups(spec)
     except Exception:   # a malformed filter: the compiler reports it; no test
         return None
-    groups = sorted((group for group in groups if group and _affordable(group)), key=_cost)
-    if not groups:
+    split = [_split(group) for group in groups if group]
+    costed = sorted(((_cost(*parts), parts) for parts in split if _affordable(*parts)), key=lambda c: c[0])
+    if not costed:
         return None
     try:
-        tests = tuple(_search(group) for group in groups)
+        tests = tuple(_search(*parts) for _, parts in costed)
     except (re.error, RecursionError, OverflowError):   # a test that cannot be built: none (never the query's error)
         return None
-    return BytesTest(tests, tuple(_cost(group) for group in groups))
+    return BytesTest(tests, tuple(cost for cost, _ in costed))
 
 
-def _cost(group: frozenset) -> float:
+def _split(group: frozenset) -> tuple[list[bytes], dict[tuple[bytes, bytes], set[bytes]]]:
+    """A group's encodings, and its elements' values by (type byte, names): one search each."""
+    encodings: list[bytes] = []
+    by_kind: dict[tuple[bytes, bytes], set[bytes]] = {}
+    for n in group:
+        if type(n) is bytes:
+            encodings.append(n)
+        else:
+            by_kind.setdefault((n.kind, n.names), set()).add(n.value)
+    return encodings, by_kind
+
+
+def _cost(encodings: list[bytes], by_kind: dict) -> float:
     """The group's searches (_search), in decodes."""
-    encodings = any(type(n) is bytes for n in group)
-    elements = {(n.kind, n.names) for n in group if type(n) is _Element}
-    return (ENCODINGS_COST if encodings else 0.0) + ELEMENT_COST * len(elements)
+    return (ENCODINGS_COST if encodings else 0.0) + ELEMENT_COST * len(by_kind)
 
 
-def _affordable(group: frozenset) -> bool:
+def _affordable(encodings: list[bytes], by_kind: dict) -> bool:
     """At most _MAX_NEEDLES encodings in the group's alternation, and as many values in each of
     its element searches (an `$in` of 40 numbers is four searches of 40 values each: a search
     stops only at its type byte and names, so its values cost little)."""
-    encodings = 0
-    values: dict[tuple[bytes, bytes], int] = {}
-    for n in group:
-        if type(n) is bytes:
-            encodings += 1
-        else:
-            values[(n.kind, n.names)] = values.get((n.kind, n.names), 0) + 1
-    return encodings <= _MAX_NEEDLES and all(v <= _MAX_NEEDLES for v in values.values())
+    return len(encodings) <= _MAX_NEEDLES and all(len(v) <= _MAX_NEEDLES for v in by_kind.values())
 
 
 class _Element(NamedTuple):
@@ -121,36 +125,20 @@ class _Element(NamedTuple):
 Needle = Union[bytes, _Element]   # bytes: a value's encoding, found as it is anywhere
 
 
-def _search(needles: frozenset[Needle]) -> RawTest:
-    """Whether any of the needles occurs, in compiled searches (C) that each open with one fixed
-    byte, which the regular expression engine finds fast: the encodings in one alternation (each
-    opens with a length or a value byte), the elements in one search per type and names, with
-    the values in an alternation after the name (an alternation of whole elements would try
+def _search(encodings: list[bytes], by_kind: dict[tuple[bytes, bytes], set[bytes]]) -> RawTest:
+    """Whether any of a group's needles occurs, in compiled searches (C) that each open with one
+    fixed byte, which the regular expression engine finds fast: the encodings in one alternation
+    (each opens with a length or a value byte), the elements in one search per type and names,
+    with the values in an alternation after the name (an alternation of whole elements would try
     every branch at every type byte)."""
     searches = []
-    encodings = sorted(re.escape(n) for n in needles if type(n) is bytes)
     if encodings:
-        searches.append(re.compile(b"|".join(encodings)).search)
-    by_kind: dict[tuple[bytes, bytes], set[bytes]] = {}
-    for n in needles:
-        if type(n) is _Element:
-            by_kind.setdefault((n.kind, n.names), set()).add(n.value)
+        searches.append(re.compile(b"|".join(sorted(map(re.escape, encodings)))).search)
     for (kind, names), values in sorted(by_kind.items()):
         head = re.escape(kind) + b"(?:" + names + b")\x00"
         tail = b"" if b"" in values else b"(?:" + b"|".join(sorted(values)) + b")"
         searches.append(re.compile(head + tail).search)
-    if len(searches) == 1:
-        return searches[0]
-    return _any_of(tuple(searches))
-
-
-def _any_of(searches: tuple[RawTest, ...]) -> RawTest:
-    def test(raw: bytes) -> bool:
-        for search in searches:
-            if search(raw) is not None:
-                return True
-        return False
-    return test
+    return any_of(searches)
 
 
 def _needles(value: Any, names: bytes) -> Optional[tuple[Needle, ...]]:

@@ -11,12 +11,16 @@ number a quarter of the documents hold, a number inside an array of documents mo
 hold, an `$in` of small numbers whose bytes most documents hold elsewhere (nested `qty` fields:
 the test passes and is dropped), ranges on an int, a double, a date and a string, the sparse
 field's `$exists`, and a string equality (the control: strings had a bytes test before).
-Every answer's count is checked against the data set read in Python.
+Then, with an index on `k` (bench/documents.py: K_PER_VALUE documents a value), short scans behind it: finds by
+`k` with a residual predicate whose value changes with every query (what compiling a bytes test
+per query would cost), in queries per second. Every answer's count is checked against the data
+set read in Python (all of a full scan's, the first 50 of the short scans').
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import random
 import statistics
 import sys
 import tempfile
@@ -47,6 +51,45 @@ FILTERS: dict[str, tuple[dict, Callable[[dict], bool]]] = {
 }
 
 
+#: label -> (a query's filter from its k and a random source, the same test in Python)
+SHORT: dict[str, tuple[Callable[[int, random.Random], dict], Callable[[dict, dict], bool]]] = {
+    "k + price below a random double": (lambda k, r: {"k": k, "price": {"$lt": round(r.random() * 500, 6)}},
+                                        lambda f, d: d["price"] < f["price"]["$lt"]),
+    "k + qty at least a random int": (lambda k, r: {"k": k, "qty": {"$gte": r.randrange(100)}},
+                                      lambda f, d: d["qty"] >= f["qty"]["$gte"]),
+    "k + qty equal to a random int": (lambda k, r: {"k": k, "qty": r.randrange(100)},
+                                      lambda f, d: d["qty"] == f["qty"]),
+}
+SHORT_QUERIES = 1_000
+
+
+def _median_rate(run: Callable[[], Any], units: int, repeats: int) -> int:
+    """units per second of `run()`, the median of `repeats` timings."""
+    rates = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        run()
+        rates.append(units / (time.perf_counter() - began))
+    return round(statistics.median(rates))
+
+
+def _short_scans(coll: Any, ds: Dataset, docs: list[dict], repeats: int) -> dict[str, Any]:
+    coll.create_index("k")
+    out: dict[str, Any] = {}
+    for label, (make, python) in SHORT.items():
+        rng = random.Random(label)
+        filters = [make(rng.randrange(ds.k_values), rng) for _ in range(SHORT_QUERIES)]
+        for f in filters[:50]:
+            got = sum(1 for _ in coll.find(f))
+            expected = sum(1 for d in docs if d["k"] == f["k"] and python(f, d))
+            if got != expected:
+                out[label] = f"WRONG ({got} for {expected})"
+                break
+        else:
+            out[label] = _median_rate(lambda fs=filters: [list(coll.find(f)) for f in fs], SHORT_QUERIES, repeats)
+    return out
+
+
 def measure(name: str, n: int, repeats: int) -> dict[str, Any]:
     target = make_target(name, tempfile.mkdtemp(prefix=f"scan-eq-{name}-"))
     client = target.open()
@@ -69,13 +112,8 @@ def measure(name: str, n: int, repeats: int) -> dict[str, Any]:
             if got != expected:
                 out["rates"][label] = f"WRONG ({got} for {expected})"
                 continue
-            rates = []
-            for _ in range(repeats):
-                began = time.perf_counter()
-                for _doc in coll.find(filt):
-                    pass
-                rates.append(n / (time.perf_counter() - began))
-            out["rates"][label] = round(statistics.median(rates))
+            out["rates"][label] = _median_rate(lambda f=filt: sum(1 for _ in coll.find(f)), n, repeats)
+        out["short"] = _short_scans(coll, ds, docs, repeats)
     finally:
         target.close()
     return out
@@ -99,6 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     for label, (filt, _) in FILTERS.items():
         cells = [f"{r['rates'][label]:,}" if isinstance(r["rates"][label], int) else r["rates"][label] for r in ok]
         print(f"| {label} `{filt}` | " + " | ".join(cells) + " |")
+    print(f"\nshort scans behind an index on k, queries per second ({SHORT_QUERIES:,} queries, median of "
+          f"{args.repeats})\n")
+    print("| filter | " + " | ".join(r["target"] for r in ok) + " |")
+    print("|---" * (len(ok) + 1) + "|")
+    for label in SHORT:
+        cells = [f"{r['short'][label]:,}" if isinstance(r["short"][label], int) else r["short"][label] for r in ok]
+        print(f"| {label} | " + " | ".join(cells) + " |")
     for r in results:
         if "error" in r:
             print(f"\n{r['target']}: {r['error']}")

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pymongo
 import pytest
-from e2e.browser_tools import ensure_chromium
 from e2e.npm_tools import run_json_script
+from support.chromium import ensure_chromium
 
 pytestmark = pytest.mark.slow
 

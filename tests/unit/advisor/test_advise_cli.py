@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import shutil
 import subprocess
 import sys
 import uuid
 
 import pytest
+from support.chromium import ensure_chromium
 
 import ginkgodb
 
@@ -64,21 +64,13 @@ def test_text_report_and_bad_arguments(dbpath, tmp_path):
     assert bad.returncode != 0 and "--shard-key" in bad.stderr
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("headless Chromium is not installed (apt-get install chromium)")
-
-
 def test_html_report_renders_in_chromium(dbpath, tmp_path):
     page = tmp_path / "report.html"
     out = _advise("--dbpath", dbpath, "--format", "html", "--out", str(page), "--shard-key", "shop.orders:created")
     assert out.returncode == 0, out.stderr
     html = page.read_text()
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "") and "<script" not in html
-    browser = _chromium()
+    browser = str(ensure_chromium())   # installed on first use (skips with the reason when it cannot be)
     run = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
                          capture_output=True, text=True, timeout=120)
     if run.returncode != 0 or "<svg" not in run.stdout:

@@ -13,5 +13,5 @@ APT_PACKAGES = ["chromium", "chromium-driver"]
 def ensure_chromium() -> Path:
     """The Chromium executable, installing Debian's package when missing and possible."""
     if not CHROMIUM.exists():
-        apt_install(APT_PACKAGES, CHROMIUM.exists, "the browser tests")
+        apt_install(APT_PACKAGES, CHROMIUM.exists, "the browser and report tests")
     return CHROMIUM

@@ -141,25 +141,29 @@ class WriteBatch:
         #: keys this batch changed that a transaction could conflict with (docs/design/transactions.md)
         self.claims: list[bytes] = []
         self._conflicts = conflicts
-        #: what the operation running in this batch answers (stored with retryable writes)
-        self.result: Any = None
-        #: the batch's cluster time, stamped just before it commits (when it changed anything)
-        self.commit_ts: Any = None
-        #: the session of a transaction or retryable write this batch commits ({lsid, txnNumber,
-        #: stmtIds}), for the oplog and change streams; None for an ordinary write
-        self.txn_info: Optional[dict] = None
-        #: a secondary applying the primary's oplog: these entries (raw BSON, in order) are
-        #: appended to the oplog as they are, instead of entries made from `ops` (oplog_apply.py)
-        self.replicated: Optional[list[bytes]] = None
         self._base_catalog = catalog
-        self._catalog: Optional[Catalog] = None      # the private copy, once edited
         self._numbers: dict[int, CollectionNumbers] = {}
-        #: the numbers the engine kept from its last commit, valid for this batch (known_numbers.py)
-        self._known: Optional[dict[int, tuple]] = None
-        self._forgotten: list[int] = []
-        self._base_version: Optional[int] = None
-        self._next_id: Optional[int] = None
-        self._images = 0
+        # the other fields start as the class's defaults below (a batch per write: each field
+        # set here costs every insert_one)
+
+    #: what the operation running in this batch answers (stored with retryable writes)
+    result: Any = None
+    #: the batch's cluster time, stamped just before it commits (when it changed anything)
+    commit_ts: Any = None
+    #: the session of a transaction or retryable write this batch commits ({lsid, txnNumber,
+    #: stmtIds}), for the oplog and change streams; None for an ordinary write
+    txn_info: Optional[dict] = None
+    #: a secondary applying the primary's oplog: these entries (raw BSON, in order) are
+    #: appended to the oplog as they are, instead of entries made from `ops` (oplog_apply.py)
+    replicated: Optional[list[bytes]] = None
+    _catalog: Optional[Catalog] = None      # the private copy, once edited
+    #: the numbers the engine kept from its last commit, valid for this batch (known_numbers.py)
+    _known: Optional[dict[int, CollectionNumbers]] = None
+    #: the collections this batch dropped (a tuple until the first: never shared, only replaced)
+    _forgotten: tuple[int, ...] = ()
+    _base_version: Optional[int] = None
+    _next_id: Optional[int] = None
+    _images = 0
 
     # -- the catalog as this batch sees it -----------------------------------------------------
     @property
@@ -217,7 +221,7 @@ class WriteBatch:
             known = self._known
             kept = known.get(coll_id) if known is not None else None
             if kept is not None and (not self._forgotten or coll_id not in self._forgotten):
-                numbers = self._numbers[coll_id] = CollectionNumbers(*kept)
+                numbers = self._numbers[coll_id] = CollectionNumbers(kept.next_rid, kept.count, kept.size, kept.key)
             else:
                 numbers = self._numbers[coll_id] = read_numbers(self.txn, coll_id)
         return numbers
@@ -271,7 +275,7 @@ class WriteBatch:
     def forget_numbers(self, coll_id: int) -> None:
         """A dropped collection's numbers go with it."""
         self._numbers.pop(coll_id, None)
-        self._forgotten.append(coll_id)
+        self._forgotten = (*self._forgotten, coll_id)
         self.txn.delete(layout.coll_stats_key(coll_id))
 
     # -- commit (called by the engine) ---------------------------------------------------------

@@ -12,6 +12,17 @@ import time
 
 from bson.timestamp import Timestamp
 
+_new_timestamp = Timestamp.__new__
+
+
+def make_timestamp(secs: int, inc: int) -> Timestamp:
+    """Timestamp(secs, inc) for values the clock already keeps in range: bson's constructor
+    validates its arguments in Python, which cost as much as the rest of a tick."""
+    ts = _new_timestamp(Timestamp)
+    ts._Timestamp__time = secs   # type: ignore[attr-defined]  # the slots bson's constructor fills
+    ts._Timestamp__inc = inc     # type: ignore[attr-defined]
+    return ts
+
 
 class LogicalClock:
     def __init__(self) -> None:
@@ -29,7 +40,7 @@ class LogicalClock:
                 self._inc += 1
                 if self._inc >= 1 << 32:  # more than 4 billion commits in a second: borrow one
                     self._secs, self._inc = self._secs + 1, 1
-            return Timestamp(self._secs, self._inc)
+            return make_timestamp(self._secs, self._inc)
 
     def last(self) -> Timestamp:
         """The newest timestamp handed out."""

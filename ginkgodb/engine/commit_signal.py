@@ -21,25 +21,35 @@ POLL_INTERVAL = 0.05
 
 
 class CommitSignal:
-    __slots__ = ("_cond", "_local", "_waiters", "_stamp")
+    __slots__ = ("_cond", "_local", "_other", "_waiters", "_stamp")
 
     def __init__(self, stamp: Optional[Callable[[], int]] = None) -> None:
         self._cond = threading.Condition(threading.Lock())
-        self._local = 0
+        self._local = 0     # commits (moved under the engine's write lock only)
+        self._other = 0     # wake-ups without a commit (moved under the condition only)
         self._waiters = 0
         self._stamp = stamp
 
     @property
     def generation(self) -> tuple[int, int]:
         """Moves at every commit of this process (and, when shared, of any process)."""
-        return self._local, (self._stamp() if self._stamp is not None else 0)
+        return self._local + self._other, (self._stamp() if self._stamp is not None else 0)
+
+    def committed(self) -> None:
+        """A batch committed (called by the engine after its observers, under its write lock,
+        so no two calls race). The condition is taken only when someone waits: a waiter counts
+        itself before it compares generations, so it either sees the new one or is counted and
+        woken."""
+        self._local += 1
+        if self._waiters:
+            with self._cond:
+                self._cond.notify_all()
 
     def notify(self) -> None:
-        """A batch committed (called by the engine after its observers)."""
+        """Wake the waiters without a commit (the majority commit point moved)."""
         with self._cond:
-            self._local += 1
-            if self._waiters:
-                self._cond.notify_all()
+            self._other += 1
+            self._cond.notify_all()
 
     def wait(self, seen: tuple[int, int], timeout: float) -> bool:
         """Wait until the generation differs from `seen` (True) or `timeout` seconds pass."""
@@ -60,5 +70,5 @@ class CommitSignal:
     def wake_all(self) -> None:
         """Wake every waiter without a commit (the engine is closing)."""
         with self._cond:
-            self._local += 1
+            self._other += 1
             self._cond.notify_all()

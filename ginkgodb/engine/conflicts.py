@@ -99,16 +99,19 @@ class ConflictTable:
                 if owner is not None:
                     raise WaitForTransaction(owner)
 
-    def committed(self, keys: Iterable[bytes]) -> int:
-        """An ordinary batch committed: its keys' new versions (kept only while transactions
-        that could conflict with them are open). Returns the commit's sequence number."""
+    def committed(self, keys: Iterable[bytes]) -> None:
+        """An ordinary batch committed (storage has it): its keys' new versions, kept only while
+        transactions that could conflict with them are open. With none open it takes no lock
+        and moves no sequence: a transaction that opens meanwhile takes its snapshot after this
+        commit, so it sees the commit and cannot conflict with it."""
+        if not self._snapshots:
+            return
         with self._lock:
             self.seq += 1
             if self._snapshots:
                 seq = self.seq
                 for key in keys:
                     self._committed[key] = seq
-            return self.seq
 
     def next_seq(self) -> int:
         """A commit's sequence number (a transaction's own commit)."""

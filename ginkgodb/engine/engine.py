@@ -303,10 +303,11 @@ class Engine(EngineOperations):
             for observer in self.observers:
                 observer.before_commit(batch)
             batch.prepare()  # after the observers: the oplog moves its collection's numbers
-            if batch.catalog_changed:
+            changed = batch._catalog   # the batch's own catalog, when it changed any (catalog_changed)
+            if changed is not None:
                 # known before the commit: a reader whose snapshot already holds the new
                 # generation finds its catalog here (never a half-published state)
-                self._recent[batch.catalog.gen] = batch.catalog.freeze()
+                self._recent[changed.gen] = changed.freeze()
             txn.commit()
         except BaseException:
             self._abort_batch(batch)
@@ -314,12 +315,12 @@ class Engine(EngineOperations):
             raise
         self._known_numbers.committed(batch)
         self.conflicts.committed(batch.claims)
-        if batch.catalog_changed:
-            self._publish(batch.catalog)
+        if changed is not None:
+            self._publish(changed)
         for observer in self.observers:
             observer.after_commit(batch)
         if batch.commit_ts is not None:
-            self.commit_signal.notify()
+            self.commit_signal.committed()
 
     def _abort_batch(self, batch: WriteBatch) -> None:
         batch.txn.abort()

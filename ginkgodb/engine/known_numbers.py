@@ -11,20 +11,22 @@ The same test tells the engine that the catalog it published is the writer's (no
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-#: (next record id, documents, bytes, the key they are stored under)
-Kept = tuple[int, int, int, Optional[bytes]]
+if TYPE_CHECKING:
+    from .batch import CollectionNumbers
 
 
 class KnownNumbers:
-    """Owned by the engine and used under its write lock."""
+    """Owned by the engine and used under its write lock. It keeps the committed batches'
+    CollectionNumbers objects themselves (a finished batch never touches them again); a batch
+    copies the ones it moves (WriteBatch.numbers)."""
 
     __slots__ = ("_shared", "_numbers", "_version", "_lost")
 
     def __init__(self, shared: bool) -> None:
         self._shared = shared
-        self._numbers: dict[int, Kept] = {}
+        self._numbers: dict[int, CollectionNumbers] = {}
         self._version: Optional[int] = None     # the base_version they hold for (shared storage)
         self._lost = False                      # a commit failed: storage's state is not known
 
@@ -44,17 +46,20 @@ class KnownNumbers:
     def committed(self, batch: Any) -> None:
         """After `batch` committed: keep its numbers."""
         numbers = batch._numbers
-        base_version = batch._base_version
         known = self._numbers if batch._known is not None else {}
-        wrote = False
-        for coll_id, n in numbers.items():
-            known[coll_id] = (n.next_rid, n.count, n.size, n.key)
-            wrote = wrote or n.dirty
-        for coll_id in batch._forgotten:
-            known.pop(coll_id, None)
+        known.update(numbers)
+        if batch._forgotten:
+            for coll_id in batch._forgotten:
+                known.pop(coll_id, None)
         self._numbers = known
         self._lost = False
         if self._shared:
+            base_version = batch._base_version
+            wrote = False
+            for n in numbers.values():   # a loop, not any(): no generator per commit
+                if n.dirty:
+                    wrote = True
+                    break
             self._version = base_version + 1 if wrote and base_version is not None else None
 
     def forget(self) -> None:

@@ -207,10 +207,21 @@ class IndexScan(Stage):
         rid_from = self.index.rid_of_entry
         reverse = self.direction < 0
         ranges = list(reversed(self.ranges)) if reverse else self.ranges
-        scan, ctx = self.reader.scan, self.ctx
+        scan, first, ctx = self.reader.scan, self.reader.first, self.ctx
         for lo, hi in ranges:
             hi_key = prefix + hi if hi is not None else prefix_end(prefix)
-            for key, _ in scan(prefix + lo, hi_key, reverse):
+            start = prefix + lo
+            if not reverse:
+                # the first entry alone, by one probe: a consumer that needs one row (update_one,
+                # find_one, a limit of 1) stops here instead of reading a chunk of entries
+                entry = first(start, hi_key)
+                if entry is None:
+                    continue
+                self.examined += 1
+                self.n_returned += 1
+                yield rid_from(entry)
+                start = entry + b"\x00"   # the smallest key after it
+            for key, _ in scan(start, hi_key, reverse):
                 self.examined += 1
                 if not self.examined & 1023:
                     interrupt_check(ctx)

@@ -184,13 +184,15 @@ def compute_diff(pre: bytes, post: bytes, *, ignore_size_limit: bool = True) -> 
     return encoded
 
 
-def compute_diff_decoded(old: dict, new: dict, post: bytes, *, ignore_size_limit: bool = True
-                         ) -> Optional[bytes]:
+def compute_diff_decoded(old: dict, new: dict, post: bytes, *, ignore_size_limit: bool = True,
+                         touched: Optional[frozenset] = None) -> Optional[bytes]:
     """`compute_diff` for a writer that holds both images decoded, `new` being what `post`
     encodes. The walk is the same, on the decoded values: an unchanged value is usually the very
     same object (the update engine copies only what it changes), other values are compared by
-    their encoding, and only changed values are encoded. The result equals `compute_diff`'s."""
-    encoded = _fields_set(old, new, ignore_size_limit)
+    their encoding, and only changed values are encoded. `touched`: the top-level fields the
+    update may have changed (its operators' paths), every other field of `new` being `old`'s
+    own value; only those are compared. The result equals `compute_diff`'s."""
+    encoded = _fields_set(old, new, ignore_size_limit, touched)
     if encoded is None:
         encoded = _dict_diff(old, new, ignore_size_limit).encode()
     if not ignore_size_limit and len(encoded) + DELTA_WRAPPER_BYTES >= len(post):
@@ -276,20 +278,28 @@ def _same(pv: Any, qv: Any) -> bool:
 _NESTED = (dict, list, DBRef)
 
 
-def _fields_set(old: dict, new: dict, ignore: bool) -> Optional[bytes]:
+def _fields_set(old: dict, new: dict, ignore: bool, touched: Optional[frozenset] = None) -> Optional[bytes]:
     """The diff when `new` holds `old`'s fields in the same order and each changed field is
     either not a document or an array on both sides (what $set/$inc of existing fields make),
     or, with the size limit ignored, an array that kept its elements and grew at the end (what
     $push makes): `{u: {...}}` of the changed values, encoded in one call, then the grown
     arrays' `s<f>`, in field order (the walk of `_dict_diff` gives the same bytes); None when
-    that walk is needed."""
+    that walk is needed. With `touched` (compute_diff_decoded), only those fields are looked at."""
     if len(old) != len(new):
         return None
+    names = list(new)
+    if names != list(old):      # in C: the same names in the same order
+        return None
+    if touched is None:
+        fields: Any = zip(names, old.values(), new.values())
+    else:
+        present = [key for key in touched if key in new]
+        if len(present) > 1:
+            present.sort(key=names.index)   # field order, as the walk meets them
+        fields = [(key, old[key], new[key]) for key in present]
     changed: Optional[dict] = None
     grown: Optional[list[bytes]] = None
-    for (key, pv), (qkey, qv) in zip(old.items(), new.items()):
-        if key != qkey:
-            return None
+    for key, pv, qv in fields:
         if qv is pv or _same(pv, qv):
             continue
         if isinstance(pv, _NESTED) and isinstance(qv, _NESTED):

@@ -47,6 +47,8 @@ class Update(NamedTuple):
     new: Any = None
     #: the diff, made when the update was written instead of keeping the images (b"": none)
     made_diff: Optional[bytes] = None
+    #: the top-level fields the update may have changed (UpdatePlan.top_fields), when known
+    touched: Optional[frozenset] = None
 
     def diff(self) -> Optional[bytes]:
         """The $v:2 diff the oplog logs for this update, or None to log the whole new document
@@ -57,7 +59,8 @@ class Update(NamedTuple):
             return None
         ignore = self.kind != "pipeline"
         if self.old is not None and self.new is not None:
-            return compute_diff_decoded(self.old, self.new, self.after, ignore_size_limit=ignore)
+            return compute_diff_decoded(self.old, self.new, self.after, ignore_size_limit=ignore,
+                                        touched=self.touched)
         return compute_diff(self.before, self.after, ignore_size_limit=ignore)
 
 
@@ -252,12 +255,13 @@ class WriteBatch:
         self.ops.append(Insert(meta.ns, meta.uuid, rid, raw))
 
     def updated(self, coll: Collection, rid: int, before: bytes, after: bytes,
-                kind: str = "update", old: Any = None, new: Any = None) -> None:
+                kind: str = "update", old: Any = None, new: Any = None,
+                touched: Optional[frozenset] = None) -> None:
         numbers = self.numbers(coll.meta.id)
         numbers.size += len(after) - len(before)
         numbers.dirty = True
         meta = coll.meta
-        op = Update(meta.ns, meta.uuid, rid, before, after, kind, old, new)
+        op = Update(meta.ns, meta.uuid, rid, before, after, kind, old, new, None, touched)
         if old is not None:
             self._images += 1
             if self._images > self.images_kept:

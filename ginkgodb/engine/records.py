@@ -72,9 +72,10 @@ def mark_multikey(batch: WriteBatch, coll: Collection, grown: dict[str, frozense
 
 
 def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_raw: bytes,
-                  new: dict, kind: str = "update") -> Optional[bytes]:
+                  new: dict, kind: str = "update", touched: Optional[frozenset] = None) -> Optional[bytes]:
     """Replace record `rid` by `new`; returns the new BSON, or None when nothing changed. `kind`
-    says how `new` was made ("update", "pipeline", "replace"): the oplog logs it accordingly."""
+    says how `new` was made ("update", "pipeline", "replace"): the oplog logs it accordingly;
+    `touched`: the top-level fields the update may have changed (UpdatePlan.top_fields)."""
     new = keep_id(old, new)
     new_raw = encode_updated(new, old)
     if new_raw == old_raw:
@@ -104,7 +105,7 @@ def update_record(batch: WriteBatch, coll: Collection, rid: int, old: dict, old_
         ix.remove(txn, keys, rid)
     txn.put(coll.record_key(rid), coll.stored(new_raw))
     _write_entries(batch, coll, planned, rid)
-    batch.updated(coll, rid, old_raw, new_raw, kind, old, new)
+    batch.updated(coll, rid, old_raw, new_raw, kind, old, new, touched)
     return new_raw
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import CommandError, ErrorCode
 from ..storage.batch import KeyBatch
@@ -134,9 +134,9 @@ class TransactionBatch(WriteBatch):
         super().inserted(coll, rid, raw)
 
     def updated(self, coll: Any, rid: int, before: bytes, after: bytes, kind: str = "update", old: Any = None,
-                new: Any = None) -> None:
+                new: Any = None, touched: Optional[frozenset] = None) -> None:
         self._note_written(coll.meta)
-        super().updated(coll, rid, before, after, kind, old, new)
+        super().updated(coll, rid, before, after, kind, old, new, touched)
 
     def deleted(self, coll: Any, rid: int, before: bytes) -> None:
         self._note_written(coll.meta)

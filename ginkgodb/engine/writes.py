@@ -315,7 +315,8 @@ def _update_one_statement(engine, batch, db, coll, st: UpdateStatement, validate
         new = plan.apply(doc, position=position)
         if validate is not None:
             validate(state, new, doc)
-        if update_record(batch, batch.collection(db, coll), rid, doc, raw, new, update_kind(plan)) is not None:
+        if update_record(batch, batch.collection(db, coll), rid, doc, raw, new, update_kind(plan),
+                         plan.top_fields) is not None:
             modified += 1
     return len(rows), modified, ABSENT, built
 
@@ -436,7 +437,7 @@ def _find_and_modify_in(engine, batch, db: str, coll: str, req: FindAndModifyReq
     new = plan.apply(doc, position=position)
     if validate is not None:
         validate(state, new, doc)
-    new_raw = update_record(batch, state, rid, doc, raw, new, update_kind(plan))
+    new_raw = update_record(batch, state, rid, doc, raw, new, update_kind(plan), plan.top_fields)
     if req.new and new_raw is not None:
         doc, raw = new, new_raw
     return {"lastErrorObject": {"n": 1, "updatedExisting": True},

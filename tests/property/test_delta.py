@@ -162,3 +162,58 @@ def test_a_push_with_an_inc_is_one_u_and_one_array_diff():
     assert bson.decode(diff) == {"u": {"hits": 2}, "slog": {"a": True, "u2": 7, "u3": [1]}}
     # the same with the old image's elements decoded apart (not the same objects)
     assert compute_diff_decoded(bson.decode(bson.encode(before)), after, bson.encode(after)) == diff
+
+
+# -- the update plan's touched fields ---------------------------------------------------------
+OPERATOR_FIELDS = st.sampled_from(["a", "b", "c", "n", "tags", "a.x", "b.0", "c.y.z", "tags.1"])
+
+
+@st.composite
+def operator_updates(draw):
+    """An operator update over a few paths (each path once, as mongod requires)."""
+    paths = draw(st.lists(OPERATOR_FIELDS, min_size=1, max_size=3, unique_by=lambda p: p.split(".")[0]))
+    spec: dict = {}
+    for path in paths:
+        op = draw(st.sampled_from(["$set", "$inc", "$push", "$unset", "$max", "$addToSet", "$pop"]))
+        value = {"$inc": draw(st.integers(-3, 3)), "$pop": draw(st.sampled_from([1, -1])),
+                 "$unset": ""}.get(op, draw(values(1)))
+        spec.setdefault(op, {})[path] = value
+    return spec
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.booleans())
+def test_diff_of_the_touched_fields_equals_the_walk(data, ignore):
+    """An operator update's plan names the top-level fields it may change; the diff made from
+    those alone equals the walk over the raw images (and applies back)."""
+    from ginkgodb.errors import CommandError
+    from ginkgodb.query.update.plan import compile_update
+
+    before = data.draw(st.dictionaries(st.sampled_from(["_id", "a", "b", "c", "n", "tags", "z"]),
+                                       st.one_of(values(), st.lists(values(1), max_size=4)), max_size=6))
+    try:
+        pre = bson.encode(before)
+    except bson.errors.InvalidDocument:
+        assume(False)
+    old = bson.decode(pre, OPTS)
+    assume(bson.encode(old) == pre)
+    try:
+        plan = compile_update(data.draw(operator_updates()))
+        new = plan.apply(old)
+    except CommandError:   # e.g. $inc of a string, a path through a scalar: no write
+        assume(False)
+    assert plan.top_fields is not None
+    try:
+        post = bson.encode(new)
+    except bson.errors.InvalidDocument:
+        assume(False)
+    expected = compute_diff(pre, post, ignore_size_limit=ignore)
+    assert compute_diff_decoded(old, new, post, ignore_size_limit=ignore, touched=plan.top_fields) == expected
+
+
+def test_renames_and_replacements_name_no_touched_fields():
+    from ginkgodb.query.update.plan import compile_update
+    assert compile_update({"$rename": {"a": "b"}}).top_fields is None
+    assert compile_update({"x": 1}).top_fields is None
+    assert compile_update([{"$set": {"a": 1}}]).top_fields is None
+    assert compile_update({"$inc": {"n": 1}, "$push": {"tags.x": 2}}).top_fields == {"n", "tags"}

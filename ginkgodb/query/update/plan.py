@@ -31,6 +31,9 @@ class UpdatePlan:
     is_replacement = False
     is_pipeline = False
     needs_position = False
+    #: the top-level fields `apply` may change, every other field of its result being the input's
+    #: own value (the oplog's diff compares only these); None when not known
+    top_fields: frozenset | None = None
 
     def apply(self, doc: dict, *, position: int | None = None, inserting: bool = False) -> dict:
         raise NotImplementedError
@@ -50,6 +53,10 @@ class OperatorPlan(UpdatePlan):
         self.renames = ctx.renames
         self.filters = filters
         self.needs_position = ctx.positional
+        # the operators' paths begin at these fields ($rename moves values between paths its
+        # prepare step reads: not counted, so a plan with one walks every field)
+        if not ctx.renames and root.positional is None:
+            self.top_fields = frozenset(root.children)
 
     def apply(self, doc: dict, *, position: int | None = None, inserting: bool = False) -> dict:
         state = ApplyState(doc, position, inserting, self.filters)

@@ -279,23 +279,26 @@ _NESTED = (dict, list, DBRef)
 
 
 def _fields_set(old: dict, new: dict, ignore: bool, touched: Optional[frozenset] = None) -> Optional[bytes]:
-    """The diff when `new` holds `old`'s fields in the same order and each changed field is
-    either not a document or an array on both sides (what $set/$inc of existing fields make),
-    or, with the size limit ignored, an array that kept its elements and grew at the end (what
-    $push makes): `{u: {...}}` of the changed values, encoded in one call, then the grown
-    arrays' `s<f>`, in field order (the walk of `_dict_diff` gives the same bytes); None when
-    that walk is needed. With `touched` (compute_diff_decoded), only those fields are looked at."""
-    if len(old) != len(new):
-        return None
+    """The diff when `new` holds `old`'s fields in the same order, maybe followed by new ones
+    (what $set/$inc of existing or new fields make), and each changed field is either not a
+    document or an array on both sides, or, with the size limit ignored, an array that kept its
+    elements and grew at the end (what $push makes): `{u: {...}}` of the changed values and
+    `{i: {...}}` of the added ones, each encoded in one call, then the grown arrays' `s<f>`, in
+    field order (the walk of `_dict_diff` gives the same bytes); None when that walk is needed.
+    With `touched` (compute_diff_decoded), only those of `old`'s fields are looked at."""
+    count = len(old)
     names = list(new)
-    if names != list(old):      # in C: the same names in the same order
+    if len(names) < count:
+        return None
+    before = list(old)
+    if (names if len(names) == count else names[:count]) != before:   # in C: the same names, in order
         return None
     if touched is None:
-        fields: Any = zip(names, old.values(), new.values())
+        fields: Any = zip(before, old.values(), new.values())   # stops at old's last field
     else:
-        present = [key for key in touched if key in new]
+        present = [key for key in touched if key in old]
         if len(present) > 1:
-            present.sort(key=names.index)   # field order, as the walk meets them
+            present.sort(key=before.index)   # field order, as the walk meets them
         fields = [(key, old[key], new[key]) for key in present]
     changed: Optional[dict] = None
     grown: Optional[list[bytes]] = None
@@ -313,9 +316,12 @@ def _fields_set(old: dict, new: dict, ignore: bool, touched: Optional[frozenset]
         if changed is None:
             changed = {}
         changed[key] = qv
-    if changed is None and grown is None:
+    added = len(names) > count
+    if changed is None and grown is None and not added:
         return _EMPTY_DIFF
     parts = [] if changed is None else [b"\x03u\x00" + _wrap_all(changed)]
+    if added:
+        parts.append(b"\x03i\x00" + _wrap_all({key: new[key] for key in names[count:]}))
     if grown is not None:
         parts += grown
     return _doc(parts)

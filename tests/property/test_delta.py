@@ -127,7 +127,10 @@ def test_fields_set_in_place_keep_their_order_and_id():
     for before, after in [({"_id": 1, "b": 1}, {"_id": 1, "b": 2}),
                           ({"a": 1, "_id": 2, "c": 3}, {"a": 5, "_id": 2.0, "c": 3}),
                           ({"a": -0.0}, {"a": 0.0}), ({"a": [1]}, {"a": {"x": 1}}),
-                          ({"a": DBRef("c", 1)}, {"a": DBRef("c", 2)}), ({"a": 1}, {"a": 1})]:
+                          ({"a": DBRef("c", 1)}, {"a": DBRef("c", 2)}), ({"a": 1}, {"a": 1}),
+                          # fields added at the end: an `i` after the `u`, before the `s`
+                          ({"a": 1, "l": [1]}, {"a": 2, "l": [1, 2], "b": {"x": [1]}, "c": None}),
+                          ({"_id": 1}, {"_id": 1, "hits": 1, "log": [0]})]:
         check(before, after, True)
         check(before, after, False)
 
@@ -152,6 +155,16 @@ def test_diff_of_arrays_grown_at_the_end_applies_back(data, ignore):
     the bytes of the walk over the raw images."""
     before = data.draw(st.dictionaries(NAMES, st.one_of(values(), st.lists(values(1), max_size=4)), max_size=6))
     check(before, data.draw(pushed(before)), ignore)
+
+
+def test_the_first_inc_and_push_of_a_document_add_its_fields():
+    """What W8 does to each document the first time: the fields are added (an `i`)."""
+    before = {"_id": 1, "sku": "a", "n": 3}
+    after = {**before, "hits": 1, "log": [7]}
+    for touched in (None, frozenset({"hits", "log"})):
+        diff = compute_diff_decoded(before, after, bson.encode(after), touched=touched)
+        assert diff == compute_diff(bson.encode(before), bson.encode(after))
+        assert bson.decode(diff) == {"i": {"hits": 1, "log": [7]}}
 
 
 def test_a_push_with_an_inc_is_one_u_and_one_array_diff():

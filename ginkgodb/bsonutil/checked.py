@@ -10,8 +10,9 @@ Only the plain case is vouched for: bytes that decode, `_id` first, an `_id` of 
 (ObjectId, int, str, float), no top-level Timestamp (the server fills in `Timestamp(0, 0)`) and
 a size below which nesting depth cannot matter. Any other document gets no key and takes the
 engine's ordinary checks, which give its error or fix it up exactly as for any other caller.
-Nothing but a `CheckedRaw` built by a caller from `check_documents`' answer skips a check: the
-wire server and the client never make one.
+Nothing but a `CheckedRaw` built from `check_documents`' answer, or by `vouch_encoded` for bytes
+the embedded client encoded itself (valid BSON, `_id` first, by construction), skips a check:
+the wire server never makes one.
 """
 from __future__ import annotations
 
@@ -84,6 +85,24 @@ def check_one(raw: bytes) -> Optional[bytes]:
     if type(value) not in PLAIN_ID_TYPES:
         return None
     return encode_key((value,))
+
+
+_OID_KEY = encode_key((ObjectId(bytes(12)),))[:-12]     # an ObjectId key's bytes before its 12
+_INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def vouch_encoded(raw: bytes, doc: dict) -> RawBSONDocument:
+    """`raw`, which `bson.encode` made from `doc` with codec options that encode plain values as
+    the defaults do (no custom encoders: each value's Python type is its BSON type), as the
+    engine should receive it: a CheckedRaw in the plain case `check_one` vouches for (a plain
+    `_id`, no top-level Timestamp, small enough to be shallow), read from `doc` instead of
+    decoding `raw`; else a RawBSONDocument the engine checks."""
+    value = doc.get("_id")
+    kind = type(value)
+    if (kind in PLAIN_ID_TYPES and len(raw) < SHALLOW_BELOW and _TIMESTAMP.isdisjoint(map(type, doc.values()))
+            and (kind is not int or _INT32_MIN <= value <= _INT32_MAX)):  # a wider int decodes as Int64
+        return CheckedRaw(raw, _OID_KEY + value.binary if kind is ObjectId else encode_key((value,)))
+    return RawBSONDocument(raw)
 
 
 def _shallow(value: object, levels: int) -> bool:

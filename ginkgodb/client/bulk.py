@@ -14,14 +14,13 @@ from itertools import accumulate
 from operator import attrgetter, itemgetter
 from typing import Any, Optional
 
-import bson
 from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import ConfigurationError, DocumentTooLarge, InvalidOperation, OperationFailure
 from pymongo.write_concern import WriteConcern
 
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
-from .codec import encode_and_size, plain_reply, wire_value
+from .codec import encode_and_size, encode_insert, plain_reply, wire_value
 from .raising import raise_bulk_write_error, write_concern_error_of
 from .session import check_session_for_write
 from .validation import all_raw_documents, validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
@@ -273,8 +272,8 @@ def _encode_insert(document: Any, codec_options: Any) -> tuple[RawBSONDocument, 
     """A document to insert as RawBSONDocument, and its size."""
     if type(document) is not dict and isinstance(document, RawBSONDocument):
         return document, len(document.raw)
-    data = bson.encode(document, False, codec_options)
-    return RawBSONDocument(data), len(data)
+    encoded = encode_insert(document, codec_options)
+    return encoded, len(encoded.raw)
 
 
 def _raw_batch(docs: list, acknowledged: bool, limit: int) -> list:

@@ -15,6 +15,7 @@ import bson
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from bson.raw_bson import RawBSONDocument
 
+from ..bsonutil.checked import vouch_encoded
 from .plain import NotPlain, copy_command, plain_codec, wire_plain
 
 # A reply whose values are all of these needs no decoding.
@@ -32,6 +33,15 @@ def encode_document(doc: Mapping[str, Any], codec_options: CodecOptions) -> RawB
     if type(doc) is not dict and isinstance(doc, RawBSONDocument):
         return doc
     return RawBSONDocument(bson.encode(doc, False, codec_options))
+
+
+def encode_insert(doc: Any, codec_options: CodecOptions) -> RawBSONDocument:
+    """A document to insert, to BSON with the caller's options: vouched for when the client's
+    own encoding guarantees what the engine would decode it to check (bsonutil.checked)."""
+    if type(doc) is not dict:
+        return encode_document(doc, codec_options)
+    raw = bson.encode(doc, False, codec_options)
+    return vouch_encoded(raw, doc) if plain_codec(codec_options) else RawBSONDocument(raw)
 
 
 def to_wire(doc: Mapping[str, Any], codec_options: CodecOptions) -> dict:

@@ -27,7 +27,7 @@ from .codec import (
     codec_settings,
     decode_document,
     decode_value,
-    encode_document,
+    encode_insert,
     plain_reply,
     wire_value,
 )
@@ -167,7 +167,7 @@ class Collection(CollectionAdmin, SettingsHolder, PymongoCollection):
             document["_id"] = ObjectId()
         write_concern = self._write_concern_for(session)
         cmd: dict = {"insert": self._name, "ordered": True,
-                     "documents": [encode_document(document, self._codec_options)]}
+                     "documents": [encode_insert(document, self._codec_options)]}
         if comment is not None:
             cmd["comment"] = wire_value(comment, self._codec_options)
         if bypass_document_validation is not None:

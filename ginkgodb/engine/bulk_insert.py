@@ -59,7 +59,8 @@ def applies(coll: Collection) -> bool:
 def insert_into(engine: Any, batch: Any, db: str, coll: str, docs: list, ordered: bool, validate: Any,
                 out: WriteOutcome) -> None:
     """`writes.insert_into`, with the bulk path where it applies (`writes.insert(into=...)`)."""
-    state = batch.collection(db, coll) if len(docs) > 1 else None     # one document: nothing to bulk
+    # one document: nothing to bulk, unless it needs no decoding here (a CheckedRaw)
+    state = batch.collection(db, coll) if len(docs) > 1 or (docs and type(docs[0]) is CheckedRaw) else None
     if state is not None and applies(state):
         _insert_bulk(engine, batch, state, docs, ordered, validate, out)
     else:

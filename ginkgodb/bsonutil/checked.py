@@ -16,10 +16,12 @@ the wire server never makes one.
 """
 from __future__ import annotations
 
-from operator import attrgetter
+from itertools import chain, compress
+from operator import attrgetter, methodcaller
 from typing import Optional
 
 from bson import decode
+from bson.datetime_ms import DatetimeMS
 from bson.dbref import DBRef
 from bson.objectid import ObjectId
 from bson.raw_bson import DEFAULT_RAW_BSON_OPTIONS, RawBSONDocument
@@ -100,9 +102,48 @@ def vouch_encoded(raw: bytes, doc: dict) -> RawBSONDocument:
     value = doc.get("_id")
     kind = type(value)
     if (kind in PLAIN_ID_TYPES and len(raw) < SHALLOW_BELOW and _TIMESTAMP.isdisjoint(map(type, doc.values()))
-            and (kind is not int or _INT32_MIN <= value <= _INT32_MAX)):  # a wider int decodes as Int64
+            and (kind is not int or _INT32_MIN <= value <= _INT32_MAX)   # a wider int decodes as Int64
+            and _decodes_plainly(list(doc.values()))):
         return CheckedRaw(raw, _OID_KEY + value.binary if kind is ObjectId else encode_key((value,)))
     return RawBSONDocument(raw)
+
+
+_OBJECT_ID_ONLY = {ObjectId}
+_ID = methodcaller("get", "_id")
+_BINARY = attrgetter("binary")
+
+
+def vouch_all(raws: list[bytes], docs: list[dict]) -> list[RawBSONDocument]:
+    """`vouch_encoded` of each document, in C-speed maps when every one is the common plain case
+    (an ObjectId `_id`, none with a top-level Timestamp, all small)."""
+    ids = list(map(_ID, docs))
+    if not raws or set(map(type, ids)) != _OBJECT_ID_ONLY or max(map(len, raws)) >= SHALLOW_BELOW:
+        return list(map(vouch_encoded, raws, docs))
+    values = list(chain.from_iterable(map(dict.values, docs)))
+    if _TIMESTAMP.isdisjoint(map(type, values)) and _decodes_plainly(values):
+        return list(map(CheckedRaw, raws, map(_OID_KEY.__add__, map(_BINARY, ids))))
+    return list(map(vouch_encoded, raws, docs))
+
+
+#: values whose decode check_one's could refuse (a DatetimeMS out of datetime's range) or that
+#: hold fields of their own (a DBRef's): a document holding one is not vouched for
+_UNVOUCHED = frozenset((DatetimeMS, DBRef))
+
+
+def _decodes_plainly(values: list) -> bool:
+    """True when no value among `values`, at any depth, is one of _UNVOUCHED: looked for a level
+    at a time, each level's values gathered in C (no Python call per value)."""
+    is_dict, is_list = _IS_DICT, _IS_LIST
+    while values:
+        types = list(map(type, values))
+        if not _UNVOUCHED.isdisjoint(types):
+            return False
+        values = [*chain.from_iterable(map(dict.values, compress(values, map(is_dict, types)))),
+                  *chain.from_iterable(compress(values, map(is_list, types)))]
+    return True
+
+
+_IS_DICT, _IS_LIST = frozenset((dict,)).__contains__, frozenset((list,)).__contains__
 
 
 def _shallow(value: object, levels: int) -> bool:

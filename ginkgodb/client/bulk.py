@@ -10,17 +10,21 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import accumulate
+from functools import partial
+from itertools import accumulate, repeat
 from operator import attrgetter, itemgetter
 from typing import Any, Optional
 
+from bson import _dict_to_bson  # type: ignore[attr-defined]
 from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import ConfigurationError, DocumentTooLarge, InvalidOperation, OperationFailure
 from pymongo.write_concern import WriteConcern
 
+from ..bsonutil.checked import vouch_all
 from ..limits import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from .codec import encode_and_size, encode_insert, plain_reply, wire_value
+from .plain import plain_codec
 from .raising import raise_bulk_write_error, write_concern_error_of
 from .session import check_session_for_write
 from .validation import all_raw_documents, validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
@@ -230,11 +234,15 @@ class Bulk:
     def _batch(self, run: Run, offset: int, acknowledged: bool) -> list:
         """Wire-ready statements of `run` from `offset`, within the batch count and size limits."""
         opts = self.collection.codec_options
-        encode = _encode_insert if run.op_type == INSERT else encode_and_size
+        # plain_codec worked out once for the batch's inserts
+        encode = partial(_encode_insert, plain=plain_codec(opts)) if run.op_type == INSERT else encode_and_size
         limit = MAX_MESSAGE_SIZE - _COMMAND_OVERHEAD
         ops = run.ops[offset:offset + MAX_WRITE_BATCH_SIZE]
-        if run.op_type == INSERT and all_raw_documents(ops):
-            return _raw_batch(ops, acknowledged, limit)
+        if run.op_type == INSERT:
+            if all_raw_documents(ops):
+                return _raw_batch(ops, acknowledged, limit)
+            if type(ops) is list and set(map(type, ops)) == _DICTS_ONLY and plain_codec(opts):
+                return _dict_batch(ops, opts, acknowledged, limit)
         statements: list = []
         total = 0
         for op in ops:
@@ -268,12 +276,42 @@ class Bulk:
                                                           unicode_decode_error_handler="replace")
 
 
-def _encode_insert(document: Any, codec_options: Any) -> tuple[RawBSONDocument, int]:
+def _encode_insert(document: Any, codec_options: Any, plain: Optional[bool] = None) -> tuple[RawBSONDocument, int]:
     """A document to insert as RawBSONDocument, and its size."""
     if type(document) is not dict and isinstance(document, RawBSONDocument):
         return document, len(document.raw)
-    encoded = encode_insert(document, codec_options)
+    encoded = encode_insert(document, codec_options, plain)
     return encoded, len(encoded.raw)
+
+
+_DICTS_ONLY = {dict}
+#: documents encoded at a time by `_dict_batch`: a batch cut short by the size limit encodes at
+#: most this many beyond its last statement
+_ENCODE_CHUNK = 256
+
+
+def _dict_batch(docs: list, opts: Any, acknowledged: bool, limit: int) -> list:
+    """`Bulk._batch` of plain documents with plain codec options: encoded a chunk at a time,
+    then cut exactly as the loop cuts (the same limits and errors, checked per size), and
+    vouched for in bulk (bsonutil.checked.vouch_all)."""
+    statements: list = []
+    total = 0
+    for start in range(0, len(docs), _ENCODE_CHUNK):
+        chunk = docs[start:start + _ENCODE_CHUNK]
+        raws = list(map(_dict_to_bson, chunk, repeat(False), repeat(opts)))
+        taken = 0
+        for size in map(len, raws):
+            if (not acknowledged and size > MAX_BSON_OBJECT_SIZE) or (
+                    size > MAX_MESSAGE_SIZE and not statements and not taken):
+                raise _too_large(INSERT, size)
+            if total + size > limit and (statements or taken):
+                break
+            taken += 1
+            total += size
+        statements += vouch_all(raws[:taken], chunk[:taken]) if taken < len(raws) else vouch_all(raws, chunk)
+        if taken < len(raws):
+            break
+    return statements
 
 
 def _raw_batch(docs: list, acknowledged: bool, limit: int) -> list:

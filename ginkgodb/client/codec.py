@@ -9,9 +9,10 @@ the engine) are decoded with the caller's codec options, as pymongo decodes repl
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Optional
 
 import bson
+from bson import _dict_to_bson  # type: ignore[attr-defined]
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from bson.raw_bson import RawBSONDocument
 
@@ -35,13 +36,16 @@ def encode_document(doc: Mapping[str, Any], codec_options: CodecOptions) -> RawB
     return RawBSONDocument(bson.encode(doc, False, codec_options))
 
 
-def encode_insert(doc: Any, codec_options: CodecOptions) -> RawBSONDocument:
+def encode_insert(doc: Any, codec_options: CodecOptions, plain: Optional[bool] = None) -> RawBSONDocument:
     """A document to insert, to BSON with the caller's options: vouched for when the client's
-    own encoding guarantees what the engine would decode it to check (bsonutil.checked)."""
+    own encoding guarantees what the engine would decode it to check (bsonutil.checked).
+    `plain`: `plain_codec(codec_options)`, when the caller worked it out once for many."""
     if type(doc) is not dict:
         return encode_document(doc, codec_options)
-    raw = bson.encode(doc, False, codec_options)
-    return vouch_encoded(raw, doc) if plain_codec(codec_options) else RawBSONDocument(raw)
+    raw = _dict_to_bson(doc, False, codec_options)   # bson.encode's own call, without its checks
+    if plain is None:
+        plain = plain_codec(codec_options)
+    return vouch_encoded(raw, doc) if plain else RawBSONDocument(raw)
 
 
 def to_wire(doc: Mapping[str, Any], codec_options: CodecOptions) -> dict:

@@ -11,7 +11,8 @@ clustered, a secondary index, an `_id` index with a collation, zstd still traini
 dictionary) takes the ordinary path, `writes.insert_into`, in the same write batch.
 `EngineOperations.insert` sends every batch here, so the whole suite exercises both paths.
 A `bsonutil.checked.CheckedRaw` (a document its caller checked ahead, e.g. in a restore's worker
-process) is stored without decoding it again, outside transactions and without a validator;
+process, or one the embedded client encoded itself: `vouch_encoded`) is stored without decoding
+it again, outside transactions and without a validator (a single one too: insert_one's);
 a batch made only of them, with nothing to report (no `_id` twice, none already there, none
 too long), is written without a per-document step at all (restore's common batch).
 """

@@ -32,7 +32,14 @@ from .records import append_raws, remove_raw
 
 _INSERTS_ONLY = {Insert}
 _DELETES_ONLY = {Delete}
-_NS_UUID = itemgetter(0, 1)     # Insert.ns, Insert.uuid (Delete's too)
+_NS, _UUID = itemgetter(0), itemgetter(1)     # Insert.ns, Insert.uuid (Delete's too)
+
+
+def _one_collection(ops: list) -> bool:
+    """Do all of `ops` name one collection? Compared by the UUID objects' identity (a batch's
+    operations on one collection share its handle's; equal UUIDs in distinct objects just take
+    the general path): hashing a UUID's Binary runs Python code, once per operation."""
+    return len(set(map(id, map(_UUID, ops)))) == 1 and len(set(map(_NS, ops))) == 1
 
 DB, COLL = "local", "oplog.rs"
 NS = f"{DB}.{COLL}"
@@ -189,7 +196,7 @@ class Oplog:
         """(entry bodies, and for each its CRUD operation, or None for a catalog change)."""
         builder, is_logged = self._builder, self._is_logged
         kinds = set(map(type, ops))
-        if ((kinds == _INSERTS_ONLY or kinds == _DELETES_ONLY) and len(set(map(_NS_UUID, ops))) == 1
+        if ((kinds == _INSERTS_ONLY or kinds == _DELETES_ONLY) and _one_collection(ops)
                 and is_logged(ops[0].ns)):
             if kinds == _INSERTS_ONLY:           # a batch of inserts into one collection
                 return builder.inserts(ops), list(ops)

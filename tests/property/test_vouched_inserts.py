@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import bson
 import bson.errors
+from bson.datetime_ms import DatetimeMS
+from bson.dbref import DBRef
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
@@ -46,7 +48,9 @@ def test_what_is_not_vouched():
     assert type(vouch_encoded(bson.encode({"_id": oid, "a": 1}), {"_id": oid, "a": 1})) is CheckedRaw
     for doc in ({"a": 1}, {"_id": True}, {"_id": Int64(1)}, {"_id": {"x": 1}},
                 {"_id": oid, "t": Timestamp(0, 0)}, {"_id": oid, "t": Timestamp(5, 1)},
-                {"_id": oid, "big": "x" * 800}):
+                {"_id": oid, "big": "x" * 800},
+                {"_id": oid, "a": [{"d": DatetimeMS(-62135596800001)}]},     # the engine cannot decode it
+                {"_id": oid, "ref": {"r": DBRef("c", 1)}}):
         assert type(vouch_encoded(bson.encode(doc), doc)) is RawBSONDocument, doc
 
 

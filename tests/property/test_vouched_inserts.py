@@ -50,8 +50,10 @@ def test_what_is_not_vouched():
                 {"_id": oid, "t": Timestamp(0, 0)}, {"_id": oid, "t": Timestamp(5, 1)},
                 {"_id": oid, "big": "x" * 800},
                 {"_id": oid, "a": [{"d": DatetimeMS(-62135596800001)}]},     # the engine cannot decode it
-                {"_id": oid, "ref": {"r": DBRef("c", 1)}}):
+                {"_id": oid, "ref": {"r": DBRef("c", 1, d=DatetimeMS(253402300800000))}}):
         assert type(vouch_encoded(bson.encode(doc), doc)) is RawBSONDocument, doc
+    edge = {"_id": oid, "d": DatetimeMS(253402300799999), "e": DatetimeMS(-62135596800000)}
+    assert type(vouch_encoded(bson.encode(edge), edge)) is CheckedRaw     # the range's own ends decode
 
 
 def test_inserts_are_stored_as_through_the_checks(tmp_path):
@@ -90,3 +92,11 @@ def test_inserts_are_stored_as_through_the_checks(tmp_path):
     custom.insert_one({"_id": 1, "t": Zero()})
     stamped = client.t.custom.find_one({"_id": 1})["t"]
     assert isinstance(stamped, Timestamp) and stamped.time > 0     # filled in by the server
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(min_size=5, max_size=80))
+def test_the_date_search_reads_any_bytes(raw):
+    """Whatever bytes it is given (a false date at the very end included), the search answers."""
+    from ginkgodb.bsonutil.checked import _dates_decodable
+    assert _dates_decodable(raw) in (True, False)

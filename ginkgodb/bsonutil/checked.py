@@ -28,6 +28,7 @@ from bson.timestamp import Timestamp
 
 from ..limits import MAX_BSON_OBJECT_SIZE
 from .keycodec import encode_key
+from .types import TYPE_ALIASES
 
 #: the `_id` types whose key needs no per-type check (`engine.documents._PLAIN_ID_TYPES`)
 PLAIN_ID_TYPES = frozenset((ObjectId, int, str, float))
@@ -88,7 +89,8 @@ def check_one(raw: bytes) -> Optional[bytes]:
     return encode_key((value,))
 
 
-_OID_KEY = encode_key((ObjectId(bytes(12)),))[:-12]     # an ObjectId key's bytes before its 12
+#: an ObjectId `_id`'s index key before its 12 bytes (the engine's bulk insert reads it too)
+OID_KEY_PREFIX = encode_key((ObjectId(bytes(12)),))[:-12]
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
@@ -103,7 +105,7 @@ def vouch_encoded(raw: bytes, doc: dict) -> RawBSONDocument:
     if (kind in PLAIN_ID_TYPES and len(raw) < SHALLOW_BELOW and _TIMESTAMP.isdisjoint(map(type, doc.values()))
             and (kind is not int or _INT32_MIN <= value <= _INT32_MAX)   # a wider int decodes as Int64
             and _dates_decodable(raw)):
-        return CheckedRaw(raw, _OID_KEY + value.binary if kind is ObjectId else encode_key((value,)))
+        return CheckedRaw(raw, OID_KEY_PREFIX + value.binary if kind is ObjectId else encode_key((value,)))
     return RawBSONDocument(raw)
 
 
@@ -113,15 +115,19 @@ _BINARY = attrgetter("binary")
 
 
 def vouch_all(raws: list[bytes], docs: list[dict]) -> list[RawBSONDocument]:
-    """`vouch_encoded` of each document, in C-speed maps when every one is the common plain case
-    (an ObjectId `_id`, none with a top-level Timestamp, all small)."""
+    """`vouch_encoded` of each document, in C-speed maps when every one has an ObjectId `_id`,
+    none a top-level Timestamp and all are small (the dates, looked for per document, decide
+    alone); else one `vouch_encoded` at a time."""
     ids = list(map(_ID, docs))
-    if not raws or set(map(type, ids)) != _OBJECT_ID_ONLY or max(map(len, raws)) >= SHALLOW_BELOW:
+    if (not raws or set(map(type, ids)) != _OBJECT_ID_ONLY or max(map(len, raws)) >= SHALLOW_BELOW
+            or not _TIMESTAMP.isdisjoint(map(type, chain.from_iterable(map(dict.values, docs))))):
         return list(map(vouch_encoded, raws, docs))
-    if (_TIMESTAMP.isdisjoint(map(type, chain.from_iterable(map(dict.values, docs))))
-            and all(map(_dates_decodable, raws))):
-        return list(map(CheckedRaw, raws, map(_OID_KEY.__add__, map(_BINARY, ids))))
-    return list(map(vouch_encoded, raws, docs))
+    keys = map(OID_KEY_PREFIX.__add__, map(_BINARY, ids))
+    dates = list(map(_dates_decodable, raws))
+    if all(dates):
+        return list(map(CheckedRaw, raws, keys))
+    return [CheckedRaw(raw, key) if decodable else RawBSONDocument(raw)
+            for raw, key, decodable in zip(raws, keys, dates)]
 
 
 #: the dates pymongo's default decode gives a datetime for, in milliseconds (datetime.min and
@@ -133,9 +139,8 @@ def _dates_decodable(raw: bytes) -> bool:
     """True when no date element of `raw` lies outside the range a decode gives a datetime for.
     Every byte 0x09 is taken for a date's type byte and the 8 bytes after the next NUL for its
     value, when what follows them may follow an element (closing NULs, then a type byte or the
-    end): a real date
-    element is never missed, a false one only costs the vouching. Vouched documents are small,
-    so the searches stay short."""
+    end): a real date element is never missed, a false one only costs the vouching. Vouched
+    documents are small, so the searches stay short."""
     find, size = raw.find, len(raw)
     at = find(b"\x09", 4)
     while at != -1:
@@ -154,8 +159,8 @@ def _dates_decodable(raw: bytes) -> bool:
     return True
 
 
-#: the type bytes of BSON elements
-_TYPE_BYTES = frozenset((*range(0x01, 0x14), 0x7F, 0xFF))
+#: the type bytes of BSON elements (minKey's -1 is the byte 0xFF)
+_TYPE_BYTES = frozenset(number & 0xFF for number in TYPE_ALIASES.values())
 
 
 def _shallow(value: object, levels: int) -> bool:

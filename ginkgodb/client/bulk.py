@@ -234,15 +234,16 @@ class Bulk:
     def _batch(self, run: Run, offset: int, acknowledged: bool) -> list:
         """Wire-ready statements of `run` from `offset`, within the batch count and size limits."""
         opts = self.collection.codec_options
-        # plain_codec worked out once for the batch's inserts
-        encode = partial(_encode_insert, plain=plain_codec(opts)) if run.op_type == INSERT else encode_and_size
         limit = MAX_MESSAGE_SIZE - _COMMAND_OVERHEAD
         ops = run.ops[offset:offset + MAX_WRITE_BATCH_SIZE]
+        encode: Any = encode_and_size
         if run.op_type == INSERT:
             if all_raw_documents(ops):
                 return _raw_batch(ops, acknowledged, limit)
-            if type(ops) is list and set(map(type, ops)) == _DICTS_ONLY and plain_codec(opts):
+            plain = plain_codec(opts)   # once for the batch
+            if plain and type(ops) is list and set(map(type, ops)) == _DICTS_ONLY:
                 return _dict_batch(ops, opts, acknowledged, limit)
+            encode = partial(_encode_insert, plain=plain)
         statements: list = []
         total = 0
         for op in ops:
@@ -308,7 +309,7 @@ def _dict_batch(docs: list, opts: Any, acknowledged: bool, limit: int) -> list:
                 break
             taken += 1
             total += size
-        statements += vouch_all(raws[:taken], chunk[:taken]) if taken < len(raws) else vouch_all(raws, chunk)
+        statements += vouch_all(raws[:taken], chunk[:taken])
         if taken < len(raws):
             break
     return statements

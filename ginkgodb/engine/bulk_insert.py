@@ -26,7 +26,7 @@ from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
 
-from ..bsonutil.checked import CheckedRaw, id_key_of, raw_of
+from ..bsonutil.checked import OID_KEY_PREFIX, CheckedRaw, id_key_of, raw_of
 from ..bsonutil.keycodec import encode_key
 from ..errors import CommandError, ErrorCode
 from ..limits import MAX_BSON_OBJECT_SIZE
@@ -42,7 +42,6 @@ from .writes import WriteOutcome, _run_batch
 from .writes import insert_into as one_by_one
 
 _TIMESTAMP = frozenset((Timestamp,))
-_OID_KEY = encode_key((ObjectId(bytes(12)),))[:-12]     # the type byte before the 12 bytes
 _CHECKED_ONLY = {CheckedRaw}
 
 
@@ -124,7 +123,7 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
         value = d["_id"]
         kind = type(value)
         if kind is ObjectId:                   # keycodec's encoding of an ObjectId, inlined
-            key = _OID_KEY + value.binary
+            key = OID_KEY_PREFIX + value.binary
         else:
             key = encode_key((value,)) if kind in _PLAIN_ID_TYPES else keys_of(d)[0][0]
         if key in seen:

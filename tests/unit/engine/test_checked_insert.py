@@ -10,7 +10,7 @@ from pymongo.errors import BulkWriteError
 from support.insert_batches import insert_batches
 
 from ginkgodb import MongoClient
-from ginkgodb.bsonutil.checked import CheckedRaw, check_documents, check_one, checked
+from ginkgodb.bsonutil.checked import OID_KEY_PREFIX, CheckedRaw, check_documents, check_one, checked
 from ginkgodb.engine import bulk_insert
 
 RAW = bson.CodecOptions(document_class=RawBSONDocument)
@@ -19,7 +19,7 @@ RAW = bson.CodecOptions(document_class=RawBSONDocument)
 def test_check_one_vouches_only_for_the_plain_case():
     assert check_one(bson.encode({"_id": 1, "a": "x"})) == bulk_insert.encode_key((1,))
     oid = ObjectId()
-    assert check_one(bson.encode({"_id": oid})) == bulk_insert._OID_KEY + oid.binary
+    assert check_one(bson.encode({"_id": oid})) == OID_KEY_PREFIX + oid.binary
     id_last = b"".join([b"\x10a\x00\x01\x00\x00\x00", b"\x10_id\x00\x02\x00\x00\x00"])
     refused = [
         bson.encode({"_id": 1})[:-1] + b"\x01",              # no trailing NUL

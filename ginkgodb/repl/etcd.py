@@ -124,20 +124,23 @@ class EtcdClient:
                     on_start: Any = None, idle: float = 5.0) -> None:
         """Call `on_keys(keys)` with the keys of each change to `key` (every key starting with it
         when `prefix`), until `stop` (a threading.Event) is set; `on_start()` once the watch is in
-        place (what was read before may be stale). The gateway streams one JSON line per
-        response; a stream idle for `idle` seconds, or one the gateway ends with 408 (its own
-        request timeout), is opened again from the revision after the last one seen (no change
-        is missed between the two), which is also when `stop` is noticed. Other errors end the
-        call (EtcdError), a watch etcd cancels too (e.g. its revision was compacted away)."""
+        place (what was read before may be stale). Every change after the store's revision when
+        the call begins is reported, however late the gateway opens the stream. The gateway
+        streams one JSON line per response; a stream idle for `idle` seconds, or one the gateway
+        ends with 408 (its own request timeout), is opened again from the revision after the
+        last one seen (no change is missed between the two), which is also when `stop` is
+        noticed. Other errors end the call (EtcdError), a watch etcd cancels too (e.g. its
+        revision was compacted away)."""
         timeout = httpx.Timeout(idle, connect=1.0)
-        revision = 0
+        started = False
         with httpx.Client(base_url=self.url, timeout=timeout) as http:
+            # the store's revision now (any read's header carries it): the watch starts after it
+            revision = int(self._call("/v3/kv/range", {"key": _b64("\0"), "count_only": True})["header"]["revision"])
             while not stop.is_set():
                 request: dict = {"key": _b64(key)}
                 if prefix:
                     request["range_end"] = prefix_end(key)
-                if revision:
-                    request["start_revision"] = str(revision + 1)
+                request["start_revision"] = str(revision + 1)
                 try:
                     with http.stream("POST", "/v3/watch", json={"create_request": request}) as response:
                         if response.status_code == _GATEWAY_TIMEOUT:
@@ -155,8 +158,8 @@ class EtcdClient:
                             if events:
                                 on_keys([_unb64(e["kv"]["key"]) for e in events])
                                 revision = max(revision, *(int(e["kv"].get("mod_revision", 0)) for e in events))
-                            elif not revision:      # the watch's start: changes after it count
-                                revision = int((result.get("header") or {}).get("revision", 0))
+                            elif not started:       # the watch is in place
+                                started = True
                                 if on_start is not None:
                                     on_start()
                 except httpx.ReadTimeout:
@@ -166,3 +169,4 @@ class EtcdClient:
 
     def close(self) -> None:
         self._http.close()
+

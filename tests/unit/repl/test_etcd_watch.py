@@ -2,6 +2,7 @@
 (repl/etcd.py `watch`, `watch_range`): an event per change, a stop that ends it."""
 from __future__ import annotations
 
+import base64
 import contextlib
 import threading
 import time
@@ -110,3 +111,25 @@ def test_a_watch_the_gateway_ends_with_408_is_opened_again(tmp_path, monkeypatch
         client.delete("/k")
         _wait_for(seen, 2)
         assert ended and len(seen) == 2 and watcher.is_alive()
+
+
+def test_a_change_before_the_gateway_opens_the_stream_is_reported(tmp_path, monkeypatch):
+    """A change made after the watch was asked for but before the gateway has the stream open
+    (a loaded machine, or a 408 before the first event) is reported: the watch starts from the
+    store's revision when the call began, not from whenever the stream opens."""
+    real = httpx.Client.stream
+    raced = []
+
+    @contextlib.contextmanager
+    def stream(self, method, url, **kwargs):
+        if url == "/v3/watch" and not raced:
+            raced.append(True)
+            key, value = (base64.b64encode(text).decode() for text in (b"/k", b'{"host": "a"}'))
+            assert self.post("/v3/kv/put", json={"key": key, "value": value}).status_code == 200
+        with real(self, method, url, **kwargs) as response:
+            yield response
+
+    monkeypatch.setattr(httpx.Client, "stream", stream)
+    with _watching_k(tmp_path) as (_, seen, watcher):
+        _wait_for(seen, 1)
+        assert raced and len(seen) == 1 and watcher.is_alive()

@@ -169,4 +169,3 @@ class EtcdClient:
 
     def close(self) -> None:
         self._http.close()
-

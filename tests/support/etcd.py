@@ -41,15 +41,21 @@ class EtcdProcess:
         self._wait()
 
     def _wait(self) -> None:
-        import socket
+        """Until etcd serves a read: it accepts connections before it has elected itself leader,
+        and a request sent meanwhile waits, so a test's own requests could be served in
+        another order than sent (a watch's start read after the test's first put)."""
         import time
+
+        import httpx
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                with socket.create_connection(("127.0.0.1", self.client_port), timeout=0.5):
+                reply = httpx.post(f"{self.url}/v3/kv/range", json={"key": "AA==", "count_only": True}, timeout=0.5)
+                if reply.status_code == 200:
                     return
-            except OSError:
-                time.sleep(0.1)
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
         raise RuntimeError("etcd did not start")
 
     def pause(self) -> None:

@@ -29,7 +29,7 @@ from typing import Any, Optional
 import lmdb
 
 from ..errors import StorageError
-from .disk_space import DEFAULT_RESERVE, Headroom, is_disk_error
+from .disk_space import DEFAULT_RESERVE, UNBOUNDED, Headroom, is_disk_error
 from .kv import KVEngine, Snapshot, Txn
 
 LOCK_FILE = "ginkgodb.lock"
@@ -130,6 +130,11 @@ class LmdbSnapshot(_LmdbReads, Snapshot):
 
 
 class LmdbTxn(_LmdbReads, Txn):
+    #: what bounds the bytes this transaction may add to the data file (disk_space.after_commit):
+    #: its puts and deletes, and the bytes of the values it put
+    _changes = 0
+    _value_bytes = 0
+
     def __init__(self, engine: LmdbEngine) -> None:
         self._engine = engine
         try:
@@ -139,6 +144,8 @@ class LmdbTxn(_LmdbReads, Txn):
         self._open = True
 
     def put(self, key: bytes, value: bytes) -> None:
+        self._changes += 1
+        self._value_bytes += len(value)
         try:
             self._txn.put(key, value)
         except lmdb.MapFullError as exc:
@@ -149,6 +156,7 @@ class LmdbTxn(_LmdbReads, Txn):
             raise self._engine._headroom.commit_failed(exc) from exc
 
     def put_many(self, pairs) -> None:
+        self._changes = UNBOUNDED   # not counted: the commit measures
         try:
             self._txn.cursor().putmulti(pairs)
         except lmdb.MapFullError as exc:
@@ -159,6 +167,7 @@ class LmdbTxn(_LmdbReads, Txn):
             raise self._engine._headroom.commit_failed(exc) from exc
 
     def delete(self, key: bytes) -> bool:
+        self._changes += 1
         try:
             return self._txn.delete(key)
         except lmdb.Error as exc:
@@ -167,6 +176,7 @@ class LmdbTxn(_LmdbReads, Txn):
     def commit(self) -> None:
         if self._open:
             self._open = False
+            txn_id = self._txn.id()
             try:
                 self._txn.commit()
             except lmdb.Error as exc:  # LMDB aborted the transaction: nothing of it was written
@@ -174,7 +184,7 @@ class LmdbTxn(_LmdbReads, Txn):
             engine = self._engine
             engine._own_commits += 1   # under the writer lock (LMDB's, across processes)
             engine._dirty = True
-            engine._headroom.after_commit()
+            engine._headroom.after_commit(self._changes, self._value_bytes, txn_id)
 
     def abort(self) -> None:
         if self._open:

@@ -181,6 +181,17 @@ def _write_all(batch: Any, coll: Collection, ix: Any, keys: list[bytes], raws: l
     # ordinary record ids (applies() leaves clustered collections out): the record key and the
     # index entry both end with the same 8 bytes
     suffix = layout.rid_bytes if type(ix.rids) is IntRecordIds else ix.rids.suffix
+    if rids is None and len(raws) == 1:   # an insert_one's: the batch's own steps, two puts
+        entry, raw = prefix + keys[0], raws[0]
+        batch.claim(entry)
+        numbers = batch.numbers(coll.meta.id)
+        rid = numbers.next_rid
+        numbers.next_rid = rid + 1
+        batch.inserted(coll, rid, raw)
+        packed = suffix(rid)
+        batch.txn.put(coll.record_prefix + packed, raw if coll.codec == "none" else coll.stored(raw))
+        batch.txn.put(entry + packed, b"")
+        return
     entries = list(map(prefix.__add__, keys))
     if rids is None:
         batch.claims.extend(entries)

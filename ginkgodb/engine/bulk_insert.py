@@ -72,11 +72,21 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
     ix: Any = coll.indexes[0]
     txn = batch.txn
     prefix = ix.prefix
+    bulk_books = type(batch) is WriteBatch
+    check = None if validate is None or not coll.meta.options.get("validator") else validate
+    if bulk_books and check is None and len(docs) == 1 and type(docs[0]) is CheckedRaw:
+        # an insert_one the client vouched for: one probe for its `_id`; a problem found takes
+        # the general steps below, which report it
+        key = docs[0].id_key
+        lo = prefix + key
+        if len(key) <= MAX_INDEX_KEY and txn.first(lo, prefix_end(lo)) is None:
+            _write_all(batch, coll, ix, [key], [bytes(docs[0].raw)], None)
+            out.n += 1
+            return
     # the index's greatest entry: a key beyond it cannot be there yet (ascending _ids, as a
     # restore's or an import's usually are, need no lookup)
     last = next(iter(txn.scan(prefix, prefix_end(prefix), reverse=True)), None)
     last_entry = last[0] if last is not None else None
-    check = None if validate is None or not coll.meta.options.get("validator") else validate
     tick = engine.clock.tick
     keys_of = ix.keys
     # only bytes are kept per document: decoded documents held to the end of the batch would
@@ -144,7 +154,6 @@ def _insert_bulk(engine: Any, batch: Any, coll: Collection, docs: list, ordered:
         keys.append(key)
         raws.append(raw)
 
-    bulk_books = type(batch) is WriteBatch
     if bulk_books and check is None and _all_checked(docs, prefix, last_entry, keys, raws):
         _write_all(batch, coll, ix, keys, raws, None)
         out.n += len(raws)

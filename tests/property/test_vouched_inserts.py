@@ -60,7 +60,7 @@ def test_inserts_are_stored_as_through_the_checks(tmp_path):
     """insert_one and insert_many give the same stored documents and errors whether or not the
     client vouches (a collection with only `_id`, and one with a secondary index)."""
     from bson.codec_options import CodecOptions, TypeEncoder, TypeRegistry
-    from pymongo.errors import DuplicateKeyError
+    from pymongo.errors import DuplicateKeyError, WriteError
 
     import ginkgodb
 
@@ -88,6 +88,12 @@ def test_inserts_are_stored_as_through_the_checks(tmp_path):
             assert exc.code == 11000 and "dup key" in str(exc)
         else:
             raise AssertionError("a duplicate _id was accepted")
+        try:
+            coll.insert_one({"_id": "x" * 600})   # vouched for, but a key beyond the index's limit
+        except WriteError as exc:
+            assert exc.code == 17280 and "too large to index" in str(exc)
+        else:
+            raise AssertionError("a key too large to index was accepted")
         assert coll.count_documents({}) == 6 and coll.find_one({"_id": oid}) == {"_id": oid, "a": 1}
     custom.insert_one({"_id": 1, "t": Zero()})
     stamped = client.t.custom.find_one({"_id": 1})["t"]

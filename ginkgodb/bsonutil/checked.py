@@ -16,6 +16,7 @@ the wire server never makes one.
 """
 from __future__ import annotations
 
+import re
 from itertools import chain
 from operator import attrgetter, methodcaller
 from typing import Optional
@@ -139,8 +140,18 @@ def _dates_decodable(raw: bytes) -> bool:
     """True when no date element of `raw` lies outside the range a decode gives a datetime for.
     Every byte 0x09 is taken for a date's type byte and the 8 bytes after the next NUL for its
     value, when what follows them may follow an element (closing NULs, then a type byte or the
-    end): a real date element is never missed, a false one only costs the vouching. Vouched
-    documents are small, so the searches stay short."""
+    end): a real date element is never missed, a false one only costs the vouching. One search
+    in C finds the places where such a date may lie outside the range (`_MAYBE_FAR_DATE`); only
+    when it finds one does the walk below decide, which costs about 3,000 instructions a 0x09
+    byte (a third of a 600-byte document's encoding, for its int32 9s and its dates)."""
+    if _MAYBE_FAR_DATE.search(raw, 4) is None:
+        return True
+    return _dates_walked(raw)
+
+
+def _dates_walked(raw: bytes) -> bool:
+    """`_dates_decodable`, deciding every candidate 0x09 byte in Python (vouched documents are
+    small, so the searches stay short)."""
     find, size = raw.find, len(raw)
     at = find(b"\x09", 4)
     while at != -1:
@@ -161,6 +172,14 @@ def _dates_decodable(raw: bytes) -> bool:
 
 #: the type bytes of BSON elements (minKey's -1 is the byte 0xFF)
 _TYPE_BYTES = frozenset(number & 0xFF for number in TYPE_ALIASES.values())
+#: a date's value bytes (little-endian int64) certainly in that range: 0 to 2**47 - 1 (the
+#: year 6429) and -2**45 to -1 (the year 855)
+_NEAR_DATE = rb"[\s\S]{5}(?:[\x00-\x7f]\x00\x00|[\xe0-\xff]\xff\xff)"
+#: a 0x09 byte `_dates_walked` might take for a date outside the range: a name up to a NUL, 8
+#: bytes that are not certainly in it, then what may follow an element (a superset of the walk's
+#: test, as a lookahead, so that every 0x09 byte is tried)
+_MAYBE_FAR_DATE = re.compile(rb"\x09(?=[^\x00]*\x00(?!" + _NEAR_DATE + rb")[\s\S]{8}\x00*(?:["
+                             + b"".join(re.escape(bytes((b,))) for b in sorted(_TYPE_BYTES)) + rb"]|\Z))")
 
 
 def _shallow(value: object, levels: int) -> bool:

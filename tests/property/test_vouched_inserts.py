@@ -100,9 +100,20 @@ def test_inserts_are_stored_as_through_the_checks(tmp_path):
     assert isinstance(stamped, Timestamp) and stamped.time > 0     # filled in by the server
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.binary(min_size=5, max_size=80))
-def test_the_date_search_reads_any_bytes(raw):
-    """Whatever bytes it is given (a false date at the very end included), the search answers."""
-    from ginkgodb.bsonutil.checked import _dates_decodable
-    assert _dates_decodable(raw) in (True, False)
+#: bytes that make dates and false dates: type bytes, NULs, the range's edges
+_DATE_BYTES = st.lists(st.one_of(st.sampled_from([b"\x09", b"\x00", b"\x10", b"\x02", b"\xff", b"\x7f", b"\x80",
+                                                  b"\xe0", b"\xdf", b"a"]),
+                                 st.integers(-2**63, 2**63 - 1).map(lambda v: v.to_bytes(8, "little", signed=True)),
+                                 st.sampled_from([v.to_bytes(8, "little", signed=True) for v in
+                                                  (-62_135_596_800_000, -62_135_596_800_001, 253_402_300_799_999,
+                                                   253_402_300_800_000, 2**47 - 1, 2**47, -2**45, -2**45 - 1)])),
+                       max_size=24).map(b"".join)
+
+
+@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.binary(min_size=5, max_size=80), _DATE_BYTES))
+def test_the_date_search_answers_as_the_walk_for_any_bytes(raw):
+    """Whatever bytes it is given (a false date at the very end included), the search in C
+    and the walk it spares answer the same: the search finds every place the walk refuses."""
+    from ginkgodb.bsonutil.checked import _dates_decodable, _dates_walked
+    assert _dates_decodable(raw) is _dates_walked(raw)

@@ -7,11 +7,10 @@ import time
 
 import pytest
 from bson.timestamp import Timestamp
+from support.members import offline_member
 from support.runner import decode_all
 
-from ginkgodb.commands import CommandContext, ReplicatedMember, TopologyWatch, dispatch
-from ginkgodb.engine import Engine
-from ginkgodb.storage import open_engine
+from ginkgodb.commands import CommandContext, dispatch
 
 ME, PRIMARY, OTHER, NON_VOTER, NO_INDEXES, GONE = (f"127.0.0.1:{27017 + i}" for i in range(6))
 CONFIG = {"_id": "rs0", "version": 1, "members": [
@@ -23,15 +22,9 @@ CONFIG = {"_id": "rs0", "version": 1, "members": [
 
 @pytest.fixture
 def member():
-    engine = Engine(open_engine(None))
-    m = ReplicatedMember(engine, "rs0", ME, TopologyWatch(), etcd_url="http://127.0.0.1:9")
-    engine.oplog.append_noop({"msg": "new primary"})
-    m.adopt_config(dict(CONFIG))
-    m.primary_host = PRIMARY
-    yield m
-    m.sync.close()
-    m.peers.close()
-    engine.close()
+    with offline_member(CONFIG, ME) as m:
+        m.primary_host = PRIMARY
+        yield m
 
 
 def heard(member, host: str, *, behind: float = 0.0, source: str = "") -> None:

@@ -7,11 +7,9 @@ import threading
 import time
 
 import pytest
+from support.members import offline_member
 
-from ginkgodb.commands import ReplicatedMember, TopologyWatch
 from ginkgodb.commands.replica_set import MemberState
-from ginkgodb.engine import Engine
-from ginkgodb.storage import open_engine
 
 ME = "127.0.0.1:27017"
 CONFIG = {"_id": "rs0", "version": 1, "members": [{"_id": 0, "host": ME}, {"_id": 1, "host": "127.0.0.1:27018"},
@@ -21,15 +19,9 @@ DONE = {"ok": 1.0, "n": 1}
 
 @pytest.fixture
 def member():
-    engine = Engine(open_engine(None))
-    m = ReplicatedMember(engine, "rs0", ME, TopologyWatch(), etcd_url="http://127.0.0.1:9")
-    engine.oplog.append_noop({"msg": "new primary"})
-    m.adopt_config(dict(CONFIG))
-    m.state = MemberState.PRIMARY
-    yield m
-    m.sync.close()
-    m.peers.close()
-    engine.close()
+    with offline_member(CONFIG, ME) as m:
+        m.state = MemberState.PRIMARY
+        yield m
 
 
 def _insert(wc=None, db="test") -> dict:

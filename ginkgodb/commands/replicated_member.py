@@ -40,15 +40,22 @@ _JSON = json_util.CANONICAL_JSON_OPTIONS
 _WRITES = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify", "commitTransaction",
                      "abortTransaction", "create", "drop", "dropDatabase", "createIndexes", "dropIndexes",
                      "renameCollection", "collMod"})
+_STATE_NAMES = {0: "STARTUP", 1: "PRIMARY", 2: "SECONDARY", 3: "RECOVERING", 5: "STARTUP2", 6: "UNKNOWN",
+                7: "ARBITER", 8: "(not reachable/healthy)", 9: "ROLLBACK", 10: "REMOVED"}
+MAX_VOTERS, MAX_MEMBERS = 7, 50
+
+
 def _shown(wc: dict, w: Any) -> dict:
     """The write concern as a writeConcernError's errInfo shows it."""
     return {"w": w, "wtimeout": int(wc.get("wtimeout", 0)),
             "provenance": "clientSupplied" if "w" in wc else "implicitDefault"}
 
 
-_STATE_NAMES = {0: "STARTUP", 1: "PRIMARY", 2: "SECONDARY", 3: "RECOVERING", 5: "STARTUP2", 6: "UNKNOWN",
-                7: "ARBITER", 8: "(not reachable/healthy)", 9: "ROLLBACK", 10: "REMOVED"}
-MAX_VOTERS, MAX_MEMBERS = 7, 50
+def _stepped_down(wc: dict, w: Any) -> dict:
+    """The writeConcernError of a write whose member is no longer the primary it committed on."""
+    return {"code": int(ErrorCode.PrimarySteppedDown), "codeName": "PrimarySteppedDown",
+            "errmsg": "Primary stepped down while waiting for replication",
+            "errInfo": {"writeConcern": _shown(wc, w)}}
 
 
 def host_port(host: str) -> tuple[str, int]:
@@ -474,13 +481,12 @@ class ReplicatedMember(ReplicaSetMember):
         w = wc.get("w", "majority")     # mongod 5.0+'s implicit default, also under a `w`-less writeConcern
         if w in (0, 1) or isinstance(w, bool):
             return True
-        term = self.term
         if not self.is_primary:
             if cmd.get("$db") == "local":   # not replicated: nothing to wait for
                 return True
             # it stepped down after the write committed: the write may yet be rolled back, so
             # it is not acknowledged as replicated (mongod's awaitReplication says the same)
-            reply["writeConcernError"] = self._stepped_down(wc, w)
+            reply["writeConcernError"] = _stepped_down(wc, w)
             return True
         data_bearing = len((self.config or {}).get("members", []))
         if isinstance(w, (int, float)) and w > data_bearing:
@@ -494,6 +500,7 @@ class ReplicatedMember(ReplicaSetMember):
         wtimeout = wc.get("wtimeout", 0)
         timeout = None if not wtimeout else float(wtimeout) / 1000.0
         # a new term while it waits: it stepped down, whether or not it was elected again
+        term = self.term
         outcome = self.positions.wait_for(target, w, timeout, lambda: self.is_primary and self.term == term)
         if outcome == "ok":
             return True
@@ -502,14 +509,8 @@ class ReplicatedMember(ReplicaSetMember):
                                           "errmsg": "waiting for replication timed out",
                                           "errInfo": {"wtimeout": True, "writeConcern": _shown(wc, w)}}
         else:
-            reply["writeConcernError"] = self._stepped_down(wc, w)
+            reply["writeConcernError"] = _stepped_down(wc, w)
         return True
-
-    @staticmethod
-    def _stepped_down(wc: dict, w: Any) -> dict:
-        return {"code": int(ErrorCode.PrimarySteppedDown), "codeName": "PrimarySteppedDown",
-                "errmsg": "Primary stepped down while waiting for replication",
-                "errInfo": {"writeConcern": _shown(wc, w)}}
 
     def wait_for_majority_read(self, deadline: Optional[float]) -> None:
         """readConcern majority: LMDB keeps no older snapshot to read, so the read waits until

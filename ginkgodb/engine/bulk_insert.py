@@ -193,9 +193,7 @@ def _write_all(batch: Any, coll: Collection, ix: Any, keys: list[bytes], raws: l
     if rids is None and len(raws) == 1:   # an insert_one's: the batch's own steps, two puts
         entry, raw = prefix + keys[0], raws[0]
         batch.claim(entry)
-        numbers = batch.numbers(coll.meta.id)
-        rid = numbers.next_rid
-        numbers.next_rid = rid + 1
+        rid = batch.alloc_rid(coll, None)   # not clustered (applies()): no document needed
         batch.inserted(coll, rid, raw)
         packed = suffix(rid)
         batch.txn.put(coll.record_prefix + packed, raw if coll.codec == "none" else coll.stored(raw))

@@ -129,7 +129,7 @@ class Headroom:
         self._room = 0
         return False
 
-    def after_commit(self, changes: int = UNBOUNDED, value_bytes: int = 0, txn_id: int = -1) -> None:
+    def after_commit(self, changes: int, value_bytes: int, txn_id: int) -> None:
         """Called under the writer after each commit: keep the reserve, or start an episode.
         `changes` and `value_bytes`: the commit's puts and deletes (UNBOUNDED when not counted)
         and its values' bytes, which bound what it may have added to the data file. `txn_id`:
